@@ -15,6 +15,11 @@ export const DEFAULT_AUTH_MOUNTS: Readonly<Record<Exclude<VaultAuthMethod, 'TOKE
   USERPASS: 'userpass',
 };
 
+const URL_MESSAGE = 'must be an http or https URL such as https://vault.example:8200';
+function isHttpUrl(text: string): boolean {
+  return URL.canParse(text) && /^https?:$/.test(new URL(text).protocol);
+}
+
 const nonEmpty = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 const positiveInteger = v.pipe(v.number(), v.integer(), v.minValue(1));
 
@@ -45,7 +50,7 @@ const REQUIRED_WHEN_ENABLED: readonly (readonly ['url' | 'role' | 'roleId' | 'se
 export const VaultConfigSchema = v.pipe(
   v.object({
     enabled: v.optional(v.boolean(), false),
-    url: v.optional(v.pipe(v.string(), v.url('must be a URL such as https://vault.example:8200'), v.regex(/^https?:/, 'must use http or https'))),
+    url: v.optional(v.pipe(v.string(), v.check(isHttpUrl, URL_MESSAGE))),
     authMethod: v.optional(authMethod, 'TOKEN'),
     /** TOKEN: the token; the VAULT_TOKEN environment variable when absent. */
     token: v.optional(nonEmpty),

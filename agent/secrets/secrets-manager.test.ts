@@ -2,10 +2,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isVendorError, type VendorError } from '../../shared/errors.ts';
 import { startSecretsManagerDouble, type SecretsManagerDouble } from '../../test/doubles/secrets-manager.ts';
 import { createSecretResolver, type SecretResolver, type SecretResolverOptions } from './resolver.ts';
-import { capturedLog, leakedSecrets } from './testing.ts';
+import { capturedLog, leakedSecrets, secretFailure } from './testing.ts';
 
 const REGION = 'eu-west-1';
 const CREDENTIALS = { accessKeyId: 'AKIDVENDORTEST0001', secretAccessKey: 'aws-secret-access-key-3e8f1a' };
@@ -57,18 +56,7 @@ function resolver(options: Partial<SecretResolverOptions> = {}): SecretResolver 
   return created;
 }
 
-async function failure(promise: Promise<unknown>): Promise<VendorError> {
-  try {
-    await promise;
-  } catch (e) {
-    if (isVendorError(e)) {
-      expect(leakedSecrets(`${e.message} ${JSON.stringify(e.details)}`, everySecret)).toEqual([]);
-      return e;
-    }
-    throw e;
-  }
-  throw new Error('expected the promise to fail');
-}
+const failure = (promise: Promise<unknown>) => secretFailure(promise, everySecret);
 
 describe('secrets-manager engine through the AWS SDK', () => {
   it('reads a whole secret string, a key of a JSON secret, and a secret by ARN', async () => {

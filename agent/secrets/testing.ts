@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isVendorError, type VendorError } from '../../shared/errors.ts';
 import { createLogger, type Logger } from '../../shared/log.ts';
 
 /**
@@ -27,4 +28,20 @@ export function capturedLog(format: 'json' | 'text' = 'json'): { logger: Logger;
 /** The secret values found in `text`, for an assertion that it is empty. */
 export function leakedSecrets(text: string, secrets: Iterable<string>): string[] {
   return [...secrets].filter((s) => s !== '' && text.includes(s));
+}
+
+/**
+ * The VendorError a promise rejects with, after checking that neither its message nor its details
+ * carry any of `secrets`.
+ */
+export async function secretFailure(promise: Promise<unknown>, secrets: Iterable<string>): Promise<VendorError> {
+  try {
+    await promise;
+  } catch (e) {
+    if (!isVendorError(e)) throw e;
+    const leaked = leakedSecrets(`${e.message} ${JSON.stringify(e.details)}`, secrets);
+    if (leaked.length > 0) throw new Error(`an error carried ${leaked.length} secret value(s)`);
+    return e;
+  }
+  throw new Error('expected the promise to fail');
 }

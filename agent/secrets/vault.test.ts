@@ -4,12 +4,11 @@ import { join } from 'node:path';
 import * as v from 'valibot';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../shared/clock.ts';
-import { isVendorError, type VendorError } from '../../shared/errors.ts';
 import { startVaultDouble, type VaultDouble } from '../../test/doubles/vault.ts';
 import { selfSignedCertificate } from '../../test/doubles/vault-tls.ts';
 import { SecretsConfigSchema } from './config.ts';
 import { createSecretResolver, type SecretResolver } from './resolver.ts';
-import { capturedLog, leakedSecrets } from './testing.ts';
+import { capturedLog, leakedSecrets, secretFailure } from './testing.ts';
 
 const DB_PASSWORD = 'v2-db-password-5f1c9e';
 const LEGACY_PASSWORD = 'v1-legacy-password-a83b';
@@ -64,18 +63,7 @@ function resolver(vaultConfig: Record<string, unknown>, env: Record<string, stri
   return created;
 }
 
-async function failure(promise: Promise<unknown>): Promise<VendorError> {
-  try {
-    await promise;
-  } catch (e) {
-    if (isVendorError(e)) {
-      expect(leakedSecrets(`${e.message} ${JSON.stringify(e.details)}`, everySecret)).toEqual([]);
-      return e;
-    }
-    throw e;
-  }
-  throw new Error('expected the promise to fail');
-}
+const failure = (promise: Promise<unknown>) => secretFailure(promise, everySecret);
 
 const v2Ref = 'encrypted:vault!e:secret!p:apps/db!k:password';
 const v1Ref = 'encrypted:vault!e:kv!p:apps/db!k:password';
