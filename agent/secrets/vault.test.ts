@@ -295,4 +295,23 @@ describe('vault over TLS', () => {
       certificate.remove();
     }
   });
+
+  it('presents the client certificate in tls.clientCertFile and tls.clientKeyFile to a Vault that requires one', async () => {
+    const server = selfSignedCertificate();
+    const client = selfSignedCertificate();
+    try {
+      await vault.close();
+      vault = await startVaultDouble({ clock, tls: { cert: server.cert, key: server.key, clientCa: client.cert } });
+      vault.mountKv('kv', 1);
+      vault.putSecret('kv', 'apps/db', { password: LEGACY_PASSWORD });
+      vault.addToken(ROOT_TOKEN, { paths: READ_ALL });
+      const tls = { caCertFile: server.certFile, clientCertFile: client.certFile, clientKeyFile: client.keyFile };
+      expect(await resolver({ token: ROOT_TOKEN, tls }).resolve(v1Ref)).toBe(LEGACY_PASSWORD);
+      const anonymous = await failure(resolver({ token: ROOT_TOKEN, tls: { caCertFile: server.certFile } }).resolve(v1Ref));
+      expect(anonymous.code).toBe('unavailable');
+    } finally {
+      server.remove();
+      client.remove();
+    }
+  });
 });

@@ -6,8 +6,9 @@ import { join } from 'node:path';
 export interface TestCertificate {
   cert: string;
   key: string;
-  /** Path of the certificate file, to configure as a trusted CA. */
+  /** Path of the certificate file, to configure as a trusted CA or as a client certificate. */
   certFile: string;
+  keyFile: string;
   remove(): void;
 }
 
@@ -25,6 +26,7 @@ export function selfSignedCertificate(): TestCertificate {
     cert: readFileSync(certFile, 'utf8'),
     key: readFileSync(keyFile, 'utf8'),
     certFile,
+    keyFile,
     remove: () => rmSync(folder, { recursive: true, force: true }),
   };
 }

@@ -16,8 +16,8 @@ import { systemClock, type Clock } from '../../shared/clock.ts';
  */
 export interface VaultDoubleOptions {
   clock?: Clock;
-  /** TLS certificate and key (PEM); plain HTTP when absent. */
-  tls?: { cert: string; key: string };
+  /** TLS certificate and key (PEM); plain HTTP when absent. With `clientCa`, clients must present a certificate it signed. */
+  tls?: { cert: string; key: string; clientCa?: string };
   /** Enterprise namespace every request must name in `X-Vault-Namespace`; none when absent. */
   namespace?: string;
   /** Simulates a Vault older than the mount preflight endpoint: it answers 404. */
@@ -178,7 +178,14 @@ export async function startVaultDouble(options: VaultDoubleOptions = {}): Promis
     });
   };
 
-  const server: Server = options.tls === undefined ? createHttpServer(onRequest) : createHttpsServer(options.tls, onRequest);
+  const tls = options.tls;
+  const server: Server =
+    tls === undefined
+      ? createHttpServer(onRequest)
+      : createHttpsServer(
+          { cert: tls.cert, key: tls.key, ...(tls.clientCa === undefined ? {} : { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true }) },
+          onRequest,
+        );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
