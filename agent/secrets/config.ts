@@ -91,3 +91,6 @@ export type SecretsConfig = v.InferOutput<typeof SecretsConfigSchema>;
 
 /** Keys under `secrets.vault` whose values must never be printed. */
 export const VAULT_SECRET_KEYS = ['token', 'secretId', 'password'] as const;
+
+/** Overrides the Secrets Manager endpoint (a VPC endpoint, or a test double on loopback). */
+export const SECRETS_MANAGER_ENDPOINT_ENV = 'VENDOR_SECRETS_MANAGER_ENDPOINT';

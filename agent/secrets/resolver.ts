@@ -7,7 +7,7 @@ import { describeInvalidReference, formatSecretReference, inspectSecretValue, ty
 import type { SecretsConfig } from './config.ts';
 import type { SecretEngine } from './engine.ts';
 import { PrivateFiles } from './files.ts';
-import { createSecretsManagerEngine, type SecretsManagerOptions } from './secrets-manager.ts';
+import type { SecretsManagerOptions } from './secrets-manager.ts';
 import { createVaultEngine } from './vault/engine.ts';
 import { VaultSession } from './vault/session.ts';
 
@@ -50,16 +50,23 @@ export function createSecretResolver(config: SecretsConfig | undefined, options:
   const files = new PrivateFiles(options.tempDir ?? tmpdir());
   const cache = new Map<string, { bytes: Buffer; expiresAt: number }>();
   const inFlight = new Map<string, Promise<Buffer>>();
-  const engines = new Map<SecretEngineName, SecretEngine>();
+  const engines = new Map<SecretEngineName, Promise<SecretEngine>>();
   let closed = false;
 
-  const engine = (name: SecretEngineName): SecretEngine => {
+  const engine = (name: SecretEngineName): Promise<SecretEngine> => {
     let found = engines.get(name);
     if (found === undefined) {
-      found = name === 'vault' ? vaultEngine() : createSecretsManagerEngine(options.secretsManager ?? {}, { env, logger });
+      found = name === 'vault' ? Promise.resolve(vaultEngine()) : secretsManagerEngine();
       engines.set(name, found);
     }
     return found;
+  };
+
+  // The AWS SDK costs tens of milliseconds and megabytes to load; agents that never name
+  // secrets-manager never load it.
+  const secretsManagerEngine = async (): Promise<SecretEngine> => {
+    const { createSecretsManagerEngine } = await import('./secrets-manager.ts');
+    return createSecretsManagerEngine(options.secretsManager ?? {}, { env, logger });
   };
 
   const vaultEngine = (): SecretEngine => {
@@ -84,7 +91,7 @@ export function createSecretResolver(config: SecretsConfig | undefined, options:
     let pending = inFlight.get(key);
     if (pending === undefined) {
       pending = engine(reference.engine)
-        .read(reference.params)
+        .then((found) => found.read(reference.params))
         .then(
           (bytes) => {
             if (ttl > 0 && !closed) cache.set(key, { bytes, expiresAt: clock.now() + ttl });

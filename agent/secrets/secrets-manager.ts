@@ -1,6 +1,7 @@
 import { GetSecretValueCommand, SecretsManagerClient, type SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager';
 import { VendorError, type ErrorCode } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
+import { SECRETS_MANAGER_ENDPOINT_ENV } from './config.ts';
 import { storedValueBytes, type SecretEngine } from './engine.ts';
 
 export interface SecretsManagerOptions {
@@ -10,8 +11,6 @@ export interface SecretsManagerOptions {
   credentials?: SecretsManagerClientConfig['credentials'];
   maxAttempts?: number;
 }
-
-export const SECRETS_MANAGER_ENDPOINT_ENV = 'VENDOR_SECRETS_MANAGER_ENDPOINT';
 
 // AWS error names a caller can act on, by what they mean for us; the rest count as unavailable.
 const AWS_ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
