@@ -80,6 +80,12 @@ describe('createSecretResolver', () => {
     expect(await secrets.resolveFile('encrypted:vault!e:secret!p:kube/prod!k:path')).toBe('/etc/vendor/kubeconfig');
   });
 
+  it('refuses to hand out file content as a path when encrypted: names a whole file', async () => {
+    const error = await failure(secrets.resolveFile(valueRef));
+    expect(error.code).toBe('invalid_input');
+    expect(error.message).toBe(`cannot resolve secret ${valueRef}: its value is not a file path; use encryptedFile: to have it written to a file`);
+  });
+
   it('writes an encryptedFile: secret to an owner-only file in an owner-only folder', async () => {
     const path = await secrets.resolveFile(fileRef);
     expect(readFileSync(path, 'utf8')).toBe(KUBECONFIG_V1);

@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../../shared/clock.ts';
 import { VendorError, isVendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { SecretEngineName } from '../../shared/secrets/engines.ts';
-import { describeInvalidReference, formatSecretReference, inspectSecretValue, type SecretReference } from '../../shared/secrets/reference.ts';
+import { describeInvalidReference, FILE_REFERENCE_MISPLACED, formatSecretReference, inspectSecretValue, type SecretReference } from '../../shared/secrets/reference.ts';
 import type { SecretsConfig } from './config.ts';
 import type { SecretEngine } from './engine.ts';
 import { PrivateFiles } from './files.ts';
@@ -126,7 +126,7 @@ export function createSecretResolver(config: SecretsConfig | undefined, options:
       const reference = referenceIn(value);
       if (reference === undefined) return value;
       if (reference.form === 'encryptedFile') {
-        throw new VendorError('invalid_input', `${formatSecretReference(reference)}: encryptedFile: references are allowed only where a file path is expected`, {
+        throw new VendorError('invalid_input', `${formatSecretReference(reference)}: ${FILE_REFERENCE_MISPLACED}`, {
           details: { reference: formatSecretReference(reference), engine: reference.engine },
         });
       }
@@ -136,8 +136,15 @@ export function createSecretResolver(config: SecretsConfig | undefined, options:
       const reference = referenceIn(value);
       if (reference === undefined) return value;
       const bytes = await read(reference);
-      if (reference.form === 'encrypted') return bytes.toString('utf8');
-      return files.write(formatSecretReference(reference), bytes);
+      if (reference.form === 'encryptedFile') return files.write(formatSecretReference(reference), bytes);
+      const path = bytes.toString('utf8');
+      // Callers print the paths they cannot open; a file's content stored by mistake must not be printed.
+      if (!looksLikePath(path)) {
+        throw new VendorError('invalid_input', `cannot resolve secret ${formatSecretReference(reference)}: its value is not a file path; use encryptedFile: to have it written to a file`, {
+          details: { reference: formatSecretReference(reference), engine: reference.engine },
+        });
+      }
+      return path;
     },
     async close() {
       closed = true;
@@ -145,6 +152,10 @@ export function createSecretResolver(config: SecretsConfig | undefined, options:
       await files.remove();
     },
   };
+}
+
+function looksLikePath(text: string): boolean {
+  return text !== '' && text.length <= 4096 && !/[\n\r\0]/.test(text);
 }
 
 function resolutionError(label: string, engine: SecretEngineName, e: unknown): VendorError {

@@ -20,6 +20,9 @@ export type SecretValueInspection =
   | { readonly kind: 'reference'; readonly reference: SecretReference }
   | { readonly kind: 'invalid'; readonly form: SecretForm; readonly engine?: SecretEngineName; readonly problems: readonly string[] };
 
+/** The one form/setting mismatch: a file reference where a string is expected. */
+export const FILE_REFERENCE_MISPLACED = 'encryptedFile: references are allowed only where a file path is expected';
+
 const PREFIXES: readonly (readonly [SecretForm, string])[] = [
   ['encrypted', 'encrypted:'],
   ['encryptedFile', 'encryptedFile:'],

@@ -1,12 +1,12 @@
 import * as v from 'valibot';
-import { describeInvalidReference, inspectSecretValue, type SecretForm } from './reference.ts';
+import { describeInvalidReference, FILE_REFERENCE_MISPLACED, inspectSecretValue, type SecretForm } from './reference.ts';
 
 /**
- * valibot schemas for strings that may hold secret references. Each adds one issue per problem of a
- * malformed reference; the issue's input is the reference only when its engine is known, because an
- * unknown "engine" may be a secret typed after the prefix by mistake.
+ * valibot schemas for strings that may hold secret references. A malformed reference gets one issue
+ * listing all its problems; the issue's input is the reference only when its engine is known, because
+ * an unknown "engine" may be a secret typed after the prefix by mistake.
  */
-function secretString(allowed: { plain: boolean; forms: readonly SecretForm[] }, where: string) {
+function secretString(allowed: { plain: boolean; forms: readonly SecretForm[] }) {
   return v.pipe(
     v.string(),
     v.rawCheck<string>(({ dataset, addIssue }) => {
@@ -29,7 +29,7 @@ function secretString(allowed: { plain: boolean; forms: readonly SecretForm[] },
         addIssue({
           input: safeInput,
           received: `an ${form} reference`,
-          message: `${form}: references are allowed only ${where}`,
+          message: FILE_REFERENCE_MISPLACED,
         });
         return;
       }
@@ -41,13 +41,13 @@ function secretString(allowed: { plain: boolean; forms: readonly SecretForm[] },
 }
 
 /** Any string setting: a plain value or an `encrypted:` reference to one. */
-export const secretValueSchema = secretString({ plain: true, forms: ['encrypted'] }, 'where a file path is expected');
+export const secretValueSchema = secretString({ plain: true, forms: ['encrypted'] });
 
 /**
  * A file path setting (a kubeconfig, a certificate): a plain path, an `encrypted:` reference whose
  * value is a path, or an `encryptedFile:` reference whose value becomes the content of a private file.
  */
-export const secretFileSchema = secretString({ plain: true, forms: ['encrypted', 'encryptedFile'] }, 'in file path settings');
+export const secretFileSchema = secretString({ plain: true, forms: ['encrypted', 'encryptedFile'] });
 
 /** A setting that must not hold a plain secret, such as a kubeconfig reference sent to the API. */
-export const secretReferenceSchema = secretString({ plain: false, forms: ['encrypted', 'encryptedFile'] }, 'in file path settings');
+export const secretReferenceSchema = secretString({ plain: false, forms: ['encrypted', 'encryptedFile'] });
