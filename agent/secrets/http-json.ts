@@ -30,9 +30,21 @@ const MAX_BODY_BYTES = 4 * 1024 * 1024;
 /**
  * One JSON request over node:http(s), where the TLS trust and client certificate can be set per
  * call. Failures to connect or to answer in time are `unavailable`; the message names the origin
- * and the socket error code only, never a header or a body.
+ * and the socket error code only, never a header or a body. A request that met a kept-alive
+ * connection the server had just closed is sent once more on a new one, as Node's docs advise.
  */
-export function requestJson(req: JsonRequest): Promise<JsonResponse> {
+export async function requestJson(req: JsonRequest): Promise<JsonResponse> {
+  try {
+    return await sendOnce(req);
+  } catch (e) {
+    if (!(e instanceof StaleConnection)) throw e;
+    return sendOnce(req);
+  }
+}
+
+class StaleConnection extends Error {}
+
+function sendOnce(req: JsonRequest): Promise<JsonResponse> {
   const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
   const options: RequestOptions = {
     method: req.method,
@@ -47,7 +59,9 @@ export function requestJson(req: JsonRequest): Promise<JsonResponse> {
   const send = req.url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const fail = (reason: string) => reject(new VendorError('unavailable', `cannot reach ${req.url.origin}: ${reason}`));
+    let answered = false;
     const call = send(req.url, options, (res) => {
+      answered = true;
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
@@ -73,7 +87,10 @@ export function requestJson(req: JsonRequest): Promise<JsonResponse> {
       call.destroy();
       fail(`no answer within ${req.timeoutMs} ms`);
     });
-    call.on('error', (e: NodeJS.ErrnoException) => fail(e.code ?? 'connection error'));
+    call.on('error', (e: NodeJS.ErrnoException) => {
+      if (!answered && call.reusedSocket && e.code === 'ECONNRESET') reject(new StaleConnection());
+      else fail(e.code ?? 'connection error');
+    });
     call.end(payload);
   });
 }
