@@ -1,3 +1,4 @@
+import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SERVICE_ACCOUNT_TOKEN_FILE, SecretsConfigSchema, VaultConfigSchema } from './config.ts';
@@ -46,5 +47,19 @@ describe('secrets.vault schema', () => {
       serverName: 'vault',
       insecureSkipVerify: false,
     });
+  });
+
+  it('converts to a JSON Schema with a description and default for every key', () => {
+    const schema = toJsonSchema(SecretsConfigSchema, { errorMode: 'ignore' }) as {
+      properties: { vault: { properties: Record<string, { description?: string; default?: unknown; properties?: Record<string, { description?: string }> }> } };
+    };
+    const keys = schema.properties.vault.properties;
+    expect(Object.keys(keys)).toEqual(Object.keys(VaultConfigSchema.pipe[0].entries));
+    for (const [key, property] of Object.entries(keys)) {
+      if (key === 'tls') expect(Object.values(property.properties ?? {}).every((p) => p.description !== undefined)).toBe(true);
+      else expect(property.description, key).toBeDefined();
+    }
+    expect(keys.authMethod?.default).toBe('TOKEN');
+    expect(keys.timeoutMs?.default).toBe(10_000);
   });
 });

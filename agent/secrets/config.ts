@@ -20,22 +20,22 @@ function isHttpUrl(text: string): boolean {
   return URL.canParse(text) && /^https?:$/.test(new URL(text).protocol);
 }
 
-const nonEmpty = v.pipe(v.string(), v.nonEmpty('must not be empty'));
-const positiveInteger = v.pipe(v.number(), v.integer(), v.minValue(1));
+const text = (description: string) => v.pipe(v.string(), v.nonEmpty('must not be empty'), v.description(description));
+const flag = (description: string) => v.pipe(v.boolean(), v.description(description));
 
 const authMethod = v.pipe(
   v.string(),
   v.transform((s) => s.toUpperCase()),
   v.picklist(VAULT_AUTH_METHODS, `must be one of ${VAULT_AUTH_METHODS.join(', ')} (any case)`),
+  v.description('How the agent logs in to Vault.'),
 );
 
 const VaultTlsSchema = v.object({
-  /** PEM file of the CA that signed Vault's certificate; the system trust store when absent. */
-  caCertFile: v.optional(nonEmpty),
-  insecureSkipVerify: v.optional(v.boolean(), false),
-  serverName: v.optional(nonEmpty),
-  clientCertFile: v.optional(nonEmpty),
-  clientKeyFile: v.optional(nonEmpty),
+  caCertFile: v.optional(text("PEM file of the CA that signed Vault's certificate; the system trust store when absent.")),
+  insecureSkipVerify: v.optional(flag("Do not verify Vault's certificate."), false),
+  serverName: v.optional(text("Name expected on Vault's certificate, instead of the host of url.")),
+  clientCertFile: v.optional(text('PEM client certificate presented to Vault.')),
+  clientKeyFile: v.optional(text('PEM key of clientCertFile.')),
 });
 
 const REQUIRED_WHEN_ENABLED: readonly (readonly ['url' | 'role' | 'roleId' | 'secretId' | 'username' | 'password', VaultAuthMethod | 'always'])[] = [
@@ -49,24 +49,20 @@ const REQUIRED_WHEN_ENABLED: readonly (readonly ['url' | 'role' | 'roleId' | 'se
 
 export const VaultConfigSchema = v.pipe(
   v.object({
-    enabled: v.optional(v.boolean(), false),
-    url: v.optional(v.pipe(v.string(), v.check(isHttpUrl, URL_MESSAGE))),
+    enabled: v.optional(flag('Resolve vault references.'), false),
+    url: v.optional(v.pipe(v.string(), v.check(isHttpUrl, URL_MESSAGE), v.description('Address of Vault, e.g. https://vault.example:8200.'))),
     authMethod: v.optional(authMethod, 'TOKEN'),
-    /** TOKEN: the token; the VAULT_TOKEN environment variable when absent. */
-    token: v.optional(nonEmpty),
-    /** KUBERNETES: the Vault role to log in as. */
-    role: v.optional(nonEmpty),
-    /** Mount path of the auth method; defaults to kubernetes, approle or userpass. */
-    path: v.optional(nonEmpty),
-    serviceAccountTokenFile: v.optional(nonEmpty, DEFAULT_SERVICE_ACCOUNT_TOKEN_FILE),
-    roleId: v.optional(nonEmpty),
-    secretId: v.optional(nonEmpty),
-    username: v.optional(nonEmpty),
-    password: v.optional(nonEmpty),
-    /** USERPASS: mount path of the userpass method, kept for configurations written for it; `path` works too. */
-    userAuthPath: v.optional(nonEmpty),
-    namespace: v.optional(nonEmpty),
-    timeoutMs: v.optional(positiveInteger, 10_000),
+    token: v.optional(text('TOKEN: the Vault token; VAULT_TOKEN when absent. Secret.')),
+    role: v.optional(text('KUBERNETES: the Vault role to log in as.')),
+    path: v.optional(text('Mount path of the auth method; kubernetes, approle or userpass by default.')),
+    serviceAccountTokenFile: v.optional(text('KUBERNETES: file of the service account JWT.'), DEFAULT_SERVICE_ACCOUNT_TOKEN_FILE),
+    roleId: v.optional(text('APPROLE: the role id.')),
+    secretId: v.optional(text('APPROLE: the secret id. Secret.')),
+    username: v.optional(text('USERPASS: the user name.')),
+    password: v.optional(text('USERPASS: the password. Secret.')),
+    userAuthPath: v.optional(text('USERPASS: mount path of the userpass method; wins over path.')),
+    namespace: v.optional(text('Vault Enterprise namespace, sent as X-Vault-Namespace.')),
+    timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.description('Time allowed for each request to Vault, in milliseconds.')), 10_000),
     tls: v.optional(VaultTlsSchema, {}),
   }),
   v.rawCheck(({ dataset, addIssue }) => {
