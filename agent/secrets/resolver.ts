@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../../shared/clock.ts';
 import { VendorError, isVendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { SecretEngineName } from '../../shared/secrets/engines.ts';
-import { describeInvalidReference, FILE_REFERENCE_MISPLACED, formatSecretReference, inspectSecretValue, type SecretReference } from '../../shared/secrets/reference.ts';
+import { FILE_REFERENCE_MISPLACED, formatSecretReference, parseSecretReference, type SecretReference } from '../../shared/secrets/reference.ts';
 import type { SecretsConfig } from './config.ts';
 import type { SecretEngine } from './engine.ts';
 import { PrivateFiles } from './files.ts';
@@ -110,20 +110,9 @@ export function createSecretResolver(config: SecretsConfig | undefined, options:
     return pending;
   };
 
-  const referenceIn = (value: string): SecretReference | undefined => {
-    const inspection = inspectSecretValue(value);
-    if (inspection.kind === 'plain') return undefined;
-    if (inspection.kind === 'invalid') {
-      throw new VendorError('invalid_input', describeInvalidReference(inspection), {
-        details: inspection.engine === undefined ? { form: inspection.form } : { form: inspection.form, engine: inspection.engine },
-      });
-    }
-    return inspection.reference;
-  };
-
   return {
     async resolve(value) {
-      const reference = referenceIn(value);
+      const reference = parseSecretReference(value);
       if (reference === undefined) return value;
       if (reference.form === 'encryptedFile') {
         throw new VendorError('invalid_input', `${formatSecretReference(reference)}: ${FILE_REFERENCE_MISPLACED}`, {
@@ -133,7 +122,7 @@ export function createSecretResolver(config: SecretsConfig | undefined, options:
       return (await read(reference)).toString('utf8');
     },
     async resolveFile(value) {
-      const reference = referenceIn(value);
+      const reference = parseSecretReference(value);
       if (reference === undefined) return value;
       const bytes = await read(reference);
       if (reference.form === 'encryptedFile') return files.write(formatSecretReference(reference), bytes);
