@@ -1,4 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -142,6 +144,22 @@ describe('secrets-manager engine through the AWS SDK', () => {
         if (saved[key] === undefined) delete process.env[key];
         else process.env[key] = saved[key];
       }
+    }
+  });
+
+  it('gives up on an endpoint that accepts the connection but never answers', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const endpoint = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const error = await failure(
+        resolver({ secretsManager: { endpoint, credentials: CREDENTIALS, maxAttempts: 1, timeoutMs: 100 } }).resolve(`encrypted:secrets-manager!r:${REGION}!s:vendor/db`),
+      );
+      expect(error.code).toBe('unavailable');
+      expect(error.message).toMatch(/Secrets Manager answered TimeoutError/);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((r) => silent.close(r));
     }
   });
 

@@ -10,6 +10,8 @@ export interface SecretsManagerOptions {
   /** Credentials; the SDK's default chain (environment, web identity, instance role...) when absent. */
   credentials?: SecretsManagerClientConfig['credentials'];
   maxAttempts?: number;
+  /** Time allowed to connect and for each answer; default 10 s. */
+  timeoutMs?: number;
 }
 
 // AWS error names a caller can act on, by what they mean for us; the rest count as unavailable.
@@ -41,6 +43,7 @@ export function createSecretsManagerEngine(
       found = new SecretsManagerClient({
         region,
         maxAttempts: options.maxAttempts ?? 3,
+        requestHandler: { connectionTimeout: options.timeoutMs ?? 10_000, requestTimeout: options.timeoutMs ?? 10_000, throwOnRequestTimeout: true },
         ...(endpoint === undefined ? {} : { endpoint }),
         ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
       });
