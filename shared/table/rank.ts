@@ -162,8 +162,8 @@ export function insertSorted(names: readonly string[], name: string): string[] {
 }
 
 /** Child ids derive from the parent so that every writer helping to finish a split writes the same items. */
-export function childChunkId(parentId: string, half: 0 | 1): string {
-  return createHash('sha256').update(`${parentId}/${half}`).digest('hex').slice(0, 16);
+export function childChunkId(parentId: string, part: number): string {
+  return createHash('sha256').update(`${parentId}/${part}`).digest('hex').slice(0, 16);
 }
 
 // ---- I/O ----
@@ -205,11 +205,17 @@ async function syncCount(t: TableRef, chunk: RankChunk, hint: number): Promise<v
   throw new VendorError('precondition_failed', 'rank index directory is too busy; try again');
 }
 
-/** Finishes splitting a retired chunk: creates its two children and swaps them into the directory. */
-async function finishSplit(t: TableRef, retired: RankChunk): Promise<void> {
-  const mid = Math.ceil(retired.names.length / 2);
-  const halves = [retired.names.slice(0, mid), retired.names.slice(mid)] as const;
-  const children = ([0, 1] as const).map((h) => ({ id: childChunkId(retired.id, h), version: 1, names: halves[h] }));
+/** Number of children a retired chunk splits into: halves of the maximum, so each child has room to grow. */
+function splitParts(retired: RankChunk, maxNames: number): string[][] {
+  const size = Math.max(1, Math.floor(maxNames / 2));
+  const count = Math.max(2, Math.ceil(retired.names.length / size));
+  const per = Math.ceil(retired.names.length / count);
+  return Array.from({ length: count }, (_, i) => retired.names.slice(i * per, (i + 1) * per));
+}
+
+/** Finishes splitting a retired chunk: creates its children and swaps them into the directory. */
+async function finishSplit(t: TableRef, retired: RankChunk, maxNames: number): Promise<void> {
+  const children = splitParts(retired, maxNames).map((names, i) => ({ id: childChunkId(retired.id, i), version: 1, names }));
   for (const child of children) {
     await tryConditional(() => t.client.send(new PutCommand(createRankChunkParams(t.tableName, child))));
   }
@@ -218,61 +224,103 @@ async function finishSplit(t: TableRef, retired: RankChunk): Promise<void> {
     const index = dir?.chunks.findIndex((c) => c.id === retired.id) ?? -1;
     if (dir === undefined || index < 0) break;
     const entry = dir.chunks[index] as RankEntry;
-    const [left, right] = children as [RankChunk, RankChunk];
     const replaced: RankDir = {
       version: dir.version + 1,
       chunks: [
         ...dir.chunks.slice(0, index),
-        { id: left.id, lo: entry.lo, n: left.names.length, v: 1 },
-        { id: right.id, lo: right.names[0] ?? entry.lo, n: right.names.length, v: 1 },
+        ...children.map((c, i) => ({ id: c.id, lo: i === 0 ? entry.lo : (c.names[0] ?? entry.lo), n: c.names.length, v: 1 })),
         ...dir.chunks.slice(index + 1),
       ],
     };
     if (await tryConditional(() => t.client.send(new PutCommand(replaceRankDirParams(t.tableName, replaced, dir.version))))) break;
+    await backoff(attempt);
   }
   await t.client.send(new DeleteCommand(deleteRankChunkParams(t.tableName, retired.id)));
 }
 
-async function changeMembership(t: TableRef, name: string, add: boolean, options: RankOptions): Promise<void> {
+/** A short random wait before retrying a lost conditional write, so writers of one chunk spread out. */
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.random() * Math.min(50, 2 * 2 ** Math.min(attempt, 5));
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Adds and removes names, one conditional write per touched chunk: a bulk load of thousands of names
+ * costs one write per chunk, not one per name.
+ */
+async function changeMembership(t: TableRef, add: readonly string[], remove: readonly string[], options: RankOptions): Promise<void> {
   const maxNames = options.maxChunkNames ?? DEFAULT_MAX_CHUNK_NAMES;
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+  let pendingAdd = new Set(add);
+  let pendingRemove = new Set(remove.filter((n) => !pendingAdd.has(n)));
+  for (let attempt = 0; attempt < MAX_ATTEMPTS && pendingAdd.size + pendingRemove.size > 0; attempt++) {
+    if (attempt > 0) await backoff(attempt);
     const dir = await ensureDir(t);
-    const index = chunkIndexFor(dir.chunks, name);
-    const entry = dir.chunks[index] as RankEntry;
-    const chunk = await readChunk(t, entry.id, true);
-    if (chunk === undefined) continue; // split finished between the two reads
-    if (chunk.retired) {
-      await finishSplit(t, chunk);
-      continue;
+    const byChunk = new Map<number, { add: string[]; remove: string[] }>();
+    for (const [names, key] of [[pendingAdd, 'add'], [pendingRemove, 'remove']] as const) {
+      for (const name of names) {
+        const index = chunkIndexFor(dir.chunks, name);
+        const group = byChunk.get(index) ?? { add: [], remove: [] };
+        group[key].push(name);
+        byChunk.set(index, group);
+      }
     }
-    let current = chunk;
-    const present = chunk.names.includes(name);
-    if (present !== add) {
-      const names = add ? insertSorted(chunk.names, name) : chunk.names.filter((n) => n !== name);
-      const next: RankChunk = { id: chunk.id, version: chunk.version + 1, names };
-      if (!(await tryConditional(() => t.client.send(new PutCommand(putRankChunkParams(t.tableName, next, chunk.version)))))) continue;
-      current = next;
+    const nextAdd = new Set<string>();
+    const nextRemove = new Set<string>();
+    for (const [index, group] of byChunk) {
+      const done = await applyToChunk(t, dir, index, group, maxNames);
+      if (!done) {
+        group.add.forEach((n) => nextAdd.add(n));
+        group.remove.forEach((n) => nextRemove.add(n));
+      }
     }
-    await syncCount(t, current, index);
-    if (add && current.names.length > maxNames) {
-      const retiredOk = await tryConditional(() =>
-        t.client.send(new UpdateCommand(retireRankChunkParams(t.tableName, current.id, current.version))),
-      );
-      if (retiredOk) await finishSplit(t, { ...current, version: current.version + 1, retired: true });
-    }
-    return;
+    pendingAdd = nextAdd;
+    pendingRemove = nextRemove;
   }
-  throw new VendorError('precondition_failed', 'rank index is too busy; try again');
+  if (pendingAdd.size + pendingRemove.size > 0) throw new VendorError('precondition_failed', 'rank index is too busy; try again');
 }
 
-/** Adds an account name to the index (idempotent). */
-export function rankAdd(t: TableRef, name: string, options: RankOptions = {}): Promise<void> {
-  return changeMembership(t, name, true, options);
+/** Applies one chunk's share of a change; false when the chunk moved on and the caller must retry. */
+async function applyToChunk(
+  t: TableRef,
+  dir: RankDir,
+  index: number,
+  group: { add: string[]; remove: string[] },
+  maxNames: number,
+): Promise<boolean> {
+  const entry = dir.chunks[index] as RankEntry;
+  const chunk = await readChunk(t, entry.id, true);
+  if (chunk === undefined) return false; // split finished between the two reads
+  if (chunk.retired) {
+    await finishSplit(t, chunk, maxNames);
+    return false;
+  }
+  const removing = new Set(group.remove);
+  let names = chunk.names.filter((n) => !removing.has(n));
+  for (const name of group.add) if (!names.includes(name)) names = insertSorted(names, name);
+  let current = chunk;
+  if (names.length !== chunk.names.length || names.some((n, i) => n !== chunk.names[i])) {
+    const next: RankChunk = { id: chunk.id, version: chunk.version + 1, names };
+    if (!(await tryConditional(() => t.client.send(new PutCommand(putRankChunkParams(t.tableName, next, chunk.version)))))) return false;
+    current = next;
+  }
+  await syncCount(t, current, index);
+  if (current.names.length > maxNames) {
+    const retiredOk = await tryConditional(() =>
+      t.client.send(new UpdateCommand(retireRankChunkParams(t.tableName, current.id, current.version))),
+    );
+    if (retiredOk) await finishSplit(t, { ...current, version: current.version + 1, retired: true }, maxNames);
+  }
+  return true;
 }
 
-/** Removes an account name from the index (idempotent). */
-export function rankRemove(t: TableRef, name: string, options: RankOptions = {}): Promise<void> {
-  return changeMembership(t, name, false, options);
+/** Adds account names to the index (idempotent). */
+export function rankAdd(t: TableRef, names: string | readonly string[], options: RankOptions = {}): Promise<void> {
+  return changeMembership(t, typeof names === 'string' ? [names] : names, [], options);
+}
+
+/** Removes account names from the index (idempotent). */
+export function rankRemove(t: TableRef, names: string | readonly string[], options: RankOptions = {}): Promise<void> {
+  return changeMembership(t, [], typeof names === 'string' ? [names] : names, options);
 }
 
 export interface PageStart {

@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRecord, Definition, DefinitionSettings, SourceKind } from '../accounts/model.ts';
-import type { AccountSettings } from '../accounts/schema.ts';
-import { createAccount, deleteAccount, removeDefinition, setDefinition, updateAccount } from './accounts.ts';
+import * as v from 'valibot';
+import { duplicateNameIssues } from '../accounts/duplicates.ts';
+import { accountSettingsSchema, type AccountSettings } from '../accounts/schema.ts';
+import { parseOrThrow } from '../accounts/validate.ts';
+import { VendorError } from '../errors.ts';
+import { createAccount, deleteAccount, getAccount, removeDefinition, setDefinition, updateAccount } from './accounts.ts';
 import { appendChanges } from './changes.ts';
 import type { TableRef } from './client.ts';
 import { sourceMemberKey, sourcePk } from './keys.ts';
@@ -83,7 +87,16 @@ async function requeueIfActive(t: TableRef, record: AccountRecord, now: number):
   }
 }
 
-async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, hash: string, now: number): Promise<void> {
+const memberHashParams = (t: TableRef, sourceId: string, name: string, hash: string) => ({
+  TableName: t.tableName,
+  Key: sourceMemberKey(sourceId, name),
+  UpdateExpression: 'SET #hash = :hash',
+  ExpressionAttributeNames: { '#hash': 'hash' },
+  ExpressionAttributeValues: { ':hash': hash },
+});
+
+/** Puts one definition into its account item, creating the item when the name is new. */
+async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, now: number): Promise<void> {
   // Membership first, without a hash: a crash before the hash is set makes the next sync redo this name.
   await t.client.send(new PutCommand({ TableName: t.tableName, Item: sourceMemberKey(sourceId, name) }));
   let record = await setDefinition(t, name, sourceId, def, now);
@@ -91,33 +104,30 @@ async function upsert(t: TableRef, name: string, sourceId: string, def: Definiti
     await createAccount(t, name, now);
     record = await setDefinition(t, name, sourceId, def, now);
   }
-  await rankAdd(t, name);
   if (record !== undefined) await requeueIfActive(t, record, now);
-  await t.client.send(
-    new UpdateCommand({
-      TableName: t.tableName,
-      Key: sourceMemberKey(sourceId, name),
-      UpdateExpression: 'SET #hash = :hash',
-      ExpressionAttributeNames: { '#hash': 'hash' },
-      ExpressionAttributeValues: { ':hash': hash },
-    }),
-  );
 }
 
-async function remove(t: TableRef, name: string, sourceId: string, now: number): Promise<void> {
+/** Takes one definition out of its account item; true when that left no definition and the item went. */
+async function remove(t: TableRef, name: string, sourceId: string, now: number): Promise<boolean> {
   const after = await removeDefinition(t, name, sourceId, now);
-  if (after !== undefined && Object.keys(after.defs).length === 0) {
-    // No source defines the account any more: it goes, and agents holding it are told to drop it.
-    if (await deleteAccount(t, name, after.version)) {
-      if (after.registration !== undefined) {
-        await appendChanges(t, [{ name, action: 'remove', generation: after.generation + 1, at: now }]);
-      }
-      await rankRemove(t, name);
-    }
-  } else if (after !== undefined) {
+  if (after === undefined) return true;
+  if (Object.keys(after.defs).length > 0) {
     await requeueIfActive(t, after, now);
+    return false;
   }
-  await t.client.send(new DeleteCommand({ TableName: t.tableName, Key: sourceMemberKey(sourceId, name) }));
+  // No source defines the account any more: it goes, and agents holding it are told to drop it.
+  let last: AccountRecord | undefined = after;
+  for (let attempt = 0; attempt < 10 && last !== undefined && Object.keys(last.defs).length === 0; attempt++) {
+    if (await deleteAccount(t, name, last.version)) {
+      if (last.registration !== undefined) {
+        await appendChanges(t, [{ name, action: 'remove', generation: last.generation + 1, at: now }]);
+      }
+      return true;
+    }
+    // Another writer (an agent result, a new definition) got in first: look again.
+    last = await getAccount(t, name, { consistent: true });
+  }
+  return last === undefined;
 }
 
 /**
@@ -134,7 +144,8 @@ export async function syncSource(
   const current = await members(t, source.id);
   const wanted = new Map(accounts.map((a) => [a.name, a]));
   const result: SyncResult = { upserted: [], removed: [], unchanged: 0 };
-  const work: (() => Promise<void>)[] = [];
+  const hashes = new Map<string, string>();
+  const upserts: (() => Promise<void>)[] = [];
   for (const [name, account] of wanted) {
     const { name: _name, ...settings } = account;
     const def = definitionOf(source, settings, now);
@@ -144,14 +155,33 @@ export async function syncSource(
       continue;
     }
     result.upserted.push(name);
-    work.push(() => upsert(t, name, source.id, def, hash, now));
+    hashes.set(name, hash);
+    upserts.push(() => upsert(t, name, source.id, def, now));
   }
-  for (const name of current.keys()) {
-    if (wanted.has(name)) continue;
-    result.removed.push(name);
-    work.push(() => remove(t, name, source.id, now));
-  }
-  await runBounded(work, concurrency);
+  const gone: string[] = [];
+  const removals = [...current.keys()]
+    .filter((name) => !wanted.has(name))
+    .map((name) => {
+      result.removed.push(name);
+      return async () => {
+        if (await remove(t, name, source.id, now)) gone.push(name);
+      };
+    });
+  await runBounded([...upserts, ...removals], concurrency);
+  // The rank index changes once per touched chunk for the whole batch, then the memberships settle.
+  await rankAdd(t, result.upserted);
+  await rankRemove(t, gone);
+  await runBounded(
+    [
+      ...result.upserted.map((name) => async () => {
+        await t.client.send(new UpdateCommand(memberHashParams(t, source.id, name, hashes.get(name) as string)));
+      }),
+      ...result.removed.map((name) => async () => {
+        await t.client.send(new DeleteCommand({ TableName: t.tableName, Key: sourceMemberKey(source.id, name) }));
+      }),
+    ],
+    concurrency,
+  );
   return result;
 }
 
@@ -190,4 +220,34 @@ export function putAgentStaticAccounts(
 /** Removes everything an agent announced (when its session ends for good). */
 export function removeAgentStaticAccounts(t: TableRef, agentId: string, now: number): Promise<SyncResult> {
   return syncSource(t, { id: agentSourceId(agentId), kind: 'static-agent-config', agentId }, [], now);
+}
+
+/**
+ * A source of driver-defined accounts added in code: the config file, a config server, or a plugin
+ * (a `CredentialsDefinitionSource` with an optional numeric precedence; lower wins, the agent is 1000).
+ */
+export interface DefinitionSource {
+  id: string;
+  kind: 'driver-config' | 'config-server' | 'plugin';
+  precedence?: number;
+  load(): Promise<readonly AccountSettings[]>;
+}
+
+/** Loads every source and syncs each into the table. A source that fails to load changes nothing of its own. */
+export async function syncDefinitionSources(
+  t: TableRef,
+  sources: readonly DefinitionSource[],
+  now: number,
+): Promise<Record<string, SyncResult>> {
+  const results: Record<string, SyncResult> = {};
+  for (const source of sources) {
+    const accounts = parseOrThrow(v.array(accountSettingsSchema), await source.load(), `accounts of source ${source.id}`);
+    const duplicates = duplicateNameIssues(accounts, source.id);
+    if (duplicates.length > 0) {
+      throw new VendorError('invalid_input', `source ${source.id} defines a name twice`, { issues: duplicates });
+    }
+    const { load: _load, ...ref } = source;
+    results[source.id] = await syncSource(t, ref, accounts, now);
+  }
+  return results;
 }
