@@ -1,7 +1,7 @@
 import { VendorError, type Issue } from '../../shared/errors.ts';
 import type { AccountRecord, Registration } from '../../shared/accounts/model.ts';
 import { isDriverDefined } from '../../shared/accounts/precedence.ts';
-import type { Account, ActivationRecord, RegistrationRecord } from '../../shared/accounts/schema.ts';
+import { MAX_NAME_LENGTH, type Account, type ActivationRecord, type RegistrationRecord } from '../../shared/accounts/schema.ts';
 import { toAccount } from '../../shared/accounts/view.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { getAccount, getAccounts, listAccountPage, mutateAccount, type AccountChanges } from '../../shared/table/accounts.ts';
@@ -24,9 +24,14 @@ export async function listAccounts(deps: AccountDeps, page: number, limit: numbe
   return { items: records.map(toAccount), page, limit, total };
 }
 
+/** A name no source can define (too long for a name, or empty) is known to be absent without a read. */
+function possibleName(name: string): boolean {
+  return name.length > 0 && name.length <= MAX_NAME_LENGTH;
+}
+
 export async function getAccountView(deps: AccountDeps, name: string): Promise<Account> {
-  const record = await getAccount(deps.table, name);
-  if (record === undefined) throw new VendorError('not_found', `no account named "${name}"`);
+  const record = possibleName(name) ? await getAccount(deps.table, name) : undefined;
+  if (record === undefined) throw new VendorError('not_found', `no account named "${name.slice(0, MAX_NAME_LENGTH)}"`);
   return toAccount(record);
 }
 
@@ -175,9 +180,10 @@ function activationProblem(record: AccountRecord): string | undefined {
  * but still queues the removal, which is harmless and lets a retry finish an interrupted delete.
  */
 export async function unregisterAccount(deps: AccountDeps, name: string): Promise<Account> {
-  const current = await getAccount(deps.table, name, { consistent: true });
+  const current = possibleName(name) ? await getAccount(deps.table, name, { consistent: true }) : undefined;
   if (current === undefined || !isDriverDefined(current.defs)) {
-    throw unknownAccounts([name], [{ path: 'accountName', message: `"${name}" is not an account defined in the driver service` }]);
+    const shown = name.slice(0, MAX_NAME_LENGTH);
+    throw unknownAccounts([shown], [{ path: 'accountName', message: `"${shown}" is not an account defined in the driver service` }]);
   }
   const now = deps.clock.now();
   const [record] = await applyBatch(deps, [{ name }], (cur) =>

@@ -12,7 +12,7 @@ export interface ApiFixture {
   table: TableRef;
   clock: ManualClock;
   /** Sends a request through `app.request()`; `body` is JSON-encoded unless it is a string. */
-  call(method: string, path: string, body?: unknown): Promise<{ status: number; type: string; json: Record<string, unknown> & unknown[] }>;
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; type: string; json: Record<string, unknown> }>;
   /** Records a live agent session (lease one minute ahead of the clock). */
   connectAgent(agentId: string, zoneId: string): Promise<void>;
 }
