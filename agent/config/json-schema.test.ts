@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configJsonSchema, configJsonSchemaText } from './json-schema.ts';
+import { keyPaths } from './keys.ts';
+import { agentConfigSchema } from './schema.ts';
 
 describe('JSON Schema of vendor-agent.yml', () => {
   it('the committed docs/vendor-agent.schema.json is what `npm run config:schema` generates', () => {
@@ -17,5 +19,13 @@ describe('JSON Schema of vendor-agent.yml', () => {
     for (const ok of ['info', 'INFO', 'Warning', 'panic']) expect(new RegExp(level.pattern).test(ok)).toBe(true);
     expect(new RegExp(level.pattern).test('verbose')).toBe(false);
     expect(schema.properties['prometheus']!.properties['port']).toMatchObject({ type: 'integer', default: 8008, maximum: 65535 });
+  });
+});
+
+describe('docs/agent-config.md', () => {
+  it('documents every key of the schema', () => {
+    const doc = readFileSync(new URL('../../docs/agent-config.md', import.meta.url), 'utf8');
+    const missing = keyPaths(agentConfigSchema).filter((key) => !doc.includes(`| \`${key}\` |`));
+    expect(missing).toEqual([]);
   });
 });
