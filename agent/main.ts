@@ -56,6 +56,9 @@ export async function validate(file: string | undefined, io: Io = processIo): Pr
 
 /** `run`: refuses to start (exit 1) on an invalid file, before connecting anywhere; runs until SIGTERM/SIGINT. */
 async function run(file: string | undefined, io: Io): Promise<number> {
+  // Until the reloader listens, a SIGHUP must not end the process (its default action).
+  const ignoreHangup = () => {};
+  process.on('SIGHUP', ignoreHangup);
   const path = resolveConfigPath(file);
   const result = await loadConfigFile(path);
   if (result.config === undefined) {
