@@ -14,6 +14,11 @@ export function word(description: string, what = 'a non-empty string without spa
   return v.pipe(v.string(`expected ${what}`), v.regex(/^\S+$/, `expected ${what}`), v.description(description));
 }
 
+/** A file path: any non-empty string (paths may contain spaces), or an `encryptedFile:` reference. */
+export function filePath(description: string, what = 'a file path') {
+  return v.pipe(v.string(`expected ${what}`), v.minLength(1, `expected ${what}`), v.description(description));
+}
+
 export function flag(defaultValue: boolean, description: string) {
   return v.optional(v.pipe(v.boolean('expected true or false'), v.description(description)), defaultValue);
 }

@@ -289,3 +289,13 @@ describe('loading the file', () => {
     }
   });
 });
+
+describe('file paths', () => {
+  it('may contain spaces but not be empty', () => {
+    const result = parseConfig(stringify({ kubernetes: { accounts: [{ name: 'a', kubeConfigFile: '/etc/kube configs/a.yml' }] } }), 't.yml');
+    expect(result.config?.kubernetes.accounts[0]?.kubeConfigFile).toBe('/etc/kube configs/a.yml');
+    expect(problems({ kubernetes: { accounts: [{ name: 'a', kubeConfigFile: '' }] } })).toEqual({
+      'kubernetes.accounts[0].kubeConfigFile': 'expected a file path, got ""',
+    });
+  });
+});

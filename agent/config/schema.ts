@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { anyCasePattern, flag, object, integer, list, mapping, port, section, text, word } from './fields.ts';
+import { anyCasePattern, filePath, flag, object, integer, list, mapping, port, section, text, word } from './fields.ts';
 
 /*
  * The whole of `vendor-agent.yml` (SPEC.md 2.5, 2.6): every key, type, default and allowed value.
@@ -54,6 +54,34 @@ const tokenCommand = mapping(
   'Command run to obtain the bearer token (0.3.0+).',
 );
 
+const driverTls = v.optional(
+  v.pipe(
+    object(
+      {
+        serverName: v.optional(word('Server name expected on the driver certificate, overriding the host name.')),
+        insecureSkipVerify: flag(false, 'Do not verify the driver certificate.'),
+        clientCertFile: v.optional(filePath('Client certificate file (PEM) for mTLS.')),
+        clientKeyFile: v.optional(filePath('Client key file (PEM), when not in the certificate file.')),
+        clientKeyFilePassword: v.optional(text('Password of the client key file.')),
+        cacertFile: v.optional(
+          filePath('Trust store (PEM) the driver certificate is verified against; default: the system trust store.'),
+        ),
+      },
+      'expected a mapping of keys to values',
+    ),
+    v.forward(
+      v.partialCheck(
+        [['clientCertFile'], ['clientKeyFile']],
+        (t) => t.clientKeyFile === undefined || t.clientCertFile !== undefined,
+        'expected a clientCertFile when clientKeyFile is given',
+      ),
+      ['clientCertFile'],
+    ),
+    v.description('TLS towards the driver.'),
+  ),
+  {},
+);
+
 const driver = section(
   {
     auth: v.optional(
@@ -92,28 +120,7 @@ const driver = section(
       },
       'Retries of responses sent to the driver.',
     ),
-    tls: v.optional(
-      v.pipe(
-      object({
-        serverName: v.optional(word('Server name expected on the driver certificate, overriding the host name.')),
-        insecureSkipVerify: flag(false, 'Do not verify the driver certificate.'),
-        clientCertFile: v.optional(word('Client certificate file (PEM) for mTLS.', 'a file path')),
-        clientKeyFile: v.optional(word('Client key file (PEM), when not in the certificate file.', 'a file path')),
-        clientKeyFilePassword: v.optional(text('Password of the client key file.')),
-        cacertFile: v.optional(word('Trust store (PEM) the driver certificate is verified against; default: the system trust store.', 'a file path')),
-      }, 'expected a mapping of keys to values'),
-      v.forward(
-        v.partialCheck(
-          [['clientCertFile'], ['clientKeyFile']],
-          (t) => t.clientKeyFile === undefined || t.clientCertFile !== undefined,
-          'expected a clientCertFile when clientKeyFile is given',
-        ),
-        ['clientCertFile'],
-      ),
-      v.description('TLS towards the driver.'),
-      ),
-      {},
-    ),
+    tls: driverTls,
   },
   'Connection to the control plane (the driver service).',
 );
@@ -175,8 +182,8 @@ const kindName = v.pipe(v.string('expected a kind name'), v.regex(/^\S+$/, 'expe
 const accountEntries = {
   name: word('Name of the cluster in the control plane.', 'a non-empty account name without spaces'),
   context: v.optional(text('Context of the kubeconfig to use; empty: its current context.'), ''),
-  kubeConfigFile: v.optional(word('Path of the kubeconfig file when serviceAccount is not used.', 'a file path')),
-  kubeconfigFile: v.optional(word('Same as kubeConfigFile (the spelling used by the management API).', 'a file path')),
+  kubeConfigFile: v.optional(filePath('Path of the kubeconfig file when serviceAccount is not used.')),
+  kubeconfigFile: v.optional(filePath('Same as kubeConfigFile (the spelling used by the management API).')),
   serviceAccount: flag(false, 'Use the pod service account against the API server of the cluster the agent runs in.'),
   insecure: flag(false, 'Do not verify the TLS certificate of the cluster API server.'),
   noProxy: flag(false, 'Ignore the proxy environment variables for this cluster (0.3.1+).'),
@@ -319,7 +326,7 @@ const tasks = section(
 
 const logging = section(
   {
-    file: v.optional(word('File to write logs to; stdout or stderr for those streams.', 'a file path, stdout or stderr'), 'stdout'),
+    file: v.optional(filePath('File to write logs to; stdout or stderr for those streams.', 'a file path, stdout or stderr'), 'stdout'),
     format: v.optional(v.pipe(v.picklist(['text', 'json'], 'expected text or json'), v.description('Log line format.')), 'text'),
     level: v.optional(
       v.pipe(
@@ -354,11 +361,11 @@ const CLIENT_AUTH = ['none', 'want', 'need'] as const;
 
 const sslEntries = {
   enabled: flag(false, 'Serve the health endpoint over TLS.'),
-  certFile: v.optional(word('Server certificate (PEM).', 'a file path')),
-  keyFile: v.optional(word('Server private key (PEM).', 'a file path')),
+  certFile: v.optional(filePath('Server certificate (PEM).')),
+  keyFile: v.optional(filePath('Server private key (PEM).')),
   keyPassword: v.optional(text('Password of the private key (same as keyFilePassword).')),
   keyFilePassword: v.optional(text('Password of the private key file.')),
-  caCertFile: v.optional(word('CA certificates (PEM) client certificates are verified against.', 'a file path')),
+  caCertFile: v.optional(filePath('CA certificates (PEM) client certificates are verified against.')),
   clientAuth: v.optional(
     v.pipe(
       v.picklist(CLIENT_AUTH, 'expected none, want or need'),
