@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { VendorError } from '../../shared/errors.ts';
 import { duplicateNameIssues } from '../../shared/accounts/duplicates.ts';
 import { activationBatchSchema, registrationBatchSchema } from '../../shared/accounts/schema.ts';
@@ -23,7 +23,7 @@ function parseBatch<T extends typeof registrationBatchSchema | typeof activation
 }
 
 /** SPEC 4: the five account endpoints, under `/vendor/accounts`. */
-export function accountRoutes(deps: AccountDeps): Hono {
+export function accountRoutes(deps: AccountDeps, bodyLimit: MiddlewareHandler): Hono {
   return new Hono()
     .get('/', async (c) => {
       const { page, limit } = integerQuery(c, {
@@ -33,7 +33,7 @@ export function accountRoutes(deps: AccountDeps): Hono {
       return c.json(await listAccounts(deps, page, limit));
     })
     .get('/:accountId', async (c) => c.json(await getAccountView(deps, c.req.param('accountId'))))
-    .post('/', async (c) => c.json(await registerAccounts(deps, parseBatch(registrationBatchSchema, await jsonBody(c)))))
-    .patch('/', async (c) => c.json(await activateAccounts(deps, parseBatch(activationBatchSchema, await jsonBody(c)))))
+    .post('/', bodyLimit, async (c) => c.json(await registerAccounts(deps, parseBatch(registrationBatchSchema, await jsonBody(c)))))
+    .patch('/', bodyLimit, async (c) => c.json(await activateAccounts(deps, parseBatch(activationBatchSchema, await jsonBody(c)))))
     .delete('/:accountName', async (c) => c.json(await unregisterAccount(deps, c.req.param('accountName'))));
 }

@@ -212,10 +212,10 @@ export async function getAccounts(
   return found;
 }
 
-/** Creates an empty account item; false when it already exists. */
-export async function createAccount(t: TableRef, name: string, now: number): Promise<boolean> {
+/** Creates an account item (with `defs` when given); false when it already exists. */
+export async function createAccount(t: TableRef, name: string, now: number, defs: Record<string, Definition> = {}): Promise<boolean> {
   try {
-    await t.client.send(new PutCommand(createAccountParams(t.tableName, newAccountRecord(name, now))));
+    await t.client.send(new PutCommand(createAccountParams(t.tableName, { ...newAccountRecord(name, now), defs })));
     return true;
   } catch (err) {
     if (isConditionFailure(err)) return false;
@@ -251,10 +251,11 @@ export async function mutateAccount(
   name: string,
   decide: (record: AccountRecord | undefined) => AccountChanges | undefined | Promise<AccountChanges | undefined>,
   now: () => number,
-  maxAttempts = 10,
+  options: { maxAttempts?: number; /** A record just read strongly, saving the first read. */ initial?: AccountRecord } = {},
 ): Promise<{ record: AccountRecord | undefined; changed: boolean }> {
+  const maxAttempts = options.maxAttempts ?? 10;
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
-    const record = await getAccount(t, name, { consistent: true });
+    const record = attempt === 0 && options.initial !== undefined ? options.initial : await getAccount(t, name, { consistent: true });
     const changes = await decide(record);
     if (changes === undefined || record === undefined) return { record, changed: false };
     try {

@@ -96,9 +96,11 @@ const memberHashParams = (t: TableRef, sourceId: string, name: string, hash: str
 });
 
 /** Puts one definition into its account item, creating the item when the name is new. */
-async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, now: number): Promise<void> {
+async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, now: number, likelyNew: boolean): Promise<void> {
   // Membership first, without a hash: a crash before the hash is set makes the next sync redo this name.
   await t.client.send(new PutCommand({ TableName: t.tableName, Item: sourceMemberKey(sourceId, name) }));
+  // A name new to this source is usually new to the table: one conditional put creates it whole.
+  if (likelyNew && (await createAccount(t, name, now, { [sourceId]: def }))) return;
   let record = await setDefinition(t, name, sourceId, def, now);
   if (record === undefined) {
     await createAccount(t, name, now);
@@ -156,7 +158,7 @@ export async function syncSource(
     }
     result.upserted.push(name);
     hashes.set(name, hash);
-    upserts.push(() => upsert(t, name, source.id, def, now));
+    upserts.push(() => upsert(t, name, source.id, def, now, !current.has(name)));
   }
   const gone: string[] = [];
   const removals = [...current.keys()]
