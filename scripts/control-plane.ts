@@ -28,7 +28,7 @@ export interface ControlPlane {
 /**
  * The local control plane: the embedded table on disk under `VENDOR_DATA_DIR` (default `./.data`),
  * the driver-defined accounts of the driver config file synced into it, and the API on `PORT`
- * (default 8080) at `HOST` (default 127.0.0.1).
+ * (default 8080) at `VENDOR_API_HOST` (default 127.0.0.1).
  */
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { env, cwd, logger } = options;
@@ -47,7 +47,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       'driver-defined accounts loaded',
     );
     const app = createApp({ table, clock, logger });
-    const server = await startApiServer(app, { port, hostname: env.HOST ?? '127.0.0.1' });
+    const server = await startApiServer(app, { port, hostname: env.VENDOR_API_HOST ?? '127.0.0.1' });
     logger.info({ accounts: await rankTotal(table), dataDir }, `API listening on ${server.url}`);
     return {
       apiUrl: server.url,
