@@ -7,7 +7,7 @@ import { loadDriverConfig, resolveDriverConfigPath } from '../shared/driver-conf
 import { driverConfigSource } from '../shared/driver-config/source.ts';
 import type { Logger } from '../shared/log.ts';
 import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
-import { rankTotal } from '../shared/table/rank.ts';
+import { ensureRankIndex, rankTotal } from '../shared/table/rank.ts';
 import { syncDefinitionSources } from '../shared/table/sources.ts';
 
 export interface ControlPlaneOptions {
@@ -40,6 +40,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
 
   const table = await startEmbeddedTable({ path: join(dataDir, 'table') });
   try {
+    if (await ensureRankIndex(table)) logger.warn('rank index was missing and has been rebuilt');
     const synced = await syncDefinitionSources(table, [driverConfigSource(config)], clock.now());
     const result = synced['driver-config'];
     logger.info(

@@ -8,7 +8,7 @@ import { getAccount, getAccounts, listAccountPage, mutateAccount, type AccountCh
 import { appendChanges, type Change } from '../../shared/table/changes.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { liveSessions } from '../../shared/table/sessions.ts';
-import { runBounded } from '../../shared/table/sources.ts';
+import { runBounded } from '../../shared/table/bounded.ts';
 
 /** What the account operations need: the table and a clock (for timestamps and live sessions). */
 export interface AccountDeps {

@@ -327,3 +327,18 @@ export async function listAccountPage(t: TableRef, page: number, limit: number):
   }
   return { records, total: start.total };
 }
+
+/**
+ * Every account, in name order, a page at a time: for the driver's periodic full reconcile. It reads
+ * the whole partition, so it is for background work, never for a request.
+ */
+export async function* allAccounts(t: TableRef, pageSize = 500): AsyncGenerator<AccountRecord[]> {
+  let startAfter: string | undefined;
+  for (;;) {
+    const out = await t.client.send(new QueryCommand(queryAccountsParams(t.tableName, pageSize, startAfter)));
+    const records = (out.Items ?? []).map(fromItem);
+    if (records.length > 0) yield records;
+    if (out.LastEvaluatedKey === undefined) return;
+    startAfter = out.LastEvaluatedKey.sk as string;
+  }
+}

@@ -7,6 +7,7 @@ import {
   chunkAtRank,
   chunkIndexFor,
   childChunkId,
+  ensureRankIndex,
   insertSorted,
   locatePage,
   putRankChunkParams,
@@ -109,6 +110,16 @@ describe('rank index against dynalite', () => {
     );
     const names2 = (chunks.Items ?? []).filter((i) => i.sk !== 'DIR').flatMap((i) => i.names as string[]);
     expect(names2.sort()).toEqual(names);
+  });
+
+  it('rebuilds a missing directory when accounts exist, and leaves a present one alone', async () => {
+    const t = await freshTable();
+    expect(await ensureRankIndex(t)).toBe(false);
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'ACCOUNT', sk: 'x' } }));
+    expect(await ensureRankIndex(t)).toBe(true);
+    expect(await rankTotal(t)).toBe(1);
+    expect(await ensureRankIndex(t)).toBe(false);
   });
 
   it('rebuilds from the account items', async () => {

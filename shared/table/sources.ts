@@ -10,6 +10,7 @@ import { createAccount, deleteAccount, getAccount, removeDefinition, setDefiniti
 import { appendChanges } from './changes.ts';
 import type { TableRef } from './client.ts';
 import { sourceMemberKey, sourcePk } from './keys.ts';
+import { runBounded } from './bounded.ts';
 import { queryAll } from './query.ts';
 import { rankAdd, rankRemove } from './rank.ts';
 
@@ -185,24 +186,6 @@ export async function syncSource(
     concurrency,
   );
   return result;
-}
-
-/** Runs tasks with at most `limit` in flight; the first failure is thrown after the others settle. */
-export async function runBounded(tasks: readonly (() => Promise<void>)[], limit: number): Promise<void> {
-  let next = 0;
-  const errors: unknown[] = [];
-  const worker = async (): Promise<void> => {
-    while (next < tasks.length) {
-      const task = tasks[next++] as () => Promise<void>;
-      try {
-        await task();
-      } catch (err) {
-        errors.push(err);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
-  if (errors.length > 0) throw errors[0];
 }
 
 /**
