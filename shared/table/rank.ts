@@ -202,6 +202,7 @@ async function syncCount(t: TableRef, chunk: RankChunk, hint: number): Promise<v
     const found = dir?.chunks.findIndex((c) => c.id === chunk.id) ?? -1;
     if (found < 0 || (dir?.chunks[found] as RankEntry).v >= chunk.version) return;
     index = found;
+    await backoff(attempt);
   }
   throw new VendorError('precondition_failed', 'rank index directory is too busy; try again');
 }
