@@ -7,7 +7,7 @@ import { loadDriverConfig, resolveDriverConfigPath } from '../shared/driver-conf
 import { driverConfigSource } from '../shared/driver-config/source.ts';
 import type { Logger } from '../shared/log.ts';
 import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
-import { rankTotal } from '../shared/table/rank.ts';
+import { ensureRankIndex, rankTotal } from '../shared/table/rank.ts';
 import { syncDefinitionSources } from '../shared/table/sources.ts';
 
 export interface ControlPlaneOptions {
@@ -28,7 +28,7 @@ export interface ControlPlane {
 /**
  * The local control plane: the embedded table on disk under `VENDOR_DATA_DIR` (default `./.data`),
  * the driver-defined accounts of the driver config file synced into it, and the API on `PORT`
- * (default 8080) at `HOST` (default 127.0.0.1).
+ * (default 8080) at `VENDOR_API_HOST` (default 127.0.0.1).
  */
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { env, cwd, logger } = options;
@@ -40,6 +40,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
 
   const table = await startEmbeddedTable({ path: join(dataDir, 'table') });
   try {
+    if (await ensureRankIndex(table)) logger.warn('rank index was missing and has been rebuilt');
     const synced = await syncDefinitionSources(table, [driverConfigSource(config)], clock.now());
     const result = synced['driver-config'];
     logger.info(
@@ -47,7 +48,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       'driver-defined accounts loaded',
     );
     const app = createApp({ table, clock, logger });
-    const server = await startApiServer(app, { port, hostname: env.HOST ?? '127.0.0.1' });
+    const server = await startApiServer(app, { port, hostname: env.VENDOR_API_HOST ?? '127.0.0.1' });
     logger.info({ accounts: await rankTotal(table), dataDir }, `API listening on ${server.url}`);
     return {
       apiUrl: server.url,

@@ -61,6 +61,15 @@ describe.each(['POST', 'PATCH'])('%s /vendor/accounts bad bodies', (method) => {
     ]);
   });
 
+  it('duplicate names reported together with other bad fields', async () => {
+    const p = await expectBad(method, '/vendor/accounts', [{ name: 'prod', ...state }, { name: 7, ...state }, { name: 'prod', zoneId: 'bad zone', ...state }]);
+    expect(p.errors).toEqual([
+      { path: '[1].name', message: expect.any(String) },
+      { path: '[2].zoneId', message: expect.stringMatching(/^must be letters/) },
+      { path: '[2].name', message: 'duplicate name "prod" (first at [0])' },
+    ]);
+  });
+
   it('duplicate names in one batch', async () => {
     const p = await expectBad(method, '/vendor/accounts', [{ name: 'prod', ...state }, { name: 'stage', ...state }, { name: 'prod', ...state }]);
     expect(p.errors).toEqual([{ path: '[2].name', message: 'duplicate name "prod" (first at [0])' }]);

@@ -1,8 +1,9 @@
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
+import * as v from 'valibot';
 import { VendorError } from '../../shared/errors.ts';
 import { duplicateNameIssues } from '../../shared/accounts/duplicates.ts';
 import { activationBatchSchema, registrationBatchSchema } from '../../shared/accounts/schema.ts';
-import { parseOrThrow } from '../../shared/accounts/validate.ts';
+import { toIssues } from '../../shared/accounts/validate.ts';
 import { integerQuery, jsonBody } from '../http.ts';
 import { activateAccounts, getAccountView, listAccounts, registerAccounts, unregisterAccount, type AccountDeps } from './service.ts';
 
@@ -11,19 +12,24 @@ export const MAX_LIMIT = 500;
 /** Pages beyond this are past the end of any table this design holds. */
 export const MAX_PAGE = 1_000_000_000;
 
+/**
+ * Validates a POST or PATCH body, reporting schema problems and repeated names together, so one
+ * answer names every bad element and field.
+ */
 function parseBatch<T extends typeof registrationBatchSchema | typeof activationBatchSchema>(schema: T, body: unknown) {
-  const batch = parseOrThrow(schema, body, 'the request body');
-  const duplicates = duplicateNameIssues(batch);
-  if (duplicates.length > 0) {
-    throw new VendorError('invalid_input', `the request body names an account more than once: ${duplicates.map((d) => d.path).join(', ')}`, {
-      issues: duplicates,
+  const result = v.safeParse(schema, body, { abortEarly: false });
+  const duplicates = Array.isArray(body) ? duplicateNameIssues(body) : [];
+  const issues = [...(result.success ? [] : toIssues(result.issues)), ...duplicates];
+  if (issues.length > 0 || !result.success) {
+    throw new VendorError('invalid_input', `the request body is invalid: ${issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}`, {
+      issues,
     });
   }
-  return batch;
+  return result.output as v.InferOutput<T>;
 }
 
 /** SPEC 4: the five account endpoints, under `/vendor/accounts`. */
-export function accountRoutes(deps: AccountDeps): Hono {
+export function accountRoutes(deps: AccountDeps, bodyLimit: MiddlewareHandler): Hono {
   return new Hono()
     .get('/', async (c) => {
       const { page, limit } = integerQuery(c, {
@@ -33,7 +39,7 @@ export function accountRoutes(deps: AccountDeps): Hono {
       return c.json(await listAccounts(deps, page, limit));
     })
     .get('/:accountId', async (c) => c.json(await getAccountView(deps, c.req.param('accountId'))))
-    .post('/', async (c) => c.json(await registerAccounts(deps, parseBatch(registrationBatchSchema, await jsonBody(c)))))
-    .patch('/', async (c) => c.json(await activateAccounts(deps, parseBatch(activationBatchSchema, await jsonBody(c)))))
+    .post('/', bodyLimit, async (c) => c.json(await registerAccounts(deps, parseBatch(registrationBatchSchema, await jsonBody(c)))))
+    .patch('/', bodyLimit, async (c) => c.json(await activateAccounts(deps, parseBatch(activationBatchSchema, await jsonBody(c)))))
     .delete('/:accountName', async (c) => c.json(await unregisterAccount(deps, c.req.param('accountName'))));
 }

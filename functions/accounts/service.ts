@@ -8,7 +8,7 @@ import { getAccount, getAccounts, listAccountPage, mutateAccount, type AccountCh
 import { appendChanges, type Change } from '../../shared/table/changes.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { liveSessions } from '../../shared/table/sessions.ts';
-import { runBounded } from '../../shared/table/sources.ts';
+import { runBounded } from '../../shared/table/bounded.ts';
 
 /** What the account operations need: the table and a clock (for timestamps and live sessions). */
 export interface AccountDeps {
@@ -74,6 +74,7 @@ function sameRegistration(a: Registration | undefined, b: Registration): boolean
 async function applyBatch<T extends { name: string }>(
   deps: AccountDeps,
   batch: readonly T[],
+  found: Map<string, AccountRecord>,
   decide: (record: AccountRecord, rec: T) => AccountChanges | undefined,
 ): Promise<{ record: AccountRecord; changed: boolean }[]> {
   const results: { record: AccountRecord; changed: boolean }[] = new Array(batch.length);
@@ -88,6 +89,8 @@ async function applyBatch<T extends { name: string }>(
           return decide(current, rec);
         },
         () => deps.clock.now(),
+        // The batch was just read strongly: the first attempt writes from that read.
+        { ...(found.has(rec.name) ? { initial: found.get(rec.name) as AccountRecord } : {}) },
       );
       results[i] = { record: record as AccountRecord, changed };
     }),
@@ -102,9 +105,10 @@ async function applyBatch<T extends { name: string }>(
  * stays active and is queued again so its agents get the new settings.
  */
 export async function registerAccounts(deps: AccountDeps, batch: readonly RegistrationRecord[]): Promise<Account[]> {
-  checkDriverDefined(batch, await getAccounts(deps.table, batch.map((r) => r.name), { consistent: true }));
+  const found = await getAccounts(deps.table, batch.map((r) => r.name), { consistent: true });
+  checkDriverDefined(batch, found);
   const now = deps.clock.now();
-  const records = await applyBatch(deps, batch, (current, rec) => {
+  const records = await applyBatch(deps, batch, found, (current, rec) => {
     const registration = mergedRegistration(current.registration, rec, now);
     if (sameRegistration(current.registration, registration)) return undefined;
     if (current.registration === undefined || current.state === undefined) {
@@ -152,7 +156,7 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
     });
   }
 
-  const records = await applyBatch(deps, batch, (current, rec) => {
+  const records = await applyBatch(deps, batch, found, (current, rec) => {
     const problem = activationProblem(current);
     if (problem !== undefined) throw new VendorError('conflict', problem);
     return {
@@ -186,7 +190,7 @@ export async function unregisterAccount(deps: AccountDeps, name: string): Promis
     throw unknownAccounts([shown], [{ path: 'accountName', message: `"${shown}" is not an account defined in the driver service` }]);
   }
   const now = deps.clock.now();
-  const [record] = await applyBatch(deps, [{ name }], (cur) =>
+  const [record] = await applyBatch(deps, [{ name }], new Map([[name, current]]), (cur) =>
     cur.registration === undefined && cur.state === undefined
       ? undefined
       : { registration: null, state: null, generation: cur.generation + 1 },

@@ -162,6 +162,17 @@ describe('PATCH /vendor/accounts (SPEC 4 row 4, SPEC 3)', () => {
     expect(res.json).toEqual([expect.objectContaining({ state: 'ACTIVE', config: expect.objectContaining({ kubeconfigFile: '/fixed.yml' }) })]);
   });
 
+  it('two PATCHes racing on one account: exactly one activates it, the other gets 409', async () => {
+    const f = await apiFixture(tables, driverAccounts);
+    await f.connectAgent('agent-1', 'z');
+    await f.call('POST', '/vendor/accounts', [{ name: 'prod', zoneId: 'z' }]);
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => f.call('PATCH', '/vendor/accounts', [{ name: 'prod', state: 'ACTIVE' }])),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+    expect(await feed(f)).toEqual([['assign', 'prod', 2]]);
+  });
+
   it('answers 400 for names not defined in the driver service, before any state check', async () => {
     const f = await apiFixture(tables, driverAccounts);
     const res = await f.call('PATCH', '/vendor/accounts', [{ name: 'ghost', state: 'ACTIVE' }, { name: 'prod', state: 'ACTIVE' }]);

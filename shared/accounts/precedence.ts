@@ -26,7 +26,7 @@ function compare([idA, a]: [string, Definition], [idB, b]: [string, Definition])
   return (
     effectivePrecedence(a) - effectivePrecedence(b) ||
     TIE_ORDER[a.kind] - TIE_ORDER[b.kind] ||
-    // Among agents announcing the same static account, the latest announcement wins.
+    // Among agents announcing the same static account, the one whose definition changed last wins.
     b.at - a.at ||
     (idA < idB ? -1 : idA > idB ? 1 : 0)
   );

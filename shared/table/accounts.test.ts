@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestTables } from '../../test/support/table.ts';
 import type { Definition } from '../accounts/model.ts';
 import {
+  allAccounts,
   createAccount,
   getAccount,
   getAccounts,
@@ -112,5 +113,9 @@ describe('accounts against dynalite', () => {
     expect(page2.records.map((r) => r.name)).toEqual(names.slice(10, 20));
     expect((await listAccountPage(t, 3, 10)).records.map((r) => r.name)).toEqual(names.slice(20));
     expect((await listAccountPage(t, 4, 10)).records).toEqual([]);
+    const pages: string[][] = [];
+    for await (const page of allAccounts(t, 10)) pages.push(page.map((r) => r.name));
+    expect(pages.map((p) => p.length)).toEqual([10, 10, 5]);
+    expect(pages.flat()).toEqual(names);
   });
 });

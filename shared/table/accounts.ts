@@ -212,10 +212,10 @@ export async function getAccounts(
   return found;
 }
 
-/** Creates an empty account item; false when it already exists. */
-export async function createAccount(t: TableRef, name: string, now: number): Promise<boolean> {
+/** Creates an account item (with `defs` when given); false when it already exists. */
+export async function createAccount(t: TableRef, name: string, now: number, defs: Record<string, Definition> = {}): Promise<boolean> {
   try {
-    await t.client.send(new PutCommand(createAccountParams(t.tableName, newAccountRecord(name, now))));
+    await t.client.send(new PutCommand(createAccountParams(t.tableName, { ...newAccountRecord(name, now), defs })));
     return true;
   } catch (err) {
     if (isConditionFailure(err)) return false;
@@ -251,10 +251,11 @@ export async function mutateAccount(
   name: string,
   decide: (record: AccountRecord | undefined) => AccountChanges | undefined | Promise<AccountChanges | undefined>,
   now: () => number,
-  maxAttempts = 10,
+  options: { maxAttempts?: number; /** A record just read strongly, saving the first read. */ initial?: AccountRecord } = {},
 ): Promise<{ record: AccountRecord | undefined; changed: boolean }> {
+  const maxAttempts = options.maxAttempts ?? 10;
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
-    const record = await getAccount(t, name, { consistent: true });
+    const record = attempt === 0 && options.initial !== undefined ? options.initial : await getAccount(t, name, { consistent: true });
     const changes = await decide(record);
     if (changes === undefined || record === undefined) return { record, changed: false };
     try {
@@ -325,4 +326,19 @@ export async function listAccountPage(t: TableRef, page: number, limit: number):
     exclusiveStart = out.LastEvaluatedKey.sk as string;
   }
   return { records, total: start.total };
+}
+
+/**
+ * Every account, in name order, a page at a time: for the driver's periodic full reconcile. It reads
+ * the whole partition, so it is for background work, never for a request.
+ */
+export async function* allAccounts(t: TableRef, pageSize = 500): AsyncGenerator<AccountRecord[]> {
+  let startAfter: string | undefined;
+  for (;;) {
+    const out = await t.client.send(new QueryCommand(queryAccountsParams(t.tableName, pageSize, startAfter)));
+    const records = (out.Items ?? []).map(fromItem);
+    if (records.length > 0) yield records;
+    if (out.LastEvaluatedKey === undefined) return;
+    startAfter = out.LastEvaluatedKey.sk as string;
+  }
 }

@@ -7,6 +7,7 @@ import {
   chunkAtRank,
   chunkIndexFor,
   childChunkId,
+  ensureRankIndex,
   insertSorted,
   locatePage,
   putRankChunkParams,
@@ -72,7 +73,7 @@ describe('rank index against dynalite', () => {
   it('tracks adds and removes, splitting chunks, and locates every page start', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.tuple(fc.boolean(), fc.stringMatching(/^[a-z]{1,3}$/)), { minLength: 1, maxLength: 60 }),
+        fc.array(fc.tuple(fc.boolean(), fc.stringMatching(/^[a-z]{1,3}$/)), { minLength: 1, maxLength: 40 }),
         async (ops) => {
           const t = await freshTable();
           const expected = new Set<string>();
@@ -93,22 +94,43 @@ describe('rank index against dynalite', () => {
           expect((await locatePage(t, sorted.length)).pastEnd).toBe(true);
         },
       ),
-      { numRuns: 15 },
+      { numRuns: 12 },
     );
+  });
+
+  it('adds and removes a batch in one call, splitting a chunk into several', async () => {
+    const t = await freshTable();
+    const names = Array.from({ length: 30 }, (_, i) => `b${String(i).padStart(3, '0')}`);
+    await rankAdd(t, names, { maxChunkNames: 6 });
+    expect(await rankTotal(t)).toBe(30);
+    for (let offset = 1; offset < 30; offset += 4) expect(await startOf(t, offset)).toBe(names[offset - 1]);
+    await rankRemove(t, names.filter((_, i) => i % 2 === 0), { maxChunkNames: 6 });
+    expect(await rankTotal(t)).toBe(15);
+    expect(await startOf(t, 3)).toBe('b005');
   });
 
   it('keeps every name when many writers add at once', async () => {
     const t = await freshTable();
-    const names = Array.from({ length: 40 }, (_, i) => `n${String(i).padStart(3, '0')}`);
-    await Promise.all(names.map((name) => rankAdd(t, name, { maxChunkNames: 5 })));
-    expect(await rankTotal(t)).toBe(40);
-    for (let offset = 1; offset < 40; offset += 7) expect(await startOf(t, offset)).toBe(names[offset - 1]);
+    const names = Array.from({ length: 16 }, (_, i) => `n${String(i).padStart(3, '0')}`);
+    await Promise.all(names.map((name) => rankAdd(t, name, { maxChunkNames: 4 })));
+    expect(await rankTotal(t)).toBe(16);
+    for (let offset = 1; offset < 16; offset += 3) expect(await startOf(t, offset)).toBe(names[offset - 1]);
     // Split parents are deleted once their children are in the directory.
     const chunks = await t.client.send(
       new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'RANK' } }),
     );
     const names2 = (chunks.Items ?? []).filter((i) => i.sk !== 'DIR').flatMap((i) => i.names as string[]);
     expect(names2.sort()).toEqual(names);
+  });
+
+  it('rebuilds a missing directory when accounts exist, and leaves a present one alone', async () => {
+    const t = await freshTable();
+    expect(await ensureRankIndex(t)).toBe(false);
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'ACCOUNT', sk: 'x' } }));
+    expect(await ensureRankIndex(t)).toBe(true);
+    expect(await rankTotal(t)).toBe(1);
+    expect(await ensureRankIndex(t)).toBe(false);
   });
 
   it('rebuilds from the account items', async () => {

@@ -3,6 +3,7 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
+  QueryCommand,
   UpdateCommand,
   type DeleteCommandInput,
   type GetCommandInput,
@@ -201,6 +202,7 @@ async function syncCount(t: TableRef, chunk: RankChunk, hint: number): Promise<v
     const found = dir?.chunks.findIndex((c) => c.id === chunk.id) ?? -1;
     if (found < 0 || (dir?.chunks[found] as RankEntry).v >= chunk.version) return;
     index = found;
+    await backoff(attempt);
   }
   throw new VendorError('precondition_failed', 'rank index directory is too busy; try again');
 }
@@ -391,4 +393,18 @@ export async function rebuildRankIndex(t: TableRef): Promise<{ total: number; ch
     await t.client.send(new DeleteCommand(deleteRankChunkParams(t.tableName, entry.id)));
   }
   return { total: names.length, chunks: chunks.length };
+}
+
+/**
+ * Rebuilds the index when its directory is missing while accounts exist (data written before the index
+ * existed, or a directory lost by hand). One small read when all is well.
+ */
+export async function ensureRankIndex(t: TableRef): Promise<boolean> {
+  if ((await readDir(t, true)) !== undefined) return false;
+  const out = await t.client.send(
+    new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.account }, Limit: 1 }),
+  );
+  if ((out.Items ?? []).length === 0) return false;
+  await rebuildRankIndex(t);
+  return true;
 }

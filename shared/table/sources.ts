@@ -10,6 +10,7 @@ import { createAccount, deleteAccount, getAccount, removeDefinition, setDefiniti
 import { appendChanges } from './changes.ts';
 import type { TableRef } from './client.ts';
 import { sourceMemberKey, sourcePk } from './keys.ts';
+import { runBounded } from './bounded.ts';
 import { queryAll } from './query.ts';
 import { rankAdd, rankRemove } from './rank.ts';
 
@@ -96,9 +97,11 @@ const memberHashParams = (t: TableRef, sourceId: string, name: string, hash: str
 });
 
 /** Puts one definition into its account item, creating the item when the name is new. */
-async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, now: number): Promise<void> {
+async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, now: number, likelyNew: boolean): Promise<void> {
   // Membership first, without a hash: a crash before the hash is set makes the next sync redo this name.
   await t.client.send(new PutCommand({ TableName: t.tableName, Item: sourceMemberKey(sourceId, name) }));
+  // A name new to this source is usually new to the table: one conditional put creates it whole.
+  if (likelyNew && (await createAccount(t, name, now, { [sourceId]: def }))) return;
   let record = await setDefinition(t, name, sourceId, def, now);
   if (record === undefined) {
     await createAccount(t, name, now);
@@ -156,7 +159,7 @@ export async function syncSource(
     }
     result.upserted.push(name);
     hashes.set(name, hash);
-    upserts.push(() => upsert(t, name, source.id, def, now));
+    upserts.push(() => upsert(t, name, source.id, def, now, !current.has(name)));
   }
   const gone: string[] = [];
   const removals = [...current.keys()]
@@ -183,24 +186,6 @@ export async function syncSource(
     concurrency,
   );
   return result;
-}
-
-/** Runs tasks with at most `limit` in flight; the first failure is thrown after the others settle. */
-export async function runBounded(tasks: readonly (() => Promise<void>)[], limit: number): Promise<void> {
-  let next = 0;
-  const errors: unknown[] = [];
-  const worker = async (): Promise<void> => {
-    while (next < tasks.length) {
-      const task = tasks[next++] as () => Promise<void>;
-      try {
-        await task();
-      } catch (err) {
-        errors.push(err);
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
-  if (errors.length > 0) throw errors[0];
 }
 
 /**

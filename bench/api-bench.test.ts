@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { runApiBench } from './api-bench.ts';
+
+// Runs the benchmark small, to keep it working; only machine-independent figures are asserted.
+describe('bench:api', () => {
+  it('prints each figure beside its baseline, with capacity that does not grow with page depth', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const figures = await runApiBench({ accounts: 250, reads: 3, batches: 1 }, (l) => lines.push(l));
+    expect(figures.map((f) => f.figure)).toEqual([
+      'get_by_id',
+      'list_page_1_limit_100',
+      'list_page_3_limit_100',
+      'post_100_records',
+      'patch_100_records',
+    ]);
+    const by = new Map(figures.map((f) => [f.figure, f]));
+    expect(by.get('get_by_id')).toMatchObject({ rcu_per_req: 0.5, round_trips_per_req: 1, ratio_rcu: 1 });
+    const page1 = by.get('list_page_1_limit_100')!;
+    const deep = by.get('list_page_3_limit_100')!;
+    expect(deep.rcu_per_req).toBeLessThanOrEqual(2 * page1.rcu_per_req);
+    expect(deep.round_trips_per_req).toBe(3);
+    expect(by.get('post_100_records')).toMatchObject({ wcu_per_req: 100, round_trips_per_req: 101 });
+    const total = lines.find((l) => l.figure === 'total_cost')!;
+    expect(total.rcu_total_from_rank_directory as number).toBeLessThan(total.rcu_counting_every_item as number);
+    for (const f of figures) expect(f.ratio_p50).not.toBeNull();
+  });
+});

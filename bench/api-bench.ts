@@ -1,0 +1,285 @@
+import { performance } from 'node:perf_hooks';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { Agent, request } from 'node:http';
+import { createApp } from '../functions/app.ts';
+import { startApiServer } from '../functions/node.ts';
+import { getAccountParams, getAccounts, queryAccountsParams, updateAccountParams } from '../shared/table/accounts.ts';
+import { CapacityMeter } from '../shared/table/capacity.ts';
+import { appendChanges } from '../shared/table/changes.ts';
+import { startEmbeddedTable } from '../shared/table/embedded.ts';
+import { getRankChunkParams, getRankDirParams, locatePage } from '../shared/table/rank.ts';
+import { liveSessions, putSession } from '../shared/table/sessions.ts';
+import { runBounded } from '../shared/table/bounded.ts';
+import { syncSource } from '../shared/table/sources.ts';
+import { queryAll } from '../shared/table/query.ts';
+import { PK } from '../shared/table/keys.ts';
+import { ratio, round, summarize, type Series } from './stats.ts';
+
+export interface ApiBenchOptions {
+  accounts: number;
+  /** Sequential requests per GET figure. */
+  reads: number;
+  /** Sequential batches per POST/PATCH figure (each uses its own 100 accounts). */
+  batches: number;
+}
+
+export interface Cost {
+  rcu_per_req: number;
+  wcu_per_req: number;
+  round_trips_per_req: number;
+}
+
+export interface Figure extends Series, Cost {
+  bench: 'api';
+  figure: string;
+  baseline: Series & Cost & { what: string };
+  ratio_p50: number | null;
+  ratio_p99: number | null;
+  ratio_rps: number | null;
+  ratio_rcu: number | null;
+}
+
+const BATCH = 100;
+const ZONE = 'bench_zone';
+
+/**
+ * Runs the API call and its raw baseline alternately, `n` times each, timing every call and metering
+ * its table capacity. Alternating makes both series see the same machine noise.
+ */
+async function measurePair(
+  n: number,
+  meter: CapacityMeter,
+  api: (i: number) => Promise<unknown>,
+  raw: (i: number) => Promise<unknown>,
+): Promise<[Series & Cost, Series & Cost]> {
+  const sides = [api, raw].map((fn) => ({ fn, durations: [] as number[], elapsed: 0, read: 0, write: 0, trips: 0 }));
+  for (let i = 0; i < n; i++) {
+    for (const side of sides) {
+      const before = meter.snapshot();
+      const t0 = performance.now();
+      await side.fn(i);
+      const d = performance.now() - t0;
+      const used = meter.since(before);
+      side.durations.push(d);
+      side.elapsed += d;
+      side.read += used.readUnits;
+      side.write += used.writeUnits;
+      side.trips += used.roundTrips;
+    }
+  }
+  const [a, b] = sides.map((side) => ({
+    ...summarize(side.durations, side.elapsed),
+    rcu_per_req: round(side.read / n),
+    wcu_per_req: round(side.write / n),
+    round_trips_per_req: round(side.trips / n),
+  }));
+  return [a as Series & Cost, b as Series & Cost];
+}
+
+function figure(name: string, what: string, [api, raw]: [Series & Cost, Series & Cost]): Figure {
+  return {
+    bench: 'api',
+    figure: name,
+    ...api,
+    baseline: { what, ...raw },
+    ratio_p50: ratio(api.p50_ms, raw.p50_ms),
+    ratio_p99: ratio(api.p99_ms, raw.p99_ms),
+    ratio_rps: ratio(api.rps, raw.rps),
+    ratio_rcu: ratio(api.rcu_per_req, raw.rcu_per_req),
+  };
+}
+
+export const accountName = (i: number) => `account-${String(i).padStart(6, '0')}`;
+
+/**
+ * Seeds the accounts through the driver-config sync, serves the API over loopback HTTP, and measures
+ * each endpoint beside the raw table operations it performs, in the same run.
+ */
+export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<string, unknown>) => void): Promise<Figure[]> {
+  const meter = new CapacityMeter();
+  const table = await startEmbeddedTable({ meter });
+  const figures: Figure[] = [];
+  const out = (f: Figure) => {
+    figures.push(f);
+    emit(f as unknown as Record<string, unknown>);
+  };
+  try {
+    const seedStart = performance.now();
+    await syncSource(
+      table,
+      { id: 'driver-config', kind: 'driver-config' },
+      Array.from({ length: options.accounts }, (_, i) => ({
+        name: accountName(i),
+        kubeconfigFile: `/etc/vendor/kubeconfigs/${accountName(i)}.yml`,
+        context: `ctx-${i}`,
+        namespaces: ['default', 'apps'],
+        kinds: ['deployment', 'service', 'pod'],
+      })),
+      Date.now(),
+      16,
+    );
+    emit({ bench: 'api', figure: 'seed', accounts: options.accounts, seconds: round((performance.now() - seedStart) / 1000) });
+    await putSession(table, {
+      agentId: 'bench-agent',
+      zoneId: ZONE,
+      replicaId: 'bench',
+      connectedAt: Date.now(),
+      leaseExpiresAt: Date.now() + 3_600_000,
+      agentVersion: 'bench',
+      staticAccounts: [],
+    });
+
+    const server = await startApiServer(createApp({ table }));
+    // A keep-alive node:http client, like the SDK's own, so both sides pay the same kind of HTTP hop.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const call = (method: string, path: string, body?: unknown) =>
+      new Promise<unknown>((resolve, reject) => {
+        const payload = body === undefined ? undefined : JSON.stringify(body);
+        const req = request(
+          `${server.url}${path}`,
+          { method, agent, headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => {
+              const text = Buffer.concat(chunks).toString();
+              if (res.statusCode !== 200) reject(new Error(`${method} ${path}: ${res.statusCode} ${text}`));
+              else resolve(JSON.parse(text));
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end(payload);
+      });
+    const get = (path: string) => call('GET', path);
+    const send = (method: string, body: unknown) => call(method, '/vendor/accounts', body);
+    try {
+      const { tableName, client } = table;
+      const n = options.reads;
+      const pick = (i: number) => accountName((i * 7919) % options.accounts);
+      const deepPage = Math.min(50, Math.ceil(options.accounts / 100));
+
+      // Warm both paths so connection set-up is not measured.
+      for (let i = 0; i < 20; i++) {
+        await get(`/vendor/accounts/${pick(i)}`);
+        await client.send(new GetCommand(getAccountParams(tableName, pick(i))));
+      }
+
+      out(
+        figure(
+          'get_by_id',
+          'GetItem',
+          await measurePair(
+            n,
+            meter,
+            (i) => get(`/vendor/accounts/${pick(i)}`),
+            (i) => client.send(new GetCommand(getAccountParams(tableName, pick(i)))),
+          ),
+        ),
+      );
+
+      out(
+        figure(
+          'list_page_1_limit_100',
+          'GetItem(rank directory) + Query(limit 100)',
+          await measurePair(
+            n,
+            meter,
+            () => get('/vendor/accounts?page=1&limit=100'),
+            async () => {
+              await client.send(new GetCommand(getRankDirParams(tableName, false)));
+              await client.send(new QueryCommand(queryAccountsParams(tableName, 100)));
+            },
+          ),
+        ),
+      );
+
+      const start = await locatePage(table, (deepPage - 1) * 100);
+      const dirItem = (await client.send(new GetCommand(getRankDirParams(tableName, false)))).Item as { chunks: { id: string; n: number }[] };
+      let first = 0;
+      const chunk = dirItem.chunks.find((c) => (first += c.n) >= (deepPage - 1) * 100) ?? dirItem.chunks[0];
+      out(
+        figure(
+          `list_page_${deepPage}_limit_100`,
+          'GetItem(rank directory) + GetItem(rank chunk) + Query(ExclusiveStartKey, limit 100)',
+          await measurePair(
+            n,
+            meter,
+            () => get(`/vendor/accounts?page=${deepPage}&limit=100`),
+            async () => {
+              await client.send(new GetCommand(getRankDirParams(tableName, false)));
+              await client.send(new GetCommand(getRankChunkParams(tableName, chunk?.id ?? '', false)));
+              await client.send(new QueryCommand(queryAccountsParams(tableName, 100, start.startAfter)));
+            },
+          ),
+        ),
+      );
+
+      // `total` comes from the rank directory alone; counting items would read the whole partition.
+      let before = meter.snapshot();
+      await client.send(new GetCommand(getRankDirParams(tableName, false)));
+      const directory = meter.since(before);
+      before = meter.snapshot();
+      await queryAll(table, { TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.account }, Select: 'COUNT' });
+      const countAll = meter.since(before);
+      emit({
+        bench: 'api',
+        figure: 'total_cost',
+        rcu_total_from_rank_directory: directory.readUnits,
+        rcu_counting_every_item: countAll.readUnits,
+        round_trips_counting_every_item: countAll.roundTrips,
+      });
+
+      // POST and PATCH: each batch its own 100 accounts; API batches first, raw batches after them.
+      const b = options.batches;
+      const batch = (k: number) => Array.from({ length: BATCH }, (_, j) => accountName(k * BATCH + j));
+      const rawRegister = async (names: string[], state: 'INACTIVE' | 'ACTIVE') => {
+        const now = Date.now();
+        const found = await getAccounts(table, names, { consistent: true });
+        if (state === 'ACTIVE') await liveSessions(table, now, ZONE);
+        await runBounded(
+          names.map((name) => async () => {
+            const current = found.get(name) as { version: number; generation: number };
+            await client.send(
+              new UpdateCommand(
+                updateAccountParams(tableName, name, current.version, { registration: { zoneId: ZONE, at: now }, state, generation: current.generation + 1 }, now),
+              ),
+            );
+          }),
+          16,
+        );
+        if (state === 'ACTIVE') await appendChanges(table, names.map((name) => ({ name, action: 'assign', generation: 2, at: now })));
+      };
+      out(
+        figure(
+          'post_100_records',
+          'BatchGetItem(100) + 100 x conditional UpdateItem',
+          await measurePair(
+            b,
+            meter,
+            (i) => send('POST', batch(i).map((name) => ({ name, zoneId: ZONE }))),
+            (i) => rawRegister(batch(b + i), 'INACTIVE'),
+          ),
+        ),
+      );
+      out(
+        figure(
+          'patch_100_records',
+          'BatchGetItem(100) + Query(sessions) + 100 x conditional UpdateItem + 4 x BatchWriteItem(feed)',
+          await measurePair(
+            b,
+            meter,
+            (i) => send('PATCH', batch(i).map((name) => ({ name, state: 'ACTIVE' }))),
+            (i) => rawRegister(batch(b + i), 'ACTIVE'),
+          ),
+        ),
+      );
+    } finally {
+      agent.destroy();
+      await server.close();
+    }
+  } finally {
+    await table.close();
+  }
+  return figures;
+}
