@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { startVaultDouble } from '../test/doubles/vault.ts';
 import { get } from '../test/support/http.ts';
+import { makeTestPki } from '../test/support/pki.ts';
 import { agentIdFrom, describeMode, startAgent, type RunningAgent } from './agent.ts';
 import type { AgentComponent, ComponentFactory } from './component.ts';
 import type { ConfigChange } from './config/diff.ts';
@@ -132,5 +134,58 @@ describe('the agent process', () => {
     const health = urls()[3]![1];
     expect((await get(`${health}/livez`)).status).toBe(200);
     await expect(get(`${first}/livez`)).rejects.toThrow();
+  });
+});
+
+describe('secrets in the agent', () => {
+  const TOKEN = 'hvs.agent-test-token-7f3e';
+  const reference = (form: 'encrypted' | 'encryptedFile', key: string) => `${form}:vault!e:secret!p:agent/tls!k:${key}`;
+
+  it('resolves references with the parsed secrets section: the health server takes its TLS files and key password from vault', async () => {
+    const pki = makeTestPki();
+    const vault = await startVaultDouble();
+    try {
+      vault.mountKv('secret', 2);
+      vault.putSecret('secret', 'agent/tls', {
+        cert: pki.read(pki.serverCert).toString('utf8'),
+        key: pki.read(pki.serverKeyEncrypted).toString('utf8'),
+        passphrase: pki.passphrase,
+      });
+      vault.addToken(TOKEN, { paths: ['secret/data/agent/*'] });
+      const secrets = { vault: { enabled: true, url: vault.url, authMethod: 'token', token: TOKEN } };
+      const ssl = {
+        enabled: true,
+        certFile: reference('encryptedFile', 'cert'),
+        keyFile: reference('encryptedFile', 'key'),
+        keyFilePassword: reference('encrypted', 'passphrase'),
+      };
+      const { start, logs, rewrite } = setup({ server: { ...server, ssl }, secrets });
+      const agent = await start();
+      const health = logs().find((l) => l['msg'] === 'health server listening')?.['url'];
+      expect(health).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      expect((await get(`${String(health)}/livez`, { ca: pki.read(pki.caCert) })).status).toBe(200);
+      expect(vault.requests.filter((r) => r.path === '/v1/secret/data/agent/tls').length).toBeGreaterThan(0);
+
+      rewrite({ server: { ...server, ssl }, secrets: { vault: { ...secrets.vault, timeoutMs: 5000 } } });
+      expect(await agent.reloader.reload('request')).toBe('applied');
+      expect(logs()).toContainEqual(
+        expect.objectContaining({ level: 'warn', msg: 'secrets.* take effect when the agent restarts; references are resolved with the settings it started with' }),
+      );
+      const text = JSON.stringify(logs());
+      expect(text).not.toContain(TOKEN);
+      expect(text).not.toContain(pki.passphrase);
+
+      await agent.stop();
+      agents.splice(0);
+      await expect(agent.ctx.secrets.resolve(reference('encrypted', 'passphrase'))).rejects.toThrow('the secret resolver is closed');
+    } finally {
+      await vault.close();
+    }
+  });
+
+  it('without secrets.vault enabled, a vault reference in server.ssl stops the start and names its key', async () => {
+    const pki = makeTestPki();
+    const { start } = setup({ server: { ...server, ssl: { enabled: true, certFile: reference('encryptedFile', 'cert'), keyFile: pki.serverKey } } });
+    await expect(start()).rejects.toThrow(`server.ssl.certFile: cannot resolve secret ${reference('encryptedFile', 'cert')}: secrets.vault.enabled is not true`);
   });
 });

@@ -11,6 +11,7 @@ import { driverProxy, normalizeProxyEnv } from './net/proxy.ts';
 import { Readiness } from './observability/health.ts';
 import { createAgentLogger } from './observability/logger.ts';
 import { createAgentMetrics } from './observability/metrics.ts';
+import { createSecretResolver } from './secrets/index.ts';
 import { TaskBudget } from './tasks/budget.ts';
 import { resolveZone, type ZoneDeps } from './zone/zone.ts';
 
@@ -75,6 +76,7 @@ export async function startAgent(options: StartOptions): Promise<RunningAgent> {
   readiness.set('config', () => ({ ok: true, detail: `loaded from ${options.configPath}` }));
   readiness.set('driver', () => ({ ok: false, detail: 'not connected to the driver' }));
   const budget = new TaskBudget(config.tasks, { clock, logger: logger.child({ component: 'tasks' }), metrics });
+  const secrets = createSecretResolver(config.secrets, { logger: logger.child({ component: 'secrets' }), clock, env });
 
   const ctx: AgentContext = {
     agentId,
@@ -88,6 +90,7 @@ export async function startAgent(options: StartOptions): Promise<RunningAgent> {
     budget,
     clock,
     driverProxy: proxy,
+    secrets,
   };
 
   const controller = new AbortController();
@@ -101,6 +104,10 @@ export async function startAgent(options: StartOptions): Promise<RunningAgent> {
         logger.error({ component: component.name, err: e instanceof Error ? e.message : String(e) }, 'component did not stop cleanly');
       }
     }
+    // After the components, which may still read the files written for encryptedFile: references.
+    await secrets.close().catch((e: unknown) => {
+      logger.error({ err: e instanceof Error ? e.message : String(e) }, 'secret files could not be removed');
+    });
   };
   for (const factory of options.components ?? AGENT_COMPONENTS) {
     const component = factory(ctx);
@@ -123,6 +130,10 @@ export async function startAgent(options: StartOptions): Promise<RunningAgent> {
       if (file !== change.next.logging.file || format !== change.next.logging.format) {
         logger.warn('logging.file and logging.format take effect when the agent restarts; logging.level is applied now');
       }
+    }
+    if (change.sections.includes('secrets')) {
+      // Replacing the resolver would delete the encryptedFile: files components are using.
+      logger.warn('secrets.* take effect when the agent restarts; references are resolved with the settings it started with');
     }
     for (const component of started) await component.onConfigChange?.(change);
   };

@@ -3,6 +3,7 @@ import type { Logger } from '../shared/log.ts';
 import type { ConfigChange } from './config/diff.ts';
 import type { AgentConfig, LogLevel } from './config/schema.ts';
 import type { ProxyDecision } from './net/proxy.ts';
+import type { SecretResolver } from './secrets/index.ts';
 import type { Readiness } from './observability/health.ts';
 import type { AgentMetrics } from './observability/metrics.ts';
 import type { TaskBudget } from './tasks/budget.ts';
@@ -36,6 +37,11 @@ export interface AgentContext {
   readonly clock: Clock;
   /** How the driver is reached (proxy or direct), decided once at start. */
   readonly driverProxy: ProxyDecision;
+  /**
+   * Resolves `encrypted:` and `encryptedFile:` references where a setting is used; built once from the
+   * `secrets` section the agent started with, closed (its private files deleted) when the agent stops.
+   */
+  readonly secrets: SecretResolver;
 }
 
 /** Builds a component from the context, or returns undefined when the configuration does not call for it. */

@@ -14,9 +14,14 @@ export function word(description: string, what = 'a non-empty string without spa
   return v.pipe(v.string(`expected ${what}`), v.regex(/^\S+$/, `expected ${what}`), v.description(description));
 }
 
+/** A string that must not be empty but may contain spaces (passwords, role names). */
+export function filled(description: string, what = 'a non-empty string') {
+  return v.pipe(v.string(`expected ${what}`), v.minLength(1, `expected ${what}`), v.description(description));
+}
+
 /** A file path: any non-empty string (paths may contain spaces), or an `encryptedFile:` reference. */
 export function filePath(description: string, what = 'a file path') {
-  return v.pipe(v.string(`expected ${what}`), v.minLength(1, `expected ${what}`), v.description(description));
+  return filled(description, what);
 }
 
 export function flag(defaultValue: boolean, description: string) {

@@ -75,7 +75,7 @@ export function unknownKeys(schema: v.GenericSchema, input: unknown): ConfigWarn
 
 /**
  * Every key of the schema as a path, lists of mappings shown with `[]`:
- * `kubernetes.accounts[].customResourceDefinitions[].scope`. A record (`secrets.vault`) is one key.
+ * `kubernetes.accounts[].customResourceDefinitions[].scope`. A record (open mapping) is one key.
  */
 export function keyPaths(schema: v.GenericSchema): string[] {
   const out: string[] = [];

@@ -194,6 +194,100 @@ describe('problems in vendor-agent.yml', () => {
   });
 });
 
+describe('secrets.vault in vendor-agent.yml', () => {
+  const vault = (keys: Record<string, unknown>) => ({ secrets: { vault: keys } });
+
+  it('checks every vault key and names it by its key path', () => {
+    expect(
+      problems(
+        vault({
+          enabled: 'yes',
+          url: 'vault:8200',
+          authMethod: 'LDAP',
+          role: '',
+          namespace: 7,
+          serviceAccountTokenFile: '',
+          timeoutMs: 0,
+          tls: { insecureSkipVerify: 'no', serverName: 'vault internal', clientKeyFile: '' },
+        }),
+      ),
+    ).toEqual({
+      'secrets.vault.enabled': 'expected true or false, got "yes"',
+      'secrets.vault.url': 'expected an http or https URL such as https://vault.example:8200, got "vault:8200"',
+      'secrets.vault.authMethod': 'expected one of TOKEN, KUBERNETES, APPROLE, USERPASS (any case), got "LDAP"',
+      'secrets.vault.role': 'expected a non-empty string, got ""',
+      'secrets.vault.namespace': 'expected a non-empty string, got 7',
+      'secrets.vault.serviceAccountTokenFile': 'expected a file path, got ""',
+      'secrets.vault.timeoutMs': 'expected an integer >= 1, got 0',
+      'secrets.vault.tls.insecureSkipVerify': 'expected true or false, got "no"',
+      'secrets.vault.tls.serverName': 'expected a server name without spaces, got "vault internal"',
+      'secrets.vault.tls.clientKeyFile': 'expected a file path, got ""',
+    });
+  });
+
+  it('refuses lists and scalars where the vault mappings belong', () => {
+    expect(problems({ secrets: { vault: [{ enabled: true }] } })).toEqual({
+      'secrets.vault': 'expected a mapping of keys to values, got a list of 1 (value hidden)',
+    });
+    expect(problems(vault({ tls: 'on' }))).toEqual({ 'secrets.vault.tls': 'expected a mapping of keys to values, got "on"' });
+    expect(problems({ secrets: ['vault'] })).toEqual({ secrets: 'expected a mapping of keys to values, got a list of 1 (value hidden)' });
+  });
+
+  it('when enabled, requires the url and the credentials of the chosen auth method', () => {
+    expect(problems(vault({ enabled: true }))).toEqual({ 'secrets.vault.url': 'expected a url when enabled is true, got nothing' });
+    expect(problems(vault({ enabled: true, url: 'https://vault:8200', authMethod: 'kubernetes' }))).toEqual({
+      'secrets.vault.role': 'expected a role when authMethod is KUBERNETES, got nothing',
+    });
+    expect(problems(vault({ enabled: true, url: 'https://vault:8200', authMethod: 'AppRole' }))).toEqual({
+      'secrets.vault.roleId': 'expected a roleId when authMethod is APPROLE, got nothing',
+      'secrets.vault.secretId': 'expected a secretId when authMethod is APPROLE, got nothing',
+    });
+    expect(problems(vault({ enabled: true, url: 'https://vault:8200', authMethod: 'USERPASS', password: 'pw' }))).toEqual({
+      'secrets.vault.username': 'expected a username when authMethod is USERPASS, got nothing',
+    });
+    // Disabled, nothing is required: the section may be kept ready in the file.
+    expect(parseConfig(stringify(vault({ authMethod: 'APPROLE' })), 't.yml').problems).toEqual([]);
+    expect(parseConfig(stringify(vault({ enabled: true, url: 'https://vault:8200' })), 't.yml').problems).toEqual([]);
+  });
+
+  it('reports a missing credential together with the other problems of the section', () => {
+    expect(problems(vault({ enabled: true, authMethod: 'KUBERNETES', timeoutMs: -5, tls: { caCertFile: '' } }))).toEqual({
+      'secrets.vault.timeoutMs': 'expected an integer >= 1, got -5',
+      'secrets.vault.tls.caCertFile': 'expected a file path, got ""',
+      'secrets.vault.url': 'expected a url when enabled is true, got nothing',
+      'secrets.vault.role': 'expected a role when authMethod is KUBERNETES, got nothing',
+    });
+  });
+
+  it('never prints the vault credentials, and prints the other vault values', () => {
+    const text = stringify(vault({ enabled: true, url: 'vault:8200', authMethod: 'USERPASS', token: 31415926, secretId: ['s3cr3t-id'], password: 27182818 }));
+    const report = formatReport(parseConfig(text, 'vault.yml'));
+    for (const secret of ['31415926', 's3cr3t-id', '27182818']) expect(report).not.toContain(secret);
+    expect(report).toContain('secrets.vault.token: expected a non-empty string, got a number (value hidden)');
+    expect(report).toContain('secrets.vault.secretId: expected a non-empty string, got a list of 1 (value hidden)');
+    expect(report).toContain('secrets.vault.password: expected a non-empty string, got a number (value hidden)');
+    expect(report).toContain('secrets.vault.username: expected a username when authMethod is USERPASS, got nothing');
+    expect(report).toContain('secrets.vault.url: expected an http or https URL such as https://vault.example:8200, got "vault:8200"');
+  });
+
+  it('the parsed configuration carries the vault settings with every default', () => {
+    const result = parseConfig(stringify(vault({ enabled: true, url: 'https://vault:8200', authMethod: 'approle', roleId: 'r', secretId: 's' })), 't.yml');
+    expect(result.problems).toEqual([]);
+    expect(result.config?.secrets).toEqual({
+      vault: {
+        enabled: true,
+        url: 'https://vault:8200',
+        authMethod: 'APPROLE',
+        roleId: 'r',
+        secretId: 's',
+        serviceAccountTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+        timeoutMs: 10000,
+        tls: { insecureSkipVerify: false },
+      },
+    });
+  });
+});
+
 describe('warnings', () => {
   it('names an unknown key and the closest known key', () => {
     expect(
@@ -214,8 +308,15 @@ describe('warnings', () => {
     });
   });
 
-  it('leaves the inner keys of secrets.vault to the secret engine', () => {
-    expect(warnings({ secrets: { vault: { url: 'http://vault:8200', anything: 1 } } })).toEqual({});
+  it('names unknown keys under secrets.vault and its tls with the closest known key', () => {
+    expect(
+      warnings({ secrets: { vualt: {}, vault: { url: 'http://vault:8200', authmethod: 'token', secretID: 'x', tls: { caCert: '/ca.pem' } } } }),
+    ).toEqual({
+      'secrets.vualt': 'unknown key, ignored; the closest known key is secrets.vault',
+      'secrets.vault.authmethod': 'unknown key, ignored; the closest known key is secrets.vault.authMethod',
+      'secrets.vault.secretID': 'unknown key, ignored; the closest known key is secrets.vault.secretId',
+      'secrets.vault.tls.caCert': 'unknown key, ignored; the closest known key is secrets.vault.tls.caCertFile',
+    });
   });
 
   it('says omitNamespaces and onlySpinnakerManaged are not implemented, and accepts them', () => {

@@ -41,6 +41,7 @@ interface KeyCase {
 const tokenCommand = (extra: Raw = {}) => ({ driver: { auth: { tokenCommand: { command: 'get-token', ...extra } } } });
 const crd = (extra: Raw = {}) => withAccount({ customResourceDefinitions: [{ kind: 'Rollout.argoproj.io', ...extra }] });
 const ssl = (extra: Raw = {}) => ({ server: { ssl: { enabled: true, certFile: '/tls/c.pem', keyFile: '/tls/k.pem', ...extra } } });
+const vault = (keys: Raw) => ({ secrets: { vault: keys } });
 
 /** Every key of SPEC.md 2.5: its default, and one value that is not the default. */
 const CASES: KeyCase[] = [
@@ -110,7 +111,25 @@ const CASES: KeyCase[] = [
   { key: 'server.ssl.keyFilePassword', default: undefined, set: ssl({ keyFilePassword: 'pw' }), expected: 'pw' },
   { key: 'server.ssl.caCertFile', default: undefined, set: ssl({ caCertFile: '/tls/ca.pem' }), expected: '/tls/ca.pem' },
   { key: 'server.ssl.clientAuth', default: 'none', set: ssl({ clientAuth: 'need', caCertFile: '/tls/ca.pem' }), expected: 'need' },
-  { key: 'secrets.vault', default: undefined, set: { secrets: { vault: { url: 'http://vault:8200', authMethod: 'TOKEN' } } }, expected: { url: 'http://vault:8200', authMethod: 'TOKEN' } },
+  { key: 'secrets.vault.enabled', default: false, set: vault({ enabled: true, url: 'https://vault:8200' }), expected: true },
+  { key: 'secrets.vault.url', default: undefined, set: vault({ url: 'https://vault.example:8200/prefix' }), expected: 'https://vault.example:8200/prefix' },
+  { key: 'secrets.vault.authMethod', default: 'TOKEN', set: vault({ authMethod: 'kubernetes' }), expected: 'KUBERNETES' },
+  { key: 'secrets.vault.token', default: undefined, set: vault({ token: 's.agent-token' }), expected: 's.agent-token' },
+  { key: 'secrets.vault.role', default: undefined, set: vault({ role: 'vendor-agent' }), expected: 'vendor-agent' },
+  { key: 'secrets.vault.path', default: undefined, set: vault({ path: 'k8s-prod' }), expected: 'k8s-prod' },
+  { key: 'secrets.vault.serviceAccountTokenFile', default: '/var/run/secrets/kubernetes.io/serviceaccount/token', set: vault({ serviceAccountTokenFile: '/var/run/secrets/tokens/vault' }), expected: '/var/run/secrets/tokens/vault' },
+  { key: 'secrets.vault.roleId', default: undefined, set: vault({ roleId: 'role-1' }), expected: 'role-1' },
+  { key: 'secrets.vault.secretId', default: undefined, set: vault({ secretId: 'secret-1' }), expected: 'secret-1' },
+  { key: 'secrets.vault.username', default: undefined, set: vault({ username: 'agent' }), expected: 'agent' },
+  { key: 'secrets.vault.password', default: undefined, set: vault({ password: 'pass word' }), expected: 'pass word' },
+  { key: 'secrets.vault.userAuthPath', default: undefined, set: vault({ userAuthPath: 'ldap-users' }), expected: 'ldap-users' },
+  { key: 'secrets.vault.namespace', default: undefined, set: vault({ namespace: 'team-a' }), expected: 'team-a' },
+  { key: 'secrets.vault.timeoutMs', default: 10000, set: vault({ timeoutMs: 2500 }), expected: 2500 },
+  { key: 'secrets.vault.tls.caCertFile', default: undefined, set: vault({ tls: { caCertFile: '/tls/vault-ca.pem' } }), expected: '/tls/vault-ca.pem' },
+  { key: 'secrets.vault.tls.insecureSkipVerify', default: false, set: vault({ tls: { insecureSkipVerify: true } }), expected: true },
+  { key: 'secrets.vault.tls.serverName', default: undefined, set: vault({ tls: { serverName: 'vault.internal' } }), expected: 'vault.internal' },
+  { key: 'secrets.vault.tls.clientCertFile', default: undefined, set: vault({ tls: { clientCertFile: '/tls/agent.pem' } }), expected: '/tls/agent.pem' },
+  { key: 'secrets.vault.tls.clientKeyFile', default: undefined, set: vault({ tls: { clientKeyFile: '/tls/agent-key.pem' } }), expected: '/tls/agent-key.pem' },
 ];
 
 describe('vendor-agent.yml keys', () => {
@@ -147,6 +166,15 @@ describe('vendor-agent.yml keys', () => {
     ['TRACE', 'trace'],
   ])('logging.level %s is accepted in any case and logs at %s', (level, pino) => {
     expect(parse({ logging: { level } }).logging.level).toBe(pino);
+  });
+
+  it.each([
+    ['token', 'TOKEN'],
+    ['Kubernetes', 'KUBERNETES'],
+    ['APPROLE', 'APPROLE'],
+    ['userPass', 'USERPASS'],
+  ])('secrets.vault.authMethod %s is accepted in any case as %s', (authMethod, parsed) => {
+    expect(parse({ secrets: { vault: { authMethod } } }).secrets.vault.authMethod).toBe(parsed);
   });
 
   it.each(['raw', 'json', ''])('driver.auth.tokenCommand.format accepts %j', (format) => {

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { secretsEntries, VAULT_SECRET_KEYS } from '../secrets/config.ts';
 import { anyCasePattern, filePath, flag, object, integer, list, mapping, port, section, text, word } from './fields.ts';
 
 /*
@@ -416,17 +417,7 @@ const server = section(
   'Health check server.',
 );
 
-const secrets = section(
-  {
-    vault: v.optional(
-      v.pipe(
-        v.record(v.string(), v.unknown(), 'expected a mapping of keys to values'),
-        v.description('Vault secret engine settings; checked by the secret engine when the agent starts.'),
-      ),
-    ),
-  },
-  'Secret engines resolving encrypted: and encryptedFile: references.',
-);
+const secrets = section(secretsEntries, 'Secret engines resolving encrypted: and encryptedFile: references (docs/secrets.md).');
 
 export const agentConfigSchema = v.pipe(
   object(
@@ -454,11 +445,15 @@ export type LoggingConfig = AgentConfig['logging'];
 export type ServerConfig = AgentConfig['server'];
 export type SslConfig = ServerConfig['ssl'];
 
-/** Key paths whose values are never printed: tokens, passwords and everything under `secrets`. */
+/**
+ * Key paths whose values are never printed: tokens, passwords, the vault credentials, and `secrets`
+ * or `secrets.vault` themselves (a credential pasted where the section belongs).
+ */
 export const SECRET_KEY_PATHS: readonly RegExp[] = [
   /^driver\.auth\.token$/,
   /^driver\.auth\.tokenCommand\.args(\[\d+\])?$/,
   /^driver\.tls\.clientKeyFilePassword$/,
   /^server\.ssl\.key(File)?Password$/,
-  /^secrets(\.|\[|$)/,
+  /^secrets(\.vault)?$/,
+  new RegExp(`^secrets\\.vault\\.(${VAULT_SECRET_KEYS.join('|')})$`),
 ];

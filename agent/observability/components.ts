@@ -44,7 +44,7 @@ function serverComponent(
 }
 
 export const healthComponent: ComponentFactory = (ctx) =>
-  serverComponent(ctx, 'health server', ['server'], () => true, (c) => startHealthServer(c.server, ctx.readiness));
+  serverComponent(ctx, 'health server', ['server'], () => true, (c) => startHealthServer(c.server, ctx.readiness, ctx.secrets));
 
 export const metricsComponent: ComponentFactory = (ctx) =>
   serverComponent(ctx, 'metrics server', ['prometheus'], (c) => c.prometheus.enabled, (c) =>

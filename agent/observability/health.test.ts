@@ -1,10 +1,12 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { isVendorError } from '../../shared/errors.ts';
+import { silentLogger } from '../../shared/log.ts';
 import { makeTestPki, type TestPki } from '../../test/support/pki.ts';
 import { get } from '../../test/support/http.ts';
 import { parseConfig } from '../config/load.ts';
 import type { ServerConfig } from '../config/schema.ts';
+import { createSecretResolver } from '../secrets/index.ts';
 import { Readiness, startHealthServer } from './health.ts';
 import type { RunningServer } from './http-server.ts';
 
@@ -14,6 +16,10 @@ function serverConfig(server: Record<string, unknown>): ServerConfig {
   return result.config!.server;
 }
 
+// No secret engine is configured here: plain settings pass through, references fail with a reason.
+const secrets = createSecretResolver(undefined, { logger: silentLogger(), env: {} });
+afterAll(() => secrets.close());
+
 let running: RunningServer[] = [];
 afterEach(async () => {
   await Promise.all(running.map((s) => s.close()));
@@ -21,7 +27,7 @@ afterEach(async () => {
 });
 
 async function start(server: Record<string, unknown>, readiness = new Readiness()): Promise<RunningServer> {
-  const s = await startHealthServer(serverConfig(server), readiness);
+  const s = await startHealthServer(serverConfig(server), readiness, secrets);
   running.push(s);
   return s;
 }
@@ -70,7 +76,7 @@ describe('health server', () => {
 
   it('refuses to start on a port in use', async () => {
     const s = await start({});
-    await expect(startHealthServer(serverConfig({ port: s.port }), new Readiness())).rejects.toThrow(/EADDRINUSE/);
+    await expect(startHealthServer(serverConfig({ port: s.port }), new Readiness(), secrets)).rejects.toThrow(/EADDRINUSE/);
   });
 });
 
@@ -96,7 +102,7 @@ describe('health server over TLS (server.ssl.*)', () => {
 
   it('a wrong key password stops the start with an error that names the key and hides the password', async () => {
     const config = serverConfig({ ssl: { enabled: true, certFile: pki.serverCert, keyFile: pki.serverKeyEncrypted, keyFilePassword: 'wrong-pass-123' } });
-    const error: unknown = await startHealthServer(config, new Readiness()).catch((e: unknown) => e);
+    const error: unknown = await startHealthServer(config, new Readiness(), secrets).catch((e: unknown) => e);
     expect(isVendorError(error) && error.code).toBe('invalid_input');
     expect(String((error as Error).message)).toMatch(/^server\.ssl: /);
     expect(JSON.stringify(error) + String(error)).not.toContain('wrong-pass-123');
@@ -104,7 +110,20 @@ describe('health server over TLS (server.ssl.*)', () => {
 
   it('a missing file names its key', async () => {
     const config = serverConfig({ ssl: { enabled: true, certFile: '/nonexistent/cert.pem', keyFile: pki.serverKey } });
-    await expect(startHealthServer(config, new Readiness())).rejects.toThrow(/^server\.ssl\.certFile: cannot read \/nonexistent\/cert\.pem: ENOENT/);
+    await expect(startHealthServer(config, new Readiness(), secrets)).rejects.toThrow(/^server\.ssl\.certFile: cannot read \/nonexistent\/cert\.pem: ENOENT/);
+  });
+
+  it('a secret reference that cannot be resolved stops the start with an error that names its key', async () => {
+    const reference = 'encrypted:vault!e:secret!p:agent/tls!k:passphrase';
+    const config = serverConfig({ ssl: { enabled: true, certFile: pki.serverCert, keyFile: pki.serverKeyEncrypted, keyPassword: reference } });
+    const error: unknown = await startHealthServer(config, new Readiness(), secrets).catch((e: unknown) => e);
+    expect(isVendorError(error) && error.code).toBe('invalid_input');
+    expect(isVendorError(error) && error.message).toBe(
+      `server.ssl.keyPassword: cannot resolve secret ${reference}: secrets.vault.enabled is not true in vendor-agent.yml, so vault references cannot be resolved`,
+    );
+    const fileReference = 'encryptedFile:vault!e:secret!p:agent/tls!k:cert';
+    const certConfig = serverConfig({ ssl: { enabled: true, certFile: fileReference, keyFile: pki.serverKey } });
+    await expect(startHealthServer(certConfig, new Readiness(), secrets)).rejects.toThrow(`server.ssl.certFile: cannot resolve secret ${fileReference}: `);
   });
 
   it('clientAuth need: a client certificate signed by caCertFile is required', async () => {

@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import type { ServerOptions as TlsServerOptions } from 'node:https';
 import { createSecureContext } from 'node:tls';
-import { VendorError } from '../../shared/errors.ts';
+import { VendorError, isVendorError } from '../../shared/errors.ts';
 import type { ServerConfig, SslConfig } from '../config/schema.ts';
+import type { SecretResolver } from '../secrets/index.ts';
 import { onlyGet, pathOf, sendJson, sendText, startHttpServer, type RunningServer } from './http-server.ts';
 
 export interface CheckResult {
@@ -42,7 +43,21 @@ export class Readiness {
   }
 }
 
-async function readKeyFile(key: string, path: string): Promise<Buffer> {
+/** What the health server needs of the secret resolver: `server.ssl.*` may hold secret references. */
+export type SecretValues = Pick<SecretResolver, 'resolve' | 'resolveFile'>;
+
+/** A resolution error, prefixed with the key that holds the reference (resolver messages hold no secret). */
+async function resolvedFor<T>(key: string, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e);
+    throw new VendorError(isVendorError(e) ? e.code : 'internal', `${key}: ${reason}`, { issues: [{ path: key, message: reason }] });
+  }
+}
+
+async function readKeyFile(key: string, setting: string, secrets: SecretValues): Promise<Buffer> {
+  const path = await resolvedFor(key, secrets.resolveFile(setting));
   try {
     return await readFile(path);
   } catch (e) {
@@ -52,14 +67,19 @@ async function readKeyFile(key: string, path: string): Promise<Buffer> {
   }
 }
 
-/** Node TLS options from `server.ssl.*`; a file that cannot be read or a key that does not open names its key. */
-export async function tlsOptionsFrom(ssl: SslConfig): Promise<TlsServerOptions | undefined> {
+/**
+ * Node TLS options from `server.ssl.*`, secret references resolved; a file that cannot be read, a
+ * reference that cannot be resolved or a key that does not open names its key.
+ */
+export async function tlsOptionsFrom(ssl: SslConfig, secrets: SecretValues): Promise<TlsServerOptions | undefined> {
   if (!ssl.enabled || ssl.certFile === undefined || ssl.keyFile === undefined) return undefined;
+  const passwordKey = ssl.keyFilePassword === undefined ? 'server.ssl.keyPassword' : 'server.ssl.keyFilePassword';
+  const password = ssl.keyFilePassword ?? ssl.keyPassword;
   const options: TlsServerOptions = {
-    cert: await readKeyFile('server.ssl.certFile', ssl.certFile),
-    key: await readKeyFile('server.ssl.keyFile', ssl.keyFile),
-    passphrase: ssl.keyFilePassword ?? ssl.keyPassword,
-    ...(ssl.caCertFile === undefined ? {} : { ca: await readKeyFile('server.ssl.caCertFile', ssl.caCertFile) }),
+    cert: await readKeyFile('server.ssl.certFile', ssl.certFile, secrets),
+    key: await readKeyFile('server.ssl.keyFile', ssl.keyFile, secrets),
+    passphrase: password === undefined ? undefined : await resolvedFor(passwordKey, secrets.resolve(password)),
+    ...(ssl.caCertFile === undefined ? {} : { ca: await readKeyFile('server.ssl.caCertFile', ssl.caCertFile, secrets) }),
     requestCert: ssl.clientAuth !== 'none',
     rejectUnauthorized: ssl.clientAuth === 'need',
   };
@@ -80,8 +100,8 @@ export async function tlsOptionsFrom(ssl: SslConfig): Promise<TlsServerOptions |
  * `/readyz` answers 200 only when every readiness probe is ok (503 and the failing checks otherwise),
  * `/health` gives both as JSON.
  */
-export async function startHealthServer(server: ServerConfig, readiness: Readiness): Promise<RunningServer> {
-  const tls = await tlsOptionsFrom(server.ssl);
+export async function startHealthServer(server: ServerConfig, readiness: Readiness, secrets: SecretValues): Promise<RunningServer> {
+  const tls = await tlsOptionsFrom(server.ssl, secrets);
   return startHttpServer({
     host: server.host,
     port: server.port,

@@ -17,28 +17,28 @@ describe('secrets.vault schema', () => {
 
   it('accepts the auth method in any case and keeps it upper case', () => {
     expect(v.parse(VaultConfigSchema, { authMethod: 'approle' }).authMethod).toBe('APPROLE');
-    expect(problems({ authMethod: 'LDAP' })).toEqual(['authMethod: must be one of TOKEN, KUBERNETES, APPROLE, USERPASS (any case)']);
+    expect(problems({ authMethod: 'LDAP' })).toEqual(['authMethod: expected one of TOKEN, KUBERNETES, APPROLE, USERPASS (any case)']);
   });
 
   it('requires a URL and the credentials of the chosen method only when enabled', () => {
     expect(problems({ authMethod: 'KUBERNETES' })).toEqual([]);
     expect(problems({ enabled: true, authMethod: 'KUBERNETES' })).toEqual([
-      'url: is required when secrets.vault.enabled is true',
-      'role: is required when authMethod is KUBERNETES',
+      'url: expected a url when enabled is true',
+      'role: expected a role when authMethod is KUBERNETES',
     ]);
     expect(problems({ enabled: true, url: 'https://vault:8200', authMethod: 'APPROLE' })).toEqual([
-      'roleId: is required when authMethod is APPROLE',
-      'secretId: is required when authMethod is APPROLE',
+      'roleId: expected a roleId when authMethod is APPROLE',
+      'secretId: expected a secretId when authMethod is APPROLE',
     ]);
     expect(problems({ enabled: true, url: 'https://vault:8200', authMethod: 'USERPASS', username: 'u' })).toEqual([
-      'password: is required when authMethod is USERPASS',
+      'password: expected a password when authMethod is USERPASS',
     ]);
     expect(problems({ enabled: true, url: 'https://vault:8200' })).toEqual([]);
   });
 
   it('checks the URL, the timeout and the TLS options', () => {
     for (const url of ['vault:8200', 'ftp://vault', 'not a url']) {
-      expect(problems({ url })).toEqual(['url: must be an http or https URL such as https://vault.example:8200']);
+      expect(problems({ url })).toEqual(['url: expected an http or https URL such as https://vault.example:8200']);
     }
     expect(problems({ timeoutMs: 0 })).toHaveLength(1);
     expect(problems({ tls: { insecureSkipVerify: 'yes' } })[0]).toMatch(/^tls\.insecureSkipVerify: /);
