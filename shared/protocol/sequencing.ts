@@ -13,9 +13,7 @@ export class InboundSequence {
   receive(seq: number): void {
     if (seq === 0) return;
     if (seq !== this.#received + 1) {
-      throw protocolError('out_of_order', `expected sequence number ${this.#received + 1}, got ${seq}`, {
-        details: { seq },
-      });
+      throw protocolError('out_of_order', `expected sequence number ${this.#received + 1}, got ${seq}`);
     }
     this.#received = seq;
   }
