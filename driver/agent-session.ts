@@ -11,6 +11,7 @@ import { VendorError, isVendorError } from '../shared/errors.ts';
 import type { Logger } from '../shared/log.ts';
 import {
   PROTOCOL_VERSION,
+  RELIABLE_DRIVER_BODIES,
   SUPPORTED_PROTOCOL_VERSIONS,
   driverMessage,
   type AgentEnvelope,
@@ -22,7 +23,8 @@ import {
   type Hello__Output,
 } from '../shared/protocol/messages.ts';
 import { protocolError } from '../shared/protocol/problems.ts';
-import { InboundSequence, OutboundSequence } from '../shared/protocol/sequencing.ts';
+import { SequencedEndpoint } from '../shared/protocol/endpoint.ts';
+import { SerialQueue } from '../shared/protocol/serial-queue.ts';
 import { parseAgentMessage } from '../shared/protocol/validate.ts';
 import { statusOfError } from './grpc-status.ts';
 import type { ResultOutcome, SessionStore } from './session-store.ts';
@@ -53,32 +55,19 @@ export interface SessionDeps {
   onResult?(session: AgentSession, result: AssignmentResult__Output, outcome: ResultOutcome): void;
 }
 
-interface Pending {
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
-/** Past this many messages waiting to be processed the stream stops reading until it catches up. */
-const HIGH_WATER = 64;
-const LOW_WATER = 16;
-
 export class AgentSession {
   readonly id = randomUUID();
   readonly peer: string;
   readonly #call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>;
   readonly #deps: SessionDeps;
-  readonly #inbound = new InboundSequence();
-  readonly #outbound = new OutboundSequence<Pending>();
+  readonly #endpoint: SequencedEndpoint<DriverBody>;
+  readonly #queue: SerialQueue;
   readonly #stop = new AbortController();
   #hello: Hello__Output | undefined;
   #opened = false;
   #ended = false;
   #lastReceivedAt: number;
   #lastRenewAt: number;
-  #chain: Promise<void> = Promise.resolve();
-  #depth = 0;
-  #ackSent = 0;
-  #ackScheduled = false;
   #closedReason: string | undefined;
 
   constructor(call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>, deps: SessionDeps) {
@@ -86,6 +75,13 @@ export class AgentSession {
     this.#deps = deps;
     this.peer = call.getPeer();
     this.#lastReceivedAt = this.#lastRenewAt = deps.clock.now();
+    this.#endpoint = new SequencedEndpoint<DriverBody>({
+      write: (out, seq, ackSeq) => call.write(driverMessage(out, seq, ackSeq)),
+      reliable: RELIABLE_DRIVER_BODIES,
+      ack: { kind: 'ack', body: {} },
+      clock: deps.clock,
+    });
+    this.#queue = new SerialQueue({ onError: (e) => this.end(e), flow: call });
     call.on('data', (m: IncomingAgentMessage) => this.#receive(m));
     call.on('end', () => {
       this.#finish('agent closed the stream');
@@ -115,11 +111,7 @@ export class AgentSession {
   send(out: DriverBody): Promise<void> {
     if (this.#ended) return Promise.reject(new VendorError('unavailable', 'the agent stream has ended'));
     if (!this.#opened) return Promise.reject(new VendorError('conflict', 'the agent has not been welcomed yet'));
-    if (out.kind !== 'assignAccount' && out.kind !== 'removeAccount' && out.kind !== 'operation') {
-      this.#write(out, 0);
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => this.#write(out, this.#outbound.next({ resolve, reject })));
+    return this.#endpoint.send(out).acked;
   }
 
   /** Hands an account to the agent: recorded first, so the agent's answer is expected. */
@@ -165,13 +157,7 @@ export class AgentSession {
         this.#deps.log.error({ sessionId: this.id, err: e }, 'lease renewal failed');
       });
     }
-    if (++this.#depth === HIGH_WATER) this.#call.pause();
-    this.#chain = this.#chain
-      .then(() => (this.#ended ? undefined : this.#process(env)))
-      .catch((e: unknown) => this.end(e))
-      .finally(() => {
-        if (--this.#depth === LOW_WATER) this.#call.resume();
-      });
+    this.#queue.push(() => this.#process(env));
   }
 
   /** The checks that need no I/O, made as the message arrives. */
@@ -198,8 +184,7 @@ export class AgentSession {
       }
       this.#hello = env.body;
     }
-    this.#inbound.receive(env.seq);
-    for (const acked of this.#outbound.acknowledge(env.ackSeq)) acked.resolve();
+    this.#endpoint.received(env.seq, env.ackSeq);
     return env;
   }
 
@@ -208,7 +193,7 @@ export class AgentSession {
       case 'hello':
         return this.#open(env.body);
       case 'heartbeat':
-        this.#write({ kind: 'heartbeatAck', body: { id: env.body.id } }, 0);
+        this.#endpoint.send({ kind: 'heartbeatAck', body: { id: env.body.id } });
         return;
       case 'ack':
         return;
@@ -219,7 +204,7 @@ export class AgentSession {
           'assignment result',
         );
         this.#deps.onResult?.(this, env.body, outcome);
-        this.#processed(env.seq);
+        this.#endpoint.processed(env.seq);
         return;
       }
       default:
@@ -253,20 +238,17 @@ export class AgentSession {
     }
     this.#opened = true;
     this.#lastRenewAt = now;
-    this.#write(
-      {
-        kind: 'welcome',
-        body: {
-          sessionId: this.id,
-          driverReplicaId: settings.replicaId,
-          protocolVersion: PROTOCOL_VERSION,
-          heartbeatIntervalMs: settings.heartbeatIntervalMs,
-          leaseMs: settings.leaseMs,
-          resume,
-        },
+    this.#endpoint.send({
+      kind: 'welcome',
+      body: {
+        sessionId: this.id,
+        driverReplicaId: settings.replicaId,
+        protocolVersion: PROTOCOL_VERSION,
+        heartbeatIntervalMs: settings.heartbeatIntervalMs,
+        leaseMs: settings.leaseMs,
+        resume,
       },
-      0,
-    );
+    });
     this.#deps.log.info(
       { sessionId: this.id, agentId: hello.agentId, zone: hello.zone, agentVersion: hello.agentVersion, peer: this.peer },
       'agent session opened',
@@ -289,29 +271,14 @@ export class AgentSession {
     this.end(new VendorError('timeout', `lease expired: nothing received from the agent for ${settings.leaseMs} ms`));
   }
 
-  #processed(seq: number): void {
-    this.#inbound.processed(seq);
-    if (this.#ackScheduled) return;
-    this.#ackScheduled = true;
-    // One ack covers everything processed in this turn; any message sent meanwhile carries it anyway.
-    setImmediate(() => {
-      this.#ackScheduled = false;
-      if (!this.#ended && this.#inbound.ackSeq > this.#ackSent) this.#write({ kind: 'ack', body: {} }, 0);
-    });
-  }
-
-  #write(out: DriverBody, seq: number): void {
-    this.#ackSent = this.#inbound.ackSeq;
-    this.#call.write(driverMessage(out, seq, this.#ackSent));
-  }
-
   #finish(reason: string): void {
     if (this.#ended) return;
     this.#ended = true;
     this.#closedReason = reason;
     this.#stop.abort();
+    this.#queue.stop();
     const gone = new VendorError('unavailable', `the agent stream has ended: ${reason}`);
-    for (const p of this.#outbound.pending()) p.reject(gone);
+    this.#endpoint.close(() => gone);
     if (this.#opened) {
       this.#deps.store.close(this.id, reason).catch((e: unknown) => {
         this.#deps.log.error({ sessionId: this.id, err: e }, 'closing the session record failed');

@@ -63,7 +63,12 @@ export class OutboundSequence<T> {
     return done;
   }
 
-  /** Items sent and not yet acknowledged, oldest first. */
+  /** The peer's latest cumulative acknowledgement. */
+  get acknowledgedSeq(): number {
+    return this.#acked;
+  }
+
+  /** Items sent and not yet acknowledged, oldest first; they carry consecutive sequence numbers. */
   pending(): T[] {
     return [...this.#pending.values()];
   }
