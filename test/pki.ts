@@ -1,7 +1,7 @@
 /**
  * Throw-away certificates for TLS tests, made with the openssl command line: a CA, a server
- * certificate for `localhost`/127.0.0.1 (and an alternative name `driver.internal` for server-name
- * tests), a client CA with a client certificate whose key is also written encrypted, and an
+ * certificate for `localhost`/127.0.0.1 and `driver.internal`, one for `driver.internal` alone (for
+ * server-name tests), a client CA with a client certificate whose key is also written encrypted, and an
  * unrelated CA whose certificates nobody trusts.
  */
 import { execFileSync } from 'node:child_process';
@@ -14,6 +14,9 @@ export interface Pki {
   caCert: string;
   serverCert: string;
   serverKey: string;
+  /** A server certificate naming only `driver.internal`, for server-name override tests. */
+  namedServerCert: string;
+  namedServerKey: string;
   clientCaCert: string;
   clientCert: string;
   clientKey: string;
@@ -53,6 +56,7 @@ export function makePki(): Pki {
   ca(dir, 'client-ca');
   ca(dir, 'stranger-ca');
   leaf(dir, 'server', 'ca', 'subjectAltName=DNS:localhost,IP:127.0.0.1,DNS:driver.internal\nextendedKeyUsage=serverAuth\n');
+  leaf(dir, 'named-server', 'ca', 'subjectAltName=DNS:driver.internal\nextendedKeyUsage=serverAuth\n');
   leaf(dir, 'client', 'client-ca', 'extendedKeyUsage=clientAuth\n');
   leaf(dir, 'stranger', 'stranger-ca', 'extendedKeyUsage=clientAuth\n');
   const password = 'client-key-password';
@@ -64,6 +68,8 @@ export function makePki(): Pki {
     caCert: p('ca.pem'),
     serverCert: p('server.pem'),
     serverKey: p('server.key'),
+    namedServerCert: p('named-server.pem'),
+    namedServerKey: p('named-server.key'),
     clientCaCert: p('client-ca.pem'),
     clientCert: p('client.pem'),
     clientKey: p('client.key'),
