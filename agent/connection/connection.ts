@@ -6,7 +6,7 @@
  */
 import { Client } from '@grpc/grpc-js';
 import { systemClock, type Clock } from '../../shared/clock.ts';
-import { isVendorError } from '../../shared/errors.ts';
+import { VendorError, isVendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { AgentBody, Hello, Welcome__Output } from '../../shared/protocol/messages.ts';
 import { channelCredentials, channelOptions } from './channel.ts';
@@ -106,6 +106,8 @@ export class DriverConnection {
       client = new Client(target, channelCredentials(driver), channelOptions(driver));
     } catch (e) {
       log.error({ target }, `cannot connect to the driver: ${(e as Error).message}`);
+      const error = isVendorError(e) ? e : new VendorError('internal', 'cannot connect to the driver', { cause: e });
+      this.#deps.onState?.({ connected: false, end: { error } });
       return;
     }
     const stream = new DriverStream({
