@@ -1,18 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { VendorError } from '../shared/errors.ts';
+import { refusal } from '../test/refusal.ts';
 import { parseDriverGrpcConfig } from './config.ts';
 
 const token = 'a-token-of-enough-length';
 
-function refusal(input: unknown): VendorError {
-  try {
-    parseDriverGrpcConfig(input);
-  } catch (e) {
-    if (e instanceof VendorError) return e;
-    throw e;
-  }
-  throw new Error('expected a refusal');
-}
+const refused = (input: unknown) => refusal(() => parseDriverGrpcConfig(input));
 
 describe('parseDriverGrpcConfig', () => {
   it('fills every default around the tokens', () => {
@@ -34,23 +26,23 @@ describe('parseDriverGrpcConfig', () => {
   });
 
   it('refuses a driver that would let anyone in', () => {
-    expect(refusal({}).message).toBe(
+    expect(refused({}).message).toBe(
       'invalid driver configuration: agents must authenticate: set auth.tokens, or grpc.tls.clientCaFile for client certificates',
     );
   });
 
   it('names bad keys without echoing token values', () => {
-    const err = refusal({ grpc: { port: 70000, colour: 'red' }, auth: { tokens: ['short-secret'] } });
+    const err = refused({ grpc: { port: 70000, colour: 'red' }, auth: { tokens: ['short-secret'] } });
     expect(err.code).toBe('invalid_input');
     expect(err.issues.map((i) => i.path).sort()).toEqual(['auth.tokens.0', 'grpc.colour', 'grpc.port']);
     expect(err.message).toContain('grpc.port must be at most 65535');
     expect(err.message).not.toContain('short-secret');
-    const wrongShape = refusal({ auth: { tokens: 'a-single-secret-token' } });
+    const wrongShape = refused({ auth: { tokens: 'a-single-secret-token' } });
     expect(wrongShape.message).toBe('invalid driver configuration: auth.tokens must be a list of tokens');
   });
 
   it('refuses a lease not longer than the heartbeat interval', () => {
-    const err = refusal({ auth: { tokens: [token] }, sessions: { heartbeatIntervalMs: 5000, leaseMs: 5000 } });
+    const err = refused({ auth: { tokens: [token] }, sessions: { heartbeatIntervalMs: 5000, leaseMs: 5000 } });
     expect(err.issues).toEqual([{ path: 'sessions.leaseMs', message: 'must be longer than sessions.heartbeatIntervalMs' }]);
   });
 });

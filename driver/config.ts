@@ -12,7 +12,7 @@ const path = v.pipe(v.string(), v.nonEmpty('must be a file path'));
 export const MIN_TOKEN_LENGTH = 16;
 
 const KeepaliveSchema = v.strictObject({
-  /** The driver pings a connection after this long without activity, to find dead peers. */
+  /** The driver pings every connection this often, to find dead peers. */
   timeMs: v.optional(int(1000, 86_400_000), 60_000),
   /** ... and drops it when the ping is not answered within this. */
   timeoutMs: v.optional(int(100, 600_000), 20_000),

@@ -279,3 +279,10 @@ describe('driver endpoint: keepalive enforcement', () => {
     expect(await calm.next()).toMatchObject({ heartbeatAck: { id: 1 } });
   });
 });
+
+describe('driver endpoint: start-up', () => {
+  it('says which address it cannot listen on', async () => {
+    const { d } = await driver();
+    await expect(driver({}, { grpc: { host: '127.0.0.1', port: d.port } })).rejects.toThrow(`cannot listen on 127.0.0.1:${d.port}`);
+  });
+});

@@ -129,7 +129,9 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
 
   const address = grpc.host.includes(':') ? `[${grpc.host}]:${grpc.port}` : `${grpc.host}:${grpc.port}`;
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(address, serverCredentials(grpc.tls), (err, bound) => (err ? reject(err) : resolve(bound)));
+    server.bindAsync(address, serverCredentials(grpc.tls), (err, bound) =>
+      err ? reject(new VendorError('unavailable', `cannot listen on ${address}: ${err.message}`, { cause: err })) : resolve(bound),
+    );
   });
 
   const stopPingPolicy = enforcePingPolicy(

@@ -15,6 +15,9 @@ export interface Pki {
   serverCert: string;
   serverKey: string;
   /** A server certificate naming only `driver.internal`, for server-name override tests. */
+  /** The server key encrypted with `serverKeyPassword`. */
+  serverKeyEncrypted: string;
+  serverKeyPassword: string;
   namedServerCert: string;
   namedServerKey: string;
   clientCaCert: string;
@@ -61,6 +64,7 @@ export function makePki(): Pki {
   leaf(dir, 'stranger', 'stranger-ca', 'extendedKeyUsage=clientAuth\n');
   const password = 'client-key-password';
   openssl(dir, ['pkcs8', '-topk8', '-in', 'client.key', '-passout', `pass:${password}`, '-out', 'client.enc.key']);
+  openssl(dir, ['pkcs8', '-topk8', '-in', 'server.key', '-passout', 'pass:server-key-password', '-out', 'server.enc.key']);
   execFileSync('sh', ['-c', 'cat client.pem client.key > client-bundle.pem'], { cwd: dir });
   const p = (f: string) => join(dir, f);
   return {
@@ -68,6 +72,8 @@ export function makePki(): Pki {
     caCert: p('ca.pem'),
     serverCert: p('server.pem'),
     serverKey: p('server.key'),
+    serverKeyEncrypted: p('server.enc.key'),
+    serverKeyPassword: 'server-key-password',
     namedServerCert: p('named-server.pem'),
     namedServerKey: p('named-server.key'),
     clientCaCert: p('client-ca.pem'),

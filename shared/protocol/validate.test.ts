@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { VendorError } from '../errors.ts';
+import { refusal } from '../../test/refusal.ts';
 import { agentProtocol } from './loader.ts';
 import type { AgentMessage, DriverMessage } from './messages.ts';
 import { parseAgentMessage, parseDriverMessage } from './validate.ts';
@@ -9,16 +9,6 @@ const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
 const fromAgent = (m: AgentMessage) => parseAgentMessage(connect.requestDeserialize(connect.requestSerialize(m)));
 const fromDriver = (m: DriverMessage) =>
   parseDriverMessage(connect.responseDeserialize(connect.responseSerialize(m)));
-
-function refusal(fn: () => unknown): VendorError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof VendorError) return e;
-    throw e;
-  }
-  throw new Error('expected a refusal');
-}
 
 const hello = { protocolVersion: 1, agentId: 'agent-1', zone: 'vendor-agent_infra' };
 
