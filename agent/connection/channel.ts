@@ -3,6 +3,7 @@
  * and channel options from the keepalive and proxy keys. Files are read on every dial, so rotated
  * certificates are picked up at the next reconnect.
  */
+import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext, getCACertificates } from 'node:tls';
 import { credentials, type ChannelCredentials, type ChannelOptions } from '@grpc/grpc-js';
@@ -26,21 +27,20 @@ export function channelCredentials(driver: DriverSettings): ChannelCredentials {
     ? [...getCACertificates('system'), ...getCACertificates('default')]
     : readTlsFile('cacertFile', tls.cacertFile);
   const cert = tls.clientCertFile === undefined ? undefined : readTlsFile('clientCertFile', tls.clientCertFile);
-  const key =
-    tls.clientKeyFile !== undefined
-      ? readTlsFile('clientKeyFile', tls.clientKeyFile)
-      : cert; // a PEM file may hold both the certificate and its key
+  let key = tls.clientKeyFile !== undefined ? readTlsFile('clientKeyFile', tls.clientKeyFile) : cert; // one PEM may hold both
+  if (key !== undefined && tls.clientKeyFilePassword !== undefined) {
+    try {
+      key = Buffer.from(createPrivateKey({ key, passphrase: tls.clientKeyFilePassword }).export({ type: 'pkcs8', format: 'pem' }));
+    } catch {
+      const reason = 'driver.tls.clientKeyFilePassword does not decrypt the client key';
+      throw new VendorError('invalid_input', reason, { issues: [{ path: 'driver.tls.clientKeyFilePassword', message: reason }] });
+    }
+  }
   let context;
   try {
-    context = createSecureContext({
-      ca,
-      ...(cert === undefined ? {} : { cert, key }),
-      ...(tls.clientKeyFilePassword === undefined ? {} : { passphrase: tls.clientKeyFilePassword }),
-    });
+    context = createSecureContext({ ca, ...(cert === undefined ? {} : { cert, key }) });
   } catch (e) {
-    const reason = (e as Error).message.includes('bad decrypt') || (e as { code?: string }).code === 'ERR_OSSL_BAD_DECRYPT'
-      ? 'driver.tls.clientKeyFilePassword does not decrypt the client key'
-      : `the client certificate or key cannot be used: ${(e as Error).message}`;
+    const reason = `the client certificate or key cannot be used: ${(e as Error).message}`;
     throw new VendorError('invalid_input', reason, { issues: [{ path: 'driver.tls', message: reason }] });
   }
   const skipVerify = tls.insecureSkipVerify ?? false;

@@ -142,6 +142,25 @@ describe('agent connection: a driver that misbehaves', () => {
     await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('no welcome from the driver within 5000 ms'));
   });
 
+  it('gives up on a driver that does not acknowledge a response within timeoutSeconds, and sends it again', async () => {
+    const clock = new ManualClock();
+    const results: number[] = [];
+    const port = await badDriver((call) => {
+      call.on('data', (m: AgentMessage__Output) => {
+        if (m.hello) call.write({ welcome: { sessionId: `s${results.length}`, driverReplicaId: 'r', protocolVersion: 1, heartbeatIntervalMs: 60_000, leaseMs: 120_000 } });
+        if (m.assignmentResult) results.push(m.seq);
+      });
+    });
+    const agent = h.agent(plain(port, {}, { timeoutSeconds: 2, kubernetes: { reconnectTimeoutMs: 10 } }), { clock });
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+    void agent.connection.respond({ kind: 'assignmentResult', body: { account: 'prod', generation: 1, ok: true } }).catch(() => undefined);
+    await vi.waitFor(() => expect(results).toEqual([1]));
+    await clock.advance(2000);
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('no acknowledgement from the driver within 2000 ms'));
+    await clock.advance(10);
+    await vi.waitFor(() => expect(results).toEqual([1, 1]));
+  });
+
   it('leaves a driver that stays silent longer than its lease', async () => {
     const clock = new ManualClock();
     const port = await badDriver((call) => {

@@ -22,7 +22,7 @@ const tlsDriver = (mtls: boolean, named = false) =>
   });
 
 /** An agent dialling over TLS; its clock stands still, so it makes exactly one attempt. */
-function tlsAgent(port: number, tls: DriverTlsSettings, host = '127.0.0.1'): TestAgent {
+function tlsAgent(port: number, tls: DriverTlsSettings, host = 'localhost'): TestAgent {
   return h.agent({ driver: { grpc: `${host}:${port}`, auth: { token: TOKENS[0] }, tls } }, { clock: new ManualClock() });
 }
 
@@ -58,7 +58,7 @@ describe('agent connection over TLS', () => {
 
   it('is refused by a plaintext agent', async () => {
     const { driver } = await tlsDriver(false);
-    const agent = h.agent({ driver: { grpc: `127.0.0.1:${driver.port}`, insecure: true, auth: { token: TOKENS[0] } } }, { clock: new ManualClock() });
+    const agent = h.agent({ driver: { grpc: `localhost:${driver.port}`, insecure: true, auth: { token: TOKENS[0] } } }, { clock: new ManualClock() });
     expect(await outcome(agent)).toMatch(/^refused: /);
   });
 });
