@@ -89,6 +89,8 @@ export class AgentSession {
     });
     call.on('cancelled', () => this.#finish('stream cancelled'));
     call.on('error', () => this.#finish('stream failed'));
+    // From the start, not from the welcome: a stream that never says hello is ended too.
+    void this.#watchLease();
   }
 
   get agentId(): string {
@@ -254,7 +256,6 @@ export class AgentSession {
       'agent session opened',
     );
     this.#deps.onOpen(this);
-    void this.#watchLease();
   }
 
   async #watchLease(): Promise<void> {

@@ -130,6 +130,17 @@ describe('driver endpoint: assignment round trip', () => {
     expect(await a.next()).toMatchObject({ body: 'heartbeatAck', heartbeatAck: { id: 42 } });
   });
 
+  it('ends a stream that never says hello once the lease time has passed', async () => {
+    const clock = new ManualClock(1_000);
+    const { d } = await driver({ clock });
+    const silent = agent(d);
+    await vi.waitFor(() => expect(clock.pendingSleeps).toBe(1));
+    await clock.advance(30_000);
+    const s = await silent.status;
+    expect(s.code).toBe(status.DEADLINE_EXCEEDED);
+    expect(s.details).toBe('lease expired: nothing received from the agent for 30000 ms');
+  });
+
   it('ends a session whose lease expires, judged by its own clock', async () => {
     const clock = new ManualClock(1_000);
     const { d, store } = await driver({ clock });

@@ -119,7 +119,7 @@ export class DriverConnection {
       timeoutMs: (settings.timeoutSeconds ?? CONNECTION_DEFAULTS.timeoutSeconds) * 1000,
       onWork: (work) => this.#deps.onWork(work),
     });
-    const onAbort = () => stream.close(new Error('agent stopping'));
+    const onAbort = () => stream.close(new VendorError('unavailable', 'agent stopping'));
     signal.addEventListener('abort', onAbort, { once: true });
     this.#stream = stream;
     try {

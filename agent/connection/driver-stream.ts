@@ -113,7 +113,13 @@ export class DriverStream implements ReliableSink {
       ack: { kind: 'ack', body: {} },
       clock: options.clock,
     });
-    this.#queue = new SerialQueue({ onError: (e) => this.close(e), flow: this.#call });
+    this.#queue = new SerialQueue({
+      onError: (e) => {
+        options.log.error({ err: e }, `handling a driver message failed: ${(e as Error).message}`);
+        this.close(e);
+      },
+      flow: this.#call,
+    });
     this.#call.on('data', (m: DriverMessage__Output) => this.#receive(m));
     this.#call.on('error', () => undefined); // the status event below says everything
     this.#call.on('status', (s: StatusObject) => this.#finish(errorOfStatus(s)));
