@@ -1,0 +1,214 @@
+import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
+import { ManualClock } from '../../shared/clock.ts';
+import { agentProtocol } from '../../shared/protocol/loader.ts';
+import type { AgentMessage__Output, DriverMessage } from '../../shared/protocol/messages.ts';
+import { Harness, TOKENS, plain } from '../../test/connection-harness.ts';
+
+const h = new Harness();
+afterEach(() => h.cleanup());
+
+describe('agent connection: authentication', () => {
+  it('connects with an accepted token and says hello with its identity and static accounts', async () => {
+    const { driver, store } = await h.driver();
+    const agent = h.agent(plain(driver.port), { hello: { staticAccounts: [{ name: 'prod', settings: { namespaces: ['web'] } }] } });
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+    const [session] = store.openSessions();
+    expect(session).toMatchObject({ agentId: 'agent-1', zone: 'vendor-agent_infra', agentVersion: '0.1.0' });
+    expect(session?.staticAccounts).toMatchObject([{ name: 'prod', settings: { namespaces: ['web'] } }]);
+    expect(agent.connection.sessionId).toBe(session?.sessionId);
+  });
+
+  it('connects with each of several valid tokens', async () => {
+    const { driver, store } = await h.driver();
+    h.agent(plain(driver.port, { auth: { token: TOKENS[0] } }), { agentId: 'a' });
+    h.agent(plain(driver.port, { auth: { token: TOKENS[1] } }), { agentId: 'b' });
+    await vi.waitFor(() => expect(store.openSessions().map((s) => s.agentId).sort()).toEqual(['a', 'b']));
+  });
+
+  it('is refused with a wrong token, reports it, keeps trying, and never logs the token', async () => {
+    const clock = new ManualClock();
+    const { driver, store } = await h.driver();
+    const agent = h.agent(plain(driver.port, { auth: { token: 'wrong-token-but-long-enough' } }, { kubernetes: { reconnectTimeoutMs: 1000 } }), { clock });
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.code).toBe('unauthenticated'));
+    expect(agent.lastEnd()?.error.message).toBe('bearer token not accepted');
+    await clock.advance(1200);
+    await vi.waitFor(() => expect(agent.states.filter((s) => !s.connected)).toHaveLength(2));
+    expect(store.sessions.size).toBe(0);
+    expect(agent.logs.text()).toContain('driver stream ended: bearer token not accepted');
+    expect(agent.logs.text()).not.toContain('wrong-token-but-long-enough');
+  });
+});
+
+describe('agent connection: reconnecting', () => {
+  it('reconnects after the driver restarts, waiting reconnectTimeoutMs with jitter, and says hello again', async () => {
+    const clock = new ManualClock();
+    const first = await h.driver();
+    const port = first.driver.port;
+    const agent = h.agent(plain(port, {}, { kubernetes: { reconnectTimeoutMs: 2000 } }), { clock });
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+    const firstSession = agent.connection.sessionId;
+    await first.driver.close(50);
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('driver shutting down'));
+    expect(agent.lastEnd()?.error.code).toBe('unavailable');
+
+    const second = await h.driver({ grpc: { port } }, first.store);
+    // random() is 0.5, so the wait is exactly 2000 ms: nothing happens a millisecond before.
+    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0));
+    await clock.advance(1999);
+    expect(agent.connectedCount()).toBe(1);
+    await clock.advance(1);
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(2));
+    const [reopened] = second.store.openSessions();
+    expect(reopened?.agentId).toBe('agent-1');
+    expect(reopened?.sessionId).not.toBe(firstSession);
+    expect(second.store.sessions.get(firstSession ?? '')?.closedReason).toBeDefined();
+  });
+
+  it('keeps trying while nothing listens, forever', async () => {
+    const clock = new ManualClock();
+    const { driver } = await h.driver();
+    const port = driver.port;
+    await driver.close(10);
+    const agent = h.agent(plain(port, {}, { kubernetes: { reconnectTimeoutMs: 100 } }), { clock });
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      if (attempt > 1) await clock.advance(100);
+      await vi.waitFor(() => expect(agent.states).toHaveLength(attempt));
+      expect(agent.lastEnd()?.error.code).toBe('unavailable');
+    }
+    await h.driver({ grpc: { port } });
+    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0));
+    await clock.advance(100);
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+  });
+});
+
+describe('agent connection: assignment', () => {
+  it('receives an assignment, answers it through the outbox, and the driver records the answer', async () => {
+    const { driver, store } = await h.driver();
+    const agent = h.agent(plain(driver.port), {
+      onWork: (w) => {
+        if (w.kind !== 'assignAccount') return;
+        void agent.connection.respond({
+          kind: 'assignmentResult',
+          body: { account: w.body.account, generation: w.body.generation, ok: false, message: 'cannot reach the cluster: ECONNREFUSED' },
+        });
+      },
+    });
+    await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1));
+    await driver.sessions()[0]?.assign({ account: 'prod', generation: 2, kubeconfigRef: 'encryptedFile:k/prod', caching: true, cachingEpoch: 4 });
+    expect(agent.work[0]).toMatchObject({ kind: 'assignAccount', seq: 1, body: { account: 'prod', caching: true, cachingEpoch: 4 } });
+    await vi.waitFor(() =>
+      expect(store.assignments.get('agent-1')?.get('prod')?.result).toMatchObject({ ok: false, message: 'cannot reach the cluster: ECONNREFUSED' }),
+    );
+  });
+
+  it('delivers an answer made while the driver is down once it is back', async () => {
+    const clock = new ManualClock();
+    const first = await h.driver();
+    const port = first.driver.port;
+    const agent = h.agent(plain(port, {}, { kubernetes: { reconnectTimeoutMs: 500 } }), { clock });
+    await vi.waitFor(() => expect(first.driver.sessions()).toHaveLength(1));
+    await first.driver.sessions()[0]?.assign({ account: 'prod', generation: 1 });
+    await first.driver.close(50);
+    await vi.waitFor(() => expect(agent.lastEnd()).toBeDefined());
+    const delivered = agent.connection.respond({ kind: 'assignmentResult', body: { account: 'prod', generation: 1, ok: true } });
+    await h.driver({ grpc: { port } }, first.store);
+    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0));
+    await clock.advance(500);
+    await delivered;
+    expect(first.store.assignments.get('agent-1')?.get('prod')?.result?.ok).toBe(true);
+  });
+});
+
+/** A gRPC server that speaks the agent service badly, for the agent's own defences. */
+async function badDriver(behave: (call: ServerDuplexStream<AgentMessage__Output, DriverMessage>) => void): Promise<number> {
+  const server = new Server();
+  server.addService(agentProtocol().vendor.agent.v1.AgentService.service, { Connect: behave });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
+  onTestFinished(() => server.forceShutdown());
+  return port;
+}
+
+describe('agent connection: a driver that misbehaves', () => {
+  it('gives up on a driver that does not welcome within timeoutSeconds', async () => {
+    const clock = new ManualClock();
+    const port = await badDriver(() => undefined);
+    const agent = h.agent(plain(port, {}, { timeoutSeconds: 5 }), { clock });
+    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0));
+    await clock.advance(5000);
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('no welcome from the driver within 5000 ms'));
+  });
+
+  it('gives up on a driver that does not acknowledge a response within timeoutSeconds, and sends it again', async () => {
+    const clock = new ManualClock();
+    const results: number[] = [];
+    const port = await badDriver((call) => {
+      call.on('data', (m: AgentMessage__Output) => {
+        if (m.hello) call.write({ welcome: { sessionId: `s${results.length}`, driverReplicaId: 'r', protocolVersion: 1, heartbeatIntervalMs: 60_000, leaseMs: 120_000 } });
+        if (m.assignmentResult) results.push(m.seq);
+      });
+    });
+    const agent = h.agent(plain(port, {}, { timeoutSeconds: 2, kubernetes: { reconnectTimeoutMs: 10 } }), { clock });
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+    void agent.connection.respond({ kind: 'assignmentResult', body: { account: 'prod', generation: 1, ok: true } }).catch(() => undefined);
+    await vi.waitFor(() => expect(results).toEqual([1]));
+    await clock.advance(2000);
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('no acknowledgement from the driver within 2000 ms'));
+    await clock.advance(10);
+    await vi.waitFor(() => expect(results).toEqual([1, 1]));
+  });
+
+  it('leaves a driver that stays silent longer than its lease', async () => {
+    const clock = new ManualClock();
+    const port = await badDriver((call) => {
+      call.once('data', () =>
+        call.write({ welcome: { sessionId: 's', driverReplicaId: 'r', protocolVersion: 1, heartbeatIntervalMs: 1000, leaseMs: 3000 } }),
+      );
+    });
+    const agent = h.agent(plain(port), { clock });
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+    await clock.advance(3000);
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('nothing from the driver for 3000 ms'));
+  });
+
+  it('ends the stream when the driver breaks the protocol, and reconnects', async () => {
+    const clock = new ManualClock();
+    let streams = 0;
+    const port = await badDriver((call) => {
+      streams++;
+      call.once('data', () => call.write({ heartbeatAck: { id: 1 } }));
+    });
+    const agent = h.agent(plain(port, {}, { kubernetes: { reconnectTimeoutMs: 10 } }), { clock });
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('expected welcome as the first message, got heartbeatAck'));
+    expect(agent.logs.text()).toContain('driver broke the protocol');
+    await clock.advance(10);
+    await vi.waitFor(() => expect(streams).toBe(2));
+  });
+});
+
+describe('agent connection: heartbeats', () => {
+  it('sends heartbeats at the interval the driver asks for, by its own clock', async () => {
+    const clock = new ManualClock();
+    const heartbeats: number[] = [];
+    const port = await badDriver((call) => {
+      call.on('data', (m: AgentMessage__Output) => {
+        if (m.hello) call.write({ welcome: { sessionId: 's', driverReplicaId: 'r', protocolVersion: 1, heartbeatIntervalMs: 1000, leaseMs: 60_000 } });
+        if (m.heartbeat) {
+          heartbeats.push(m.heartbeat.id);
+          call.write({ heartbeatAck: { id: m.heartbeat.id } });
+        }
+      });
+    });
+    const agent = h.agent(plain(port), { clock });
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+    await clock.advance(999);
+    expect(heartbeats).toEqual([]);
+    await clock.advance(1);
+    await vi.waitFor(() => expect(heartbeats).toEqual([1]));
+    await clock.advance(1000);
+    await vi.waitFor(() => expect(heartbeats).toEqual([1, 2]));
+  });
+});

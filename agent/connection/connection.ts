@@ -1,0 +1,152 @@
+/**
+ * The agent's connection to the driver (`driver.*` of vendor-agent.yml): dials `driver.grpc`,
+ * keeps one stream open, and when it ends waits `kubernetes.reconnectTimeoutMs` (with jitter, so a
+ * fleet of agents does not come back in lockstep) and dials again, forever. Every stream starts
+ * with a fresh hello, so the driver learns again who the agent is and what it holds.
+ */
+import { Client } from '@grpc/grpc-js';
+import { systemClock, type Clock } from '../../shared/clock.ts';
+import { VendorError, isVendorError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/log.ts';
+import type { AgentBody, Hello, Welcome__Output } from '../../shared/protocol/messages.ts';
+import { channelCredentials, channelOptions } from './channel.ts';
+import { DriverStream, type DriverWork, type StreamEnd } from './driver-stream.ts';
+import { ResponseOutbox } from './outbox.ts';
+import { CONNECTION_DEFAULTS, type ConnectionSettings } from './settings.ts';
+import { TokenSource } from './token-source.ts';
+
+/** The part of hello the agent supplies; asked again before every stream. */
+export type HelloContent = Omit<Hello, 'protocolVersion' | 'previousSessionId'>;
+
+export interface ConnectionDeps {
+  settings: ConnectionSettings;
+  hello(): HelloContent;
+  /** Handles the driver's assignments, removals and (later) operations; acknowledged once it returns. */
+  onWork(work: DriverWork): Promise<void> | void;
+  log: Logger;
+  clock?: Clock;
+  /** Uniform in [0, 1); drives the reconnect jitter. */
+  random?: () => number;
+  /** Told about every welcome and every stream end, for health reporting. */
+  onState?(state: { connected: true; welcome: Welcome__Output } | { connected: false; end: StreamEnd }): void;
+}
+
+/** Reconnect waits are spread over ±20 % of `kubernetes.reconnectTimeoutMs`. */
+const JITTER = 0.2;
+
+export class DriverConnection {
+  readonly #deps: ConnectionDeps;
+  readonly #clock: Clock;
+  readonly #tokens: TokenSource;
+  readonly #outbox: ResponseOutbox;
+  #stream: DriverStream | undefined;
+  #lastSessionId = '';
+
+  constructor(deps: ConnectionDeps) {
+    this.#deps = deps;
+    this.#clock = deps.clock ?? systemClock;
+    const driver = deps.settings.driver ?? {};
+    this.#tokens = new TokenSource(driver.auth, { clock: this.#clock, log: deps.log, retryMs: this.#reconnectMs() });
+    this.#outbox = new ResponseOutbox(driver.responseRetries, { clock: this.#clock, log: deps.log });
+  }
+
+  /** The session id of the live stream, or undefined between streams. */
+  get sessionId(): string | undefined {
+    return this.#stream?.sessionId || undefined;
+  }
+
+  /** Sends a response that must reach the driver; resolves when acknowledged, rejects when dropped. */
+  respond(out: AgentBody): Promise<void> {
+    return this.#outbox.submit(out);
+  }
+
+  /** Sends a message that may be lost (pod metrics, a resume query); dropped while disconnected. */
+  notify(out: AgentBody): boolean {
+    if (this.#stream === undefined || this.sessionId === undefined) return false;
+    this.#stream.send(out);
+    return true;
+  }
+
+  /** Runs until `signal` aborts. */
+  async start(signal: AbortSignal): Promise<void> {
+    this.#tokens.start(signal);
+    const outbox = this.#outbox.run(signal);
+    const driver = this.#deps.settings.driver ?? {};
+    if (driver.insecure && (driver.auth?.token !== undefined || driver.auth?.tokenCommand !== undefined)) {
+      this.#deps.log.warn('driver.insecure is set: the bearer token travels unencrypted');
+    }
+    for (let first = true; !signal.aborted; first = false) {
+      if (!first) {
+        const base = this.#reconnectMs();
+        const wait = Math.round(base * (1 - JITTER + 2 * JITTER * (this.#deps.random ?? Math.random)()));
+        try {
+          await this.#clock.sleep(wait, signal);
+        } catch {
+          break;
+        }
+      }
+      await this.#connectOnce(signal);
+    }
+    await outbox;
+  }
+
+  #reconnectMs(): number {
+    return this.#deps.settings.kubernetes?.reconnectTimeoutMs ?? CONNECTION_DEFAULTS.reconnectTimeoutMs;
+  }
+
+  /** One dial and the life of its stream; reports every failure and never throws. */
+  async #connectOnce(signal: AbortSignal): Promise<void> {
+    const { log, settings } = this.#deps;
+    const driver = settings.driver ?? {};
+    const target = driver.grpc ?? CONNECTION_DEFAULTS.grpc;
+    let token: string | undefined;
+    let client: Client;
+    try {
+      token = await this.#tokens.token();
+      client = new Client(target, channelCredentials(driver), channelOptions(driver));
+    } catch (e) {
+      log.error({ target }, `cannot connect to the driver: ${(e as Error).message}`);
+      const error = isVendorError(e) ? e : new VendorError('internal', 'cannot connect to the driver', { cause: e });
+      this.#deps.onState?.({ connected: false, end: { error } });
+      return;
+    }
+    const stream = new DriverStream({
+      client,
+      token,
+      hello: { ...this.#deps.hello(), previousSessionId: this.#lastSessionId },
+      clock: this.#clock,
+      log,
+      timeoutMs: (settings.timeoutSeconds ?? CONNECTION_DEFAULTS.timeoutSeconds) * 1000,
+      onWork: (work) => this.#deps.onWork(work),
+    });
+    const onAbort = () => stream.close(new VendorError('unavailable', 'agent stopping'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.#stream = stream;
+    try {
+      const welcome = await stream.welcome;
+      const previous = this.#lastSessionId;
+      this.#lastSessionId = welcome.sessionId;
+      log.info({ target, sessionId: welcome.sessionId, driverReplicaId: welcome.driverReplicaId }, 'connected to the driver');
+      this.#outbox.attach(
+        stream,
+        welcome.resume?.known ? { previousSessionId: previous, lastProcessedSeq: welcome.resume.lastProcessedSeq } : undefined,
+      );
+      this.#deps.onState?.({ connected: true, welcome });
+    } catch {
+      // the stream ended before the welcome; `ended` says why
+    }
+    const end = await stream.ended;
+    this.#outbox.detach();
+    this.#stream = undefined;
+    signal.removeEventListener('abort', onAbort);
+    client.close();
+    if (end.error.code === 'unauthenticated') this.#tokens.invalidate();
+    if (!signal.aborted) {
+      log.warn(
+        { target, code: end.error.code, problem: isVendorError(end.error) ? end.error.details['problem'] : undefined },
+        `driver stream ended: ${end.error.message}`,
+      );
+    }
+    this.#deps.onState?.({ connected: false, end });
+  }
+}

@@ -1,0 +1,291 @@
+/**
+ * One agent's stream on this driver: hello and welcome, heartbeats and the lease, sequence numbers
+ * and acknowledgements, and the hand-off of what the agent reports to the session store. Messages
+ * are processed one at a time in arrival order; the receive time that judges the lease is taken as
+ * each message arrives, so a slow store never makes a live agent look dead.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type { Clock } from '../shared/clock.ts';
+import { VendorError, isVendorError } from '../shared/errors.ts';
+import type { Logger } from '../shared/log.ts';
+import {
+  PROTOCOL_VERSION,
+  RELIABLE_DRIVER_BODIES,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  driverMessage,
+  type AgentEnvelope,
+  type AgentMessage__Output,
+  type AssignAccount,
+  type AssignmentResult__Output,
+  type DriverBody,
+  type DriverMessage,
+  type Hello__Output,
+} from '../shared/protocol/messages.ts';
+import { protocolError } from '../shared/protocol/problems.ts';
+import { SequencedEndpoint } from '../shared/protocol/endpoint.ts';
+import { SerialQueue } from '../shared/protocol/serial-queue.ts';
+import { parseAgentMessage } from '../shared/protocol/validate.ts';
+import { statusOfError } from './grpc-status.ts';
+import type { ResultOutcome, SessionStore } from './session-store.ts';
+
+/** What the service's deserializer hands on when the bytes are not a message at all. */
+export class Undecodable {
+  readonly reason: string;
+  constructor(reason: string) {
+    this.reason = reason;
+  }
+}
+
+export type IncomingAgentMessage = AgentMessage__Output | Undecodable;
+
+export interface SessionSettings {
+  replicaId: string;
+  heartbeatIntervalMs: number;
+  leaseMs: number;
+}
+
+export interface SessionDeps {
+  store: SessionStore;
+  clock: Clock;
+  log: Logger;
+  settings: SessionSettings;
+  onOpen(session: AgentSession): void;
+  onClose(session: AgentSession, reason: string): void;
+  onResult?(session: AgentSession, result: AssignmentResult__Output, outcome: ResultOutcome): void;
+}
+
+export class AgentSession {
+  readonly id = randomUUID();
+  readonly peer: string;
+  readonly #call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>;
+  readonly #deps: SessionDeps;
+  readonly #endpoint: SequencedEndpoint<DriverBody>;
+  readonly #queue: SerialQueue;
+  readonly #stop = new AbortController();
+  #hello: Hello__Output | undefined;
+  #opened = false;
+  #ended = false;
+  #lastReceivedAt: number;
+  #lastRenewAt: number;
+  #closedReason: string | undefined;
+
+  constructor(call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>, deps: SessionDeps) {
+    this.#call = call;
+    this.#deps = deps;
+    this.peer = call.getPeer();
+    this.#lastReceivedAt = this.#lastRenewAt = deps.clock.now();
+    this.#endpoint = new SequencedEndpoint<DriverBody>({
+      write: (out, seq, ackSeq) => call.write(driverMessage(out, seq, ackSeq)),
+      reliable: RELIABLE_DRIVER_BODIES,
+      ack: { kind: 'ack', body: {} },
+      clock: deps.clock,
+    });
+    this.#queue = new SerialQueue({ onError: (e) => this.end(e), flow: call });
+    call.on('data', (m: IncomingAgentMessage) => this.#receive(m));
+    call.on('end', () => {
+      this.#finish('agent closed the stream');
+      call.end();
+    });
+    call.on('cancelled', () => this.#finish('stream cancelled'));
+    call.on('error', () => this.#finish('stream failed'));
+    // From the start, not from the welcome: a stream that never says hello is ended too.
+    void this.#watchLease();
+  }
+
+  get agentId(): string {
+    return this.#hello?.agentId ?? '';
+  }
+
+  get zone(): string {
+    return this.#hello?.zone ?? '';
+  }
+
+  get hello(): Hello__Output | undefined {
+    return this.#hello;
+  }
+
+  get closedReason(): string | undefined {
+    return this.#closedReason;
+  }
+
+  /** Sends a message; reliable ones resolve when the agent acknowledges them. */
+  send(out: DriverBody): Promise<void> {
+    if (this.#ended) return Promise.reject(new VendorError('unavailable', 'the agent stream has ended'));
+    if (!this.#opened) return Promise.reject(new VendorError('conflict', 'the agent has not been welcomed yet'));
+    return this.#endpoint.send(out).acked;
+  }
+
+  /** Hands an account to the agent: recorded first, so the agent's answer is expected. */
+  async assign(assign: AssignAccount & { account: string; generation: number }): Promise<void> {
+    await this.#deps.store.assigned(this.agentId, assign.account, assign.generation);
+    await this.send({ kind: 'assignAccount', body: assign });
+  }
+
+  /** Ends the stream with `error` as its status. */
+  end(error: unknown): void {
+    if (this.#ended) return;
+    const reason = error instanceof Error ? error.message : 'ended';
+    const level = isVendorError(error) ? 'warn' : 'error';
+    this.#deps.log[level](
+      {
+        sessionId: this.id,
+        agentId: this.agentId,
+        peer: this.peer,
+        code: isVendorError(error) ? error.code : 'internal',
+        problem: isVendorError(error) ? error.details['problem'] : undefined,
+        err: isVendorError(error) ? undefined : error,
+      },
+      `agent stream ended: ${reason}`,
+    );
+    this.#finish(reason);
+    this.#call.emit('error', statusOfError(error));
+  }
+
+  #receive(raw: IncomingAgentMessage): void {
+    if (this.#ended) return;
+    const now = this.#deps.clock.now();
+    this.#lastReceivedAt = now;
+    let env: AgentEnvelope;
+    try {
+      env = this.#check(raw);
+    } catch (e) {
+      this.end(e);
+      return;
+    }
+    if (this.#opened && now - this.#lastRenewAt >= this.#deps.settings.heartbeatIntervalMs) {
+      this.#lastRenewAt = now;
+      this.#deps.store.renew(this.id, now + this.#deps.settings.leaseMs).catch((e: unknown) => {
+        this.#deps.log.error({ sessionId: this.id, err: e }, 'lease renewal failed');
+      });
+    }
+    this.#queue.push(() => this.#process(env));
+  }
+
+  /** The checks that need no I/O, made as the message arrives. */
+  #check(raw: IncomingAgentMessage): AgentEnvelope {
+    if (raw instanceof Undecodable) throw protocolError('malformed', `undecodable message: ${raw.reason}`);
+    let env: AgentEnvelope;
+    try {
+      env = parseAgentMessage(raw);
+    } catch (e) {
+      // Name the offending reliable message so the agent drops it instead of sending it forever.
+      if (isVendorError(e) && raw.seq > 0) throw protocolError('malformed', e.message, { issues: e.issues, details: { seq: raw.seq } });
+      throw e;
+    }
+    if (this.#hello === undefined && env.kind !== 'hello') {
+      throw protocolError('out_of_order', `expected hello as the first message, got ${env.kind}`);
+    }
+    if (this.#hello !== undefined && env.kind === 'hello') throw protocolError('out_of_order', 'hello sent twice');
+    if (env.kind === 'hello') {
+      if (!SUPPORTED_PROTOCOL_VERSIONS.includes(env.body.protocolVersion)) {
+        throw protocolError(
+          'unsupported_protocol_version',
+          `unknown protocol version ${env.body.protocolVersion}; this driver speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+        );
+      }
+      this.#hello = env.body;
+    }
+    this.#endpoint.received(env.seq, env.ackSeq);
+    return env;
+  }
+
+  async #process(env: AgentEnvelope): Promise<void> {
+    switch (env.kind) {
+      case 'hello':
+        return this.#open(env.body);
+      case 'heartbeat':
+        this.#endpoint.send({ kind: 'heartbeatAck', body: { id: env.body.id } });
+        return;
+      case 'ack':
+        return;
+      case 'assignmentResult': {
+        const outcome = await this.#deps.store.recordResult(this.agentId, this.id, env.seq, env.body);
+        this.#deps.log.info(
+          { sessionId: this.id, agentId: this.agentId, account: env.body.account, generation: env.body.generation, ok: env.body.ok, outcome },
+          'assignment result',
+        );
+        this.#deps.onResult?.(this, env.body, outcome);
+        this.#endpoint.processed(env.seq);
+        return;
+      }
+      default:
+        throw protocolError('unsupported_message', `${env.kind} is not handled by this driver yet`, {
+          details: env.seq > 0 ? { seq: env.seq } : {},
+        });
+    }
+  }
+
+  async #open(hello: Hello__Output): Promise<void> {
+    const { settings, clock, store } = this.#deps;
+    const now = clock.now();
+    const resume = await store.open(
+      {
+        sessionId: this.id,
+        agentId: hello.agentId,
+        zone: hello.zone,
+        agentVersion: hello.agentVersion,
+        replicaId: settings.replicaId,
+        peer: this.peer,
+        openedAt: now,
+        leaseExpiresAt: this.#lastReceivedAt + settings.leaseMs,
+        staticAccounts: hello.staticAccounts,
+        heldAccounts: hello.heldAccounts,
+      },
+      hello.previousSessionId,
+    );
+    if (this.#ended) {
+      await store.close(this.id, this.#closedReason ?? 'ended');
+      return;
+    }
+    this.#opened = true;
+    this.#lastRenewAt = now;
+    this.#endpoint.send({
+      kind: 'welcome',
+      body: {
+        sessionId: this.id,
+        driverReplicaId: settings.replicaId,
+        protocolVersion: PROTOCOL_VERSION,
+        heartbeatIntervalMs: settings.heartbeatIntervalMs,
+        leaseMs: settings.leaseMs,
+        resume,
+      },
+    });
+    this.#deps.log.info(
+      { sessionId: this.id, agentId: hello.agentId, zone: hello.zone, agentVersion: hello.agentVersion, peer: this.peer },
+      'agent session opened',
+    );
+    this.#deps.onOpen(this);
+  }
+
+  async #watchLease(): Promise<void> {
+    const { clock, settings } = this.#deps;
+    try {
+      for (;;) {
+        const wait = this.#lastReceivedAt + settings.leaseMs - clock.now();
+        if (wait <= 0) break;
+        await clock.sleep(wait, this.#stop.signal);
+      }
+    } catch {
+      return; // the stream ended first
+    }
+    this.end(new VendorError('timeout', `lease expired: nothing received from the agent for ${settings.leaseMs} ms`));
+  }
+
+  #finish(reason: string): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#closedReason = reason;
+    this.#stop.abort();
+    this.#queue.stop();
+    const gone = new VendorError('unavailable', `the agent stream has ended: ${reason}`);
+    this.#endpoint.close(() => gone);
+    if (this.#opened) {
+      this.#deps.store.close(this.id, reason).catch((e: unknown) => {
+        this.#deps.log.error({ sessionId: this.id, err: e }, 'closing the session record failed');
+      });
+      this.#deps.log.info({ sessionId: this.id, agentId: this.agentId, reason }, 'agent session closed');
+    }
+    this.#deps.onClose(this, reason);
+  }
+}

@@ -1,0 +1,30 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Metadata } from '@grpc/grpc-js';
+import { VendorError } from '../shared/errors.ts';
+import { AUTHORIZATION_HEADER, bearerToken } from '../shared/protocol/wire.ts';
+
+/** Checks the bearer token of a call; throws `unauthenticated` when it is missing or not accepted. */
+export type TokenCheck = (metadata: Metadata) => void;
+
+const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+
+/**
+ * Accepts any of `tokens` (several are valid at once while one is rotated out). Tokens are compared
+ * as SHA-256 digests with `timingSafeEqual`, and every configured token is compared on every call,
+ * so neither a token's length nor which one matched shows in the time taken. With no tokens
+ * configured (client certificates authenticate agents instead) every call passes.
+ */
+export function bearerTokenCheck(tokens: readonly string[]): TokenCheck {
+  const accepted = tokens.map(digest);
+  return (metadata) => {
+    if (accepted.length === 0) return;
+    const header = metadata.get(AUTHORIZATION_HEADER)[0];
+    if (typeof header !== 'string') throw new VendorError('unauthenticated', 'missing bearer token');
+    const token = bearerToken(header);
+    if (token === undefined) throw new VendorError('unauthenticated', 'authorization is not a bearer token');
+    const presented = digest(token);
+    let match = false;
+    for (const candidate of accepted) match = timingSafeEqual(candidate, presented) || match;
+    if (!match) throw new VendorError('unauthenticated', 'bearer token not accepted');
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * The driver's gRPC endpoint: the agent service, the standard health service, bearer-token and
+ * TLS authentication, message size limits and keepalive enforcement, on one port (9091 by default).
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import {
+  Server,
+  ServerInterceptingCall,
+  type ServerDuplexStream,
+  type ServerInterceptor,
+  type ServiceDefinition,
+  type StatusObject,
+} from '@grpc/grpc-js';
+import { HealthImplementation } from 'grpc-health-check';
+import { systemClock, type Clock } from '../shared/clock.ts';
+import { VendorError } from '../shared/errors.ts';
+import type { Logger } from '../shared/log.ts';
+import { agentProtocol } from '../shared/protocol/loader.ts';
+import { AGENT_SERVICE_NAME, type AssignmentResult__Output, type DriverMessage } from '../shared/protocol/messages.ts';
+import { ERROR_CODE_TRAILER } from '../shared/protocol/wire.ts';
+import { AgentSession, Undecodable, type IncomingAgentMessage } from './agent-session.ts';
+import { bearerTokenCheck } from './auth.ts';
+import type { DriverGrpcConfig } from './config.ts';
+import { statusOfError } from './grpc-status.ts';
+import { enforcePingPolicy } from './ping-policy.ts';
+import type { ResultOutcome, SessionStore } from './session-store.ts';
+import { serverCredentials } from './tls.ts';
+
+export interface DriverOptions {
+  config: DriverGrpcConfig;
+  store: SessionStore;
+  log: Logger;
+  clock?: Clock;
+  /** Names this process in sessions and Welcome; defaults to host name, pid and a random suffix. */
+  replicaId?: string;
+  onResult?(session: AgentSession, result: AssignmentResult__Output, outcome: ResultOutcome): void;
+}
+
+export interface Driver {
+  readonly port: number;
+  readonly replicaId: string;
+  /** Sessions on this replica that have been welcomed and not yet ended. */
+  sessions(): AgentSession[];
+  readonly health: HealthImplementation;
+  /** Stops accepting agents, ends every stream with UNAVAILABLE, and waits up to `graceMs` for them to go. */
+  close(graceMs?: number): Promise<void>;
+}
+
+const CONNECT_PATH = `/${AGENT_SERVICE_NAME}/Connect`;
+
+/** The agent service with a deserializer that hands undecodable bytes to the session to refuse by name. */
+function agentServiceDefinition(): ServiceDefinition {
+  const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
+  return {
+    Connect: {
+      ...connect,
+      requestDeserialize: (bytes: Buffer): IncomingAgentMessage => {
+        try {
+          return connect.requestDeserialize(bytes);
+        } catch (e) {
+          return new Undecodable(e instanceof Error ? e.message : 'cannot decode');
+        }
+      },
+    },
+  };
+}
+
+/**
+ * Logs error statuses that grpc-js itself sends on the agent stream (an oversize message, for
+ * one), which never reach the handler. Statuses the driver chose carry the error-code trailer and
+ * are logged where they are raised, with the session's details.
+ */
+function transportStatusLogger(log: Logger): ServerInterceptor {
+  return (method, call) => {
+    if (method.path !== CONNECT_PATH) return new ServerInterceptingCall(call);
+    const send = call.sendStatus.bind(call);
+    call.sendStatus = (s: Partial<StatusObject> & { code: number; details: string }) => {
+      if (s.code !== 0 && (s.metadata?.get(ERROR_CODE_TRAILER).length ?? 0) === 0) {
+        log.warn({ peer: call.getPeer(), grpcCode: s.code, details: s.details }, `agent stream refused by the transport: ${s.details}`);
+      }
+      send(s);
+    };
+    // The status hook sits on the call grpc-js made; this layer only passes everything through.
+    return new ServerInterceptingCall(call);
+  };
+}
+
+export async function startDriver(options: DriverOptions): Promise<Driver> {
+  const { config, store, log } = options;
+  const clock = options.clock ?? systemClock;
+  const replicaId = options.replicaId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const { grpc, auth, sessions: sessionSettings } = config;
+  const checkToken = bearerTokenCheck(auth.tokens);
+  const live = new Set<AgentSession>();
+
+  const server = new Server({
+    'grpc.max_receive_message_length': grpc.maxMessageBytes,
+    'grpc.max_send_message_length': grpc.maxMessageBytes,
+    'grpc.keepalive_time_ms': grpc.keepalive.timeMs,
+    'grpc.keepalive_timeout_ms': grpc.keepalive.timeoutMs,
+    interceptors: [transportStatusLogger(log)],
+  });
+
+  const health = new HealthImplementation({ '': 'SERVING', [AGENT_SERVICE_NAME]: 'SERVING' });
+  health.addToServer(server);
+
+  server.addService(agentServiceDefinition(), {
+    Connect: (call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>) => {
+      try {
+        checkToken(call.metadata);
+      } catch (e) {
+        // Refused before anything is recorded: no session, no store write.
+        log.warn({ peer: call.getPeer() }, `agent refused: ${(e as Error).message}`);
+        call.emit('error', statusOfError(e));
+        return;
+      }
+      new AgentSession(call, {
+        store,
+        clock,
+        log,
+        settings: { replicaId, ...sessionSettings },
+        onOpen: (s) => live.add(s),
+        onClose: (s) => live.delete(s),
+        ...(options.onResult ? { onResult: options.onResult } : {}),
+      });
+    },
+  });
+
+  const address = grpc.host.includes(':') ? `[${grpc.host}]:${grpc.port}` : `${grpc.host}:${grpc.port}`;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, serverCredentials(grpc.tls), (err, bound) =>
+      err ? reject(new VendorError('unavailable', `cannot listen on ${address}: ${err.message}`, { cause: err })) : resolve(bound),
+    );
+  });
+
+  const stopPingPolicy = enforcePingPolicy(
+    grpc.keepalive,
+    (session) => session.socket?.localPort === port,
+    clock,
+    (session, strikes) =>
+      log.warn({ peer: `${session.socket?.remoteAddress}:${session.socket?.remotePort}`, strikes }, 'agent pinged too often: closing its connection (too_many_pings)'),
+  );
+
+  log.info({ port, replicaId, tls: grpc.tls !== undefined, mtls: grpc.tls?.clientCaFile !== undefined }, 'driver listening');
+
+  return {
+    port,
+    replicaId,
+    health,
+    sessions: () => [...live],
+    close: async (graceMs = 5000) => {
+      health.setStatus('', 'NOT_SERVING');
+      health.setStatus(AGENT_SERVICE_NAME, 'NOT_SERVING');
+      stopPingPolicy();
+      for (const s of live) s.end(new VendorError('unavailable', 'driver shutting down'));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    },
+  };
+}

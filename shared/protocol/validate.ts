@@ -1,0 +1,116 @@
+/**
+ * Validation of received messages, once, where they enter. The decoder already guarantees field
+ * types; these schemas add what the `.proto` cannot say (required ids, positive generations,
+ * sequence numbers only on reliable messages) and turn the message into an envelope whose `kind`
+ * names its one body.
+ */
+import * as v from 'valibot';
+import type { Issue } from '../errors.ts';
+import {
+  RELIABLE_AGENT_BODIES,
+  RELIABLE_DRIVER_BODIES,
+  type AgentBodyKind,
+  type AgentEnvelope,
+  type AgentMessage__Output,
+  type DriverBodyKind,
+  type DriverEnvelope,
+  type DriverMessage__Output,
+} from './messages.ts';
+import { protocolError } from './problems.ts';
+
+const MAX_ID = 256;
+const MAX_TEXT = 8192;
+
+const id = v.pipe(v.string(), v.nonEmpty('is required'), v.maxLength(MAX_ID, `is longer than ${MAX_ID} characters`));
+const positive = v.pipe(v.number(), v.integer(), v.minValue(1, 'must be at least 1'));
+const accountRef = v.looseObject({ account: id });
+
+const uniqueNames = <T extends { name: string }>(list: T[]): boolean =>
+  new Set(list.map((a) => a.name)).size === list.length;
+
+const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
+  hello: v.looseObject({
+    protocolVersion: v.number(),
+    agentId: id,
+    zone: v.pipe(v.string(), v.maxLength(MAX_ID)),
+    agentVersion: v.pipe(v.string(), v.maxLength(MAX_ID)),
+    staticAccounts: v.pipe(
+      v.array(v.looseObject({ name: id })),
+      v.check((list) => uniqueNames(list), 'names an account twice'),
+    ),
+    heldAccounts: v.pipe(
+      v.array(v.looseObject({ name: id, generation: positive })),
+      v.check((list) => uniqueNames(list), 'names an account twice'),
+    ),
+    previousSessionId: v.pipe(v.string(), v.maxLength(MAX_ID)),
+  }),
+  heartbeat: v.looseObject({}),
+  ack: v.looseObject({}),
+  assignmentResult: v.looseObject({
+    account: id,
+    generation: positive,
+    message: v.pipe(v.string(), v.maxLength(MAX_TEXT)),
+  }),
+  resourceEvents: accountRef,
+  resumeQuery: accountRef,
+  operationResult: v.looseObject({ operationId: id, account: id }),
+  podMetrics: accountRef,
+};
+
+const DRIVER_BODIES: Record<DriverBodyKind, v.GenericSchema> = {
+  welcome: v.pipe(
+    v.looseObject({
+      sessionId: id,
+      driverReplicaId: id,
+      protocolVersion: v.number(),
+      heartbeatIntervalMs: positive,
+      leaseMs: positive,
+    }),
+    v.check((w) => w.leaseMs > w.heartbeatIntervalMs, 'leaseMs must be longer than heartbeatIntervalMs'),
+  ),
+  heartbeatAck: v.looseObject({}),
+  ack: v.looseObject({}),
+  assignAccount: v.looseObject({ account: id, generation: positive }),
+  removeAccount: v.looseObject({ account: id, generation: positive }),
+  resumeInfo: accountRef,
+  operation: v.looseObject({ operationId: id, account: id }),
+};
+
+interface RawEnvelope {
+  seq: number;
+  ackSeq: number;
+  body?: string;
+}
+
+function parseEnvelope<K extends string>(
+  raw: RawEnvelope,
+  schemas: Record<K, v.GenericSchema>,
+  reliable: ReadonlySet<K>,
+): { seq: number; ackSeq: number; kind: K; body: unknown } {
+  const kind = raw.body as K | undefined;
+  if (kind === undefined || !(kind in schemas)) throw protocolError('malformed', 'message has no body');
+  const body = (raw as unknown as Record<K, unknown>)[kind];
+  const result = v.safeParse(schemas[kind], body);
+  if (!result.success) {
+    const issues: Issue[] = result.issues.map((i) => ({
+      path: [kind, v.getDotPath(i)].filter(Boolean).join('.'),
+      message: i.message,
+    }));
+    throw protocolError('malformed', `malformed ${kind}: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, {
+      issues,
+    });
+  }
+  if (reliable.has(kind) && raw.seq === 0) throw protocolError('malformed', `${kind} must carry a sequence number`);
+  if (!reliable.has(kind) && raw.seq !== 0) throw protocolError('malformed', `${kind} must not carry a sequence number`);
+  return { seq: raw.seq, ackSeq: raw.ackSeq, kind, body };
+}
+
+/** Checks a message received from an agent; throws a `protocol_error` naming what is wrong. */
+export function parseAgentMessage(raw: AgentMessage__Output): AgentEnvelope {
+  return parseEnvelope(raw, AGENT_BODIES, RELIABLE_AGENT_BODIES) as AgentEnvelope;
+}
+
+/** Checks a message received from the driver; throws a `protocol_error` naming what is wrong. */
+export function parseDriverMessage(raw: DriverMessage__Output): DriverEnvelope {
+  return parseEnvelope(raw, DRIVER_BODIES, RELIABLE_DRIVER_BODIES) as DriverEnvelope;
+}
