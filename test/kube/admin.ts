@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import type { JsonObject } from './objects.ts';
 import type { PodMetrics } from './pod-metrics.ts';
 import type { MetricsGroupState } from './registry.ts';
 import { churn, seedCluster } from './seed.ts';
@@ -143,7 +142,7 @@ const ROUTES: Record<string, Route> = {
   },
   'PUT /_test/objects': async (d, req, res) => {
     const b = await body(req, ObjectBody);
-    send(res, 200, d.store.upsert(b as unknown as JsonObject));
+    send(res, 200, d.store.upsert(b));
   },
 };
 

@@ -4,7 +4,7 @@
  */
 export { startTestApiServer } from './server.ts';
 export type { KubeconfigOptions, RequestLog, TestApiServer, TestApiServerOptions } from './server.ts';
-export type { TestStore, ObjectRef, ListSelector } from './test-store.ts';
+export type { TestStore, ObjectInput, ObjectRef, ListSelector } from './test-store.ts';
 export type { TestFaults } from './test-faults.ts';
 export type { FaultAction, FaultMatch, FaultRule } from './faults.ts';
 export type { WatchFilter } from './watch.ts';

@@ -29,6 +29,10 @@ export class Lifecycle implements WriteObserver {
   readonly #dependents = new Map<string, Set<string>>();
   readonly #ownersOf = new Map<string, string[]>();
   readonly #liveUids = new Set<string>();
+  /** Namespaces being emptied, with the namespace resource type. */
+  readonly #terminating = new Map<string, ResourceType>();
+  /** CRDs whose instances are being removed, by CRD name. */
+  readonly #removingCrds = new Map<string, { crdType: ResourceType; crd: KubeObject; rt: ResourceType }>();
   #queue: (() => void)[] = [];
   #scheduled = false;
   #idle: (() => void)[] = [];
@@ -46,6 +50,12 @@ export class Lifecycle implements WriteObserver {
     this.#indexOwners(ref, event.type === 'DELETED' ? [] : (obj.metadata.ownerReferences ?? []).map((o) => o.uid));
     if (event.type === 'DELETED') {
       this.#liveUids.delete(uid);
+      if (event.namespace !== '' && this.#terminating.has(event.namespace)) {
+        const nsName = event.namespace;
+        this.#enqueue(() => this.#finishNamespace(nsName));
+      }
+      const crdName = rt.crdName;
+      if (crdName !== undefined && this.#removingCrds.has(crdName)) this.#enqueue(() => this.#finishCrd(crdName));
       this.#enqueue(() => this.#collectDependents(uid));
       if (rk === CRD_RESOURCE_KEY) {
         const defined = crdResourceType(obj);
@@ -158,18 +168,28 @@ export class Lifecycle implements WriteObserver {
     this.#removeFinalizer(rt, owner, 'orphan');
   }
 
+  /** Deletes everything in the namespace; it goes once nothing is left (finalizers may hold content). */
   #terminateNamespace(nsType: ResourceType, name: string): void {
+    this.#terminating.set(name, nsType);
     const store = this.#api.store;
     for (const rt of this.#registry.all()) {
       if (!rt.namespaced) continue;
       for (const rev of store.page(rt, { namespace: name, atRv: store.resourceVersion }).items) {
         const obj = JSON.parse(rev.json as string) as KubeObject;
+        if (obj.metadata.deletionTimestamp !== undefined) continue;
         this.#tryDelete(rt, { resource: resourceKey(rt), namespace: name, name: obj.metadata.name ?? '' });
-        // Whatever still has finalizers is released: no other controller is left to honour them.
-        const left = this.#api.read(rt, name, obj.metadata.name ?? '');
-        if (left !== undefined) this.#api.upsert(rt, { ...left, metadata: { ...left.metadata, finalizers: [] } });
       }
     }
+    this.#finishNamespace(name);
+  }
+
+  #finishNamespace(name: string): void {
+    const nsType = this.#terminating.get(name);
+    if (nsType === undefined) return;
+    const store = this.#api.store;
+    const left = this.#registry.all().some((rt) => rt.namespaced && store.page(rt, { namespace: name, atRv: store.resourceVersion, limit: 1 }).items.length > 0);
+    if (left) return;
+    this.#terminating.delete(name);
     const ns = this.#api.read(nsType, '', name);
     if (ns === undefined) return;
     this.#api.upsert(nsType, { ...ns, spec: { ...(isJsonObject(ns.spec) ? ns.spec : {}), finalizers: [] } });
@@ -203,18 +223,28 @@ export class Lifecycle implements WriteObserver {
     this.#api.upsert(crdType, next);
   }
 
+  /** Deletes every instance; the definition goes once none is left (finalizers may hold instances). */
   #cleanupCrd(crdType: ResourceType, crd: KubeObject): void {
     const rt = resourceTypeFromCrd(crd);
+    const name = crd.metadata.name ?? '';
+    this.#removingCrds.set(name, { crdType, crd, rt });
     const store = this.#api.store;
     for (const rev of store.page(rt, { atRv: store.resourceVersion }).items) {
       const obj = JSON.parse(rev.json as string) as KubeObject;
-      const ref = { resource: resourceKey(rt), namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
-      this.#tryDelete(rt, ref);
-      const left = this.#api.read(rt, ref.namespace, ref.name);
-      if (left !== undefined) this.#api.upsert(rt, { ...left, metadata: { ...left.metadata, finalizers: [] } });
+      if (obj.metadata.deletionTimestamp !== undefined) continue;
+      this.#tryDelete(rt, { resource: resourceKey(rt), namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' });
     }
-    this.#registry.remove(rt.group, rt.plural);
-    this.#removeFinalizer(crdType, crd, CRD_FINALIZER);
+    this.#finishCrd(name);
+  }
+
+  #finishCrd(name: string): void {
+    const pending = this.#removingCrds.get(name);
+    if (pending === undefined) return;
+    const store = this.#api.store;
+    if (store.page(pending.rt, { atRv: store.resourceVersion, limit: 1 }).items.length > 0) return;
+    this.#removingCrds.delete(name);
+    this.#registry.remove(pending.rt.group, pending.rt.plural);
+    this.#removeFinalizer(pending.crdType, pending.crd, CRD_FINALIZER);
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { JsonObject, KubeObject } from './objects.ts';
-import type { TestStore } from './test-store.ts';
+import type { ObjectInput, TestStore } from './test-store.ts';
 
 /**
  * Realistic cluster content for benchmarks and scale tests: workloads with their replica sets and
@@ -95,7 +95,7 @@ const WORKLOAD_FIELDS: JsonObject = {
   'f:spec': { 'f:replicas': {}, 'f:selector': {}, 'f:template': { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } }, 'f:spec': { 'f:containers': { 'k:{"name":"app"}': { '.': {}, 'f:image': {}, 'f:name': {}, 'f:ports': {}, 'f:resources': {} } } } } },
 };
 
-function workload(kind: string, apiVersion: string, ns: string, name: string, app: string, extraSpec: JsonObject = {}, owner?: KubeObject): JsonObject {
+function workload(kind: string, apiVersion: string, ns: string, name: string, app: string, extraSpec: JsonObject = {}, owner?: KubeObject): ObjectInput {
   const meta: JsonObject = { name, namespace: ns, labels: labels(app), annotations: { 'deployment.kubernetes.io/revision': '3', 'example.com/owner': 'team-payments' } };
   if (owner !== undefined) {
     meta.ownerReferences = [{ apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name ?? '', uid: owner.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }];
@@ -108,7 +108,7 @@ function workload(kind: string, apiVersion: string, ns: string, name: string, ap
   };
 }
 
-function pod(ns: string, name: string, app: string, owner: KubeObject | undefined, i: number): JsonObject {
+function pod(ns: string, name: string, app: string, owner: KubeObject | undefined, i: number): ObjectInput {
   const meta: JsonObject = {
     name, generateName: `${name.slice(0, name.lastIndexOf('-') + 1)}`, namespace: ns,
     labels: labels(app, { 'pod-template-hash': hex(10) }),
@@ -141,7 +141,7 @@ function pod(ns: string, name: string, app: string, owner: KubeObject | undefine
   return { apiVersion: 'v1', kind: 'Pod', metadata: meta, spec: { ...podSpec(app), nodeName: `node-${i % 20}` }, status };
 }
 
-function simple(kind: string, ns: string, name: string, app: string, i: number): JsonObject {
+function simple(kind: string, ns: string, name: string, app: string, i: number): ObjectInput {
   const metadata = { name, namespace: ns, labels: labels(app), annotations: { 'example.com/owner': 'team-payments' } };
   switch (kind) {
     case 'Service':

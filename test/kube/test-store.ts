@@ -20,6 +20,14 @@ export interface ObjectRef {
   name: string;
 }
 
+/** Any Kubernetes object a test writes: `apiVersion`, `kind`, `metadata` and whatever else the kind has. */
+export interface ObjectInput {
+  apiVersion: string;
+  kind: string;
+  metadata?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
 export interface ListSelector {
   apiVersion: string;
   kind: string;
@@ -57,22 +65,22 @@ export class TestStore {
   }
 
   /** Creates the object; the namespace must exist (see `ensureNamespace`). */
-  create(obj: KubeObject | JsonObject): KubeObject {
-    const o = obj as KubeObject;
+  create(obj: ObjectInput): KubeObject {
+    const o = obj as unknown as KubeObject;
     const rt = this.#type(o.apiVersion, o.kind);
     return this.#api.create(rt, versionOf(rt, o.apiVersion), o.metadata?.namespace ?? '', o as unknown as JsonValue, TEST_CONTEXT).object;
   }
 
   /** Replaces the object; a `metadata.resourceVersion` in it must match the stored one. */
-  update(obj: KubeObject | JsonObject): KubeObject {
-    const o = obj as KubeObject;
+  update(obj: ObjectInput): KubeObject {
+    const o = obj as unknown as KubeObject;
     const rt = this.#type(o.apiVersion, o.kind);
     return this.#api.update(rt, versionOf(rt, o.apiVersion), o.metadata.namespace ?? '', o.metadata.name ?? '', o as unknown as JsonValue, TEST_CONTEXT).object;
   }
 
   /** Creates or replaces the object. */
-  upsert(obj: KubeObject | JsonObject): KubeObject {
-    const o = obj as KubeObject;
+  upsert(obj: ObjectInput): KubeObject {
+    const o = obj as unknown as KubeObject;
     return this.#api.upsert(this.#type(o.apiVersion, o.kind), clone(o)).object;
   }
 
