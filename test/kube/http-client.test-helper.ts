@@ -94,6 +94,7 @@ export async function watch(base: string, path: string, o: RawOptions = {}): Pro
       resolve();
     };
     rl.on('close', finish);
+    rl.on('error', finish);
     res.on('error', finish);
   });
   const next = async (ms = 5000): Promise<WatchEvent | undefined> => {

@@ -56,6 +56,7 @@ export interface TestApiServerOptions {
   maxWatchBufferBytes?: number;
   /** Requests kept in `requests.log()`; 10000 by default. */
   requestLogSize?: number;
+  /** Timestamps, watch timeouts and the bookmark interval follow this clock; the system clock by default. */
   clock?: Clock;
 }
 
@@ -134,6 +135,7 @@ export async function startTestApiServer(options: TestApiServerOptions = {}): Pr
     defaultTimeoutSeconds: options.defaultWatchTimeoutSeconds ?? 1800,
     tooLargeResourceVersionWaitMs: waitMs,
     maxBufferedBytes: options.maxWatchBufferBytes ?? 64 * 1024 * 1024,
+    clock,
   });
   const faultPlan = new FaultPlan();
   const testStore = new TestStore(api, registry, store, lifecycle);

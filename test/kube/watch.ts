@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Clock } from '../../shared/clock.ts';
 import { listOptionsInvalid, parseResourceVersion, servedAs } from './api.ts';
 import { apiVersionOf, type ResourceType } from './resource-types.ts';
 import { type Labels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
@@ -34,6 +35,8 @@ export interface WatchSettings {
   tooLargeResourceVersionWaitMs: number;
   /** A watcher that lets more than this pile up unread is closed, like a real server drops slow watchers. */
   maxBufferedBytes: number;
+  /** Drives watch timeouts and the bookmark interval. */
+  clock: Clock;
 }
 
 /** Which watches a fault applies to. */
@@ -58,7 +61,7 @@ export class WatchStream implements Subscriber {
   #silent = false;
   #closed = false;
   #corked = false;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #timer = new AbortController();
   #unsubscribe: () => void = () => {};
 
   constructor(q: WatchQuery, res: ServerResponse, matches: Selectors | undefined, settings: WatchSettings, onClose: () => void) {
@@ -80,10 +83,13 @@ export class WatchStream implements Subscriber {
   start(store: Store, fromRv: number, timeoutSeconds: number): void {
     this.#lastRv = fromRv;
     this.#unsubscribe = store.subscribe(this.rt, this);
-    this.#timer = setTimeout(() => {
-      this.bookmark(store.resourceVersion);
-      this.end();
-    }, timeoutSeconds * 1000);
+    this.#settings.clock.sleep(timeoutSeconds * 1000, this.#timer.signal).then(
+      () => {
+        this.bookmark(store.resourceVersion);
+        this.end();
+      },
+      () => {},
+    );
   }
 
   deliver(event: StoreEvent): void {
@@ -134,24 +140,28 @@ export class WatchStream implements Subscriber {
     if (!this.#corked) {
       this.#corked = true;
       this.#res.cork();
-      process.nextTick(() => {
-        this.#corked = false;
-        this.#res.uncork();
-      });
+      process.nextTick(() => this.#uncork());
     }
     this.#res.write(line);
     if (this.#res.writableLength > this.#settings.maxBufferedBytes) this.end();
   }
 
+  #uncork(): void {
+    if (!this.#corked) return;
+    this.#corked = false;
+    this.#res.uncork();
+  }
+
   /** Stops sending anything, bookmarks and timeout included, while keeping the connection open. */
   silence(): void {
     this.#silent = true;
-    clearTimeout(this.#timer);
+    this.#timer.abort();
   }
 
   /** Ends the stream the way the server ends a watch: a clean end of the chunked response. */
   end(): void {
     if (this.#closed) return;
+    this.#uncork();
     this.#res.end();
     this.#cleanup();
   }
@@ -166,7 +176,7 @@ export class WatchStream implements Subscriber {
   #cleanup(): void {
     if (this.#closed) return;
     this.#closed = true;
-    clearTimeout(this.#timer);
+    this.#timer.abort();
     this.#unsubscribe();
     this.#onClose();
   }
@@ -202,14 +212,22 @@ export class WatchHub {
   readonly #store: Store;
   readonly #settings: WatchSettings;
   readonly #streams = new Set<WatchStream>();
-  #timer: NodeJS.Timeout | undefined;
+  readonly #stop = new AbortController();
 
   constructor(store: Store, settings: WatchSettings) {
     this.#store = store;
     this.#settings = settings;
-    if (settings.bookmarkIntervalMs > 0) {
-      this.#timer = setInterval(() => this.sendBookmarks(), settings.bookmarkIntervalMs);
-      this.#timer.unref();
+    if (settings.bookmarkIntervalMs > 0) void this.#bookmarkLoop(settings.bookmarkIntervalMs);
+  }
+
+  async #bookmarkLoop(ms: number): Promise<void> {
+    for (;;) {
+      try {
+        await this.#settings.clock.sleep(ms, this.#stop.signal);
+      } catch {
+        return;
+      }
+      this.sendBookmarks();
     }
   }
 
@@ -304,7 +322,7 @@ export class WatchHub {
   }
 
   close(): void {
-    clearInterval(this.#timer);
+    this.#stop.abort();
     this.drop({}, 'end');
   }
 }
