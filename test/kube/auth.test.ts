@@ -27,7 +27,7 @@ describe('TLS and authentication', () => {
 
   it('accepts known bearer tokens and answers 401 Unauthorized for unknown, malformed or missing ones', async () => {
     expect((await raw(server.url, '/api/v1/pods', { ca: server.ca, headers: { authorization: 'Bearer viewer-token' } })).status).toBe(200);
-    for (const headers of [{ authorization: 'Bearer wrong' }, { authorization: 'Basic YTpi' }, {}]) {
+    for (const headers of [{ authorization: 'Bearer wrong' }, { authorization: 'Basic YTpi' }, {}] as Record<string, string>[]) {
       const res = await raw(server.url, '/api/v1/pods', { ca: server.ca, headers });
       expect(res.status).toBe(401);
       expect(res.json).toEqual(UNAUTHORIZED);

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { setTimeout as delay } from 'node:timers/promises';
+import type { Clock } from '../../shared/clock.ts';
 import { parse as parseYaml } from 'yaml';
 import { type DeleteOptions, type KubeApi, type ListQuery, type WriteContext } from './api.ts';
 import { authenticate, type AuthOptions, type Authorizer, forbiddenFor } from './auth.ts';
@@ -41,6 +41,8 @@ export interface HttpDeps {
   /** Open connections held by `hang` faults, released when the server closes. */
   hung: Set<ServerResponse>;
   admin: ((req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>) | undefined;
+  /** Injected latency waits on this clock. */
+  clock: Clock;
 }
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -375,7 +377,7 @@ async function handle(deps: HttpDeps, req: IncomingMessage, res: ServerResponse)
     Object.assign(record, info);
     if (resolved.type !== 'document' && deps.authorize !== undefined && !deps.authorize(user, info)) throw forbiddenFor(user, info);
     const wait = deps.faults.delayFor(info);
-    if (wait > 0) await delay(wait);
+    if (wait > 0) await deps.clock.sleep(wait);
     const action = deps.faults.take(info);
     if (action?.type === 'hang') {
       deps.hung.add(res);

@@ -165,6 +165,7 @@ export async function startTestApiServer(options: TestApiServerOptions = {}): Pr
       if (records.length > logSize * 2) records = records.slice(-logSize);
     },
     hung,
+    clock,
     admin: options.admin === true
       ? (req: IncomingMessage, res: ServerResponse, url: URL) => handleAdmin({ store: testStore, faults, podMetrics, metricsState, watches }, req, res, url)
       : undefined,
