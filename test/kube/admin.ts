@@ -127,18 +127,10 @@ const ROUTES: Record<string, Route> = {
     send(res, 200, {});
   },
   'POST /_test/seed': async (d, req, res) => {
-    const b = await body(req, SeedBody);
-    const opts: Parameters<typeof seedCluster>[1] = { objects: b.objects };
-    if (b.namespaces !== undefined) opts.namespaces = b.namespaces;
-    if (b.namespacePrefix !== undefined) opts.namespacePrefix = b.namespacePrefix;
-    send(res, 200, await seedCluster(d.store, opts));
+    send(res, 200, await seedCluster(d.store, await body(req, SeedBody)));
   },
   'POST /_test/churn': async (d, req, res) => {
-    const b = await body(req, ChurnBody);
-    const opts: Parameters<typeof churn>[1] = { count: b.count };
-    if (b.kinds !== undefined) opts.kinds = b.kinds;
-    if (b.batch !== undefined) opts.batch = b.batch;
-    send(res, 200, await churn(d.store, opts));
+    send(res, 200, await churn(d.store, await body(req, ChurnBody)));
   },
   'PUT /_test/objects': async (d, req, res) => {
     const b = await body(req, ObjectBody);

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import type { RequestInfo } from './faults.ts';
 import { forbidden, type StatusError, unauthorized } from './status.ts';
 
 /**
@@ -21,14 +22,8 @@ export interface AuthOptions {
   anonymous?: boolean;
 }
 
-export interface RequestAttributes {
-  verb: string;
-  group: string;
-  resource: string;
-  subresource: string;
-  namespace: string;
-  name: string;
-}
+/** What a request does and to what: verb, group, resource, subresource, namespace, name. */
+export type RequestAttributes = Omit<RequestInfo, 'path'>;
 
 /** Returns true to allow; false answers 403 with kube-apiserver's RBAC message. */
 export type Authorizer = (user: UserInfo, attributes: RequestAttributes) => boolean;

@@ -103,6 +103,8 @@ export class Lifecycle implements WriteObserver {
   }
 
   #indexOwners(ref: string, owners: string[]): void {
+    const before = this.#ownersOf.get(ref);
+    if (before === undefined ? owners.length === 0 : before.length === owners.length && before.every((u, i) => u === owners[i])) return;
     for (const uid of this.#ownersOf.get(ref) ?? []) this.#dependents.get(uid)?.delete(ref);
     if (owners.length === 0) this.#ownersOf.delete(ref);
     else this.#ownersOf.set(ref, owners);

@@ -44,8 +44,9 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** A deep copy of JSON data (a JSON round trip is several times faster than structuredClone here). */
 export function clone<T>(value: T): T {
-  return structuredClone(value);
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
 
 export function deepEqual(a: unknown, b: unknown): boolean {

@@ -260,15 +260,25 @@ export interface ChurnResult {
 /** Makes `count` MODIFIED events by updating an annotation and status of existing objects in turn. */
 export async function churn(store: TestStore, options: ChurnOptions): Promise<ChurnResult> {
   const kinds = options.kinds ?? [{ apiVersion: 'v1', kind: 'Pod' }];
-  const targets = kinds.flatMap((k) => store.list(k).map((o) => ({ ...k, namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' })));
+  const targets = kinds.flatMap((k) => store.list(k));
   const from = store.resourceVersion;
   const batch = options.batch ?? 500;
   let updated = 0;
   if (targets.length === 0) return { updated, fromResourceVersion: from, toResourceVersion: from };
   for (let i = 0; i < options.count; i++) {
-    const ref = targets[i % targets.length];
-    if (ref === undefined) break;
-    store.patch(ref, { metadata: { annotations: { 'example.com/heartbeat': String(from + i) } }, status: { observedGeneration: i } });
+    const slot = i % targets.length;
+    const current = targets[slot];
+    if (current === undefined) break;
+    const annotations = { ...current.metadata.annotations, 'example.com/heartbeat': String(from + i) };
+    const status = { ...(current.status as JsonObject | undefined), observedGeneration: i };
+    try {
+      targets[slot] = store.replace(current, { ...current, metadata: { ...current.metadata, annotations }, status });
+    } catch {
+      // Changed or deleted by someone else meanwhile: take the stored state and go on.
+      const fresh = store.get({ apiVersion: current.apiVersion, kind: current.kind, namespace: current.metadata.namespace ?? '', name: current.metadata.name ?? '' });
+      if (fresh !== undefined) targets[slot] = fresh;
+      continue;
+    }
     updated++;
     if (updated % batch === 0) await new Promise((r) => setImmediate(r));
   }

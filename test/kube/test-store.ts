@@ -68,14 +68,14 @@ export class TestStore {
   create(obj: ObjectInput): KubeObject {
     const o = obj as unknown as KubeObject;
     const rt = this.#type(o.apiVersion, o.kind);
-    return this.#api.create(rt, versionOf(rt, o.apiVersion), o.metadata?.namespace ?? '', o as unknown as JsonValue, TEST_CONTEXT).object;
+    return this.#api.create(rt, versionOf(rt, o.apiVersion), o.metadata?.namespace ?? '', clone(o) as unknown as JsonValue, TEST_CONTEXT).object;
   }
 
   /** Replaces the object; a `metadata.resourceVersion` in it must match the stored one. */
   update(obj: ObjectInput): KubeObject {
     const o = obj as unknown as KubeObject;
     const rt = this.#type(o.apiVersion, o.kind);
-    return this.#api.update(rt, versionOf(rt, o.apiVersion), o.metadata.namespace ?? '', o.metadata.name ?? '', o as unknown as JsonValue, TEST_CONTEXT).object;
+    return this.#api.update(rt, versionOf(rt, o.apiVersion), o.metadata.namespace ?? '', o.metadata.name ?? '', clone(o) as unknown as JsonValue, TEST_CONTEXT).object;
   }
 
   /** Creates or replaces the object. */
@@ -89,9 +89,19 @@ export class TestStore {
     const rt = this.#type(ref.apiVersion, ref.kind);
     const live = this.#api.read(rt, ref.namespace ?? '', ref.name);
     const base = live === undefined ? undefined : (live as unknown as JsonValue);
-    if (base === undefined) return this.#api.update(rt, versionOf(rt, ref.apiVersion), ref.namespace ?? '', ref.name, patch, TEST_CONTEXT).object;
+    if (base === undefined) return this.#api.update(rt, versionOf(rt, ref.apiVersion), ref.namespace ?? '', ref.name, clone(patch), TEST_CONTEXT).object;
     const next = mergePatch(base, patch) as unknown as KubeObject;
     return this.#api.replaceWith(rt, live as KubeObject, next, TEST_CONTEXT).object;
+  }
+
+  /**
+   * Replaces `current` (an object exactly as this store last returned it) by `next` without reading
+   * it back first: the fast path for load generators that update the same objects over and over.
+   * A stale `current` fails with 409 Conflict like any update.
+   */
+  replace(current: KubeObject, next: ObjectInput): KubeObject {
+    const rt = this.#type(current.apiVersion, current.kind);
+    return this.#api.replaceWith(rt, current, next as unknown as KubeObject, TEST_CONTEXT).object;
   }
 
   /** Deletes like an API DELETE (finalizers and propagationPolicy honoured); throws 404 when absent. */
