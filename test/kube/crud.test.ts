@@ -195,6 +195,21 @@ describe('create, get, update, delete', () => {
     expect((await raw(server.url, '/api/v1/namespaces/doomed')).status).toBe(404);
   });
 
+  it('validates and answers dry-run writes without storing them', async () => {
+    const before = server.store.resourceVersion;
+    const created = await raw(server.url, `${pods}?dryRun=All`, { method: 'POST', body: pod('dry', 'crud') });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ metadata: { name: 'dry', namespace: 'crud' } });
+    expect(at(created.json, 'metadata.resourceVersion')).toBeUndefined();
+    const deleted = await raw(server.url, `${pods}/p1?dryRun=All`, { method: 'DELETE' });
+    expect(deleted.status).toBe(200);
+    const invalid = await raw(server.url, `${pods}?dryRun=All`, { method: 'POST', body: pod('Dry_Bad', 'crud') });
+    expect(invalid.status).toBe(422);
+    expect(server.store.resourceVersion).toBe(before);
+    expect((await raw(server.url, `${pods}/p1`)).status).toBe(200);
+    expect((await raw(server.url, `${pods}/dry`)).status).toBe(404);
+  });
+
   it('deletes a collection by selector', async () => {
     for (const [n, tier] of [['x1', 'web'], ['x2', 'web'], ['x3', 'db']] as const) server.store.create(pod(n, 'other', { tier }));
     const res = await raw(server.url, '/api/v1/namespaces/other/pods?labelSelector=tier%3Dweb', { method: 'DELETE' });
@@ -213,6 +228,7 @@ describe('create, get, update, delete', () => {
 
   it('answers 405 for methods a path does not take, and 406 when JSON is not acceptable', async () => {
     expect((await raw(server.url, `${pods}/p1`, { method: 'POST', body: pod('p1', 'crud') })).status).toBe(405);
+    expect((await raw(server.url, '/api/v1/namespaces', { method: 'DELETE' })).json).toMatchObject({ code: 405, reason: 'MethodNotAllowed' });
     const proto = await raw(server.url, pods, { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
     expect(proto.status).toBe(406);
     expect((await raw(server.url, pods, { headers: { accept: 'application/vnd.kubernetes.protobuf, application/json' } })).status).toBe(200);

@@ -287,6 +287,7 @@ async function serveResource(deps: HttpDeps, req: IncomingMessage, res: ServerRe
   const { api } = deps;
   const { rt, version, name, subresource } = r;
   const ns = r.namespace ?? '';
+  if (subresource === '' && !rt.verbs.includes(verb)) throw methodNotAllowed();
   switch (verb) {
     case 'watch': {
       const wq = watchQuery(r, q);
