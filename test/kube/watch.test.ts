@@ -1,3 +1,4 @@
+import { type IncomingMessage, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../shared/clock.ts';
 import { startTestApiServer, type TestApiServer } from './index.ts';
@@ -186,6 +187,33 @@ describe('watch', () => {
     await b.ended;
     await silent.ended;
     await control.ended;
+  });
+
+  it('paces a large catch-up by the client, but closes a live watcher that stops reading', async () => {
+    const small = await startTestApiServer({ bookmarkIntervalMs: 0, maxWatchBufferBytes: 64 * 1024 });
+    try {
+      const blob = 'x'.repeat(20_000);
+      for (let i = 0; i < 300; i++) small.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}`, namespace: 'default' }, data: { blob } });
+      const list = await watch(small.url, '/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true');
+      const initial = await list.until((e) => e.type === 'BOOKMARK');
+      expect(initial.filter((e) => e.type === 'ADDED')).toHaveLength(300);
+      list.close();
+
+      const stalled = await new Promise<IncomingMessage>((resolve) => {
+        request(`${small.url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${small.store.resourceVersion}`, resolve).end();
+      });
+      stalled.pause();
+      for (let i = 0; i < 300; i++) small.store.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: `big-${i}` }, { data: { n: String(i) } });
+      let lines = 0;
+      stalled.on('data', (chunk: Buffer) => {
+        lines += chunk.toString().split('\n').length - 1;
+      });
+      await new Promise((resolve) => stalled.on('end', resolve).resume());
+      expect(lines).toBeLessThan(300);
+      expect(small.faults.openWatches).toBe(0);
+    } finally {
+      await small.close();
+    }
   });
 
   it('serves a legacy /watch/ path', async () => {

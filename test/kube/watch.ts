@@ -61,6 +61,13 @@ export class WatchStream implements Subscriber {
   #silent = false;
   #closed = false;
   #corked = false;
+  /**
+   * While catching up (initial events, backlog replay) lines wait here and go out as the client reads
+   * them, so a large catch-up is paced by the client instead of tripping the slow-watcher limit.
+   * Entries are lines, or stored objects to send as ADDED (built when sent, to keep memory flat).
+   */
+  #queue: (string | { added: string })[] | undefined;
+  #queueHead = 0;
   readonly #timer = new AbortController();
   #unsubscribe: () => void = () => {};
 
@@ -127,7 +134,44 @@ export class WatchStream implements Subscriber {
   }
 
   sendInitial(json: string): void {
-    this.#write(`{"type":"ADDED","object":${servedAs(this.rt, this.#version, json)}}\n`);
+    if (this.#queue !== undefined) this.#queue.push({ added: json });
+    else this.#write(this.#addedLine(json));
+  }
+
+  #addedLine(json: string): string {
+    return `{"type":"ADDED","object":${servedAs(this.rt, this.#version, json)}}\n`;
+  }
+
+  /** From here until `endCatchUp`, everything sent is queued and paced by the client. */
+  beginCatchUp(): void {
+    this.#queue = [];
+    this.#queueHead = 0;
+  }
+
+  endCatchUp(): void {
+    void this.#drainQueue();
+  }
+
+  async #drainQueue(): Promise<void> {
+    const queue = this.#queue;
+    if (queue === undefined) return;
+    while (!this.#closed && this.#queueHead < queue.length) {
+      const item = queue[this.#queueHead] as string | { added: string };
+      queue[this.#queueHead++] = '';
+      const line = typeof item === 'string' ? item : this.#addedLine(item.added);
+      if (!this.#res.write(line)) {
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            this.#res.off('drain', done);
+            this.#res.off('close', done);
+            resolve();
+          };
+          this.#res.on('drain', done);
+          this.#res.on('close', done);
+        });
+      }
+    }
+    this.#queue = undefined;
   }
 
   error(status: Status): void {
@@ -137,6 +181,10 @@ export class WatchStream implements Subscriber {
 
   #write(line: string): void {
     if (this.#closed) return;
+    if (this.#queue !== undefined) {
+      this.#queue.push(line);
+      return;
+    }
     if (!this.#corked) {
       this.#corked = true;
       this.#res.cork();
@@ -273,6 +321,7 @@ export class WatchHub {
     const timeoutSeconds = q.timeoutSeconds !== undefined && q.timeoutSeconds > 0 ? q.timeoutSeconds : this.#settings.defaultTimeoutSeconds;
     const current = store.resourceVersion;
     if (prepared.fromRv === undefined) {
+      stream.beginCatchUp();
       if (prepared.initial) {
         const matches = prepared.matches;
         const filter = matches === undefined ? undefined : (r: { labels: Labels; fields: Readonly<Record<string, string>> }) => matches(r.labels, r.fields);
@@ -280,6 +329,7 @@ export class WatchHub {
       }
       stream.start(store, current, timeoutSeconds);
       if (watchListBookmark && prepared.initial) stream.bookmark(current, true);
+      stream.endCatchUp();
       return stream;
     }
     const backlog = store.eventsAfter(q.rt, prepared.fromRv);
@@ -291,10 +341,12 @@ export class WatchHub {
       stream.error(tooLargeResourceVersion(prepared.fromRv, current).status);
       return stream;
     }
+    stream.beginCatchUp();
     stream.start(store, prepared.fromRv, timeoutSeconds);
     for (const ev of backlog) {
       if (q.namespace === undefined || !q.rt.namespaced || ev.namespace === q.namespace) stream.deliver(ev);
     }
+    stream.endCatchUp();
     return stream;
   }
 
