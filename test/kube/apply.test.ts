@@ -160,4 +160,19 @@ describe('scale subresource', () => {
     }
     expect((await raw(server.url, '/apis/apps/v1/namespaces/ssa/daemonsets/x/scale')).status).toBe(404);
   });
+
+  it('serves the scale subresource a CRD declares', async () => {
+    server.store.create({
+      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'pools.example.com' },
+      spec: {
+        group: 'example.com', scope: 'Namespaced', names: { plural: 'pools', singular: 'pool', kind: 'Pool' },
+        versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {}, scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.ready', labelSelectorPath: '.status.selector' } } }],
+      },
+    });
+    server.store.create({ apiVersion: 'example.com/v1', kind: 'Pool', metadata: { name: 'p', namespace: 'ssa' }, spec: { size: 2 }, status: { ready: 1, selector: 'pool=p' } });
+    const base = '/apis/example.com/v1/namespaces/ssa/pools/p';
+    expect((await raw(server.url, `${base}/scale`)).json).toMatchObject({ kind: 'Scale', spec: { replicas: 2 }, status: { replicas: 1, selector: 'pool=p' } });
+    await raw(server.url, `${base}/scale`, { method: 'PATCH', body: { spec: { replicas: 6 } }, contentType: 'application/merge-patch+json' });
+    expect((await raw(server.url, base)).json).toMatchObject({ spec: { size: 6 }, status: { ready: 1 } });
+  });
 });

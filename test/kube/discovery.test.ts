@@ -107,6 +107,20 @@ describe('discovery', () => {
     expect((await raw(server.url, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com')).status).toBe(404);
   });
 
+  it('requires the approval annotation for CRDs in protected groups', async () => {
+    const body = {
+      apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'networkpolicies.networking.k8s.io' },
+      spec: { group: 'networking.k8s.io', scope: 'Namespaced', names: { plural: 'networkpolicies', kind: 'NetworkPolicy' }, versions: [{ name: 'v9', served: true, storage: true }] },
+    };
+    const res = await raw(server.url, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { method: 'POST', body });
+    expect(res.status).toBe(422);
+    expect(res.json).toMatchObject({ details: { causes: [{ field: 'metadata.annotations[api-approved.kubernetes.io]' }] } });
+    const approved = { ...body, metadata: { ...body.metadata, annotations: { 'api-approved.kubernetes.io': 'https://example.com/1' } } };
+    expect((await raw(server.url, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { method: 'POST', body: approved })).status).toBe(201);
+    expect((await raw(server.url, '/apis/networking.k8s.io/v9/namespaces/default/networkpolicies')).status).toBe(404);
+    expect((await raw(server.url, '/apis/networking.k8s.io/v1/namespaces/default/networkpolicies')).status).toBe(200);
+  });
+
   it('rejects an invalid CRD with a 422 naming the fields', async () => {
     const res = await raw(server.url, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
       method: 'POST',

@@ -200,6 +200,8 @@ export class Lifecycle implements WriteObserver {
   #crdChanged(crd: KubeObject): void {
     const rt = crdResourceType(crd);
     if (rt === undefined) return;
+    const builtin = this.#registry.all().some((t) => t.crdName === undefined && t.group === rt.group && t.plural === rt.plural);
+    if (builtin) return;
     if (crd.metadata.deletionTimestamp === undefined) this.#registry.add(rt);
     const status = isJsonObject(crd.status) ? crd.status : {};
     const established = Array.isArray(status.conditions) && status.conditions.some((c) => isJsonObject(c) && c.type === 'Established');

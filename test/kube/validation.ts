@@ -84,6 +84,10 @@ function validateCrd(obj: KubeObject, errors: FieldError[]): void {
   if (group === '' || !group.includes('.')) {
     errors.push({ type: 'FieldValueInvalid', field: 'spec.group', detail: `${quoted(group)}: should be a domain with at least one dot` });
   }
+  const protectedGroup = /(^|\.)(k8s|kubernetes)\.io$/.test(group);
+  if (protectedGroup && obj.metadata.annotations?.['api-approved.kubernetes.io'] === undefined) {
+    errors.push({ type: 'FieldValueRequired', field: 'metadata.annotations[api-approved.kubernetes.io]', detail: 'protected groups must have approval annotation "api-approved.kubernetes.io", see https://github.com/kubernetes/enhancements/pull/1111' });
+  }
   if (plural === '') errors.push({ type: 'FieldValueRequired', field: 'spec.names.plural', detail: '' });
   if (typeof names.kind !== 'string' || names.kind === '') errors.push({ type: 'FieldValueRequired', field: 'spec.names.kind', detail: '' });
   if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
