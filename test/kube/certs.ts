@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { VendorError } from '../../shared/errors.ts';
 
 /**
  * Certificates for tests: a throw-away certificate authority and certificates it issues, made with
@@ -33,7 +34,7 @@ function openssl(args: string[], cwd: string): void {
     execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
   } catch (e) {
     const stderr = (e as { stderr?: Buffer }).stderr?.toString() ?? '';
-    throw new Error(`openssl ${args[0] ?? ''} failed: ${stderr.trim() || (e as Error).message}`, { cause: e });
+    throw new VendorError('internal', `openssl ${args[0] ?? ''} failed: ${stderr.trim() || (e as Error).message}`, { cause: e });
   }
 }
 

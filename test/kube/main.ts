@@ -6,6 +6,7 @@
  *   npm run kube:test-server -- --seed 50000 --namespaces 50 --kubeconfig /tmp/kubeconfig
  */
 import { parseArgs } from 'node:util';
+import { VendorError } from '../../shared/errors.ts';
 import { seedCluster } from './seed.ts';
 import { startTestApiServer, type TestApiServerOptions } from './server.ts';
 
@@ -25,7 +26,7 @@ const USAGE = `options:
 
 function int(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new Error(`--${name} must be a non-negative integer, got "${value}"`);
+  if (!/^\d+$/.test(value)) throw new VendorError('invalid_input', `--${name} must be a non-negative integer, got "${value}"`);
   return Number(value);
 }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { VendorError } from '../../shared/errors.ts';
 import { isJsonObject, type JsonObject, type KubeObject } from './objects.ts';
 import { apiVersionOf, BUILTIN_RESOURCES, type ResourceType, STANDARD_VERBS } from './resource-types.ts';
 
@@ -159,7 +160,7 @@ export function compareVersions(a: string, b: string): number {
 /** The resource type a CustomResourceDefinition object defines, or a reason it defines none. */
 export function resourceTypeFromCrd(crd: KubeObject): ResourceType {
   const spec = crd.spec;
-  if (!isJsonObject(spec)) throw new Error('spec is required');
+  if (!isJsonObject(spec)) throw new VendorError('invalid_input', 'a CustomResourceDefinition needs a spec');
   const names = isJsonObject(spec.names) ? spec.names : {};
   const group = String(spec.group ?? '');
   const plural = String(names.plural ?? '');

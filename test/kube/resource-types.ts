@@ -1,3 +1,5 @@
+import { VendorError } from '../../shared/errors.ts';
+
 /**
  * The kinds the test API server serves out of the box, described the way discovery describes them,
  * plus the behaviour flags that differ between kinds on a real kube-apiserver.
@@ -40,7 +42,7 @@ export const STANDARD_VERBS = ['create', 'delete', 'deletecollection', 'get', 'l
 
 export function storageVersion(rt: ResourceType): string {
   const v = rt.versions[0];
-  if (v === undefined) throw new Error(`resource ${rt.plural} has no version`);
+  if (v === undefined) throw new VendorError('internal', `resource ${rt.plural} has no served version`);
   return v;
 }
 

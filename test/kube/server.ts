@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { type Clock, systemClock } from '../../shared/clock.ts';
+import { VendorError } from '../../shared/errors.ts';
 import { handleAdmin } from './admin.ts';
 import { KubeApi } from './api.ts';
 import { ADMIN_USER, type AuthOptions, type Authorizer } from './auth.ts';
@@ -124,7 +125,7 @@ export async function startTestApiServer(options: TestApiServerOptions = {}): Pr
   const registry = new Registry(metricsState);
   const store = new Store({ maxRevisions: options.maxRevisions ?? 20_000 });
   const namespaces = registry.all().find((t) => resourceKey(t) === NAMESPACE_RESOURCE_KEY);
-  if (namespaces === undefined) throw new Error('namespaces are not a built-in resource');
+  if (namespaces === undefined) throw new VendorError('internal', 'namespaces are not a built-in resource');
   const waitMs = options.tooLargeResourceVersionWaitMs ?? 3000;
   const api = new KubeApi({ store, clock, tooLargeResourceVersionWaitMs: waitMs, namespaces });
   const lifecycle = new Lifecycle(api, registry);
@@ -187,13 +188,13 @@ export async function startTestApiServer(options: TestApiServerOptions = {}): Pr
     server.listen(options.port ?? 0, host, () => resolve());
   });
   const bound = server.address();
-  if (bound === null || typeof bound === 'string') throw new Error('test API server did not bind a TCP port');
+  if (bound === null || typeof bound === 'string') throw new VendorError('internal', 'test API server did not bind a TCP port');
   address = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
   const url = `${ca === undefined ? 'http' : 'https'}://${address}`;
 
   const defaultCredentials = (o: KubeconfigOptions): { token?: string; clientCertificate?: KeyPair } => {
     if (o.user !== undefined) {
-      if (ca === undefined) throw new Error('client certificates need a server started with tls: true');
+      if (ca === undefined) throw new VendorError('conflict', 'client certificates need a server started with tls: true');
       return { clientCertificate: ca.issue({ commonName: o.user.username, organizations: o.user.groups ?? [] }) };
     }
     const token = o.token ?? Object.keys(options.auth?.tokens ?? {})[0];
@@ -229,7 +230,7 @@ export async function startTestApiServer(options: TestApiServerOptions = {}): Pr
     kubeconfigYaml: (o) => kubeconfigYaml(kubeconfig(o)),
     writeKubeconfig: (path, o) => writeKubeconfigFile(path, kubeconfig(o)),
     issueClientCertificate: (username, groups = []) => {
-      if (ca === undefined) throw new Error('client certificates need a server started with tls: true');
+      if (ca === undefined) throw new VendorError('conflict', 'client certificates need a server started with tls: true');
       return ca.issue({ commonName: username, organizations: groups });
     },
     setMetricsApi: (enabled) => {
