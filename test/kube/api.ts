@@ -1,20 +1,19 @@
 import { parse as parseYaml } from 'yaml';
 import type { Clock } from '../../shared/clock.ts';
-import { decodeContinue, encodeContinue } from './continue-token.ts';
 import { applyCreateDefaults, ClusterIpAllocator, initialStatus } from './defaults.ts';
+import { listResponse, type ListQuery, parseResourceVersion } from './list.ts';
 import { apply, conflictMessage, type FieldSetOptions, recordUpdate } from './managed-fields.ts';
 import {
   clone, deepEqual, generateNameSuffix, isJsonObject, type JsonObject, type JsonValue, type KubeObject, newUid, timestamp,
 } from './objects.ts';
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
-import { apiVersionOf, type ResourceType, storageVersion } from './resource-types.ts';
-import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
+import { apiVersionOf, type ResourceType, servedAs, storageVersion } from './resource-types.ts';
 import {
-  alreadyExists, badRequest, conflict, CONTINUE_TOO_OLD, expired, failure, forbidden, invalid, LIST_TOO_OLD,
+  alreadyExists, badRequest, conflict, failure, forbidden, invalid,
   MODIFIED_CONFLICT, notFound, type QualifiedResource, StatusError, success, type SuccessStatus, tooLargeResourceVersion,
   unsupportedMediaType,
 } from './status.ts';
-import { objectKey, type Revision, type Store, type StoreEvent } from './store.ts';
+import { objectKey, type Store, type StoreEvent } from './store.ts';
 import { missingName, validateObject } from './validation.ts';
 
 /**
@@ -43,14 +42,8 @@ export interface WriteResult {
   created: boolean;
 }
 
-export interface ListQuery {
-  labelSelector?: string;
-  fieldSelector?: string;
-  limit?: number;
-  continue?: string;
-  resourceVersion?: string;
-  resourceVersionMatch?: string;
-}
+
+export type { ListQuery };
 
 export interface DeleteOptions {
   propagationPolicy?: string;
@@ -86,14 +79,7 @@ export function qualified(rt: ResourceType): QualifiedResource {
   return { group: rt.group, resource: rt.plural };
 }
 
-function listOptionsInvalid(field: string, type: 'FieldValueForbidden' | 'FieldValueNotSupported', detail: string): StatusError {
-  return invalid('meta.k8s.io', 'ListOptions', '', [{ type, field, detail }]);
-}
 
-export function parseResourceVersion(text: string): number {
-  if (!/^\d+$/.test(text)) throw badRequest(`Invalid value: "${text}": resourceVersion must be a non-negative integer`);
-  return Number(text);
-}
 
 export class KubeApi {
   readonly store: Store;
@@ -140,61 +126,8 @@ export class KubeApi {
   }
 
   /** A LIST response body, following the resourceVersion, resourceVersionMatch, limit and continue rules. */
-  async list(rt: ResourceType, version: string, namespace: string | undefined, q: ListQuery): Promise<string> {
-    validateListOptions(q);
-    const labels = parseLabelSelector(q.labelSelector);
-    const fields = parseFieldSelector(q.fieldSelector, rt.selectableFields);
-    const filter = labels.empty && fields.empty ? undefined : (r: Revision) => labels.matches(r.labels) && fields.matches(r.fields);
-    const ns = rt.namespaced ? namespace : undefined;
-    const prefix = ns === undefined || ns === '' ? '' : `${ns}/`;
-    let atRv = this.store.resourceVersion;
-    let limit = q.limit !== undefined && q.limit > 0 ? q.limit : undefined;
-    let startKey: string | undefined;
-    let offset = 0;
-    let total: number | undefined;
-
-    if (q.continue !== undefined && q.continue !== '') {
-      if (q.resourceVersion !== undefined && q.resourceVersion !== '' && q.resourceVersion !== '0') {
-        throw badRequest('specifying resource version is not allowed when using continue');
-      }
-      const token = decodeContinue(q.continue);
-      if (!token.start.startsWith(prefix)) throw badRequest('continue key is not valid: key does not match the requested list');
-      startKey = token.start;
-      if (token.rv === -1) atRv = this.store.resourceVersion;
-      else if (token.rv < this.store.compactedResourceVersion) {
-        throw expired(CONTINUE_TOO_OLD, { continue: encodeContinue({ rv: -1, start: token.start }) });
-      } else {
-        atRv = token.rv;
-        offset = token.offset ?? 0;
-        total = token.total;
-      }
-    } else if (q.resourceVersion !== undefined && q.resourceVersion !== '') {
-      const rv = parseResourceVersion(q.resourceVersion);
-      const match = q.resourceVersionMatch ?? '';
-      if (rv === 0) {
-        // "Any" is served from the watch cache, which does not page.
-        limit = undefined;
-      } else if (match === 'Exact' || (match === '' && limit !== undefined)) {
-        if (rv < this.store.compactedResourceVersion) throw expired(LIST_TOO_OLD);
-        await this.#waitNotOlderThan(rv);
-        atRv = rv;
-      } else {
-        await this.#waitNotOlderThan(rv);
-        atRv = this.store.resourceVersion;
-      }
-    }
-
-    const page = this.store.page(rt, { namespace: ns, atRv, startKey, limit, filter });
-    let meta = `"resourceVersion":"${atRv}"`;
-    if (page.lastKey !== undefined) {
-      const next = { rv: atRv, start: `${page.lastKey}\u0000`, offset: offset + page.items.length, total };
-      if (filter === undefined) {
-        next.total = total ?? offset + page.items.length + this.store.countFrom(rt, ns, atRv, next.start);
-        meta += `,"continue":"${encodeContinue(next)}","remainingItemCount":${next.total - next.offset}`;
-      } else meta += `,"continue":"${encodeContinue(next)}"`;
-    }
-    const items = page.items.map((r) => servedAs(rt, version, r.json as string));
-    return `{"kind":"${rt.listKind}","apiVersion":"${apiVersionOf(rt.group, version)}","metadata":{${meta}},"items":[${items.join(',')}]}`;
+  list(rt: ResourceType, version: string, namespace: string | undefined, q: ListQuery): Promise<string> {
+    return listResponse(this.store, rt, version, namespace, q, (rv) => this.#waitNotOlderThan(rv));
   }
 
   // ---- writes ----
@@ -532,13 +465,6 @@ export function parseJsonBody(text: string): JsonValue {
   }
 }
 
-/** Rewrites the stored apiVersion for a read at another served version of a custom resource. */
-export function servedAs(rt: ResourceType, version: string, json: string): string {
-  const stored = storageVersion(rt);
-  if (version === stored) return json;
-  const from = `"apiVersion":"${apiVersionOf(rt.group, stored)}"`;
-  return json.replace(from, `"apiVersion":"${apiVersionOf(rt.group, version)}"`);
-}
 
 function servedObject(rt: ResourceType, version: string, obj: KubeObject): JsonValue {
   const copy = clone(obj) as unknown as JsonObject;
@@ -546,22 +472,4 @@ function servedObject(rt: ResourceType, version: string, obj: KubeObject): JsonV
   return copy;
 }
 
-/** The ListOptions checks of kube-apiserver for plain lists (watch options are checked in watch.ts). */
-function validateListOptions(q: ListQuery): void {
-  const match = q.resourceVersionMatch;
-  if (match === undefined || match === '') return;
-  if (q.resourceVersion === undefined || q.resourceVersion === '') {
-    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch is forbidden unless resourceVersion is provided');
-  }
-  if (q.continue !== undefined && q.continue !== '') {
-    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch is forbidden when continue is provided');
-  }
-  if (match !== 'Exact' && match !== 'NotOlderThan') {
-    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueNotSupported', `"${match}": supported values: "Exact", "NotOlderThan", ""`);
-  }
-  if (match === 'Exact' && q.resourceVersion === '0') {
-    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
-  }
-}
 
-export { listOptionsInvalid };

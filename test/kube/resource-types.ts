@@ -50,6 +50,14 @@ export function apiVersionOf(group: string, version: string): string {
   return group === '' ? version : `${group}/${version}`;
 }
 
+/** Rewrites the stored apiVersion for a read at another served version of a custom resource. */
+export function servedAs(rt: ResourceType, version: string, json: string): string {
+  const stored = storageVersion(rt);
+  if (version === stored) return json;
+  const from = `"apiVersion":"${apiVersionOf(rt.group, stored)}"`;
+  return json.replace(from, `"apiVersion":"${apiVersionOf(rt.group, version)}"`);
+}
+
 /** The store's bucket key of a resource: its group and plural name. */
 export function resourceKey(rt: { group: string; plural: string }): string {
   return `${rt.group}/${rt.plural}`;

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
-import { listOptionsInvalid, parseResourceVersion, servedAs } from './api.ts';
-import { apiVersionOf, type ResourceType } from './resource-types.ts';
+import { listOptionsInvalid, parseResourceVersion } from './list.ts';
+import { apiVersionOf, type ResourceType, servedAs } from './resource-types.ts';
 import { type Labels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
 import { expired, type Status, tooLargeResourceVersion } from './status.ts';
 import type { Store, StoreEvent, Subscriber } from './store.ts';
