@@ -45,7 +45,7 @@ const FaultBody = v.object({
 const LatencyBody = v.object({ ms: Count, match: Match });
 const DropBody = v.object({ filter: Filter, mode: v.optional(v.picklist(['end', 'destroy']), 'end') });
 const SilenceBody = v.object({ filter: Filter });
-const CompactBody = v.object({ resourceVersion: v.optional(Count) });
+const CompactBody = v.object({ resourceVersion: v.optional(Count), only: v.optional(v.object({ apiVersion: v.string(), kind: v.string() })) });
 const MetricsBody = v.object({
   namespace: v.string(),
   name: v.string(),
@@ -110,7 +110,7 @@ const ROUTES: Record<string, Route> = {
   },
   'POST /_test/compact': async (d, req, res) => {
     const b = await body(req, CompactBody);
-    d.faults.compact(b.resourceVersion);
+    d.faults.compact(b.resourceVersion, b.only);
     send(res, 200, { compactedResourceVersion: d.store.compactedResourceVersion });
   },
   'PUT /_test/metrics/pods': async (d, req, res) => {

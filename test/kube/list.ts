@@ -51,7 +51,7 @@ waitNotOlderThan: (rv: number) => Promise<void>,
     if (!token.start.startsWith(prefix)) throw badRequest('continue key is not valid: key does not match the requested list');
     startKey = token.start;
     if (token.rv === -1) atRv = store.resourceVersion;
-    else if (token.rv < store.compactedResourceVersion) {
+    else if (token.rv < store.compactedFor(rt)) {
       throw expired(CONTINUE_TOO_OLD, { continue: encodeContinue({ rv: -1, start: token.start }) });
     } else {
       atRv = token.rv;
@@ -65,7 +65,7 @@ waitNotOlderThan: (rv: number) => Promise<void>,
       // "Any" is served from the watch cache, which does not page.
       limit = undefined;
     } else if (match === 'Exact' || (match === '' && limit !== undefined)) {
-      if (rv < store.compactedResourceVersion) throw expired(LIST_TOO_OLD);
+      if (rv < store.compactedFor(rt)) throw expired(LIST_TOO_OLD);
       await waitNotOlderThan(rv);
       atRv = rv;
     } else {

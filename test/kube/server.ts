@@ -151,7 +151,7 @@ export async function startTestApiServer(options: TestApiServerOptions = {}): Pr
   let records: RequestRecord[] = [];
   let address = '';
 
-  const faults = new TestFaults(faultPlan, watches, store, () => {
+  const faults = new TestFaults(faultPlan, watches, testStore, () => {
     const n = sockets.size;
     for (const s of sockets) s.destroy();
     return n;

@@ -59,6 +59,8 @@ class Bucket {
   live = 0;
   events: StoreEvent[] = [];
   eventsHead = 0;
+  /** History of this resource alone compacted up to here (a test knob; etcd compacts globally). */
+  compactedRv = 0;
   readonly allNamespaces = new Set<Subscriber>();
   readonly byNamespace = new Map<string, Set<Subscriber>>();
 
@@ -148,6 +150,11 @@ export class Store {
   /** Reads at or below this revision are gone: lists and watches from older versions get 410. */
   get compactedResourceVersion(): number {
     return this.#compactedRv;
+  }
+
+  /** The newest compacted revision for one resource: the global one, or later if compacted alone. */
+  compactedFor(rt: ResourceType): number {
+    return Math.max(this.#compactedRv, this.#buckets.get(resourceKey(rt))?.compactedRv ?? 0);
   }
 
   #bucket(rt: ResourceType): Bucket {
@@ -269,7 +276,7 @@ export class Store {
 
   /** Retained events of a resource after `rv`, oldest first; `undefined` when `rv` is compacted. */
   eventsAfter(rt: ResourceType, rv: number): StoreEvent[] | undefined {
-    if (rv < this.#compactedRv) return undefined;
+    if (rv < this.compactedFor(rt)) return undefined;
     const bucket = this.#buckets.get(resourceKey(rt));
     if (bucket === undefined) return [];
     const events = bucket.events;
@@ -306,9 +313,19 @@ export class Store {
     return n;
   }
 
-  /** Forgets history at and below `toRv` (default: everything before the current revision). */
-  compact(toRv = this.#rv): void {
+  /**
+   * Forgets history at and below `toRv` (default: everything before the current revision), for every
+   * resource or only for `only` (as a watch cache window of one busy resource would).
+   */
+  compact(toRv = this.#rv, only?: ResourceType): void {
     const target = Math.min(toRv, this.#rv);
+    if (only !== undefined) {
+      const bucket = this.#bucket(only);
+      if (target <= Math.max(bucket.compactedRv, this.#compactedRv)) return;
+      bucket.compactedRv = target;
+      compactBucket(bucket, target);
+      return;
+    }
     if (target <= this.#compactedRv) return;
     this.#compactedRv = target;
     for (const bucket of this.#buckets.values()) compactBucket(bucket, target);

@@ -1,5 +1,5 @@
 import type { FaultMatch, FaultPlan, FaultRule } from './faults.ts';
-import type { Store } from './store.ts';
+import type { TestStore } from './test-store.ts';
 import type { WatchFilter, WatchHub } from './watch.ts';
 
 /**
@@ -8,10 +8,10 @@ import type { WatchFilter, WatchHub } from './watch.ts';
 export class TestFaults {
   readonly #plan: FaultPlan;
   readonly #watches: WatchHub;
-  readonly #store: Store;
+  readonly #store: TestStore;
   readonly #closeSockets: () => number;
 
-  constructor(plan: FaultPlan, watches: WatchHub, store: Store, closeSockets: () => number) {
+  constructor(plan: FaultPlan, watches: WatchHub, store: TestStore, closeSockets: () => number) {
     this.#plan = plan;
     this.#watches = watches;
     this.#store = store;
@@ -67,9 +67,12 @@ export class TestFaults {
     return this.#closeSockets();
   }
 
-  /** Compacts history up to `rv` (default: the current revision), making older versions answer 410. */
-  compact(rv?: number): void {
-    this.#store.compact(rv);
+  /**
+   * Compacts history up to `rv` (default: the current revision), making older versions answer 410;
+   * with `only` (`{ apiVersion, kind }`) just for that kind, so only its watches and lists expire.
+   */
+  compact(rv?: number, only?: { apiVersion: string; kind: string }): void {
+    this.#store.compact(rv, only);
   }
 
   /** Sends a BOOKMARK now on every watch that allows them and has news. */

@@ -134,9 +134,17 @@ export class TestStore {
     return this.#store.stats();
   }
 
-  /** Forgets history up to `rv` (default: all but the current state). */
-  compact(rv?: number): void {
-    this.#store.compact(rv);
+  /**
+   * Forgets history up to `rv` (default: all but the current state): lists at older versions and
+   * watches from them answer 410. With `only`, just that kind's history goes (its watch cache window).
+   */
+  compact(rv?: number, only?: { apiVersion: string; kind: string }): void {
+    this.#store.compact(rv, only === undefined ? undefined : this.#type(only.apiVersion, only.kind));
+  }
+
+  /** The newest compacted resourceVersion of a kind. */
+  compactedFor(apiVersion: string, kind: string): number {
+    return this.#store.compactedFor(this.#type(apiVersion, kind));
   }
 
   ensureNamespace(name: string): KubeObject {

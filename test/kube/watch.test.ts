@@ -64,6 +64,21 @@ describe('watch', () => {
     expect(await w.next()).toBeUndefined();
   });
 
+  it('expires only the compacted kind when one kind is compacted alone', async () => {
+    const from = server.store.resourceVersion;
+    server.store.create(pod('k1', 'w'));
+    server.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'k2', namespace: 'w' } });
+    server.faults.compact(undefined, { apiVersion: 'v1', kind: 'Pod' });
+    expect(server.store.compactedFor('v1', 'Pod')).toBe(server.store.resourceVersion);
+    const pods = await watch(server.url, `/api/v1/namespaces/w/pods?watch=1&resourceVersion=${from}`);
+    expect(await pods.next()).toMatchObject({ type: 'ERROR', object: { code: 410, reason: 'Expired' } });
+    const cms = await watch(server.url, `/api/v1/namespaces/w/configmaps?watch=1&resourceVersion=${from}`);
+    expect(await cms.next()).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'k2' } } });
+    cms.close();
+    expect((await raw(server.url, `/api/v1/namespaces/w/pods?resourceVersion=${from}&resourceVersionMatch=Exact`)).status).toBe(410);
+    expect((await raw(server.url, `/api/v1/namespaces/w/configmaps?resourceVersion=${from}&resourceVersionMatch=Exact`)).status).toBe(200);
+  });
+
   it('without a resourceVersion sends the current state as ADDED events and then changes', async () => {
     const w = await watch(server.url, '/api/v1/namespaces/w/pods?watch=1');
     const initial = await w.until((e) => str(e.object, 'metadata.name') === 'r2');

@@ -334,7 +334,7 @@ export class WatchHub {
     }
     const backlog = store.eventsAfter(q.rt, prepared.fromRv);
     if (backlog === undefined) {
-      stream.error(expired(`too old resource version: ${prepared.fromRv} (${store.compactedResourceVersion})`).status);
+      stream.error(expired(`too old resource version: ${prepared.fromRv} (${store.compactedFor(q.rt)})`).status);
       return stream;
     }
     if (prepared.fromRv > current) {
