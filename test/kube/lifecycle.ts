@@ -1,7 +1,8 @@
 import { type KubeApi, TEST_CONTEXT, type WriteObserver } from './api.ts';
+import { reconcileDeployment } from './deployment-controller.ts';
 import { clone, isJsonObject, type KubeObject } from './objects.ts';
 import { resourceTypeFromCrd, type Registry } from './registry.ts';
-import { CRD_RESOURCE_KEY, NAMESPACE_RESOURCE_KEY, type ResourceType, resourceKey, storageVersion } from './resource-types.ts';
+import { CRD_RESOURCE_KEY, DEPLOYMENT_RESOURCE_KEY, NAMESPACE_RESOURCE_KEY, type ResourceType, resourceKey, storageVersion } from './resource-types.ts';
 import { isStatusError } from './status.ts';
 import type { StoreEvent } from './store.ts';
 
@@ -9,7 +10,8 @@ import type { StoreEvent } from './store.ts';
  * The controllers a real cluster runs that clients of the API notice: the garbage collector
  * (ownerReferences with Background, Foreground and Orphan propagation), the namespace lifecycle
  * (a deleted namespace turns Terminating, its content is deleted, then it goes), and the CRD
- * controllers (names accepted, Established, instances removed when the definition is deleted).
+ * controllers (names accepted, Established, instances removed when the definition is deleted), and
+ * when asked for, a stand-in deployment controller (deployment-controller.ts).
  * They run after the write that triggers them has answered, as on a real cluster; `settled()`
  * resolves when they have nothing left to do.
  */
@@ -37,9 +39,12 @@ export class Lifecycle implements WriteObserver {
   #scheduled = false;
   #idle: (() => void)[] = [];
 
-  constructor(api: KubeApi, registry: Registry) {
+  readonly #deploymentController: boolean;
+
+  constructor(api: KubeApi, registry: Registry, options: { deploymentController: boolean }) {
     this.#api = api;
     this.#registry = registry;
+    this.#deploymentController = options.deploymentController;
   }
 
   committed(rt: ResourceType, event: StoreEvent, obj: KubeObject): void {
@@ -65,6 +70,10 @@ export class Lifecycle implements WriteObserver {
     }
     this.#liveUids.add(uid);
     if (rk === CRD_RESOURCE_KEY) this.#crdChanged(obj);
+    if (rk === DEPLOYMENT_RESOURCE_KEY && this.#deploymentController) {
+      const replicaSets = this.#registry.lookup('apps', 'v1', 'replicasets');
+      if (replicaSets !== undefined) this.#enqueue(() => reconcileDeployment(this.#api, rt, replicaSets, event.namespace, event.name));
+    }
     if (obj.metadata.deletionTimestamp === undefined) return;
     const finalizers = obj.metadata.finalizers ?? [];
     if (rk === NAMESPACE_RESOURCE_KEY) this.#enqueue(() => this.#terminateNamespace(rt, obj.metadata.name ?? ''));

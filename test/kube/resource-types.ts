@@ -186,3 +186,4 @@ export const BUILTIN_RESOURCES: readonly ResourceType[] = [
 /** Plural name of the CustomResourceDefinition resource, whose writes change what the server serves. */
 export const CRD_RESOURCE_KEY = 'apiextensions.k8s.io/customresourcedefinitions';
 export const NAMESPACE_RESOURCE_KEY = '/namespaces';
+export const DEPLOYMENT_RESOURCE_KEY = 'apps/deployments';

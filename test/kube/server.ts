@@ -55,6 +55,11 @@ export interface TestApiServerOptions {
   bootstrap?: boolean;
   /** Unread bytes a watcher may accumulate before the server closes it; 64 MiB by default. */
   maxWatchBufferBytes?: number;
+  /**
+   * Run a stand-in deployment controller: ReplicaSets per pod template with revisions, rollout status.
+   * Off by default, as on a cluster without controller-manager; no pods are made either way.
+   */
+  deploymentController?: boolean;
   /** Requests kept in `requests.log()`; 10000 by default. */
   requestLogSize?: number;
   /** Timestamps, watch timeouts and the bookmark interval follow this clock; the system clock by default. */
@@ -128,7 +133,7 @@ export async function startTestApiServer(options: TestApiServerOptions = {}): Pr
   if (namespaces === undefined) throw new VendorError('internal', 'namespaces are not a built-in resource');
   const waitMs = options.tooLargeResourceVersionWaitMs ?? 3000;
   const api = new KubeApi({ store, clock, tooLargeResourceVersionWaitMs: waitMs, namespaces });
-  const lifecycle = new Lifecycle(api, registry);
+  const lifecycle = new Lifecycle(api, registry, { deploymentController: options.deploymentController ?? false });
   api.observe(lifecycle);
   const watches = new WatchHub(store, {
     watchList: options.watchList ?? true,
