@@ -1,0 +1,106 @@
+import { decodeContinue, encodeContinue } from './continue-token.ts';
+import { apiVersionOf, type ResourceType, servedAs } from './resource-types.ts';
+import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
+import { badRequest, CONTINUE_TOO_OLD, expired, invalid, LIST_TOO_OLD, type StatusError } from './status.ts';
+import type { Revision, Store } from './store.ts';
+
+/**
+ * LIST: resourceVersion semantics ("" most recent, "0" any, exact or not-older-than), paging with
+ * continue tokens pinned to the first page's revision, selectors, and the ListOptions validation of
+ * kube-apiserver.
+ */
+export interface ListQuery {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+}
+
+export function listOptionsInvalid(field: string, type: 'FieldValueForbidden' | 'FieldValueNotSupported', detail: string): StatusError {
+  return invalid('meta.k8s.io', 'ListOptions', '', [{ type, field, detail }]);
+}
+
+export function parseResourceVersion(text: string): number {
+  if (!/^\d+$/.test(text)) throw badRequest(`Invalid value: "${text}": resourceVersion must be a non-negative integer`);
+  return Number(text);
+}
+
+export async function listResponse(
+store: Store, rt: ResourceType, version: string, namespace: string | undefined, q: ListQuery,
+waitNotOlderThan: (rv: number) => Promise<void>,
+): Promise<string> {
+  validateListOptions(q);
+  const labels = parseLabelSelector(q.labelSelector);
+  const fields = parseFieldSelector(q.fieldSelector, rt.selectableFields);
+  const filter = labels.empty && fields.empty ? undefined : (r: Revision) => labels.matches(r.labels) && fields.matches(r.fields);
+  const ns = rt.namespaced ? namespace : undefined;
+  const prefix = ns === undefined || ns === '' ? '' : `${ns}/`;
+  let atRv = store.resourceVersion;
+  let limit = q.limit !== undefined && q.limit > 0 ? q.limit : undefined;
+  let startKey: string | undefined;
+  let offset = 0;
+  let total: number | undefined;
+
+  if (q.continue !== undefined && q.continue !== '') {
+    if (q.resourceVersion !== undefined && q.resourceVersion !== '' && q.resourceVersion !== '0') {
+      throw badRequest('specifying resource version is not allowed when using continue');
+    }
+    const token = decodeContinue(q.continue);
+    if (!token.start.startsWith(prefix)) throw badRequest('continue key is not valid: key does not match the requested list');
+    startKey = token.start;
+    if (token.rv === -1) atRv = store.resourceVersion;
+    else if (token.rv < store.compactedFor(rt)) {
+      throw expired(CONTINUE_TOO_OLD, { continue: encodeContinue({ rv: -1, start: token.start }) });
+    } else {
+      atRv = token.rv;
+      offset = token.offset ?? 0;
+      total = token.total;
+    }
+  } else if (q.resourceVersion !== undefined && q.resourceVersion !== '') {
+    const rv = parseResourceVersion(q.resourceVersion);
+    const match = q.resourceVersionMatch ?? '';
+    if (rv === 0) {
+      // "Any" is served from the watch cache, which does not page.
+      limit = undefined;
+    } else if (match === 'Exact' || (match === '' && limit !== undefined)) {
+      if (rv < store.compactedFor(rt)) throw expired(LIST_TOO_OLD);
+      await waitNotOlderThan(rv);
+      atRv = rv;
+    } else {
+      await waitNotOlderThan(rv);
+      atRv = store.resourceVersion;
+    }
+  }
+
+  const page = store.page(rt, { namespace: ns, atRv, startKey, limit, filter });
+  let meta = `"resourceVersion":"${atRv}"`;
+  if (page.lastKey !== undefined) {
+    const next = { rv: atRv, start: `${page.lastKey}\u0000`, offset: offset + page.items.length, total };
+    if (filter === undefined) {
+      next.total = total ?? offset + page.items.length + store.countFrom(rt, ns, atRv, next.start);
+      meta += `,"continue":"${encodeContinue(next)}","remainingItemCount":${next.total - next.offset}`;
+    } else meta += `,"continue":"${encodeContinue(next)}"`;
+  }
+  const items = page.items.map((r) => servedAs(rt, version, r.json as string));
+  return `{"kind":"${rt.listKind}","apiVersion":"${apiVersionOf(rt.group, version)}","metadata":{${meta}},"items":[${items.join(',')}]}`;
+}
+
+/** The ListOptions checks of kube-apiserver for plain lists (watch options are checked in watch.ts). */
+function validateListOptions(q: ListQuery): void {
+  const match = q.resourceVersionMatch;
+  if (match === undefined || match === '') return;
+  if (q.resourceVersion === undefined || q.resourceVersion === '') {
+    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch is forbidden unless resourceVersion is provided');
+  }
+  if (q.continue !== undefined && q.continue !== '') {
+    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch is forbidden when continue is provided');
+  }
+  if (match !== 'Exact' && match !== 'NotOlderThan') {
+    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueNotSupported', `"${match}": supported values: "Exact", "NotOlderThan", ""`);
+  }
+  if (match === 'Exact' && q.resourceVersion === '0') {
+    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+  }
+}

@@ -1,0 +1,380 @@
+import type { ServerResponse } from 'node:http';
+import type { Clock } from '../../shared/clock.ts';
+import { listOptionsInvalid, parseResourceVersion } from './list.ts';
+import { apiVersionOf, type ResourceType, servedAs } from './resource-types.ts';
+import { type Labels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
+import { expired, type Status, tooLargeResourceVersion } from './status.ts';
+import type { Store, StoreEvent, Subscriber } from './store.ts';
+
+/**
+ * Watch streams: newline-delimited `{"type":..,"object":..}` events, resumable from a
+ * resourceVersion, with BOOKMARK events, WatchList initial events ending in the
+ * `k8s.io/initial-events-end` bookmark, server-side `timeoutSeconds`, and ERROR events carrying a
+ * Status (410 Expired for a compacted resourceVersion), as kube-apiserver's watch cache serves them.
+ */
+export interface WatchQuery {
+  rt: ResourceType;
+  version: string;
+  /** `undefined` watches every namespace. */
+  namespace: string | undefined;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+  /** `undefined` when the parameter is absent. */
+  sendInitialEvents?: boolean;
+  allowWatchBookmarks: boolean;
+  timeoutSeconds?: number;
+}
+
+export interface WatchSettings {
+  /** false answers like Kubernetes 1.20, which knows no WatchList: `resourceVersionMatch` is refused for watch. */
+  watchList: boolean;
+  bookmarkIntervalMs: number;
+  defaultTimeoutSeconds: number;
+  tooLargeResourceVersionWaitMs: number;
+  /** A watcher that lets more than this pile up unread is closed, like a real server drops slow watchers. */
+  maxBufferedBytes: number;
+  /** Drives watch timeouts and the bookmark interval. */
+  clock: Clock;
+}
+
+/** Which watches a fault applies to. */
+export interface WatchFilter {
+  group?: string;
+  resource?: string;
+  namespace?: string;
+}
+
+type Selectors = (labels: Labels, fields: Readonly<Record<string, string>>) => boolean;
+
+export class WatchStream implements Subscriber {
+  readonly rt: ResourceType;
+  readonly namespace: string | null;
+  readonly #version: string;
+  readonly #res: ServerResponse;
+  readonly #matches: Selectors | undefined;
+  readonly #bookmarks: boolean;
+  readonly #settings: WatchSettings;
+  readonly #onClose: () => void;
+  #lastRv = 0;
+  #silent = false;
+  #closed = false;
+  #corked = false;
+  /**
+   * While catching up (initial events, backlog replay) lines wait here and go out as the client reads
+   * them, so a large catch-up is paced by the client instead of tripping the slow-watcher limit.
+   * Entries are lines, or stored objects to send as ADDED (built when sent, to keep memory flat).
+   */
+  #queue: (string | { added: string })[] | undefined;
+  #queueHead = 0;
+  readonly #timer = new AbortController();
+  #unsubscribe: () => void = () => {};
+
+  constructor(q: WatchQuery, res: ServerResponse, matches: Selectors | undefined, settings: WatchSettings, onClose: () => void) {
+    this.rt = q.rt;
+    this.namespace = q.namespace ?? null;
+    this.#version = q.version;
+    this.#res = res;
+    this.#matches = matches;
+    this.#bookmarks = q.allowWatchBookmarks;
+    this.#settings = settings;
+    this.#onClose = onClose;
+    res.on('close', () => this.#cleanup());
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  start(store: Store, fromRv: number, timeoutSeconds: number): void {
+    this.#lastRv = fromRv;
+    this.#unsubscribe = store.subscribe(this.rt, this);
+    this.#settings.clock.sleep(timeoutSeconds * 1000, this.#timer.signal).then(
+      () => {
+        this.bookmark(store.resourceVersion);
+        this.end();
+      },
+      () => {},
+    );
+  }
+
+  deliver(event: StoreEvent): void {
+    if (this.#silent || this.#closed) return;
+    let type = event.type;
+    if (this.#matches !== undefined) {
+      const now = this.#matches(event.labels, event.fields);
+      const before = event.type === 'MODIFIED' && event.prevLabels !== undefined && event.prevFields !== undefined
+        ? this.#matches(event.prevLabels, event.prevFields)
+        : now;
+      if (!now && !before) return;
+      if (event.type === 'MODIFIED' && now !== before) type = now ? 'ADDED' : 'DELETED';
+    }
+    this.#lastRv = event.rv;
+    if (type === event.type && this.#versionIsStored()) {
+      event.line ??= `{"type":"${event.type}","object":${event.json}}\n`;
+      this.#write(event.line);
+    } else {
+      this.#write(`{"type":"${type}","object":${servedAs(this.rt, this.#version, event.json)}}\n`);
+    }
+  }
+
+  #versionIsStored(): boolean {
+    return this.rt.versions[0] === this.#version;
+  }
+
+  /** Sends a BOOKMARK at `rv` when the watcher asked for them and `rv` is news to it. */
+  bookmark(rv: number, initialEventsEnd = false): void {
+    if (!this.#bookmarks || this.#silent || this.#closed) return;
+    if (rv <= this.#lastRv && !initialEventsEnd) return;
+    this.#lastRv = Math.max(this.#lastRv, rv);
+    const annotations = initialEventsEnd ? ',"annotations":{"k8s.io/initial-events-end":"true"}' : '';
+    const object = `{"kind":"${this.rt.kind}","apiVersion":"${apiVersionOf(this.rt.group, this.#version)}","metadata":{"resourceVersion":"${rv}","creationTimestamp":null${annotations}}}`;
+    this.#write(`{"type":"BOOKMARK","object":${object}}\n`);
+  }
+
+  sendInitial(json: string): void {
+    if (this.#queue !== undefined) this.#queue.push({ added: json });
+    else this.#write(this.#addedLine(json));
+  }
+
+  #addedLine(json: string): string {
+    return `{"type":"ADDED","object":${servedAs(this.rt, this.#version, json)}}\n`;
+  }
+
+  /** From here until `endCatchUp`, everything sent is queued and paced by the client. */
+  beginCatchUp(): void {
+    this.#queue = [];
+    this.#queueHead = 0;
+  }
+
+  endCatchUp(): void {
+    void this.#drainQueue();
+  }
+
+  async #drainQueue(): Promise<void> {
+    const queue = this.#queue;
+    if (queue === undefined) return;
+    while (!this.#closed && this.#queueHead < queue.length) {
+      const item = queue[this.#queueHead] as string | { added: string };
+      queue[this.#queueHead++] = '';
+      const line = typeof item === 'string' ? item : this.#addedLine(item.added);
+      if (!this.#res.write(line)) {
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            this.#res.off('drain', done);
+            this.#res.off('close', done);
+            resolve();
+          };
+          this.#res.on('drain', done);
+          this.#res.on('close', done);
+        });
+      }
+    }
+    this.#queue = undefined;
+  }
+
+  error(status: Status): void {
+    this.#write(`{"type":"ERROR","object":${JSON.stringify(status)}}\n`);
+    this.end();
+  }
+
+  #write(line: string): void {
+    if (this.#closed) return;
+    if (this.#queue !== undefined) {
+      this.#queue.push(line);
+      return;
+    }
+    if (!this.#corked) {
+      this.#corked = true;
+      this.#res.cork();
+      process.nextTick(() => this.#uncork());
+    }
+    this.#res.write(line);
+    if (this.#res.writableLength > this.#settings.maxBufferedBytes) this.end();
+  }
+
+  #uncork(): void {
+    if (!this.#corked) return;
+    this.#corked = false;
+    this.#res.uncork();
+  }
+
+  /** Stops sending anything, bookmarks and timeout included, while keeping the connection open. */
+  silence(): void {
+    this.#silent = true;
+    this.#timer.abort();
+  }
+
+  /** Ends the stream the way the server ends a watch: a clean end of the chunked response. */
+  end(): void {
+    if (this.#closed) return;
+    this.#uncork();
+    this.#res.end();
+    this.#cleanup();
+  }
+
+  /** Cuts the connection without ending the response. */
+  destroy(): void {
+    this.#res.socket?.destroy();
+    this.#res.destroy();
+    this.#cleanup();
+  }
+
+  #cleanup(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#timer.abort();
+    this.#unsubscribe();
+    this.#onClose();
+  }
+
+  matchesFilter(f: WatchFilter): boolean {
+    return (f.group === undefined || f.group === this.rt.group)
+      && (f.resource === undefined || f.resource === this.rt.plural)
+      && (f.namespace === undefined || f.namespace === this.namespace);
+  }
+}
+
+function validateWatchOptions(q: WatchQuery, watchList: boolean): void {
+  const match = q.resourceVersionMatch ?? '';
+  if (!watchList) {
+    if (match !== '') throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch is forbidden for watch');
+    return;
+  }
+  if (q.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
+    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
+  }
+  if (match !== '') {
+    if (q.sendInitialEvents === undefined) {
+      throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+    }
+    if (match !== 'NotOlderThan') {
+      throw listOptionsInvalid('resourceVersionMatch', 'FieldValueNotSupported', `"${match}": supported values: "NotOlderThan"`);
+    }
+  }
+}
+
+/** Every open watch of the server, for bookmarks on a timer and for the fault knobs. */
+export class WatchHub {
+  readonly #store: Store;
+  readonly #settings: WatchSettings;
+  readonly #streams = new Set<WatchStream>();
+  readonly #stop = new AbortController();
+
+  constructor(store: Store, settings: WatchSettings) {
+    this.#store = store;
+    this.#settings = settings;
+    if (settings.bookmarkIntervalMs > 0) void this.#bookmarkLoop(settings.bookmarkIntervalMs);
+  }
+
+  async #bookmarkLoop(ms: number): Promise<void> {
+    for (;;) {
+      try {
+        await this.#settings.clock.sleep(ms, this.#stop.signal);
+      } catch {
+        return;
+      }
+      this.sendBookmarks();
+    }
+  }
+
+  get size(): number {
+    return this.#streams.size;
+  }
+
+  sendBookmarks(): void {
+    const rv = this.#store.resourceVersion;
+    for (const s of this.#streams) s.bookmark(rv);
+  }
+
+  /**
+   * Validates the watch options and selectors and waits for a too-new resourceVersion; throws a
+   * StatusError before anything is written, so the caller answers it as a plain HTTP error.
+   */
+  async prepare(q: WatchQuery): Promise<{ matches: Selectors | undefined; fromRv: number | undefined; initial: boolean }> {
+    validateWatchOptions(q, this.#settings.watchList);
+    const labels = parseLabelSelector(q.labelSelector);
+    const fields = parseFieldSelector(q.fieldSelector, q.rt.selectableFields);
+    const matches = labels.empty && fields.empty ? undefined : (l: Labels, f: Readonly<Record<string, string>>) => labels.matches(l) && fields.matches(f);
+    const rvText = q.resourceVersion ?? '';
+    const rv = rvText === '' ? 0 : parseResourceVersion(rvText);
+    const watchList = this.#settings.watchList && q.sendInitialEvents !== undefined;
+    if (rv > this.#store.resourceVersion) {
+      await this.#store.waitForRv(rv, this.#settings.tooLargeResourceVersionWaitMs);
+    }
+    if (watchList) {
+      if (rv > this.#store.resourceVersion) throw tooLargeResourceVersion(rv, this.#store.resourceVersion);
+      return { matches, fromRv: q.sendInitialEvents === true || rv === 0 ? undefined : rv, initial: q.sendInitialEvents === true };
+    }
+    // Legacy semantics: no resourceVersion (or "0") means "send the current state as ADDED, then changes".
+    return { matches, fromRv: rv === 0 ? undefined : rv, initial: rv === 0 };
+  }
+
+  /** Starts streaming; the response status and headers are written here. */
+  open(q: WatchQuery, res: ServerResponse, prepared: { matches: Selectors | undefined; fromRv: number | undefined; initial: boolean }, watchListBookmark: boolean): WatchStream {
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+    res.flushHeaders();
+    const stream = new WatchStream(q, res, prepared.matches, this.#settings, () => this.#streams.delete(stream));
+    this.#streams.add(stream);
+    const store = this.#store;
+    const timeoutSeconds = q.timeoutSeconds !== undefined && q.timeoutSeconds > 0 ? q.timeoutSeconds : this.#settings.defaultTimeoutSeconds;
+    const current = store.resourceVersion;
+    if (prepared.fromRv === undefined) {
+      stream.beginCatchUp();
+      if (prepared.initial) {
+        const matches = prepared.matches;
+        const filter = matches === undefined ? undefined : (r: { labels: Labels; fields: Readonly<Record<string, string>> }) => matches(r.labels, r.fields);
+        for (const rev of store.page(q.rt, { namespace: q.namespace, atRv: current, filter }).items) stream.sendInitial(rev.json as string);
+      }
+      stream.start(store, current, timeoutSeconds);
+      if (watchListBookmark && prepared.initial) stream.bookmark(current, true);
+      stream.endCatchUp();
+      return stream;
+    }
+    const backlog = store.eventsAfter(q.rt, prepared.fromRv);
+    if (backlog === undefined) {
+      stream.error(expired(`too old resource version: ${prepared.fromRv} (${store.compactedFor(q.rt)})`).status);
+      return stream;
+    }
+    if (prepared.fromRv > current) {
+      stream.error(tooLargeResourceVersion(prepared.fromRv, current).status);
+      return stream;
+    }
+    stream.beginCatchUp();
+    stream.start(store, prepared.fromRv, timeoutSeconds);
+    for (const ev of backlog) {
+      if (q.namespace === undefined || !q.rt.namespaced || ev.namespace === q.namespace) stream.deliver(ev);
+    }
+    stream.endCatchUp();
+    return stream;
+  }
+
+  /** Ends (or cuts, with `destroy`) every watch the filter matches; returns how many. */
+  drop(filter: WatchFilter = {}, mode: 'end' | 'destroy' = 'end'): number {
+    let n = 0;
+    for (const s of [...this.#streams]) {
+      if (!s.matchesFilter(filter)) continue;
+      if (mode === 'end') s.end();
+      else s.destroy();
+      n++;
+    }
+    return n;
+  }
+
+  /** Makes every matching open watch go quiet: no events, no bookmarks, no timeout, connection kept. */
+  silence(filter: WatchFilter = {}): number {
+    let n = 0;
+    for (const s of this.#streams) {
+      if (!s.matchesFilter(filter)) continue;
+      s.silence();
+      n++;
+    }
+    return n;
+  }
+
+  close(): void {
+    this.#stop.abort();
+    this.drop({}, 'end');
+  }
+}
