@@ -40,7 +40,7 @@ export interface RealCluster {
 export interface RealClusterOptions {
   kubeApiserver: string;
   etcd: string;
-  /** How long to wait for `/readyz`; it takes about 7 s on 2 cores. */
+  /** How long to wait for `/readyz`; about 7 s on 2 idle cores, several times that when they are busy. */
   readyTimeoutMs?: number;
 }
 
@@ -130,7 +130,7 @@ async function etcdCall(etcdUrl: string, path: string, body: unknown): Promise<{
 }
 
 export async function startRealCluster(options: RealClusterOptions): Promise<RealCluster> {
-  const readyTimeoutMs = options.readyTimeoutMs ?? 90_000;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 150_000;
   const l = await layout();
   const adminToken = randomBytes(24).toString('hex');
   const unprivilegedToken = randomBytes(24).toString('hex');

@@ -96,6 +96,41 @@ export const watchScenarios: Scenario[] = [
     },
   },
   {
+    name: 'WatchList: served with an initial-events-end bookmark, or refused with 422 where unsupported (1.20), never a plain watch',
+    timeoutMs: 20_000,
+    async run(target) {
+      const { c, ns } = await newNamespace(target, 'watch-list');
+      await createConfigMap(c, ns, 'existing');
+      const path = `/api/v1/namespaces/${ns}/configmaps?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=10`;
+      const watch = openWatch(target, target.auth.admin, path);
+      const status = await watch.status;
+      if (status === 422) {
+        // Servers without WatchList refuse the resourceVersionMatch a WatchList request carries.
+        const refusal = await watch.next();
+        expect(refusal).not.toBe('end');
+        expectStatusBody(refusal, {
+          code: 422,
+          reason: 'Invalid',
+          message: 'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch, resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided]',
+          details: {
+            group: 'meta.k8s.io',
+            kind: 'ListOptions',
+            causes: [
+              { reason: 'FieldValueForbidden', message: 'Forbidden: resourceVersionMatch is forbidden for watch', field: 'resourceVersionMatch' },
+              { reason: 'FieldValueForbidden', message: 'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided', field: 'resourceVersionMatch' },
+            ],
+          },
+        });
+        return;
+      }
+      expect(status).toBe(200);
+      const { event, seen } = await watch.until((e) => e.type === 'BOOKMARK');
+      watch.close();
+      expect(seen.slice(0, -1).map((e) => `${e.type} ${String(field(e.object, 'metadata.name'))}`)).toEqual(['ADDED existing']);
+      expect(field(event.object, 'metadata.annotations')).toEqual({ 'k8s.io/initial-events-end': 'true' });
+    },
+  },
+  {
     name: 'watch through @kubernetes/client-node: events from a list\'s resourceVersion',
     async run(target) {
       const { c, ns } = await newNamespace(target, 'client-watch');
@@ -139,6 +174,7 @@ export const watchScenarios: Scenario[] = [
       expect(error).toMatchObject({ type: 'ERROR' });
       if (error === 'end') return;
       expectStatusBody(error.object, { code: 410, reason: 'Expired', message: /^too old resource version: \d+ \(\d+\)$/ });
+      expect(Object.keys(error.object).sort()).toEqual(['apiVersion', 'code', 'kind', 'message', 'metadata', 'reason', 'status']);
       expect(await watch.next()).toBe('end');
 
       // A list at an expired exact version.
