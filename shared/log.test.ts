@@ -28,4 +28,12 @@ describe('createLogger', () => {
     expect(text).not.toContain('hidden');
     expect(text).toMatch(/^\S+ WARN shown account=prod\n$/);
   });
+
+  it('reports every child logger, at any depth, to onChild', () => {
+    const seen: unknown[] = [];
+    const log = createLogger({ file: tempFile(), onChild: (child) => seen.push(child) });
+    const child = log.child({ account: 'prod' });
+    const grandchild = child.child({ component: 'cache' });
+    expect(seen).toEqual([child, grandchild]);
+  });
 });

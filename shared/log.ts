@@ -27,10 +27,18 @@ export const REDACTED_PATHS = [
 export interface LogOptions {
   level?: LevelWithSilent;
   format?: 'text' | 'json';
-  /** File path; stdout when absent. */
+  /** File path; stdout when absent. `stdout` and `stderr` name those streams. */
   file?: string;
   /** Fields carried by every line (component, agentId, ...). */
   base?: Record<string, unknown>;
+  /** Called for every child logger made from this one, at any depth (e.g. to change levels later). */
+  onChild?: (child: Logger) => void;
+}
+
+function destinationOf(file: string | undefined): string | number {
+  if (file === undefined || file === 'stdout') return 1;
+  if (file === 'stderr') return 2;
+  return file;
 }
 
 /**
@@ -38,7 +46,7 @@ export interface LogOptions {
  * record written synchronously (no worker thread), so it works the same inside Lambda and a container.
  */
 export function createLogger(options: LogOptions = {}): Logger {
-  const destination = pino.destination({ dest: options.file ?? 1, sync: true, mkdir: true });
+  const destination = pino.destination({ dest: destinationOf(options.file), sync: true, mkdir: true });
   const format = options.format ?? 'json';
   return pino(
     {
@@ -48,6 +56,7 @@ export function createLogger(options: LogOptions = {}): Logger {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       ...(format === 'text' ? { messageKey: 'msg' } : {}),
+      ...(options.onChild === undefined ? {} : { onChild: options.onChild }),
     },
     format === 'text' ? textStream(destination) : destination,
   );

@@ -1,0 +1,94 @@
+import type * as v from 'valibot';
+import { formatPath, type ConfigWarning, type PathKey } from './problems.ts';
+
+type AnySchema = v.GenericSchema & {
+  wrapped?: AnySchema;
+  entries?: Record<string, AnySchema>;
+  item?: AnySchema;
+};
+
+/** Strips optional/nullable wrappers; a piped schema already carries the type and entries of its base. */
+function unwrap(schema: AnySchema): AnySchema {
+  let s = schema;
+  while (s.wrapped !== undefined) s = s.wrapped;
+  return s;
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Levenshtein distance between two strings. */
+export function editDistance(x: string, y: string): number {
+  let prev = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= y.length; j++) {
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[y.length]!;
+}
+
+/** The known key nearest to `key`, ignoring letter case first (`kubeconfigfile`), then with it. */
+export function closestKey(key: string, known: readonly string[]): string | undefined {
+  const score = (candidate: string) =>
+    editDistance(key.toLowerCase(), candidate.toLowerCase()) * 1000 + editDistance(key, candidate);
+  return [...known].sort((a, b) => score(a) - score(b))[0];
+}
+
+/**
+ * Keys of the file the schema does not know. Plain objects in the schema drop unknown keys, so without
+ * this walk a misspelt key would silently fall back to its default.
+ */
+export function unknownKeys(schema: v.GenericSchema, input: unknown): ConfigWarning[] {
+  const out: ConfigWarning[] = [];
+  const walk = (node: AnySchema, value: unknown, keys: PathKey[]): void => {
+    const s = unwrap(node);
+    if (s.type === 'object' && s.entries !== undefined && isMapping(value)) {
+      const entries = s.entries;
+      const known = Object.keys(entries);
+      for (const [key, child] of Object.entries(value)) {
+        const childSchema = entries[key];
+        if (childSchema !== undefined) {
+          walk(childSchema, child, [...keys, key]);
+          continue;
+        }
+        const near = closestKey(key, known);
+        out.push({
+          path: formatPath([...keys, key]),
+          message:
+            near === undefined
+              ? 'unknown key, ignored'
+              : `unknown key, ignored; the closest known key is ${formatPath([...keys, near])}`,
+        });
+      }
+    } else if (s.type === 'array' && s.item !== undefined && Array.isArray(value)) {
+      const item = s.item;
+      value.forEach((element, index) => walk(item, element, [...keys, index]));
+    }
+  };
+  walk(schema as AnySchema, input, []);
+  return out;
+}
+
+/**
+ * Every key of the schema as a path, lists of mappings shown with `[]`:
+ * `kubernetes.accounts[].customResourceDefinitions[].scope`. A record (`secrets.vault`) is one key.
+ */
+export function keyPaths(schema: v.GenericSchema): string[] {
+  const out: string[] = [];
+  const walk = (node: AnySchema, prefix: string): void => {
+    const s = unwrap(node);
+    if ((s.type === 'object' || s.type === 'strict_object') && s.entries !== undefined) {
+      for (const [key, child] of Object.entries(s.entries)) walk(child, prefix === '' ? key : `${prefix}.${key}`);
+    } else if (s.type === 'array' && s.item !== undefined && unwrap(s.item).entries !== undefined) {
+      walk(s.item, `${prefix}[]`);
+    } else {
+      out.push(prefix);
+    }
+  };
+  walk(schema as AnySchema, '');
+  return out;
+}

@@ -1,0 +1,301 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { isVendorError } from '../../shared/errors.ts';
+import { DEFAULT_CONFIG_PATHS, loadConfigFile, parseConfig, requireValid, resolveConfigPath } from './load.ts';
+import { formatReport } from './report.ts';
+
+function problems(raw: unknown): Record<string, string> {
+  const result = parseConfig(typeof raw === 'string' ? raw : stringify(raw), 'test.yml');
+  expect(result.config).toBeUndefined();
+  return Object.fromEntries(result.problems.map((p) => [p.path, p.value === undefined ? p.message : `${p.message}, got ${p.value}`]));
+}
+
+function warnings(raw: unknown): Record<string, string> {
+  const result = parseConfig(stringify(raw), 'test.yml');
+  return Object.fromEntries(result.warnings.map((w) => [w.path, w.message]));
+}
+
+const ok = { name: 'ok', serviceAccount: true };
+
+describe('problems in vendor-agent.yml', () => {
+  it('names the key path, the bad value and what is allowed', () => {
+    const found = problems({
+      kubernetes: {
+        accounts: [ok, { name: 'b', kubeConfigFile: '/k' }, { name: 'c', serviceAccount: true, permissions: [{ READ: ['dev', ''] }] }],
+      },
+    });
+    expect(found).toEqual({ 'kubernetes.accounts[2].permissions[0].READ[1]': 'expected a non-empty role name, got ""' });
+  });
+
+  it('lists every problem of the file at once', () => {
+    const found = problems({
+      driver: { grpc: 'no-port', keepAliveTimeOutSeconds: 0, responseRetries: { maxRetries: -1 } },
+      kubernetes: { reconnectTimeoutMs: 'soon', retries: { retryableErrors: 'timeout' }, accounts: [{ name: 'a b', serviceAccount: 'yes' }] },
+      timeoutSeconds: 1.5,
+      tasks: { queueCheckFrequencyMs: 0 },
+      logging: { format: 'xml', level: 'verbose', file: '' },
+      pprof: { enabled: 'on', port: 70000 },
+      prometheus: { port: -1 },
+      server: { host: '', port: '8082' },
+    });
+    expect(found).toEqual({
+      'driver.grpc': 'expected host:port (for example spin-clouddriver-grpc:9091), got "no-port"',
+      'driver.keepAliveTimeOutSeconds': 'expected an integer >= 1, got 0',
+      'driver.responseRetries.maxRetries': 'expected an integer >= 0, got -1',
+      'kubernetes.reconnectTimeoutMs': 'expected an integer >= 0, got "soon"',
+      'kubernetes.retries.retryableErrors': 'expected a list, got "timeout"',
+      'kubernetes.accounts[0].name': 'expected a non-empty account name without spaces, got "a b"',
+      'kubernetes.accounts[0].serviceAccount': 'expected true or false, got "yes"',
+      timeoutSeconds: 'expected an integer >= 0, got 1.5',
+      'tasks.queueCheckFrequencyMs': 'expected an integer >= 1, got 0',
+      'logging.format': 'expected text or json, got "xml"',
+      'logging.level': 'expected one of panic, fatal, error, warn, warning, info, debug, trace (any case), got "verbose"',
+      'logging.file': 'expected a file path, stdout or stderr, got ""',
+      'pprof.enabled': 'expected true or false, got "on"',
+      'pprof.port': 'expected an integer from 0 to 65535, got 70000',
+      'prometheus.port': 'expected an integer from 0 to 65535, got -1',
+      'server.host': 'expected a host name or address, got ""',
+      'server.port': 'expected an integer from 0 to 65535, got "8082"',
+    });
+  });
+
+  it('reports YAML syntax errors with their line and column', () => {
+    const result = parseConfig('kubernetes:\n  accounts: [\n    - name: a\n', 'broken.yml');
+    expect(result.config).toBeUndefined();
+    expect(result.problems.length).toBeGreaterThan(0);
+    expect(result.problems[0]!.path).toMatch(/^line \d+, column \d+$/);
+    expect(result.problems[0]!.message).toMatch(/^expected valid YAML: /);
+  });
+
+  it('refuses a duplicated key in a mapping', () => {
+    const result = parseConfig('server:\n  port: 1\n  port: 2\n', 'dup.yml');
+    expect(result.problems.map((p) => p.path)).toEqual(['line 3, column 3']);
+  });
+
+  it('refuses lists and scalars where a mapping is expected', () => {
+    expect(problems('- a\n- b\n')).toEqual({ '(top of the file)': 'expected a mapping of keys to values at the top of the file, got a list of 2' });
+    expect(problems({ driver: ['a'], logging: 'debug', kubernetes: { accounts: [ok, 'prod'] } })).toEqual({
+      driver: 'expected a mapping of keys to values, got a list of 1',
+      logging: 'expected a mapping of keys to values, got "debug"',
+      'kubernetes.accounts[1]': 'expected a mapping with at least a name, got "prod"',
+    });
+  });
+
+  it('checks the rules between keys of an account', () => {
+    expect(
+      problems({
+        kubernetes: {
+          accounts: [
+            { name: 'both-spellings', kubeConfigFile: '/a', kubeconfigFile: '/b' },
+            { name: 'neither', context: 'x' },
+            { name: 'both-modes', serviceAccount: true, kubeConfigFile: '/a' },
+            { name: 'no-namespaces', serviceAccount: true, onlyNamespacedResources: true },
+            { name: 'both-spellings', serviceAccount: true },
+          ],
+        },
+      }),
+    ).toEqual({
+      'kubernetes.accounts[0].kubeconfigFile': 'expected only one of kubeConfigFile and kubeconfigFile (they are the same key), got "/b"',
+      'kubernetes.accounts[1].serviceAccount': 'expected either serviceAccount: true or a kubeConfigFile, and not both, got false',
+      'kubernetes.accounts[2].serviceAccount': 'expected either serviceAccount: true or a kubeConfigFile, and not both, got true',
+      'kubernetes.accounts[3].namespaces': 'expected namespaces to be listed when onlyNamespacedResources is true, got a list of 0',
+      'kubernetes.accounts[4].name': 'expected a name not used by an earlier account, got "both-spellings"',
+    });
+  });
+
+  it('checks namespaces, kinds and custom resource definitions', () => {
+    expect(
+      problems(
+        {
+          kubernetes: {
+            accounts: [
+              {
+                ...ok,
+                namespaces: ['Default', 'ok-ns'],
+                omitNamespaces: ['x_y'],
+                kinds: ['replica set'],
+                customResourceDefinitions: [{ kind: 'Rollout' }, { kind: 'Rollout.argoproj.io', scope: 'cluster' }, { scope: 'Cluster' }],
+              },
+            ],
+          },
+        },
+      ),
+    ).toEqual({
+      'kubernetes.accounts[0].namespaces[0]': 'expected a namespace name (lower-case letters, digits and -, at most 63), got "Default"',
+      'kubernetes.accounts[0].omitNamespaces[0]': 'expected a namespace name (lower-case letters, digits and -, at most 63), got "x_y"',
+      'kubernetes.accounts[0].kinds[0]': 'expected a kind name without spaces, got "replica set"',
+      'kubernetes.accounts[0].customResourceDefinitions[0].kind': 'expected Kind.group (for example Rollout.argoproj.io), got "Rollout"',
+      'kubernetes.accounts[0].customResourceDefinitions[1].scope': 'expected Namespaced or Cluster, got "cluster"',
+      'kubernetes.accounts[0].customResourceDefinitions[2].kind': 'expected this key, it is required, got nothing',
+    });
+  });
+
+  it('checks the permissions format of SPEC 2.6', () => {
+    expect(
+      problems({ kubernetes: { accounts: [{ ...ok, permissions: [{ Read: ['dev'] }, {}, { WRITE: 'ops' }, 'READ'] }] } }),
+    ).toEqual({
+      'kubernetes.accounts[0].permissions[0].Read': 'expected READ or WRITE as the permission type, got key Read',
+      'kubernetes.accounts[0].permissions[1]': 'expected a READ or WRITE key with a list of role names, got an empty mapping',
+      'kubernetes.accounts[0].permissions[2].WRITE': 'expected a list of role names, got "ops"',
+      'kubernetes.accounts[0].permissions[3]': 'expected a mapping with a READ or WRITE key and a list of role names, got "READ"',
+    });
+  });
+
+  it('checks the driver connection keys against each other', () => {
+    expect(
+      problems({
+        driver: {
+          grpc: 'driver:99999',
+          auth: { token: 'abc', tokenCommand: { command: 'get-token', format: 'yaml' } },
+          tls: { clientKeyFile: '/k.pem' },
+        },
+      }),
+    ).toEqual({
+      'driver.grpc': 'expected host:port with a port from 1 to 65535, got "driver:99999"',
+      'driver.auth.tokenCommand.format': 'expected one of raw, json or an empty string, got "yaml"',
+      'driver.tls.clientCertFile': 'expected a clientCertFile when clientKeyFile is given, got nothing',
+    });
+    expect(problems({ driver: { auth: { token: 'abc', tokenCommand: { command: 'get-token' } } } })).toEqual({
+      'driver.auth.tokenCommand': 'expected token or tokenCommand, not both, got a mapping with command, args, format, refreshIntervalSeconds',
+    });
+    expect(problems({ driver: { auth: { tokenCommand: { args: ['x'] } } } })).toEqual({
+      'driver.auth.tokenCommand.command': 'expected this key, it is required, got nothing',
+    });
+  });
+
+  it('checks the TLS keys of the health server', () => {
+    expect(problems({ server: { ssl: { enabled: true, clientAuth: 'need', keyPassword: 'a', keyFilePassword: 'b' } } })).toEqual({
+      'server.ssl.certFile': 'expected a certFile when enabled is true, got nothing',
+      'server.ssl.keyFile': 'expected a keyFile when enabled is true, got nothing',
+      'server.ssl.caCertFile': 'expected a caCertFile when clientAuth is want or need, got nothing',
+      'server.ssl.keyFilePassword': 'expected keyPassword and keyFilePassword to be equal when both are given, got a string (value hidden)',
+    });
+    expect(problems({ server: { ssl: { clientAuth: 'required' } } })).toEqual({
+      'server.ssl.clientAuth': 'expected none, want or need, got "required"',
+    });
+  });
+
+  it('never prints the value of a secret-bearing key', () => {
+    const text = stringify({
+      driver: { auth: { token: 12345678, tokenCommand: { command: 'x', args: ['--password', 99887766] } }, tls: { clientKeyFilePassword: ['hunter2'] } },
+      server: { ssl: { keyPassword: 55554444, keyFilePassword: 'zz-secret' } },
+      secrets: { vault: 'top-secret-value' },
+    });
+    const result = parseConfig(text, 'secrets.yml');
+    const report = formatReport(result);
+    for (const secret of ['12345678', '99887766', 'hunter2', '55554444', 'zz-secret', 'top-secret-value']) {
+      expect(report).not.toContain(secret);
+    }
+    expect(report).toContain('driver.auth.token: expected a string, got a number (value hidden)');
+    expect(report).toContain('secrets.vault: expected a mapping of keys to values, got a string (value hidden)');
+  });
+});
+
+describe('warnings', () => {
+  it('names an unknown key and the closest known key', () => {
+    expect(
+      warnings({
+        kubernets: {},
+        driver: { grcp: 'x:1', tls: { cacertfile: '/ca' } },
+        kubernetes: { acounts: [], accounts: [{ ...ok, kubeconfigfile: '/k', namspaces: ['a'] }] },
+        logging: { levle: 'debug' },
+      }),
+    ).toEqual({
+      kubernets: 'unknown key, ignored; the closest known key is kubernetes',
+      'driver.grcp': 'unknown key, ignored; the closest known key is driver.grpc',
+      'driver.tls.cacertfile': 'unknown key, ignored; the closest known key is driver.tls.cacertFile',
+      'kubernetes.acounts': 'unknown key, ignored; the closest known key is kubernetes.accounts',
+      'kubernetes.accounts[0].kubeconfigfile': 'unknown key, ignored; the closest known key is kubernetes.accounts[0].kubeconfigFile',
+      'kubernetes.accounts[0].namspaces': 'unknown key, ignored; the closest known key is kubernetes.accounts[0].namespaces',
+      'logging.levle': 'unknown key, ignored; the closest known key is logging.level',
+    });
+  });
+
+  it('leaves the inner keys of secrets.vault to the secret engine', () => {
+    expect(warnings({ secrets: { vault: { url: 'http://vault:8200', anything: 1 } } })).toEqual({});
+  });
+
+  it('says omitNamespaces and onlySpinnakerManaged are not implemented, and accepts them', () => {
+    const raw = { kubernetes: { accounts: [{ ...ok, omitNamespaces: ['kube-system'], onlySpinnakerManaged: true }] } };
+    expect(warnings(raw)).toEqual({
+      'kubernetes.accounts[0].omitNamespaces': 'not implemented: accepted and ignored, these namespaces are still monitored',
+      'kubernetes.accounts[0].onlySpinnakerManaged': 'not implemented: accepted and ignored, all resources are returned',
+    });
+    expect(parseConfig(stringify(raw), 't.yml').problems).toEqual([]);
+  });
+
+  it('role names with whitespace: permissions not applied, everyone has access, loudly', () => {
+    const raw = {
+      kubernetes: {
+        accounts: [
+          { name: 'prod', serviceAccount: true, permissions: [{ READ: ['dev'] }, { WRITE: ['ops', 'release team'] }] },
+          { name: 'dev', kubeConfigFile: '/k', permissions: [{ READ: ['dev'] }] },
+        ],
+      },
+    };
+    const result = parseConfig(stringify(raw), 't.yml');
+    expect(result.problems).toEqual([]);
+    expect(result.warnings).toEqual([
+      {
+        path: 'kubernetes.accounts[0].permissions[1].WRITE[1]',
+        message: 'role name "release team" contains whitespace: PERMISSIONS OF ACCOUNT prod ARE NOT APPLIED and every user has access to it',
+      },
+    ]);
+    const [prod, dev] = result.config!.kubernetes.accounts;
+    expect(prod).toMatchObject({ permissionsIgnored: true, permissions: { READ: [], WRITE: [] } });
+    expect(dev).toMatchObject({ permissionsIgnored: false, permissions: { READ: ['dev'], WRITE: [] } });
+  });
+
+  it('also warns while the file has errors', () => {
+    const result = parseConfig(stringify({ loging: {}, server: { port: 'x' } }), 't.yml');
+    expect(result.problems.map((p) => p.path)).toEqual(['server.port']);
+    expect(result.warnings.map((w) => w.path)).toEqual(['loging']);
+  });
+});
+
+describe('loading the file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-config-'));
+
+  it('reads a file and reports a missing one as a problem', async () => {
+    const file = join(dir, 'vendor-agent.yml');
+    writeFileSync(file, 'server:\n  port: 9000\n');
+    expect((await loadConfigFile(file)).config?.server.port).toBe(9000);
+    const missing = await loadConfigFile(join(dir, 'nope.yml'));
+    expect(missing.problems).toEqual([{ path: '(file)', message: 'expected a readable file: no such file' }]);
+  });
+
+  it('takes --config first, then the default places in order', () => {
+    expect(resolveConfigPath('conf/a.yml', '/work')).toBe('/work/conf/a.yml');
+    expect(DEFAULT_CONFIG_PATHS).toEqual(['/opt/vendor/config/vendor-agent.yml', 'vendor-agent.yml']);
+    expect(resolveConfigPath(undefined, '/work', (p) => p === '/opt/vendor/config/vendor-agent.yml')).toBe('/opt/vendor/config/vendor-agent.yml');
+    expect(resolveConfigPath(undefined, '/work', (p) => p === '/work/vendor-agent.yml')).toBe('/work/vendor-agent.yml');
+    expect(resolveConfigPath(undefined, '/work', () => false)).toBe('/opt/vendor/config/vendor-agent.yml');
+  });
+
+  it('requireValid throws one invalid_input error carrying every problem', () => {
+    const result = parseConfig(stringify({ server: { port: 'x' }, logging: { format: 'xml' } }), 'bad.yml');
+    try {
+      requireValid(result);
+      expect.unreachable();
+    } catch (e) {
+      expect(isVendorError(e) && e.code).toBe('invalid_input');
+      expect(isVendorError(e) && e.issues).toEqual([
+        { path: 'logging.format', message: 'expected text or json, got "xml"' },
+        { path: 'server.port', message: 'expected an integer from 0 to 65535, got "x"' },
+      ]);
+    }
+  });
+});
+
+describe('file paths', () => {
+  it('may contain spaces but not be empty', () => {
+    const result = parseConfig(stringify({ kubernetes: { accounts: [{ name: 'a', kubeConfigFile: '/etc/kube configs/a.yml' }] } }), 't.yml');
+    expect(result.config?.kubernetes.accounts[0]?.kubeConfigFile).toBe('/etc/kube configs/a.yml');
+    expect(problems({ kubernetes: { accounts: [{ name: 'a', kubeConfigFile: '' }] } })).toEqual({
+      'kubernetes.accounts[0].kubeConfigFile': 'expected a file path, got ""',
+    });
+  });
+});

@@ -1,0 +1,84 @@
+import type * as v from 'valibot';
+import { SECRET_KEY_PATHS } from './schema.ts';
+
+/** One thing wrong with the file: where, what was found (printable, never a secret) and what is allowed. */
+export interface ConfigProblem {
+  path: string;
+  /** Starts with "expected ...". */
+  message: string;
+  /** The value found, rendered for a person; secret-bearing keys show only the kind of value. */
+  value?: string;
+}
+
+/** Something accepted but worth a look: unknown keys, options that are not implemented, ignored permissions. */
+export interface ConfigWarning {
+  path: string;
+  message: string;
+}
+
+export type PathKey = string | number;
+
+/** `['kubernetes', 'accounts', 2, 'name']` -> `kubernetes.accounts[2].name`. */
+export function formatPath(keys: readonly PathKey[]): string {
+  let out = '';
+  for (const key of keys) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else if (/^[A-Za-z_$][\w$-]*$/.test(key)) out += out === '' ? key : `.${key}`;
+    else out += `[${JSON.stringify(key)}]`;
+  }
+  return out === '' ? '(top of the file)' : out;
+}
+
+export function isSecretPath(path: string): boolean {
+  return SECRET_KEY_PATHS.some((re) => re.test(path));
+}
+
+function kindOf(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `a list of ${value.length}`;
+  if (typeof value === 'object') return 'a mapping';
+  return `a ${typeof value}`;
+}
+
+/** How a found value is shown in a report. */
+export function renderValue(path: string, value: unknown): string {
+  if (value === undefined || value === null) return kindOf(value);
+  if (isSecretPath(path)) return `${kindOf(value)} (value hidden)`;
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) return kindOf(value);
+  if (typeof value === 'object') {
+    const keys = Object.keys(value);
+    return keys.length === 0 ? 'an empty mapping' : `a mapping with ${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', ...' : ''}`;
+  }
+  return kindOf(value);
+}
+
+/**
+ * Turns valibot issues into problems, one per key path (the first issue found there, since a value
+ * that fails its type makes every later rule on it moot).
+ */
+export function problemsFromIssues(issues: readonly v.BaseIssue<unknown>[]): ConfigProblem[] {
+  const byPath = new Map<string, ConfigProblem>();
+  for (const issue of issues) {
+    const items = issue.path ?? [];
+    const keys = items.map((item) => item.key as PathKey);
+    const path = formatPath(keys);
+    if (byPath.has(path)) continue;
+    const last = items.at(-1);
+    if (last?.origin === 'key') {
+      // valibot reports a missing required key, and a key a strict mapping does not allow, on the key itself.
+      const missing = issue.type === 'object';
+      byPath.set(path, {
+        path,
+        message: missing ? 'expected this key, it is required' : issue.message,
+        value: missing ? 'nothing' : `key ${String(last.key)}`,
+      });
+      continue;
+    }
+    // A rule between keys is shown with the value of the key it points at.
+    byPath.set(path, { path, message: issue.message, value: renderValue(path, last === undefined ? issue.input : last.value) });
+  }
+  return [...byPath.values()];
+}

@@ -1,0 +1,464 @@
+import * as v from 'valibot';
+import { anyCasePattern, filePath, flag, object, integer, list, mapping, port, section, text, word } from './fields.ts';
+
+/*
+ * The whole of `vendor-agent.yml` (SPEC.md 2.5, 2.6): every key, type, default and allowed value.
+ * Parsing yields a fully defaulted `AgentConfig`. Cross-key rules sit next to the keys they join, as
+ * partial checks, so one run reports every problem of the file at once.
+ */
+
+export const LOG_LEVELS = ['panic', 'fatal', 'error', 'warn', 'warning', 'info', 'debug', 'trace'] as const;
+
+/** The pino level each accepted `logging.level` maps to (pino has no panic; panic is its fatal). */
+const PINO_LEVEL = {
+  panic: 'fatal',
+  fatal: 'fatal',
+  error: 'error',
+  warn: 'warn',
+  warning: 'warn',
+  info: 'info',
+  debug: 'debug',
+  trace: 'trace',
+} as const;
+
+export type LogLevel = (typeof PINO_LEVEL)[keyof typeof PINO_LEVEL];
+
+const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
+const NAMESPACE = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
+const CRD_KIND = /^[A-Za-z][A-Za-z0-9]*\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)+$/;
+
+const hostPort = v.pipe(
+  v.string('expected host:port'),
+  v.regex(HOST_PORT, 'expected host:port (for example spin-clouddriver-grpc:9091)'),
+  v.check((s) => {
+    const match = HOST_PORT.exec(s);
+    // A string that is not host:port at all was reported by the pattern above.
+    return match === null || (Number(match[1]) >= 1 && Number(match[1]) <= 65535);
+  }, 'expected host:port with a port from 1 to 65535'),
+  v.description('Host and port of the driver service or of a gRPC proxy endpoint.'),
+);
+
+const tokenCommand = mapping(
+  {
+    command: word('Command run to obtain the token.', 'a command (non-empty string)'),
+    args: list(v.string('expected a string'), 'Arguments of the command.'),
+    format: v.optional(
+      v.pipe(
+        v.picklist(['', 'raw', 'json'], 'expected one of raw, json or an empty string'),
+        v.description('`raw`: the command prints the token. `json` or empty: it prints a JSON object with an attribute `token`.'),
+      ),
+      '',
+    ),
+    refreshIntervalSeconds: v.optional(integer(0, 'The command is run every this many seconds; 0 runs it once.'), 0),
+  },
+  'Command run to obtain the bearer token (0.3.0+).',
+);
+
+const driverTls = v.optional(
+  v.pipe(
+    object(
+      {
+        serverName: v.optional(word('Server name expected on the driver certificate, overriding the host name.')),
+        insecureSkipVerify: flag(false, 'Do not verify the driver certificate.'),
+        clientCertFile: v.optional(filePath('Client certificate file (PEM) for mTLS.')),
+        clientKeyFile: v.optional(filePath('Client key file (PEM), when not in the certificate file.')),
+        clientKeyFilePassword: v.optional(text('Password of the client key file.')),
+        cacertFile: v.optional(
+          filePath('Trust store (PEM) the driver certificate is verified against; default: the system trust store.'),
+        ),
+      },
+      'expected a mapping of keys to values',
+    ),
+    v.forward(
+      v.partialCheck(
+        [['clientCertFile'], ['clientKeyFile']],
+        (t) => t.clientKeyFile === undefined || t.clientCertFile !== undefined,
+        'expected a clientCertFile when clientKeyFile is given',
+      ),
+      ['clientCertFile'],
+    ),
+    v.description('TLS towards the driver.'),
+  ),
+  {},
+);
+
+const driver = section(
+  {
+    auth: v.optional(
+      v.pipe(
+        object(
+          {
+            token: v.optional(text('Bearer token added to each request back to the driver (0.3.0+).')),
+            tokenCommand: v.optional(tokenCommand),
+          },
+          'expected a mapping of keys to values',
+        ),
+        v.forward(
+          v.partialCheck(
+            [['token'], ['tokenCommand']],
+            (a) => a.token === undefined || a.tokenCommand === undefined,
+            'expected token or tokenCommand, not both',
+          ),
+          ['tokenCommand'],
+        ),
+        v.description('Authentication to the driver service.'),
+      ),
+      {},
+    ),
+    grpc: v.optional(hostPort, 'spin-clouddriver-grpc:9091'),
+    keepAliveHeartbeatSeconds: v.optional(
+      integer(0, 'Seconds between gRPC keep-alive pings; not set: every 60 seconds; 0: never (0.6.9+).'),
+    ),
+    keepAliveTimeOutSeconds: v.optional(integer(1, 'Seconds to wait for a keep-alive answer before the connection is closed.')),
+    insecure: flag(false, 'When true, the driver endpoint is a non-TLS server.'),
+    noProxy: flag(false, 'Ignore HTTP_PROXY, HTTPS_PROXY and NO_PROXY when connecting to the driver (0.3.1+).'),
+    responseRetries: section(
+      {
+        enabled: flag(true, 'Retry sending a response to the driver when it fails (0.6.7+).'),
+        maxRetries: v.optional(integer(0, 'Number of retries.'), 1200),
+        backOffMs: v.optional(integer(0, 'Wait between retries, in milliseconds.'), 3000),
+      },
+      'Retries of responses sent to the driver.',
+    ),
+    tls: driverTls,
+  },
+  'Connection to the control plane (the driver service).',
+);
+
+const retries = section(
+  {
+    enabled: flag(true, 'Retry failed requests to the cluster API server.'),
+    maxRetries: v.optional(integer(0, 'Number of tries of the same request.'), 3),
+    backOffMs: v.optional(integer(0, 'Wait between attempts, in milliseconds.'), 3000),
+    retryAnyError: flag(false, 'When true, any API server error is retried; otherwise only errors containing an item of retryableErrors.'),
+    retryableErrors: v.optional(
+      v.pipe(
+        v.array(v.pipe(v.string('expected a string'), v.minLength(1, 'expected a non-empty string')), 'expected a list'),
+        v.description('Error substrings that trigger a retry when retryAnyError is false.'),
+      ),
+      () => ['timeout', 'deadline exceeded'],
+    ),
+  },
+  'Retries of requests to the cluster API servers.',
+);
+
+const roles = v.array(
+  v.pipe(v.string('expected a role name'), v.minLength(1, 'expected a non-empty role name')),
+  'expected a list of role names',
+);
+
+const permission = v.pipe(
+  v.strictObject(
+    { READ: v.optional(roles), WRITE: v.optional(roles) },
+    (issue) =>
+      issue.path?.at(-1)?.origin === 'key'
+        ? 'expected READ or WRITE as the permission type'
+        : 'expected a mapping with a READ or WRITE key and a list of role names',
+  ),
+  v.check((p) => p.READ !== undefined || p.WRITE !== undefined, 'expected a READ or WRITE key with a list of role names'),
+);
+
+const customResourceDefinition = mapping(
+  {
+    kind: v.pipe(
+      v.string('expected Kind.group'),
+      v.regex(CRD_KIND, 'expected Kind.group (for example Rollout.argoproj.io)'),
+      v.description('CRD to expose, in the form Kind.group.'),
+    ),
+    scope: v.optional(
+      v.pipe(v.picklist(['Namespaced', 'Cluster'], 'expected Namespaced or Cluster'), v.description('Scope of the CRD (1.0.9+).')),
+      'Namespaced',
+    ),
+  },
+  'A custom resource definition exposed to the control plane.',
+);
+
+const namespace = v.pipe(
+  v.string('expected a namespace name'),
+  v.regex(NAMESPACE, 'expected a namespace name (lower-case letters, digits and -, at most 63)'),
+);
+const kindName = v.pipe(v.string('expected a kind name'), v.regex(/^\S+$/, 'expected a kind name without spaces'));
+
+const accountEntries = {
+  name: word('Name of the cluster in the control plane.', 'a non-empty account name without spaces'),
+  context: v.optional(text('Context of the kubeconfig to use; empty: its current context.'), ''),
+  kubeConfigFile: v.optional(filePath('Path of the kubeconfig file when serviceAccount is not used.')),
+  kubeconfigFile: v.optional(filePath('Same as kubeConfigFile (the spelling used by the management API).')),
+  serviceAccount: flag(false, 'Use the pod service account against the API server of the cluster the agent runs in.'),
+  insecure: flag(false, 'Do not verify the TLS certificate of the cluster API server.'),
+  noProxy: flag(false, 'Ignore the proxy environment variables for this cluster (0.3.1+).'),
+  oAuthScopes: list(v.pipe(v.string('expected a scope'), v.minLength(1, 'expected a non-empty scope')), 'OAuth scopes used with the gcp auth provider.'),
+  namespaces: list(namespace, 'Namespaces to monitor; empty: all (0.4.0+).'),
+  omitNamespaces: list(namespace, 'Namespaces not to monitor. Not implemented: accepted with a warning.'),
+  onlyNamespacedResources: flag(false, 'Ignore non-namespaced resources; namespaces must then be listed (0.4.0+).'),
+  customResourceDefinitions: list(customResourceDefinition, 'CRDs to expose to the control plane (0.4.0+).'),
+  kinds: list(kindName, 'When not empty, only these kinds (singular, without group) are cached.'),
+  omitKinds: list(kindName, 'Kinds not to cache.'),
+  onlySpinnakerManaged: flag(false, 'Return only control-plane-managed resources. Not implemented: accepted with a warning.'),
+  metrics: flag(false, 'Send pod metrics to the control plane every 20 seconds.'),
+  maxResumableResourceAgeMs: v.optional(
+    integer(0, 'Resume watches from resource versions not older than this, in milliseconds.'),
+    300000,
+  ),
+  permissions: list(permission, 'READ and WRITE permissions, each a list of role names (SPEC 2.6).'),
+};
+
+type RawAccount = v.InferOutput<v.ObjectSchema<typeof accountEntries, undefined>>;
+
+export interface AccountConfig {
+  name: string;
+  context: string;
+  /** The kubeconfig path, from `kubeConfigFile` or its alias `kubeconfigFile`. */
+  kubeConfigFile: string | undefined;
+  serviceAccount: boolean;
+  insecure: boolean;
+  noProxy: boolean;
+  oAuthScopes: string[];
+  namespaces: string[];
+  omitNamespaces: string[];
+  onlyNamespacedResources: boolean;
+  customResourceDefinitions: { kind: string; scope: 'Namespaced' | 'Cluster' }[];
+  kinds: string[];
+  omitKinds: string[];
+  onlySpinnakerManaged: boolean;
+  metrics: boolean;
+  maxResumableResourceAgeMs: number;
+  /** Roles per permission type, merged over the entries of the list; both empty: everyone has access. */
+  permissions: { READ: string[]; WRITE: string[] };
+  /**
+   * True when a role name contains whitespace: per SPEC 2.6.2 the permissions are then not applied
+   * and every user gets access to the account (`permissions` is left empty to say exactly that).
+   */
+  permissionsIgnored: boolean;
+}
+
+export function hasWhitespace(role: string): boolean {
+  return /\s/.test(role);
+}
+
+function toAccount(raw: RawAccount): AccountConfig {
+  const { kubeconfigFile, permissions, ...rest } = raw;
+  const READ = permissions.flatMap((p) => p.READ ?? []);
+  const WRITE = permissions.flatMap((p) => p.WRITE ?? []);
+  const permissionsIgnored = [...READ, ...WRITE].some(hasWhitespace);
+  return {
+    ...rest,
+    kubeConfigFile: rest.kubeConfigFile ?? kubeconfigFile,
+    permissions: permissionsIgnored ? { READ: [], WRITE: [] } : { READ: [...new Set(READ)], WRITE: [...new Set(WRITE)] },
+    permissionsIgnored,
+  };
+}
+
+const account = v.pipe(
+  object(accountEntries, 'expected a mapping with at least a name'),
+  v.forward(
+    v.partialCheck(
+      [['kubeConfigFile'], ['kubeconfigFile']],
+      (a) => a.kubeConfigFile === undefined || a.kubeconfigFile === undefined,
+      'expected only one of kubeConfigFile and kubeconfigFile (they are the same key)',
+    ),
+    ['kubeconfigFile'],
+  ),
+  v.forward(
+    v.partialCheck(
+      [['serviceAccount'], ['kubeConfigFile'], ['kubeconfigFile']],
+      (a) => a.serviceAccount !== ((a.kubeConfigFile ?? a.kubeconfigFile) !== undefined),
+      'expected either serviceAccount: true or a kubeConfigFile, and not both',
+    ),
+    ['serviceAccount'],
+  ),
+  v.forward(
+    v.partialCheck(
+      [['onlyNamespacedResources'], ['namespaces']],
+      (a) => !a.onlyNamespacedResources || a.namespaces.length > 0,
+      'expected namespaces to be listed when onlyNamespacedResources is true',
+    ),
+    ['namespaces'],
+  ),
+  v.transform(toAccount),
+);
+
+const accounts = v.optional(
+  v.pipe(
+    v.array(account, 'expected a list of accounts'),
+    v.rawCheck(({ dataset, addIssue }) => {
+      const items: unknown[] = Array.isArray(dataset.value) ? dataset.value : [];
+      const seen = new Set<string>();
+      items.forEach((item, index) => {
+        const name = typeof item === 'object' && item !== null ? (item as { name?: unknown }).name : undefined;
+        if (typeof name !== 'string') return;
+        if (seen.has(name)) {
+          addIssue({
+            message: 'expected a name not used by an earlier account',
+            input: name,
+            path: [
+              { type: 'array', origin: 'value', input: items, key: index, value: item },
+              { type: 'object', origin: 'value', input: item as Record<string, unknown>, key: 'name', value: name },
+            ],
+          });
+        }
+        seen.add(name);
+      });
+    }),
+    v.description('Accounts (clusters) of this agent. Agent mode: one account with serviceAccount: true.'),
+  ),
+  [],
+);
+
+const kubernetes = section(
+  {
+    reconnectTimeoutMs: v.optional(integer(0, 'Wait before reconnecting to the control plane, in milliseconds.'), 5000),
+    noProxy: flag(false, 'Ignore the proxy environment variables when connecting to any cluster (0.3.1+).'),
+    retries,
+    accounts,
+  },
+  'Kubernetes-wide settings and the accounts.',
+);
+
+const tasks = section(
+  {
+    totalBudget: v.optional(integer(0, 'When greater than 0, the total cost of running tasks may not exceed it. Watches are free.'), 0),
+    budgetPerAccount: v.optional(integer(0, 'When greater than 0, the cost of running tasks of one account may not exceed it.'), 0),
+    queueCheckFrequencyMs: v.optional(integer(1, 'How often tasks waiting for budget are checked, in milliseconds.'), 2000),
+  },
+  'Task budgets.',
+);
+
+const logging = section(
+  {
+    file: v.optional(filePath('File to write logs to; stdout or stderr for those streams.', 'a file path, stdout or stderr'), 'stdout'),
+    format: v.optional(v.pipe(v.picklist(['text', 'json'], 'expected text or json'), v.description('Log line format.')), 'text'),
+    level: v.optional(
+      v.pipe(
+        v.string(`expected one of ${LOG_LEVELS.join(', ')} (any case)`),
+        v.regex(anyCasePattern(LOG_LEVELS), `expected one of ${LOG_LEVELS.join(', ')} (any case)`),
+        v.description(`Lowest level logged, any case: ${LOG_LEVELS.join(', ')}.`),
+        v.transform((s): LogLevel => PINO_LEVEL[s.toLowerCase() as keyof typeof PINO_LEVEL]),
+      ),
+      'INFO',
+    ),
+  },
+  'Logging.',
+);
+
+const pprof = section(
+  {
+    enabled: flag(false, 'Serve the profiling endpoint (on server.host).'),
+    port: v.optional(port('Port of the profiling endpoint.'), 6060),
+  },
+  'Profiling endpoint.',
+);
+
+const prometheus = section(
+  {
+    enabled: flag(false, 'Serve the metrics on /metrics and /prometheus_metrics.'),
+    port: v.optional(port('Port of the metrics endpoint.'), 8008),
+  },
+  'Prometheus metrics endpoint.',
+);
+
+const CLIENT_AUTH = ['none', 'want', 'need'] as const;
+
+const sslEntries = {
+  enabled: flag(false, 'Serve the health endpoint over TLS.'),
+  certFile: v.optional(filePath('Server certificate (PEM).')),
+  keyFile: v.optional(filePath('Server private key (PEM).')),
+  keyPassword: v.optional(text('Password of the private key (same as keyFilePassword).')),
+  keyFilePassword: v.optional(text('Password of the private key file.')),
+  caCertFile: v.optional(filePath('CA certificates (PEM) client certificates are verified against.')),
+  clientAuth: v.optional(
+    v.pipe(
+      v.picklist(CLIENT_AUTH, 'expected none, want or need'),
+      v.description('Client certificates: none; want (asked for, verified when given); need (required).'),
+    ),
+    'none',
+  ),
+};
+
+const ssl = v.optional(
+  v.pipe(
+    object(sslEntries, 'expected a mapping of keys to values'),
+    v.forward(
+      v.partialCheck([['enabled'], ['certFile']], (s) => !s.enabled || s.certFile !== undefined, 'expected a certFile when enabled is true'),
+      ['certFile'],
+    ),
+    v.forward(
+      v.partialCheck([['enabled'], ['keyFile']], (s) => !s.enabled || s.keyFile !== undefined, 'expected a keyFile when enabled is true'),
+      ['keyFile'],
+    ),
+    v.forward(
+      v.partialCheck(
+        [['enabled'], ['clientAuth'], ['caCertFile']],
+        (s) => !s.enabled || s.clientAuth === 'none' || s.caCertFile !== undefined,
+        'expected a caCertFile when clientAuth is want or need',
+      ),
+      ['caCertFile'],
+    ),
+    v.forward(
+      v.partialCheck(
+        [['keyPassword'], ['keyFilePassword']],
+        (s) => s.keyPassword === undefined || s.keyFilePassword === undefined || s.keyPassword === s.keyFilePassword,
+        'expected keyPassword and keyFilePassword to be equal when both are given',
+      ),
+      ['keyFilePassword'],
+    ),
+    v.description('TLS of the health endpoint only.'),
+  ),
+  {},
+);
+
+const server = section(
+  {
+    host: v.optional(word('Host (interface) the health server, and the profiling endpoint, bind to.', 'a host name or address'), 'localhost'),
+    port: v.optional(port('Port of the health server.'), 8082),
+    ssl,
+  },
+  'Health check server.',
+);
+
+const secrets = section(
+  {
+    vault: v.optional(
+      v.pipe(
+        v.record(v.string(), v.unknown(), 'expected a mapping of keys to values'),
+        v.description('Vault secret engine settings; checked by the secret engine when the agent starts.'),
+      ),
+    ),
+  },
+  'Secret engines resolving encrypted: and encryptedFile: references.',
+);
+
+export const agentConfigSchema = v.pipe(
+  object(
+    {
+      driver,
+      kubernetes,
+      timeoutSeconds: v.optional(integer(0, 'Maximum wait for a server request, in seconds; 0: no timeout (0.5.12+).'), 0),
+      tasks,
+      logging,
+      pprof,
+      prometheus,
+      server,
+      secrets,
+    },
+    'expected a mapping of keys to values at the top of the file',
+  ),
+  v.description('Configuration of the vendor agent (vendor-agent.yml).'),
+);
+
+export type AgentConfig = v.InferOutput<typeof agentConfigSchema>;
+export type DriverConfig = AgentConfig['driver'];
+export type KubernetesConfig = AgentConfig['kubernetes'];
+export type TasksConfig = AgentConfig['tasks'];
+export type LoggingConfig = AgentConfig['logging'];
+export type ServerConfig = AgentConfig['server'];
+export type SslConfig = ServerConfig['ssl'];
+
+/** Key paths whose values are never printed: tokens, passwords and everything under `secrets`. */
+export const SECRET_KEY_PATHS: readonly RegExp[] = [
+  /^driver\.auth\.token$/,
+  /^driver\.auth\.tokenCommand\.args(\[\d+\])?$/,
+  /^driver\.tls\.clientKeyFilePassword$/,
+  /^server\.ssl\.key(File)?Password$/,
+  /^secrets(\.|\[|$)/,
+];

@@ -1,0 +1,151 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../shared/clock.ts';
+import type { TasksConfig } from '../config/schema.ts';
+import { createAgentMetrics } from '../observability/metrics.ts';
+import { TASK_COSTS, TaskBudget, type TaskHandle, type TaskKind } from './budget.ts';
+
+function setup(settings: Partial<TasksConfig>) {
+  const clock = new ManualClock();
+  const logs: { level: string; msg: string }[] = [];
+  const logger = pino({ level: 'debug', formatters: { level: (label) => ({ level: label }) } }, {
+    write: (line: string) => void logs.push(JSON.parse(line) as { level: string; msg: string }),
+  });
+  const metrics = createAgentMetrics();
+  const budget = new TaskBudget({ totalBudget: 0, budgetPerAccount: 0, queueCheckFrequencyMs: 2000, ...settings }, { clock, logger, metrics });
+  /** Tasks that run until stopped, as list+watch and pollers do. */
+  const task = (account: string, kind: TaskKind, name = kind) =>
+    budget.submit({ account, kind, name, run: (signal) => new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve())) });
+  return { clock, logs, metrics, budget, task };
+}
+
+const states = (handles: TaskHandle[]) => handles.map((h) => h.state);
+
+describe('task budgets', () => {
+  it('documents a cost per kind, and watches are free', () => {
+    expect(TASK_COSTS).toEqual({ watch: 0, account: 1, informer: 1, metrics: 1, operation: 2 });
+  });
+
+  it('without budgets every task starts at once', () => {
+    const { task } = setup({});
+    const handles = Array.from({ length: 20 }, (_, i) => task(`a${i % 3}`, 'informer'));
+    expect(states(handles).every((s) => s === 'running')).toBe(true);
+  });
+
+  it('totalBudget caps the cost of running tasks; waiting ones start on the next queue check after budget frees', async () => {
+    const { task, clock, budget } = setup({ totalBudget: 2, queueCheckFrequencyMs: 2000 });
+    const run = new AbortController();
+    const loop = budget.run(run.signal);
+    const [a, b, c] = [task('prod', 'informer'), task('prod', 'informer'), task('dev', 'informer')];
+    expect(states([a!, b!, c!])).toEqual(['running', 'running', 'waiting']);
+    a!.stop();
+    expect(c!.state).toBe('waiting');
+    await clock.advance(1999);
+    expect(c!.state).toBe('waiting');
+    await clock.advance(1);
+    expect(c!.state).toBe('running');
+    await c!.started;
+    run.abort();
+    await loop;
+    expect(states([b!, c!])).toEqual(['stopped', 'stopped']);
+  });
+
+  it('watches are free: they start while the budget is used up', () => {
+    const { task, budget } = setup({ totalBudget: 1, budgetPerAccount: 1 });
+    task('prod', 'informer');
+    const watches = Array.from({ length: 5 }, () => task('prod', 'watch'));
+    expect(states(watches).every((s) => s === 'running')).toBe(true);
+    expect(budget.usage()).toMatchObject({ total: 1, running: 6, waiting: 0 });
+  });
+
+  it('budgetPerAccount caps each account on its own', () => {
+    const { task, budget } = setup({ budgetPerAccount: 2 });
+    const prod = [task('prod', 'account'), task('prod', 'informer'), task('prod', 'informer')];
+    const dev = [task('dev', 'operation')];
+    expect(states(prod)).toEqual(['running', 'running', 'waiting']);
+    expect(states(dev)).toEqual(['running']);
+    expect(budget.usage().byAccount).toEqual({ prod: 2, dev: 2 });
+  });
+
+  it('when both are set, both are checked', () => {
+    const { task } = setup({ totalBudget: 3, budgetPerAccount: 2 });
+    const handles = [task('prod', 'informer'), task('prod', 'informer'), task('prod', 'informer'), task('dev', 'informer'), task('dev', 'informer')];
+    // prod stops at its own budget (2); dev gets 1 more before the total (3) is reached.
+    expect(states(handles)).toEqual(['running', 'running', 'waiting', 'running', 'waiting']);
+  });
+
+  it('a queue check starts every waiting task that fits, in order, skipping ones that do not', async () => {
+    const { task, budget } = setup({ totalBudget: 3 });
+    const first = task('prod', 'operation');
+    const second = task('prod', 'informer');
+    const big = task('prod', 'operation');
+    const small = task('dev', 'informer');
+    expect(states([first, second, big, small])).toEqual(['running', 'running', 'waiting', 'waiting']);
+    second.stop();
+    budget.check();
+    expect(states([big, small])).toEqual(['waiting', 'running']);
+  });
+
+  it('stopping an account frees its budget; stopping all empties the agent', () => {
+    const { task, budget } = setup({ totalBudget: 2 });
+    const prod = [task('prod', 'informer'), task('prod', 'informer')];
+    const dev = task('dev', 'informer');
+    expect(budget.stopAccount('prod')).toBe(2);
+    expect(states(prod)).toEqual(['stopped', 'stopped']);
+    budget.check();
+    expect(dev.state).toBe('running');
+    expect(budget.stopAll()).toBe(1);
+    expect(budget.usage()).toEqual({ total: 0, byAccount: {}, running: 0, waiting: 0 });
+  });
+
+  it('a stopped task sees its signal abort; a task that ends or fails frees its cost', async () => {
+    const { budget, logs } = setup({ totalBudget: 1 });
+    let aborted = false;
+    const long = budget.submit({ account: 'a', kind: 'informer', name: 'pods', run: (signal) => new Promise<void>((r) => signal.addEventListener('abort', () => { aborted = true; r(); })) });
+    await long.started;
+    await new Promise((r) => setImmediate(r));
+    long.stop();
+    expect(aborted).toBe(true);
+    let ran = false;
+    const never = budget.submit({ account: 'a', kind: 'informer', name: 'never', run: () => void (ran = true) });
+    never.stop();
+    await new Promise((r) => setImmediate(r));
+    expect(ran).toBe(false);
+    const failing = budget.submit({ account: 'a', kind: 'operation', name: 'deploy', run: () => Promise.reject(new Error('apply refused')) });
+    expect(failing.state).toBe('waiting');
+    const finishing = budget.submit({ account: 'a', kind: 'informer', name: 'once', run: () => undefined });
+    await finishing.started;
+    await new Promise((r) => setImmediate(r));
+    expect(finishing.state).toBe('stopped');
+    expect(budget.usage().total).toBe(0);
+    expect(logs.some((l) => l.msg === 'task failed')).toBe(false);
+    const failing2 = budget.submit({ account: 'b', kind: 'informer', name: 'deploy', run: () => Promise.reject(new Error('apply refused')) });
+    await failing2.started;
+    await new Promise((r) => setImmediate(r));
+    expect(failing2.state).toBe('stopped');
+    expect(logs).toContainEqual(expect.objectContaining({ level: 'error', msg: 'task failed', err: 'apply refused' }));
+  });
+
+  it('warns when a task costs more than a whole budget, and starts it once the budget is raised', () => {
+    const { task, budget, logs } = setup({ totalBudget: 1 });
+    const op = task('prod', 'operation');
+    expect(op.state).toBe('waiting');
+    expect(logs).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'task costs more than the whole budget and cannot start until tasks.* is raised' }));
+    budget.updateSettings({ totalBudget: 2, budgetPerAccount: 0, queueCheckFrequencyMs: 2000 });
+    expect(op.state).toBe('running');
+  });
+
+  it('reports budget use in the metrics', async () => {
+    const { task, metrics } = setup({ totalBudget: 5, budgetPerAccount: 2 });
+    task('prod', 'informer');
+    task('prod', 'operation');
+    task('dev', 'watch');
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('vendor_agent_task_budget_limit{scope="total"} 5');
+    expect(text).toContain('vendor_agent_task_budget_limit{scope="account"} 2');
+    expect(text).toContain('vendor_agent_task_budget_used{account=""} 1');
+    expect(text).toContain('vendor_agent_task_budget_used{account="prod"} 1');
+    expect(text).toContain('vendor_agent_tasks{state="waiting",kind="operation"} 1');
+    expect(text).toContain('vendor_agent_tasks{state="running",kind="watch"} 1');
+  });
+});

@@ -1,0 +1,197 @@
+import { VendorError, type Issue } from '../../shared/errors.ts';
+import type { AccountRecord, Registration } from '../../shared/accounts/model.ts';
+import { isDriverDefined } from '../../shared/accounts/precedence.ts';
+import { MAX_NAME_LENGTH, type Account, type ActivationRecord, type RegistrationRecord } from '../../shared/accounts/schema.ts';
+import { toAccount } from '../../shared/accounts/view.ts';
+import type { Clock } from '../../shared/clock.ts';
+import { getAccount, getAccounts, listAccountPage, mutateAccount, type AccountChanges } from '../../shared/table/accounts.ts';
+import { appendChanges, type Change } from '../../shared/table/changes.ts';
+import type { TableRef } from '../../shared/table/client.ts';
+import { liveSessions } from '../../shared/table/sessions.ts';
+import { runBounded } from '../../shared/table/sources.ts';
+
+/** What the account operations need: the table and a clock (for timestamps and live sessions). */
+export interface AccountDeps {
+  table: TableRef;
+  clock: Clock;
+}
+
+/** Writes of one batch run this many at a time. */
+const WRITE_CONCURRENCY = 16;
+
+export async function listAccounts(deps: AccountDeps, page: number, limit: number): Promise<{ items: Account[]; page: number; limit: number; total: number }> {
+  const { records, total } = await listAccountPage(deps.table, page, limit);
+  return { items: records.map(toAccount), page, limit, total };
+}
+
+/** A name no source can define (too long for a name, or empty) is known to be absent without a read. */
+function possibleName(name: string): boolean {
+  return name.length > 0 && name.length <= MAX_NAME_LENGTH;
+}
+
+export async function getAccountView(deps: AccountDeps, name: string): Promise<Account> {
+  const record = possibleName(name) ? await getAccount(deps.table, name) : undefined;
+  if (record === undefined) throw new VendorError('not_found', `no account named "${name.slice(0, MAX_NAME_LENGTH)}"`);
+  return toAccount(record);
+}
+
+function unknownAccounts(names: readonly string[], issues: Issue[]): VendorError {
+  return new VendorError('unknown_account', `not defined in the driver service: ${names.join(', ')}`, {
+    issues,
+    details: { names },
+  });
+}
+
+/** Every record whose name no driver source defines, as one error listing them all. */
+function checkDriverDefined(batch: readonly { name: string }[], found: Map<string, AccountRecord>): void {
+  const names: string[] = [];
+  const issues: Issue[] = [];
+  batch.forEach((rec, i) => {
+    const record = found.get(rec.name);
+    if (record === undefined || !isDriverDefined(record.defs)) {
+      names.push(rec.name);
+      issues.push({ path: `[${i}].name`, message: `"${rec.name}" is not an account defined in the driver service` });
+    }
+  });
+  if (names.length > 0) throw unknownAccounts(names, issues);
+}
+
+function mergedRegistration(previous: Registration | undefined, rec: RegistrationRecord | ActivationRecord, now: number): Registration {
+  const zoneId = rec.zoneId ?? previous?.zoneId;
+  const kubeconfigFile = rec.kubeconfigFile ?? previous?.kubeconfigFile;
+  return {
+    ...(zoneId === undefined ? {} : { zoneId }),
+    ...(kubeconfigFile === undefined ? {} : { kubeconfigFile }),
+    at: previous?.at ?? now,
+  };
+}
+
+function sameRegistration(a: Registration | undefined, b: Registration): boolean {
+  return a !== undefined && a.zoneId === b.zoneId && a.kubeconfigFile === b.kubeconfigFile;
+}
+
+/** Runs one decision per record and returns the resulting records, in batch order. */
+async function applyBatch<T extends { name: string }>(
+  deps: AccountDeps,
+  batch: readonly T[],
+  decide: (record: AccountRecord, rec: T) => AccountChanges | undefined,
+): Promise<{ record: AccountRecord; changed: boolean }[]> {
+  const results: { record: AccountRecord; changed: boolean }[] = new Array(batch.length);
+  await runBounded(
+    batch.map((rec, i) => async () => {
+      const { record, changed } = await mutateAccount(
+        deps.table,
+        rec.name,
+        (current) => {
+          // The source may have dropped the account since the batch was checked.
+          if (current === undefined || !isDriverDefined(current.defs)) throw unknownAccounts([rec.name], [{ path: `[${i}].name`, message: 'no longer defined in the driver service' }]);
+          return decide(current, rec);
+        },
+        () => deps.clock.now(),
+      );
+      results[i] = { record: record as AccountRecord, changed };
+    }),
+    WRITE_CONCURRENCY,
+  );
+  return results;
+}
+
+/**
+ * POST: registers driver-defined accounts for migration (`INACTIVE`), keeping `zoneId` and
+ * `kubeconfigFile`. A re-POST updates what it gives and keeps the rest; an account already `ACTIVE`
+ * stays active and is queued again so its agents get the new settings.
+ */
+export async function registerAccounts(deps: AccountDeps, batch: readonly RegistrationRecord[]): Promise<Account[]> {
+  checkDriverDefined(batch, await getAccounts(deps.table, batch.map((r) => r.name), { consistent: true }));
+  const now = deps.clock.now();
+  const records = await applyBatch(deps, batch, (current, rec) => {
+    const registration = mergedRegistration(current.registration, rec, now);
+    if (sameRegistration(current.registration, registration)) return undefined;
+    if (current.registration === undefined || current.state === undefined) {
+      return { registration, state: 'INACTIVE', generation: current.generation + 1 };
+    }
+    return { registration, generation: current.generation + 1 };
+  });
+  const changes: Change[] = records
+    .filter((r) => r.changed && r.record.state === 'ACTIVE')
+    .map(({ record }) => ({ name: record.name, action: 'assign', generation: record.generation, at: now }));
+  await appendChanges(deps.table, changes);
+  return records.map((r) => toAccount(r.record));
+}
+
+/**
+ * PATCH: activates registered accounts. Each must be driver-defined (else 400 listing the names),
+ * registered and `INACTIVE` or `FAILED` (else 409), and an agent session must be live in its zone, or
+ * anywhere when it has no zone (else 409). Nothing is written unless the whole batch passes.
+ */
+export async function activateAccounts(deps: AccountDeps, batch: readonly ActivationRecord[]): Promise<Account[]> {
+  const found = await getAccounts(deps.table, batch.map((r) => r.name), { consistent: true });
+  checkDriverDefined(batch, found);
+  const now = deps.clock.now();
+
+  const conflicts: Issue[] = [];
+  const zones = new Map<string | undefined, number[]>();
+  batch.forEach((rec, i) => {
+    const record = found.get(rec.name) as AccountRecord;
+    const problem = activationProblem(record);
+    if (problem !== undefined) conflicts.push({ path: `[${i}].name`, message: problem });
+    const zoneId = rec.zoneId ?? record.registration?.zoneId;
+    zones.set(zoneId, [...(zones.get(zoneId) ?? []), i]);
+  });
+  if (conflicts.length > 0) {
+    throw new VendorError('conflict', conflicts.map((c) => c.message).join('; '), { issues: conflicts });
+  }
+
+  for (const [zoneId, indexes] of zones) {
+    const live = await liveSessions(deps.table, now, zoneId);
+    if (live.length > 0) continue;
+    const where = zoneId === undefined ? 'in any zone' : `in zone "${zoneId}"`;
+    throw new VendorError('conflict', `no active agent session ${where}: an agent must be connected before accounts can be activated there`, {
+      issues: indexes.map((i) => ({ path: `[${i}]`, message: `no active agent session ${where}` })),
+      details: { zoneId: zoneId ?? null },
+    });
+  }
+
+  const records = await applyBatch(deps, batch, (current, rec) => {
+    const problem = activationProblem(current);
+    if (problem !== undefined) throw new VendorError('conflict', problem);
+    return {
+      registration: mergedRegistration(current.registration, rec, now),
+      state: 'ACTIVE',
+      generation: current.generation + 1,
+    };
+  });
+  await appendChanges(
+    deps.table,
+    records.map(({ record }) => ({ name: record.name, action: 'assign', generation: record.generation, at: now })),
+  );
+  return records.map((r) => toAccount(r.record));
+}
+
+function activationProblem(record: AccountRecord): string | undefined {
+  if (record.registration === undefined) return `account "${record.name}" is not registered for migration; POST it first`;
+  if (record.state === 'ACTIVE') return `account "${record.name}" is already ACTIVE`;
+  return undefined;
+}
+
+/**
+ * DELETE: takes a migrated account back from the agents: its registration and state go, and a
+ * `remove` entry is queued for the driver. Deleting an account that is not migrated changes nothing
+ * but still queues the removal, which is harmless and lets a retry finish an interrupted delete.
+ */
+export async function unregisterAccount(deps: AccountDeps, name: string): Promise<Account> {
+  const current = possibleName(name) ? await getAccount(deps.table, name, { consistent: true }) : undefined;
+  if (current === undefined || !isDriverDefined(current.defs)) {
+    const shown = name.slice(0, MAX_NAME_LENGTH);
+    throw unknownAccounts([shown], [{ path: 'accountName', message: `"${shown}" is not an account defined in the driver service` }]);
+  }
+  const now = deps.clock.now();
+  const [record] = await applyBatch(deps, [{ name }], (cur) =>
+    cur.registration === undefined && cur.state === undefined
+      ? undefined
+      : { registration: null, state: null, generation: cur.generation + 1 },
+  );
+  const after = (record as { record: AccountRecord }).record;
+  await appendChanges(deps.table, [{ name, action: 'remove', generation: after.generation, at: now }]);
+  return toAccount(after);
+}

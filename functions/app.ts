@@ -1,0 +1,55 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { VendorError } from '../shared/errors.ts';
+import { systemClock, type Clock } from '../shared/clock.ts';
+import { silentLogger, type Logger } from '../shared/log.ts';
+import type { TableRef } from '../shared/table/client.ts';
+import { getRankDirParams } from '../shared/table/rank.ts';
+import { accountRoutes } from './accounts/routes.ts';
+import { problemResponse } from './http.ts';
+import { openApiDocument } from './openapi.ts';
+import { toVendorError } from './problem.ts';
+
+export interface AppDeps {
+  table: TableRef;
+  clock?: Clock;
+  logger?: Logger;
+  /** Largest accepted request body; larger ones get 413. */
+  maxBodyBytes?: number;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** The management API. The same app runs behind `hono/aws-lambda` and `@hono/node-server`. */
+export function createApp(deps: AppDeps): Hono {
+  const clock = deps.clock ?? systemClock;
+  const logger = deps.logger ?? silentLogger();
+  const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const app = new Hono();
+
+  app.use(
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: (c) => problemResponse(c, new VendorError('payload_too_large', `the request body is larger than ${maxBodyBytes} bytes`)),
+    }),
+  );
+
+  app.onError((err, c) => {
+    const vendorError = toVendorError(err);
+    if (vendorError.code === 'internal' || vendorError.code === 'unavailable') {
+      logger.error({ err, method: c.req.method, path: c.req.path }, 'request failed');
+    }
+    return problemResponse(c, vendorError);
+  });
+  app.notFound((c) => problemResponse(c, new VendorError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
+
+  app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock }));
+  app.get('/openapi.json', (c) => c.json(openApiDocument()));
+  // Healthy means the table answers: one small read of the rank directory.
+  app.get('/healthz', async (c) => {
+    await deps.table.client.send(new GetCommand(getRankDirParams(deps.table.tableName, false)));
+    return c.json({ status: 'ok' });
+  });
+  return app;
+}

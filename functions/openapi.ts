@@ -1,0 +1,132 @@
+import { toJsonSchema } from '@valibot/to-json-schema';
+import type * as v from 'valibot';
+import {
+  accountPageSchema,
+  accountSchema,
+  activationBatchSchema,
+  registrationBatchSchema,
+} from '../shared/accounts/schema.ts';
+import { ERROR_CODES } from '../shared/errors.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE } from './accounts/routes.ts';
+import { PROBLEM_CONTENT_TYPE } from './problem.ts';
+
+function schemaOf(schema: v.GenericSchema, typeMode: 'input' | 'output'): Record<string, unknown> {
+  // Checks valibot cannot express in JSON Schema (duplicate names, "not both spellings") are enforced
+  // by the API and described in the operation text instead.
+  const { $schema: _ignored, ...rest } = toJsonSchema(schema, { target: 'draft-2020-12', typeMode, errorMode: 'ignore' }) as Record<string, unknown>;
+  return rest;
+}
+
+const problemSchema = {
+  type: 'object',
+  required: ['type', 'title', 'status', 'detail', 'code', 'errors'],
+  properties: {
+    type: { type: 'string', description: '`urn:vendor-agent:problem:<code>`' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    instance: { type: 'string' },
+    code: { type: 'string', enum: [...ERROR_CODES] },
+    errors: {
+      type: 'array',
+      description: 'Every bad element and field, by path such as `[2].zoneId`.',
+      items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } },
+    },
+    names: { type: 'array', items: { type: 'string' }, description: 'Names that are not driver-defined accounts (code `unknown_account`).' },
+  },
+};
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: unknown) => ({ 'application/json': { schema } });
+const problem = (description: string) => ({ description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') } } });
+
+const accountNameParam = (name: string, description: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string' },
+});
+
+/** The OpenAPI 3.1 document of the management API, built from the same valibot schemas the API validates with. */
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'vendor-agent account management API',
+      version: '1.0.0',
+      description: 'Lists, registers, activates and removes the Kubernetes accounts served by agents. Errors are RFC 9457 problem details.',
+    },
+    paths: {
+      '/vendor/accounts': {
+        get: {
+          operationId: 'listAccounts',
+          summary: 'All accounts, static and dynamic, sorted by name ascending.',
+          parameters: [
+            { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT } },
+          ],
+          responses: {
+            '200': { description: 'One page; a page past the end has empty `items`.', content: json(ref('AccountPage')) },
+            '400': problem('Bad `page` or `limit`, or an unknown query parameter.'),
+          },
+        },
+        post: {
+          operationId: 'registerAccounts',
+          summary: 'Registers driver-defined accounts for migration to agents (state INACTIVE). Re-POST updates.',
+          requestBody: { required: true, content: json(ref('RegistrationBatch')) },
+          responses: {
+            '200': { description: 'The registered accounts, in request order.', content: json({ type: 'array', items: ref('Account') }) },
+            '400': problem('Invalid body, duplicate names, or a name not defined in the driver service (nothing is written).'),
+            '413': problem('Body too large.'),
+          },
+        },
+        patch: {
+          operationId: 'activateAccounts',
+          summary: 'Activates registered accounts (state ACTIVE); they are sent to the agents of their zone, or to all agents.',
+          requestBody: { required: true, content: json(ref('ActivationBatch')) },
+          responses: {
+            '200': { description: 'The activated accounts, in request order.', content: json({ type: 'array', items: ref('Account') }) },
+            '400': problem('Invalid body, `state` other than ACTIVE, or a name not defined in the driver service.'),
+            '409': problem('An account is not registered or already ACTIVE, or no agent session is live in its zone.'),
+            '413': problem('Body too large.'),
+          },
+        },
+      },
+      '/vendor/accounts/{accountId}': {
+        get: {
+          operationId: 'getAccount',
+          summary: 'One account by name.',
+          parameters: [accountNameParam('accountId', 'The account name.')],
+          responses: { '200': { description: 'The account.', content: json(ref('Account')) }, '404': problem('No account with that name.') },
+        },
+        delete: {
+          operationId: 'removeAccount',
+          summary: 'Removes a migrated account from its agents (SPEC names this path parameter `accountName`).',
+          parameters: [accountNameParam('accountId', 'The account name.')],
+          responses: {
+            '200': { description: 'The account after removal (no longer registered).', content: json(ref('Account')) },
+            '400': problem('The name is not defined in the driver service.'),
+          },
+        },
+      },
+      '/openapi.json': { get: { operationId: 'openApi', summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1.' } } } },
+      '/healthz': {
+        get: {
+          operationId: 'health',
+          summary: 'Healthy when the table answers.',
+          responses: { '200': { description: 'ok', content: json({ type: 'object', properties: { status: { const: 'ok' } } }) }, '503': problem('The table is not answering.') },
+        },
+      },
+    },
+    components: {
+      schemas: {
+        Account: schemaOf(accountSchema, 'output'),
+        AccountPage: schemaOf(accountPageSchema, 'output'),
+        RegistrationBatch: schemaOf(registrationBatchSchema, 'input'),
+        ActivationBatch: schemaOf(activationBatchSchema, 'input'),
+        Problem: problemSchema,
+      },
+    },
+  };
+}

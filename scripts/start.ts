@@ -1,0 +1,30 @@
+import { isVendorError } from '../shared/errors.ts';
+import { createLogger } from '../shared/log.ts';
+import { startControlPlane } from './control-plane.ts';
+
+// `npm start`: the local control plane until SIGINT or SIGTERM.
+const logger = createLogger({ format: process.env.VENDOR_LOG_FORMAT === 'json' ? 'json' : 'text', base: { component: 'control-plane' } });
+
+try {
+  const plane = await startControlPlane({ env: process.env, cwd: process.cwd(), logger });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    plane.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'stopped with an error');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+} catch (err) {
+  // A bad config file is the operator's to fix: say what is wrong, without a stack trace.
+  if (isVendorError(err) || err instanceof Error) logger.error({ issues: isVendorError(err) ? err.issues : undefined }, err.message);
+  else logger.error(String(err));
+  process.exit(1);
+}

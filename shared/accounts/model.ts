@@ -1,0 +1,66 @@
+import type { AccountSettings, AccountState } from './schema.ts';
+
+/**
+ * Where an account definition comes from. Config file, config server and plugins are the driver
+ * service's own sources (served as `source: driver`); agents announce their static accounts.
+ */
+export const SOURCE_KINDS = ['driver-config', 'config-server', 'plugin', 'static-agent-config'] as const;
+export type SourceKind = (typeof SOURCE_KINDS)[number];
+
+export const DRIVER_SOURCE_KINDS: readonly SourceKind[] = ['driver-config', 'config-server', 'plugin'];
+
+/** The agent's precedence against plugin sources (SPEC 2.4): lower values win. */
+export const AGENT_PRECEDENCE = 1000;
+
+/** The settings a source gives for one account; the name is the item's key. */
+export type DefinitionSettings = Omit<AccountSettings, 'name'>;
+
+/** One source's definition of an account, kept in the account item under the source's id. */
+export interface Definition {
+  kind: SourceKind;
+  /** Plugins only: their `CredentialsDefinitionSource` precedence; absent means none defined. */
+  precedence?: number;
+  /** Static agent accounts: the announcing agent and its zone. */
+  agentId?: string;
+  zoneId?: string;
+  settings: DefinitionSettings;
+  /** ms since epoch when this source last changed the definition. */
+  at: number;
+}
+
+/** What POST stored: the account is registered for migration to agents. */
+export interface Registration {
+  zoneId?: string;
+  kubeconfigFile?: string;
+  at: number;
+}
+
+/** One agent's answer to an assignment, written by the driver. */
+export interface AgentResult {
+  agentId: string;
+  caching: boolean;
+  /** false when the agent could not use the account; such agents are not served in `agents[]`. */
+  ok: boolean;
+  message?: string;
+  /** The account generation the agent was answering for. */
+  generation?: number;
+  at: number;
+}
+
+/** The stored account: every source's definition, migration state and assignment results, in one item. */
+export interface AccountRecord {
+  name: string;
+  /** Raised by every write; writers condition on it (optimistic lock). */
+  version: number;
+  /** Raised by every change the driver must act on (registration, activation, removal, definition change). */
+  generation: number;
+  defs: Record<string, Definition>;
+  registration?: Registration;
+  state?: AccountState;
+  agents: Record<string, AgentResult>;
+  lastAssignmentMsg?: string;
+  cachingAgentId?: string;
+  /** Raised on each caching takeover; the driver refuses events with an older epoch. */
+  cachingEpoch?: number;
+  updatedAt: number;
+}

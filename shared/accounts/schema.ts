@@ -1,0 +1,189 @@
+import * as v from 'valibot';
+
+/** Longest account name or zone id; the Kubernetes limit for a DNS subdomain name. */
+export const MAX_NAME_LENGTH = 253;
+
+const NAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
+
+/** Account names as sources define them: letters, digits, `.`, `_`, `-`, starting and ending alphanumeric. */
+export const accountNameSchema = v.pipe(
+  v.string(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`),
+  v.regex(NAME_PATTERN, 'must be letters, digits, ".", "_" or "-", starting and ending with a letter or digit'),
+);
+
+/** A zone is the name of an agent replica set, by default `<deploymentName>_<namespace>`. */
+export const zoneIdSchema = v.pipe(
+  v.string(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`),
+  v.regex(NAME_PATTERN, 'must be letters, digits, ".", "_" or "-", starting and ending with a letter or digit'),
+);
+
+const SECRET_REFERENCE = /^(encrypted|encryptedFile):[^\s!]+!\S/;
+// Tabs, newlines and other control characters never occur in a path or reference, only in file contents.
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Where a kubeconfig is, never what it holds: a file path, or an `encrypted:` / `encryptedFile:` secret
+ * reference (`encrypted:<engine>!<key>:<value>!...`). Inline kubeconfig contents are refused so they
+ * can never be stored or served.
+ */
+export const kubeconfigReferenceSchema = v.pipe(
+  v.string(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(4096, 'must be at most 4096 characters'),
+  v.check((s) => !CONTROL_CHARACTER.test(s), 'must be a file path or a secret reference, not file contents'),
+  v.check(
+    (s) => !/^(encrypted|encryptedFile):/.test(s) || SECRET_REFERENCE.test(s),
+    'a secret reference has the form encrypted:<engine>!<key>:<value> or encryptedFile:<engine>!<key>:<value>',
+  ),
+);
+
+const roleNames = v.array(
+  v.pipe(
+    v.string(),
+    v.minLength(1, 'must not be empty'),
+    // SPEC 2.6: a role name with whitespace disables the permissions and opens the account to everyone,
+    // so such a definition is refused instead of loaded.
+    v.regex(/^\S+$/, 'role names must contain no whitespace'),
+  ),
+);
+
+const stringList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')));
+
+/** The per-account keys of SPEC 2.5 (`kubernetes.accounts[]`), shared by the agent and the driver config. */
+export const accountSettingsEntries = {
+  name: accountNameSchema,
+  context: v.optional(v.string()),
+  kubeconfigFile: v.optional(kubeconfigReferenceSchema),
+  kubeConfigFile: v.optional(kubeconfigReferenceSchema),
+  serviceAccount: v.optional(v.boolean()),
+  insecure: v.optional(v.boolean()),
+  noProxy: v.optional(v.boolean()),
+  oAuthScopes: v.optional(stringList),
+  namespaces: v.optional(stringList),
+  omitNamespaces: v.optional(stringList),
+  onlyNamespacedResources: v.optional(v.boolean()),
+  customResourceDefinitions: v.optional(
+    v.array(
+      v.strictObject({
+        kind: v.pipe(v.string(), v.regex(/^[^.\s]+\.\S+$/, 'must have the form Kind.group')),
+        scope: v.optional(v.picklist(['Cluster', 'Namespaced'])),
+      }),
+    ),
+  ),
+  kinds: v.optional(stringList),
+  omitKinds: v.optional(stringList),
+  onlySpinnakerManaged: v.optional(v.boolean()),
+  metrics: v.optional(v.boolean()),
+  maxResumableResourceAgeMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  permissions: v.optional(
+    v.array(
+      v.pipe(
+        v.strictObject({ READ: v.optional(roleNames), WRITE: v.optional(roleNames) }),
+        v.check((p) => p.READ !== undefined || p.WRITE !== undefined, 'needs a READ or WRITE list'),
+      ),
+    ),
+  ),
+};
+
+/** Accepts both spellings of the kubeconfig key (SPEC 2.3) and keeps one, `kubeconfigFile`. */
+function oneKubeconfigSpelling<T extends { kubeconfigFile?: string | undefined; kubeConfigFile?: string | undefined }>(
+  value: T,
+): Omit<T, 'kubeConfigFile'> {
+  const { kubeConfigFile, ...rest } = value;
+  if (kubeConfigFile === undefined) return rest;
+  return { ...rest, kubeconfigFile: kubeConfigFile };
+}
+
+function notBothSpellings(value: { kubeconfigFile?: string | undefined; kubeConfigFile?: string | undefined }): boolean {
+  return value.kubeconfigFile === undefined || value.kubeConfigFile === undefined;
+}
+
+const BOTH_SPELLINGS = 'give kubeconfigFile or kubeConfigFile, not both';
+
+export const accountSettingsSchema = v.pipe(
+  v.strictObject(accountSettingsEntries),
+  v.forward(v.check((x) => notBothSpellings(x), BOTH_SPELLINGS), ['kubeConfigFile']),
+  v.transform((x) => oneKubeconfigSpelling(x)),
+);
+
+export type AccountSettings = v.InferOutput<typeof accountSettingsSchema>;
+
+/** Longest batch of records in one POST or PATCH. */
+export const MAX_BATCH = 500;
+
+const registrationEntries = {
+  // Any string is accepted here: a name no source defines is answered as an unknown account.
+  name: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(MAX_NAME_LENGTH)),
+  zoneId: v.optional(zoneIdSchema),
+  kubeconfigFile: v.optional(kubeconfigReferenceSchema),
+  kubeConfigFile: v.optional(kubeconfigReferenceSchema),
+};
+
+/** Element of a POST body (SPEC 2.3). */
+export const registrationRecordSchema = v.pipe(
+  v.strictObject(registrationEntries),
+  v.forward(v.check((x) => notBothSpellings(x), BOTH_SPELLINGS), ['kubeConfigFile']),
+  v.transform((x) => oneKubeconfigSpelling(x)),
+);
+
+/** Element of a PATCH body (SPEC 2.3): the POST fields plus the target `state`, which must be `ACTIVE`. */
+export const activationRecordSchema = v.pipe(
+  v.strictObject({ ...registrationEntries, state: v.picklist(['ACTIVE'], 'must be ACTIVE') }),
+  v.forward(v.check((x) => notBothSpellings(x), BOTH_SPELLINGS), ['kubeConfigFile']),
+  v.transform((x) => oneKubeconfigSpelling(x)),
+);
+
+export type RegistrationRecord = v.InferOutput<typeof registrationRecordSchema>;
+export type ActivationRecord = v.InferOutput<typeof activationRecordSchema>;
+
+function batchOf<T extends v.GenericSchema>(record: T) {
+  return v.pipe(
+    v.array(record, 'must be a JSON array of account records'),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(MAX_BATCH, `must hold at most ${MAX_BATCH} records`),
+  );
+}
+
+export const registrationBatchSchema = batchOf(registrationRecordSchema);
+export const activationBatchSchema = batchOf(activationRecordSchema);
+
+export const ACCOUNT_STATES = ['INACTIVE', 'ACTIVE', 'FAILED'] as const;
+export type AccountState = (typeof ACCOUNT_STATES)[number];
+
+export const SERVED_SOURCES = ['driver', 'static-agent-config'] as const;
+export type ServedSource = (typeof SERVED_SOURCES)[number];
+
+/** Agent record of SPEC 2.1. */
+export const agentRecordSchema = v.object({
+  agentId: v.string(),
+  caching: v.boolean(),
+});
+
+/** The account as the API serves it: SPEC 2.1 plus `state` (absent until the account is registered or assigned). */
+export const accountSchema = v.object({
+  name: v.string(),
+  type: v.literal('kubernetes'),
+  source: v.picklist(SERVED_SOURCES),
+  config: v.record(v.string(), v.unknown()),
+  zoneId: v.optional(v.string()),
+  agents: v.array(agentRecordSchema),
+  lastAssignmentMsg: v.string(),
+  state: v.optional(v.picklist(ACCOUNT_STATES)),
+});
+
+export type Account = v.InferOutput<typeof accountSchema>;
+export type AgentRecord = v.InferOutput<typeof agentRecordSchema>;
+
+/** SPEC 2.2. */
+export const accountPageSchema = v.object({
+  items: v.array(accountSchema),
+  page: v.pipe(v.number(), v.integer()),
+  limit: v.pipe(v.number(), v.integer()),
+  total: v.pipe(v.number(), v.integer()),
+});
+
+export type AccountPage = v.InferOutput<typeof accountPageSchema>;

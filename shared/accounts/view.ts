@@ -1,0 +1,32 @@
+import type { AccountRecord } from './model.ts';
+import { winningDefinition } from './precedence.ts';
+import type { Account } from './schema.ts';
+
+/**
+ * The account as served (SPEC 2.1 plus `state`), resolved from its stored record. `config` holds the
+ * winning definition's settings, with the migration's kubeconfig reference in place when one was
+ * registered; it carries references only, never kubeconfig contents or secret values.
+ */
+export function toAccount(record: AccountRecord): Account {
+  const winner = winningDefinition(record.defs);
+  const def = winner?.[1];
+  const fromAgent = def?.kind === 'static-agent-config';
+  const config: Record<string, unknown> = { ...(def?.settings ?? {}) };
+  const reg = record.registration;
+  if (!fromAgent && reg?.kubeconfigFile !== undefined) config.kubeconfigFile = reg.kubeconfigFile;
+  const zoneId = fromAgent ? def?.zoneId : reg?.zoneId;
+  const agents = Object.values(record.agents)
+    .filter((a) => a.ok)
+    .sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0))
+    .map((a) => ({ agentId: a.agentId, caching: a.caching }));
+  return {
+    name: record.name,
+    type: 'kubernetes',
+    source: fromAgent ? 'static-agent-config' : 'driver',
+    config,
+    ...(zoneId === undefined ? {} : { zoneId }),
+    agents,
+    lastAssignmentMsg: record.lastAssignmentMsg ?? '',
+    ...(record.state === undefined ? {} : { state: record.state }),
+  };
+}

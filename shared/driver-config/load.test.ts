@@ -1,0 +1,83 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import * as v from 'valibot';
+import { loadDriverConfig, parseDriverConfig, resolveDriverConfigPath } from './load.ts';
+import { driverConfigSchemaWith } from './schema.ts';
+
+function issuesOf(fn: () => unknown): { path: string; message: string }[] {
+  try {
+    fn();
+  } catch (err) {
+    return [...((err as { issues: { path: string; message: string }[] }).issues ?? [])];
+  }
+  throw new Error('expected a failure');
+}
+
+describe('driver config', () => {
+  it('loads the committed example', async () => {
+    const config = await loadDriverConfig(join(import.meta.dirname, '../../vendor-driver.example.yml'));
+    expect(config.kubernetes.accounts.map((a) => a.name)).toEqual(['staging', 'production']);
+    expect(config.kubernetes.accounts[0]).toMatchObject({ kubeconfigFile: '/etc/vendor/kubeconfigs/staging.yml', context: 'staging' });
+  });
+
+  it('accepts both kubeconfig spellings and keeps one', () => {
+    const config = parseDriverConfig('kubernetes:\n  accounts:\n    - name: a\n      kubeConfigFile: /k\n', 'f.yml');
+    expect(config.kubernetes.accounts[0]).toEqual({ name: 'a', kubeconfigFile: '/k' });
+  });
+
+  it('treats an empty file as no accounts', () => {
+    expect(parseDriverConfig('', 'f.yml')).toEqual({ kubernetes: { accounts: [] } });
+  });
+
+  it('names every bad key path', () => {
+    const text = [
+      'kubernetes:',
+      '  accounts:',
+      '    - name: ok',
+      '    - name: "bad name"',
+      '      kinds: deployment',
+      '      kubeconfigFile: "apiVersion: v1\\nclusters: []"',
+      '    - name: p',
+      '      permissions:',
+      '        - READ: ["role with space"]',
+      '      surprise: true',
+      'extra: 1',
+    ].join('\n');
+    const paths = issuesOf(() => parseDriverConfig(text, 'f.yml')).map((i) => i.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'kubernetes.accounts[1].name',
+        'kubernetes.accounts[1].kinds',
+        'kubernetes.accounts[1].kubeconfigFile',
+        'kubernetes.accounts[2].permissions[0].READ[0]',
+        'kubernetes.accounts[2].surprise',
+        'extra',
+      ]),
+    );
+  });
+
+  it('refuses duplicate names, bad YAML, and both spellings at once', () => {
+    expect(issuesOf(() => parseDriverConfig('kubernetes:\n  accounts:\n    - name: a\n    - name: a\n', 'f.yml'))).toEqual([
+      { path: 'kubernetes.accounts[1].name', message: 'duplicate name "a" (first at kubernetes.accounts[0])' },
+    ]);
+    expect(() => parseDriverConfig('kubernetes: [', 'f.yml')).toThrow(/not valid YAML/);
+    expect(issuesOf(() => parseDriverConfig('kubernetes:\n  accounts:\n    - {name: a, kubeconfigFile: /a, kubeConfigFile: /b}\n', 'f.yml'))).toEqual([
+      { path: 'kubernetes.accounts[0].kubeConfigFile', message: 'give kubeconfigFile or kubeConfigFile, not both' },
+    ]);
+  });
+
+  it('composes with further sections', () => {
+    const schema = driverConfigSchemaWith({ grpc: v.optional(v.strictObject({ port: v.number() })) });
+    expect(parseDriverConfig('grpc:\n  port: 9091\n', 'f.yml', schema)).toEqual({ kubernetes: { accounts: [] }, grpc: { port: 9091 } });
+  });
+
+  it('resolves the file from the env var, the local file, or the example', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    expect(resolveDriverConfigPath({}, dir)).toBe(join(dir, 'vendor-driver.example.yml'));
+    writeFileSync(join(dir, 'vendor-driver.yml'), '');
+    expect(resolveDriverConfigPath({}, dir)).toBe(join(dir, 'vendor-driver.yml'));
+    expect(resolveDriverConfigPath({ VENDOR_DRIVER_CONFIG: 'other.yml' }, dir)).toBe(join(dir, 'other.yml'));
+  });
+});

@@ -1,0 +1,59 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type * as v from 'valibot';
+import { parseDocument } from 'yaml';
+import { VendorError } from '../errors.ts';
+import { duplicateNameIssues } from '../accounts/duplicates.ts';
+import { parseOrThrow } from '../accounts/validate.ts';
+import { driverConfigSchema, type DriverConfig } from './schema.ts';
+
+export const DEFAULT_DRIVER_CONFIG = 'vendor-driver.yml';
+export const EXAMPLE_DRIVER_CONFIG = 'vendor-driver.example.yml';
+
+/**
+ * Which file to read: `VENDOR_DRIVER_CONFIG` when set (it must exist), else `./vendor-driver.yml`,
+ * else the committed, commented `vendor-driver.example.yml`.
+ */
+export function resolveDriverConfigPath(env: NodeJS.ProcessEnv, cwd: string): string {
+  const configured = env.VENDOR_DRIVER_CONFIG;
+  if (configured !== undefined && configured !== '') return resolve(cwd, configured);
+  const local = resolve(cwd, DEFAULT_DRIVER_CONFIG);
+  return existsSync(local) ? local : resolve(cwd, EXAMPLE_DRIVER_CONFIG);
+}
+
+/**
+ * Parses and validates the file's text. Errors name the file, the key path (`kubernetes.accounts[1].name`),
+ * and what is allowed; nothing of a bad file is used.
+ */
+export function parseDriverConfig<TSchema extends v.GenericSchema<unknown, DriverConfig> = typeof driverConfigSchema>(
+  text: string,
+  file: string,
+  schema?: TSchema,
+): v.InferOutput<TSchema> {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new VendorError('invalid_input', `${file} is not valid YAML: ${doc.errors.map((e) => e.message).join('; ')}`, {
+      issues: doc.errors.map((e) => ({ path: '(yaml)', message: e.message })),
+    });
+  }
+  const raw: unknown = doc.toJS() ?? {};
+  const config = parseOrThrow(schema ?? driverConfigSchema, raw, file) as v.InferOutput<TSchema>;
+  const duplicates = duplicateNameIssues((config as DriverConfig).kubernetes.accounts, 'kubernetes.accounts');
+  if (duplicates.length > 0) {
+    throw new VendorError('invalid_input', `${file} is invalid: ${duplicates.map((i) => `${i.path}: ${i.message}`).join('; ')}`, {
+      issues: duplicates,
+    });
+  }
+  return config;
+}
+
+export async function loadDriverConfig(file: string): Promise<DriverConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (cause) {
+    throw new VendorError('invalid_input', `cannot read driver config ${file}: ${(cause as Error).message}`, { cause });
+  }
+  return parseDriverConfig(text, file);
+}

@@ -1,0 +1,24 @@
+import * as v from 'valibot';
+import { accountSettingsSchema } from '../accounts/schema.ts';
+
+/**
+ * The control plane's own config file, `vendor-driver.yml`. Its `kubernetes.accounts[]` are the
+ * driver-defined (native) accounts, with the same per-account keys as the agent's file (SPEC 2.5), so
+ * migrating an account is a copy. Other sections (the gRPC endpoint, auth) join through
+ * `driverConfigSchemaWith`, so the file stays one strict object that refuses unknown keys.
+ */
+export const kubernetesSectionSchema = v.strictObject({
+  accounts: v.optional(v.array(accountSettingsSchema), []),
+});
+
+export const driverConfigEntries = {
+  kubernetes: v.optional(kubernetesSectionSchema, { accounts: [] }),
+};
+
+export function driverConfigSchemaWith<TExtra extends v.ObjectEntries>(extra: TExtra) {
+  return v.strictObject({ ...driverConfigEntries, ...extra });
+}
+
+export const driverConfigSchema = driverConfigSchemaWith({});
+
+export type DriverConfig = v.InferOutput<typeof driverConfigSchema>;

@@ -1,0 +1,3 @@
+export * from './engines.ts';
+export * from './reference.ts';
+export * from './schema.ts';

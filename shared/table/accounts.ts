@@ -1,0 +1,328 @@
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type BatchGetCommandInput,
+  type DeleteCommandInput,
+  type GetCommandInput,
+  type PutCommandInput,
+  type QueryCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { VendorError } from '../errors.ts';
+import type { AccountRecord, AgentResult, Definition, Registration } from '../accounts/model.ts';
+import type { AccountState } from '../accounts/schema.ts';
+import type { TableRef } from './client.ts';
+import { isConditionFailure } from './conditional.ts';
+import { PK, accountKey } from './keys.ts';
+import { locatePage } from './rank.ts';
+
+/**
+ * Account items: one per name in the `ACCOUNT` partition, holding every source's definition (`defs`,
+ * keyed by source id), the migration registration and state, and the per-agent assignment results
+ * (`agents`, keyed by agentId). Every write raises `version`; writers that decide from what they read
+ * condition on it.
+ */
+
+/** Fields a conditional update may change. `null` removes the attribute. */
+export interface AccountChanges {
+  registration?: Registration | null;
+  state?: AccountState | null;
+  generation?: number;
+  lastAssignmentMsg?: string | null;
+  /** Per-agent results to set (each keyed by its agentId). */
+  setAgents?: readonly AgentResult[];
+  /** AgentIds whose results to remove. */
+  removeAgents?: readonly string[];
+  cachingAgentId?: string | null;
+  cachingEpoch?: number;
+}
+
+function fromItem(item: Record<string, unknown>): AccountRecord {
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  return rest as unknown as AccountRecord;
+}
+
+// ---- pure builders ----
+
+export function getAccountParams(tableName: string, name: string, consistent = false): GetCommandInput {
+  return { TableName: tableName, Key: accountKey(name), ConsistentRead: consistent };
+}
+
+/** BatchGetItem takes at most 100 keys; callers split longer lists. */
+export function batchGetAccountsParams(tableName: string, names: readonly string[], consistent = false): BatchGetCommandInput {
+  return { RequestItems: { [tableName]: { Keys: names.map(accountKey), ConsistentRead: consistent } } };
+}
+
+export function newAccountRecord(name: string, now: number): AccountRecord {
+  return { name, version: 1, generation: 0, defs: {}, agents: {}, updatedAt: now };
+}
+
+export function createAccountParams(tableName: string, record: AccountRecord): PutCommandInput {
+  return {
+    TableName: tableName,
+    Item: { ...accountKey(record.name), ...record },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  };
+}
+
+export function setDefinitionParams(tableName: string, name: string, sourceId: string, def: Definition, now: number): UpdateCommandInput {
+  return {
+    TableName: tableName,
+    Key: accountKey(name),
+    UpdateExpression: 'SET defs.#src = :def, version = version + :one, updatedAt = :now',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#src': sourceId },
+    ExpressionAttributeValues: { ':def': def, ':one': 1, ':now': now },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+export function removeDefinitionParams(tableName: string, name: string, sourceId: string, now: number): UpdateCommandInput {
+  return {
+    TableName: tableName,
+    Key: accountKey(name),
+    UpdateExpression: 'REMOVE defs.#src SET version = version + :one, updatedAt = :now',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#src': sourceId },
+    ExpressionAttributeValues: { ':one': 1, ':now': now },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+export function deleteAccountParams(tableName: string, name: string, expectedVersion: number): DeleteCommandInput {
+  return {
+    TableName: tableName,
+    Key: accountKey(name),
+    ConditionExpression: 'version = :expected',
+    ExpressionAttributeValues: { ':expected': expectedVersion },
+    ReturnValues: 'ALL_OLD',
+  };
+}
+
+/**
+ * The generic conditional update: applies `changes` only if the item is still at `expectedVersion`,
+ * and raises the version. One item, one write, so a lost race is a clean `precondition_failed`.
+ */
+export function updateAccountParams(
+  tableName: string,
+  name: string,
+  expectedVersion: number,
+  changes: AccountChanges,
+  now: number,
+): UpdateCommandInput {
+  const set: string[] = ['version = version + :one', 'updatedAt = :now'];
+  const remove: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':one': 1, ':now': now, ':expected': expectedVersion };
+  const scalar = (attr: keyof AccountChanges, value: unknown): void => {
+    if (value === undefined) return;
+    // Placeholders for every name: some (`state`) are DynamoDB reserved words.
+    names[`#${attr}`] = attr;
+    if (value === null) remove.push(`#${attr}`);
+    else {
+      set.push(`#${attr} = :${attr}`);
+      values[`:${attr}`] = value;
+    }
+  };
+  scalar('registration', changes.registration);
+  scalar('state', changes.state);
+  scalar('generation', changes.generation);
+  scalar('lastAssignmentMsg', changes.lastAssignmentMsg);
+  scalar('cachingAgentId', changes.cachingAgentId);
+  scalar('cachingEpoch', changes.cachingEpoch);
+  (changes.setAgents ?? []).forEach((result, i) => {
+    names[`#sa${i}`] = result.agentId;
+    values[`:sa${i}`] = result;
+    set.push(`agents.#sa${i} = :sa${i}`);
+  });
+  (changes.removeAgents ?? []).forEach((agentId, i) => {
+    names[`#ra${i}`] = agentId;
+    remove.push(`agents.#ra${i}`);
+  });
+  return {
+    TableName: tableName,
+    Key: accountKey(name),
+    UpdateExpression: `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+    ConditionExpression: 'version = :expected',
+    ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+    ExpressionAttributeValues: values,
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/**
+ * One agent's answer to an assignment, as one idempotent write. With `generation`, the answer is kept
+ * only while the account is still at that generation (a stale answer changes nothing).
+ */
+export function putAgentResultParams(tableName: string, name: string, result: AgentResult, now: number, generation?: number): UpdateCommandInput {
+  return {
+    TableName: tableName,
+    Key: accountKey(name),
+    UpdateExpression: 'SET agents.#agent = :result, version = version + :one, updatedAt = :now',
+    ConditionExpression: generation === undefined ? 'attribute_exists(pk)' : 'attribute_exists(pk) AND generation = :generation',
+    ExpressionAttributeNames: { '#agent': result.agentId },
+    ExpressionAttributeValues: { ':result': result, ':one': 1, ':now': now, ...(generation === undefined ? {} : { ':generation': generation }) },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** One page of accounts in name order, starting after `startAfter`. */
+export function queryAccountsParams(tableName: string, limit: number, startAfter?: string): QueryCommandInput {
+  return {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': PK.account },
+    Limit: limit,
+    ...(startAfter === undefined ? {} : { ExclusiveStartKey: accountKey(startAfter) }),
+  };
+}
+
+// ---- I/O ----
+
+export async function getAccount(t: TableRef, name: string, options: { consistent?: boolean } = {}): Promise<AccountRecord | undefined> {
+  const out = await t.client.send(new GetCommand(getAccountParams(t.tableName, name, options.consistent)));
+  return out.Item === undefined ? undefined : fromItem(out.Item);
+}
+
+/** Reads many accounts by name (100 per round trip, unprocessed keys retried). */
+export async function getAccounts(
+  t: TableRef,
+  names: readonly string[],
+  options: { consistent?: boolean } = {},
+): Promise<Map<string, AccountRecord>> {
+  const found = new Map<string, AccountRecord>();
+  const unique = [...new Set(names)];
+  for (let i = 0; i < unique.length; i += 100) {
+    let request: BatchGetCommandInput['RequestItems'] = batchGetAccountsParams(t.tableName, unique.slice(i, i + 100), options.consistent).RequestItems;
+    for (let attempt = 0; request !== undefined && Object.keys(request).length > 0; attempt++) {
+      if (attempt > 8) throw new VendorError('unavailable', 'the table keeps throttling account reads');
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 10 * 2 ** attempt));
+      const out = await t.client.send(new BatchGetCommand({ RequestItems: request }));
+      for (const item of out.Responses?.[t.tableName] ?? []) {
+        const record = fromItem(item);
+        found.set(record.name, record);
+      }
+      request = out.UnprocessedKeys;
+    }
+  }
+  return found;
+}
+
+/** Creates an empty account item; false when it already exists. */
+export async function createAccount(t: TableRef, name: string, now: number): Promise<boolean> {
+  try {
+    await t.client.send(new PutCommand(createAccountParams(t.tableName, newAccountRecord(name, now))));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** Applies `changes` if the account is still at `expectedVersion`; throws `precondition_failed` otherwise. */
+export async function updateAccount(
+  t: TableRef,
+  name: string,
+  expectedVersion: number,
+  changes: AccountChanges,
+  now: number,
+): Promise<AccountRecord> {
+  try {
+    const out = await t.client.send(new UpdateCommand(updateAccountParams(t.tableName, name, expectedVersion, changes, now)));
+    return fromItem(out.Attributes ?? {});
+  } catch (err) {
+    if (isConditionFailure(err)) {
+      throw new VendorError('precondition_failed', `account ${name} changed since it was read`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Read, decide, conditionally write, and start over when another writer got there first. `decide`
+ * returns the changes to make, or undefined to leave the account as it is; it may throw to refuse.
+ */
+export async function mutateAccount(
+  t: TableRef,
+  name: string,
+  decide: (record: AccountRecord | undefined) => AccountChanges | undefined | Promise<AccountChanges | undefined>,
+  now: () => number,
+  maxAttempts = 10,
+): Promise<{ record: AccountRecord | undefined; changed: boolean }> {
+  for (let attempt = 0; attempt < maxAttempts; attempt++) {
+    const record = await getAccount(t, name, { consistent: true });
+    const changes = await decide(record);
+    if (changes === undefined || record === undefined) return { record, changed: false };
+    try {
+      return { record: await updateAccount(t, name, record.version, changes, now()), changed: true };
+    } catch (err) {
+      if ((err as VendorError).code !== 'precondition_failed') throw err;
+    }
+  }
+  throw new VendorError('precondition_failed', `account ${name} is being changed by others; try again`);
+}
+
+/** Records one agent's assignment answer; false when the account is gone or moved to another generation. */
+export async function putAgentResult(t: TableRef, name: string, result: AgentResult, now: number, generation?: number): Promise<boolean> {
+  try {
+    await t.client.send(new UpdateCommand(putAgentResultParams(t.tableName, name, result, now, generation)));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+export async function setDefinition(t: TableRef, name: string, sourceId: string, def: Definition, now: number): Promise<AccountRecord | undefined> {
+  try {
+    const out = await t.client.send(new UpdateCommand(setDefinitionParams(t.tableName, name, sourceId, def, now)));
+    return fromItem(out.Attributes ?? {});
+  } catch (err) {
+    if (isConditionFailure(err)) return undefined;
+    throw err;
+  }
+}
+
+export async function removeDefinition(t: TableRef, name: string, sourceId: string, now: number): Promise<AccountRecord | undefined> {
+  try {
+    const out = await t.client.send(new UpdateCommand(removeDefinitionParams(t.tableName, name, sourceId, now)));
+    return fromItem(out.Attributes ?? {});
+  } catch (err) {
+    if (isConditionFailure(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Deletes the account if it is still at `expectedVersion`; false when it changed or is gone. */
+export async function deleteAccount(t: TableRef, name: string, expectedVersion: number): Promise<boolean> {
+  try {
+    await t.client.send(new DeleteCommand(deleteAccountParams(t.tableName, name, expectedVersion)));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * One page of accounts in name order with the total: the rank index gives the name before the page
+ * and the total, then one Query reads exactly the page's items.
+ */
+export async function listAccountPage(t: TableRef, page: number, limit: number): Promise<{ records: AccountRecord[]; total: number }> {
+  const start = await locatePage(t, (page - 1) * limit);
+  if (start.pastEnd) return { records: [], total: start.total };
+  const records: AccountRecord[] = [];
+  let exclusiveStart = start.startAfter;
+  // A Query stops at 1 MB; continue until the page is full or the partition ends.
+  while (records.length < limit) {
+    const out = await t.client.send(new QueryCommand(queryAccountsParams(t.tableName, limit - records.length, exclusiveStart)));
+    for (const item of out.Items ?? []) records.push(fromItem(item));
+    if (out.LastEvaluatedKey === undefined) break;
+    exclusiveStart = out.LastEvaluatedKey.sk as string;
+  }
+  return { records, total: start.total };
+}

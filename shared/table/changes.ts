@@ -1,0 +1,115 @@
+import {
+  BatchWriteCommand,
+  QueryCommand,
+  type BatchWriteCommandInput,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { VendorError } from '../errors.ts';
+import type { TableRef } from './client.ts';
+import { PK, changeKey, padMs } from './keys.ts';
+import { TTL_ATTRIBUTE } from './schema.ts';
+
+/**
+ * The assignment work feed. The API appends one entry per account it activates, re-registers while
+ * active, or removes; driver replicas read "everything since my cursor" and act on the account's
+ * current item (the entry's generation tells a stale entry from a fresh one). Entries are keyed by
+ * time, name and generation, so appending the same entry twice is the same item.
+ *
+ * The account write and the feed write are two writes: a crash between them leaves an account whose
+ * change is not in the feed, which the driver's periodic full reconcile repairs.
+ */
+export const CHANGE_ACTIONS = ['assign', 'remove'] as const;
+export type ChangeAction = (typeof CHANGE_ACTIONS)[number];
+
+export interface Change {
+  name: string;
+  action: ChangeAction;
+  generation: number;
+  /** ms since epoch, the writer's clock. */
+  at: number;
+}
+
+/** Feed entries are kept this long; real DynamoDB deletes them by TTL, `pruneChanges` does it elsewhere. */
+export const CHANGE_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+export function changeItem(change: Change): Record<string, unknown> {
+  return {
+    ...changeKey(change.at, change.name, change.generation),
+    ...change,
+    [TTL_ATTRIBUTE]: Math.ceil((change.at + CHANGE_RETENTION_MS) / 1000),
+  };
+}
+
+/** Up to 25 entries per BatchWriteItem (DynamoDB's limit); plain puts, since entries are idempotent. */
+export function appendChangesParams(tableName: string, changes: readonly Change[]): BatchWriteCommandInput {
+  if (changes.length > 25) throw new RangeError('at most 25 changes per batch');
+  return { RequestItems: { [tableName]: changes.map((c) => ({ PutRequest: { Item: changeItem(c) } })) } };
+}
+
+/** A cursor is the sort key of the last entry read; a time cursor starts at that ms. */
+export function cursorAt(ms: number): string {
+  return padMs(ms);
+}
+
+export function changesSinceParams(tableName: string, cursor: string, limit: number): QueryCommandInput {
+  return {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk AND sk > :cursor',
+    ExpressionAttributeValues: { ':pk': PK.change, ':cursor': cursor },
+    Limit: limit,
+    ConsistentRead: true,
+  };
+}
+
+async function batchWrite(t: TableRef, input: BatchWriteCommandInput): Promise<void> {
+  let request = input.RequestItems;
+  for (let attempt = 0; request !== undefined && Object.keys(request).length > 0; attempt++) {
+    if (attempt > 8) throw new VendorError('unavailable', 'the table keeps throttling writes');
+    if (attempt > 0) await new Promise((r) => setTimeout(r, 10 * 2 ** attempt));
+    const out = await t.client.send(new BatchWriteCommand({ RequestItems: request }));
+    request = out.UnprocessedItems;
+  }
+}
+
+export async function appendChanges(t: TableRef, changes: readonly Change[]): Promise<void> {
+  for (let i = 0; i < changes.length; i += 25) {
+    await batchWrite(t, appendChangesParams(t.tableName, changes.slice(i, i + 25)));
+  }
+}
+
+/**
+ * Entries after `cursor`, oldest first, and the cursor to pass next time. Writers' clocks differ a
+ * little, so a reader should start a little before its last cursor (entries are idempotent to replay).
+ */
+export async function changesSince(t: TableRef, cursor: string, limit = 100): Promise<{ changes: Change[]; cursor: string }> {
+  const out = await t.client.send(new QueryCommand(changesSinceParams(t.tableName, cursor, limit)));
+  const items = out.Items ?? [];
+  const changes = items.map((i) => ({
+    name: i.name as string,
+    action: i.action as ChangeAction,
+    generation: i.generation as number,
+    at: i.at as number,
+  }));
+  const last = items.at(-1);
+  return { changes, cursor: last === undefined ? cursor : (last.sk as string) };
+}
+
+/** Deletes entries older than `beforeMs` (where the table has no TTL deletion, as in dynalite). */
+export async function pruneChanges(t: TableRef, beforeMs: number): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const out = await t.client.send(
+      new QueryCommand({
+        TableName: t.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk < :before',
+        ExpressionAttributeValues: { ':pk': PK.change, ':before': padMs(beforeMs) },
+        ProjectionExpression: 'pk, sk',
+        Limit: 25,
+      }),
+    );
+    const keys = out.Items ?? [];
+    if (keys.length === 0) return deleted;
+    await batchWrite(t, { RequestItems: { [t.tableName]: keys.map((k) => ({ DeleteRequest: { Key: { pk: k.pk, sk: k.sk } } })) } });
+    deleted += keys.length;
+  }
+}

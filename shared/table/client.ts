@@ -1,0 +1,78 @@
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { VendorError } from '../errors.ts';
+import type { CapacityMeter } from './capacity.ts';
+
+/** What every entity module needs: a document client and the table's name. */
+export interface TableRef {
+  client: DynamoDBDocumentClient;
+  tableName: string;
+}
+
+export interface ClientOptions {
+  endpoint?: string;
+  region?: string;
+  credentials?: DynamoDBClientConfig['credentials'];
+  /** When given, every command asks for its consumed capacity and the meter adds it up. */
+  meter?: CapacityMeter;
+}
+
+export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocumentClient {
+  const base = new DynamoDBClient({
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+    ...(options.region === undefined ? {} : { region: options.region }),
+    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+    maxAttempts: 3,
+  });
+  const meter = options.meter;
+  if (meter !== undefined) {
+    base.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { ReturnConsumedCapacity?: string };
+        input.ReturnConsumedCapacity ??= 'TOTAL';
+        const result = await next(args);
+        const output = result.output as { ConsumedCapacity?: Parameters<CapacityMeter['record']>[1] };
+        meter.record(String(context.commandName ?? '').replace(/Command$/, ''), output.ConsumedCapacity);
+        return result;
+      },
+      { step: 'initialize', name: 'vendorCapacityMeter' },
+    );
+  }
+  return DynamoDBDocumentClient.from(base, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+}
+
+/** Name of the SST link whose injected resource carries the deployed table's name. */
+export const SST_TABLE_LINK = 'VendorTable';
+
+/**
+ * The table of a deployed control plane: the name comes from `VENDOR_TABLE_NAME` or, when the
+ * function runs under SST, from the linked resource (`SST_RESOURCE_VendorTable`, JSON with `name`).
+ * `VENDOR_DYNAMODB_ENDPOINT` points the client at another DynamoDB-compatible endpoint.
+ */
+export function tableFromEnv(env: NodeJS.ProcessEnv = process.env, options: Omit<ClientOptions, 'endpoint'> = {}): TableRef {
+  const tableName = env.VENDOR_TABLE_NAME ?? linkedTableName(env);
+  if (tableName === undefined || tableName === '') {
+    throw new VendorError(
+      'invalid_input',
+      `no table configured: set VENDOR_TABLE_NAME or link the table as ${SST_TABLE_LINK}`,
+    );
+  }
+  const endpoint = env.VENDOR_DYNAMODB_ENDPOINT;
+  return {
+    tableName,
+    client: createDocumentClient({ ...options, ...(endpoint ? { endpoint } : {}) }),
+  };
+}
+
+function linkedTableName(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env[`SST_RESOURCE_${SST_TABLE_LINK}`];
+  if (raw === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(raw) as { name?: unknown };
+    return typeof parsed.name === 'string' ? parsed.name : undefined;
+  } catch (cause) {
+    throw new VendorError('invalid_input', `SST_RESOURCE_${SST_TABLE_LINK} is not JSON`, { cause });
+  }
+}

@@ -1,0 +1,51 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { CapacityMeter } from './capacity.ts';
+import { startEmbeddedTable } from './embedded.ts';
+
+describe('startEmbeddedTable', () => {
+  it('serves the table on loopback with the pk/sk key schema', async () => {
+    const t = await startEmbeddedTable();
+    try {
+      expect(t.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const d = await t.client.send(new DescribeTableCommand({ TableName: t.tableName }));
+      expect(d.Table?.KeySchema).toEqual([
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keeps items on disk across a restart on the same folder', async () => {
+    const path = mkdtempSync(join(tmpdir(), 'table-'));
+    const first = await startEmbeddedTable({ path });
+    await first.client.send(new PutCommand({ TableName: first.tableName, Item: { pk: 'p', sk: 's', v: 1 } }));
+    await first.close();
+    const second = await startEmbeddedTable({ path });
+    try {
+      const got = await second.client.send(new GetCommand({ TableName: second.tableName, Key: { pk: 'p', sk: 's' } }));
+      expect(got.Item).toEqual({ pk: 'p', sk: 's', v: 1 });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('meters consumed capacity of every command', async () => {
+    const meter = new CapacityMeter();
+    const t = await startEmbeddedTable({ meter });
+    try {
+      await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'p', sk: 's', blob: 'x'.repeat(3000) } }));
+      await t.client.send(new GetCommand({ TableName: t.tableName, Key: { pk: 'p', sk: 's' }, ConsistentRead: true }));
+      // A 3 KB item costs 3 write units and 1 strongly consistent read unit (DynamoDB's 1 KB / 4 KB rules).
+      expect(meter.snapshot()).toMatchObject({ writeUnits: 3, readUnits: 1 });
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,51 @@
+/**
+ * Key layout of the single table (docs/table.md). Partition values are fixed words; sort keys carry
+ * the entity's own identity so that each partition reads in a useful order.
+ */
+export const PK = {
+  /** All accounts, one item each, sorted by name: the GET list reads pages straight from here. */
+  account: 'ACCOUNT',
+  /** The rank index over account names: a directory item and chunks of sorted names. */
+  rank: 'RANK',
+  /** Agent sessions, sorted by `<zoneId>#<agentId>`. */
+  session: 'SESSION',
+  /** The assignment work feed, sorted by time. */
+  change: 'CHANGE',
+} as const;
+
+/** Membership of one account name in one definition source: `SOURCE#<sourceId>` / name. */
+export function sourcePk(sourceId: string): string {
+  return `SOURCE#${sourceId}`;
+}
+
+export interface Key {
+  pk: string;
+  sk: string;
+}
+
+export function accountKey(name: string): Key {
+  return { pk: PK.account, sk: name };
+}
+
+export function sourceMemberKey(sourceId: string, name: string): Key {
+  return { pk: sourcePk(sourceId), sk: name };
+}
+
+export const RANK_DIR_KEY: Key = { pk: PK.rank, sk: 'DIR' };
+
+export function rankChunkKey(id: string): Key {
+  return { pk: PK.rank, sk: `CHUNK#${id}` };
+}
+
+export function sessionKey(zoneId: string, agentId: string): Key {
+  return { pk: PK.session, sk: `${zoneId}#${agentId}` };
+}
+
+/** 13 digits hold every ms timestamp until the year 2286, so string order is time order. */
+export function padMs(ms: number): string {
+  return String(Math.max(0, Math.trunc(ms))).padStart(13, '0');
+}
+
+export function changeKey(at: number, name: string, generation: number): Key {
+  return { pk: PK.change, sk: `${padMs(at)}#${name}#${String(generation).padStart(10, '0')}` };
+}

@@ -1,0 +1,125 @@
+import fc from 'fast-check';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TableRef } from './client.ts';
+import { ensureTable, startEmbeddedTable, type EmbeddedTable } from './embedded.ts';
+import {
+  chunkAtRank,
+  chunkIndexFor,
+  childChunkId,
+  insertSorted,
+  locatePage,
+  putRankChunkParams,
+  rankAdd,
+  rankRemove,
+  rankTotal,
+  rebuildRankIndex,
+  setRankCountParams,
+} from './rank.ts';
+
+describe('rank index builders', () => {
+  it('finds the chunk whose range holds a name', () => {
+    const chunks = [
+      { id: 'a', lo: '', n: 2, v: 1 },
+      { id: 'b', lo: 'm', n: 3, v: 1 },
+    ];
+    expect(chunkIndexFor(chunks, 'a')).toBe(0);
+    expect(chunkIndexFor(chunks, 'm')).toBe(1);
+    expect(chunkIndexFor(chunks, 'z')).toBe(1);
+    expect(chunkAtRank({ version: 1, chunks }, 1)).toEqual({ index: 0, first: 0 });
+    expect(chunkAtRank({ version: 1, chunks }, 2)).toEqual({ index: 1, first: 2 });
+    expect(chunkAtRank({ version: 1, chunks }, 5)).toBeUndefined();
+  });
+
+  it('inserts in sorted position and derives stable child ids', () => {
+    expect(insertSorted(['a', 'c'], 'b')).toEqual(['a', 'b', 'c']);
+    expect(insertSorted([], 'x')).toEqual(['x']);
+    expect(childChunkId('p', 0)).toBe(childChunkId('p', 0));
+    expect(childChunkId('p', 0)).not.toBe(childChunkId('p', 1));
+  });
+
+  it('conditions chunk writes on the version and count updates on moving forward', () => {
+    const put = putRankChunkParams('t', { id: 'c1', version: 4, names: ['a'] }, 3);
+    expect(put.ConditionExpression).toBe('version = :expected AND attribute_not_exists(retired)');
+    expect(put.Item).toMatchObject({ pk: 'RANK', sk: 'CHUNK#c1', version: 4 });
+    const count = setRankCountParams('t', 2, { id: 'c1', version: 4, names: ['a', 'b'] });
+    expect(count.UpdateExpression).toContain('chunks[2].n = :n');
+    expect(count.ConditionExpression).toBe('chunks[2].id = :id AND chunks[2].v < :v');
+    expect(count.ExpressionAttributeValues).toMatchObject({ ':n': 2, ':v': 4, ':id': 'c1' });
+  });
+});
+
+describe('rank index against dynalite', () => {
+  let table: EmbeddedTable;
+  let n = 0;
+  beforeAll(async () => {
+    table = await startEmbeddedTable();
+  });
+  afterAll(async () => {
+    await table.close();
+  });
+  // Each case gets its own table name inside one dynalite, so cases never see each other's index.
+  async function freshTable(): Promise<TableRef> {
+    const tableName = `rank${n++}`;
+    await ensureTable(table.client, tableName);
+    return { client: table.client, tableName };
+  }
+
+  async function startOf(t: TableRef, offset: number): Promise<string | undefined> {
+    return (await locatePage(t, offset)).startAfter;
+  }
+
+  it('tracks adds and removes, splitting chunks, and locates every page start', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.boolean(), fc.stringMatching(/^[a-z]{1,3}$/)), { minLength: 1, maxLength: 60 }),
+        async (ops) => {
+          const t = await freshTable();
+          const expected = new Set<string>();
+          for (const [add, name] of ops) {
+            if (add) {
+              await rankAdd(t, name, { maxChunkNames: 4 });
+              expected.add(name);
+            } else {
+              await rankRemove(t, name, { maxChunkNames: 4 });
+              expected.delete(name);
+            }
+          }
+          const sorted = [...expected].sort();
+          expect(await rankTotal(t)).toBe(sorted.length);
+          for (let offset = 1; offset < sorted.length; offset++) {
+            expect(await startOf(t, offset)).toBe(sorted[offset - 1]);
+          }
+          expect((await locatePage(t, sorted.length)).pastEnd).toBe(true);
+        },
+      ),
+      { numRuns: 15 },
+    );
+  });
+
+  it('keeps every name when many writers add at once', async () => {
+    const t = await freshTable();
+    const names = Array.from({ length: 40 }, (_, i) => `n${String(i).padStart(3, '0')}`);
+    await Promise.all(names.map((name) => rankAdd(t, name, { maxChunkNames: 5 })));
+    expect(await rankTotal(t)).toBe(40);
+    for (let offset = 1; offset < 40; offset += 7) expect(await startOf(t, offset)).toBe(names[offset - 1]);
+    // Split parents are deleted once their children are in the directory.
+    const chunks = await t.client.send(
+      new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'RANK' } }),
+    );
+    const names2 = (chunks.Items ?? []).filter((i) => i.sk !== 'DIR').flatMap((i) => i.names as string[]);
+    expect(names2.sort()).toEqual(names);
+  });
+
+  it('rebuilds from the account items', async () => {
+    const t = await freshTable();
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    for (const name of ['b', 'a', 'c']) {
+      await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'ACCOUNT', sk: name } }));
+    }
+    await rankAdd(t, 'stale');
+    expect(await rebuildRankIndex(t)).toEqual({ total: 3, chunks: 1 });
+    expect(await rankTotal(t)).toBe(3);
+    expect(await startOf(t, 2)).toBe('b');
+  });
+});

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestTables } from '../../test/support/table.ts';
+import { getAccount, updateAccount } from './accounts.ts';
+import { changesSince, cursorAt } from './changes.ts';
+import { rankTotal } from './rank.ts';
+import { definitionHash, putAgentStaticAccounts, removeAgentStaticAccounts, syncSource } from './sources.ts';
+
+const file = { id: 'driver-config', kind: 'driver-config' as const };
+
+describe('definition hash', () => {
+  it('ignores the timestamp and key order, and sees content changes', () => {
+    const a = definitionHash({ kind: 'plugin', precedence: 5, settings: { context: 'x', insecure: true }, at: 1 });
+    const b = definitionHash({ at: 2, settings: { insecure: true, context: 'x' }, precedence: 5, kind: 'plugin' });
+    expect(a).toBe(b);
+    expect(definitionHash({ kind: 'plugin', precedence: 6, settings: { context: 'x', insecure: true }, at: 1 })).not.toBe(a);
+  });
+});
+
+describe('source sync against dynalite', () => {
+  const tables = new TestTables();
+  beforeAll(() => tables.start());
+  afterAll(() => tables.close());
+
+  it('adds, skips unchanged, updates and removes a source definitions, keeping the count', async () => {
+    const t = await tables.fresh();
+    const first = await syncSource(t, file, [{ name: 'a', context: 'c1' }, { name: 'b' }], 1);
+    expect(first).toEqual({ upserted: ['a', 'b'], removed: [], unchanged: 0 });
+    expect(await rankTotal(t)).toBe(2);
+    const again = await syncSource(t, file, [{ name: 'a', context: 'c1' }, { name: 'b' }], 2);
+    expect(again).toEqual({ upserted: [], removed: [], unchanged: 2 });
+    const third = await syncSource(t, file, [{ name: 'a', context: 'c2' }], 3);
+    expect(third).toEqual({ upserted: ['a'], removed: ['b'], unchanged: 0 });
+    expect((await getAccount(t, 'a'))?.defs['driver-config']?.settings).toEqual({ context: 'c2' });
+    expect(await getAccount(t, 'b')).toBeUndefined();
+    expect(await rankTotal(t)).toBe(1);
+  });
+
+  it('keeps an account while another source still defines it', async () => {
+    const t = await tables.fresh();
+    await syncSource(t, file, [{ name: 'shared' }], 1);
+    await putAgentStaticAccounts(t, 'agent-1', 'zone-a', [{ name: 'shared', context: 'agent' }], 2);
+    await syncSource(t, file, [], 3);
+    expect(Object.keys((await getAccount(t, 'shared'))?.defs ?? {})).toEqual(['agent:agent-1']);
+    await removeAgentStaticAccounts(t, 'agent-1', 4);
+    expect(await getAccount(t, 'shared')).toBeUndefined();
+    expect(await rankTotal(t)).toBe(0);
+  });
+
+  it('stores static accounts with the agent and its zone, replacing its earlier announcement', async () => {
+    const t = await tables.fresh();
+    await putAgentStaticAccounts(t, 'agent-1', 'zone-a', [{ name: 's1' }, { name: 's2' }], 1);
+    await putAgentStaticAccounts(t, 'agent-1', 'zone-a', [{ name: 's2' }], 2);
+    expect(await getAccount(t, 's1')).toBeUndefined();
+    expect((await getAccount(t, 's2'))?.defs['agent:agent-1']).toEqual({
+      kind: 'static-agent-config',
+      agentId: 'agent-1',
+      zoneId: 'zone-a',
+      settings: {},
+      at: 1,
+    });
+  });
+
+  it('queues an active migrated account again when its definition changes, and its removal when it goes', async () => {
+    const t = await tables.fresh();
+    await syncSource(t, file, [{ name: 'prod', context: 'old' }], 1);
+    const before = (await getAccount(t, 'prod', { consistent: true }))!;
+    await updateAccount(t, 'prod', before.version, { registration: { at: 1 }, state: 'ACTIVE', generation: 1 }, 2);
+    await syncSource(t, file, [{ name: 'prod', context: 'new' }], 10);
+    expect((await getAccount(t, 'prod'))?.generation).toBe(2);
+    await syncSource(t, file, [], 20);
+    const feed = await changesSince(t, cursorAt(0), 10);
+    expect(feed.changes).toEqual([
+      { name: 'prod', action: 'assign', generation: 2, at: 10 },
+      { name: 'prod', action: 'remove', generation: 3, at: 20 },
+    ]);
+  });
+});

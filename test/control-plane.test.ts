@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const START = join(import.meta.dirname, '../scripts/start.ts');
+const running: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of running.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+/** Starts the control plane as `npm start` does (same script, same Node), on a free port. */
+async function start(cwd: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.push(child);
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const check = () => {
+      const match = /API listening on (http:\/\/\S+)/.exec(output);
+      if (match?.[1] !== undefined) resolve(match[1]);
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)));
+  });
+  return { child, url, output: () => output };
+}
+
+async function stop(child: ChildProcess): Promise<number | null> {
+  child.kill('SIGTERM');
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return code;
+}
+
+async function http(url: string, method = 'GET', body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(url, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+describe('local control plane (npm start)', () => {
+  it('serves the driver config accounts over HTTP and keeps its data across a restart', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    writeFileSync(join(cwd, 'vendor-driver.yml'), 'kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n    - name: stage\n');
+    const first = await start(cwd);
+    expect(first.output()).toContain(join(cwd, 'vendor-driver.yml'));
+    const list = await http(`${first.url}/vendor/accounts`);
+    expect(list.status).toBe(200);
+    expect(list.json).toMatchObject({ total: 2, items: [{ name: 'prod' }, { name: 'stage' }] });
+    const post = await http(`${first.url}/vendor/accounts`, 'POST', [{ name: 'prod', zoneId: 'agents_ns' }]);
+    expect(post.status).toBe(200);
+    expect((await http(`${first.url}/healthz`)).json).toEqual({ status: 'ok' });
+    expect(await stop(first.child)).toBe(0);
+
+    // Same data folder: the registration is still there; a changed config file is synced on start.
+    writeFileSync(join(cwd, 'vendor-driver.yml'), 'kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n    - name: dev\n');
+    const second = await start(cwd);
+    const prod = await http(`${second.url}/vendor/accounts/prod`);
+    expect(prod.json).toMatchObject({ name: 'prod', state: 'INACTIVE', zoneId: 'agents_ns', config: { kubeconfigFile: '/k/prod.yml' } });
+    const names = ((await http(`${second.url}/vendor/accounts`)).json.items as { name: string }[]).map((a) => a.name);
+    expect(names).toEqual(['dev', 'prod']);
+    const patch = await http(`${second.url}/vendor/accounts`, 'PATCH', [{ name: 'prod', state: 'ACTIVE' }]);
+    expect(patch.status).toBe(409); // no agent is connected
+    expect(await stop(second.child)).toBe(0);
+  });
+
+  it('uses the committed example when there is no vendor-driver.yml, and VENDOR_DATA_DIR for data', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    const dataDir = join(cwd, 'elsewhere');
+    copyFileSync(join(import.meta.dirname, '../vendor-driver.example.yml'), join(cwd, 'vendor-driver.example.yml'));
+    const plane = await start(cwd, { VENDOR_DATA_DIR: dataDir });
+    expect(plane.output()).toContain('vendor-driver.example.yml');
+    expect(plane.output()).toContain(dataDir);
+    expect((await http(`${plane.url}/vendor/accounts`)).json.total).toBe(2);
+    expect(await stop(plane.child)).toBe(0);
+  });
+
+  it('refuses a bad driver config with the key path and exits 1', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    writeFileSync(join(cwd, 'bad.yml'), 'kubernetes:\n  accounts:\n    - name: ok\n      kinds: 5\n');
+    const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', VENDOR_DRIVER_CONFIG: 'bad.yml' } });
+    running.push(child);
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    const [code] = (await once(child, 'exit')) as [number];
+    expect(code).toBe(1);
+    expect(output).toContain('kubernetes.accounts[0].kinds');
+    expect(output).not.toMatch(/\n\s+at /); // no stack trace
+  });
+});

@@ -1,0 +1,29 @@
+import { ensureTable, startEmbeddedTable, type EmbeddedTable } from '../../shared/table/embedded.ts';
+import type { TableRef } from '../../shared/table/client.ts';
+import { CapacityMeter } from '../../shared/table/capacity.ts';
+
+/**
+ * One dynalite per test file, and a fresh table per test from it, so tests never see each other's
+ * items and the file pays for one server start.
+ */
+export class TestTables {
+  #server: EmbeddedTable | undefined;
+  #count = 0;
+  readonly meter = new CapacityMeter();
+
+  async start(): Promise<void> {
+    this.#server = await startEmbeddedTable({ meter: this.meter });
+  }
+
+  async fresh(): Promise<TableRef> {
+    const server = this.#server;
+    if (server === undefined) throw new Error('start() first');
+    const tableName = `test${this.#count++}`;
+    await ensureTable(server.client, tableName);
+    return { client: server.client, tableName };
+  }
+
+  async close(): Promise<void> {
+    await this.#server?.close();
+  }
+}
