@@ -58,11 +58,11 @@ export function kubeRequest(
   return new Promise((resolve, reject) => {
     const req = connection(target, credentials, method, path, headers);
     req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path} timed out`)));
-    req.once('error', reject);
+    req.on('error', reject);
     req.once('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.once('error', reject);
+      res.on('error', reject);
       res.once('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parseJson(text) });
@@ -110,7 +110,7 @@ export function openWatch(target: ClusterTarget, credentials: Credentials, path:
       push('end');
     }
   };
-  req.once('error', (err) => {
+  req.on('error', (err) => {
     failure ??= err;
     end();
   });
@@ -133,7 +133,7 @@ export function openWatch(target: ClusterTarget, credentials: Credentials, path:
       if (rest) push(parseJson(rest) as unknown as WatchEvent);
       end();
     });
-    res.once('error', end);
+    res.on('error', end);
     res.once('close', end);
   });
   req.end();

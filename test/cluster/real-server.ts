@@ -106,7 +106,7 @@ function httpGetOk(url: string): Promise<boolean> {
       resolve(res.statusCode === 200);
     });
     req.once('timeout', () => req.destroy());
-    req.once('error', () => resolve(false));
+    req.on('error', () => resolve(false));
     req.end();
   });
 }
@@ -118,7 +118,7 @@ function readyz(url: string, ca: string, token: string): Promise<boolean> {
       resolve(res.statusCode === 200);
     });
     req.once('timeout', () => req.destroy());
-    req.once('error', () => resolve(false));
+    req.on('error', () => resolve(false));
     req.end();
   });
 }
