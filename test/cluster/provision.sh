@@ -125,9 +125,12 @@ if ! [[ -f "$src/Makefile" ]]; then
     unavailable "apt-get source --download-only kubernetes failed (see $cache/apt-source.log)"
   orig="$(ls "$build"/download/kubernetes_*.orig.tar.* 2>/dev/null | head -n1)"
   [[ -n "$orig" ]] || unavailable "the kubernetes source package has no upstream tarball"
-  # The upstream tarball alone: Debian's patches touch only kubectl's printing.
-  tar -xf "$orig" -C "$build" || unavailable "could not unpack $orig"
-  [[ -f "$src/Makefile" ]] || unavailable "the kubernetes source package is not upstream $kube_version"
+  # The upstream tarball alone: Debian's patches touch only kubectl's printing. Unpacked aside and
+  # moved into place, so an interrupted run never leaves a half tree that looks complete.
+  mkdir -p "$build/unpack" && tar -xf "$orig" -C "$build/unpack" || unavailable "could not unpack $orig"
+  [[ -f "$build/unpack/kubernetes-$kube_version/Makefile" ]] ||
+    unavailable "the kubernetes source package is not upstream $kube_version"
+  mv "$build/unpack/kubernetes-$kube_version" "$src" && rm -rf "$build/unpack" "$build/download"
 fi
 
 # Kubernetes 1.20 vendors reflect2 1.0.1, whose map support crashes under Go 1.18 and later (every
@@ -135,7 +138,7 @@ fi
 rsync -a --delete --exclude=BUILD "$reflect2_src/" "$src/vendor/github.com/modern-go/reflect2/" ||
   unavailable "could not put reflect2 1.0.2 into the kubernetes vendor tree"
 
-log "building kube-apiserver $kube_version (about 6.5 minutes on 2 cores; log in $cache/build.log)"
+log "building kube-apiserver $kube_version (5 minutes on 2 idle cores, up to 15 when they are busy; log in $cache/build.log)"
 # Kubernetes 1.20 builds in GOPATH mode from its own vendor/ tree; the KUBE_GIT_* variables stand in
 # for the git checkout the version stamping expects.
 if ! (
