@@ -45,7 +45,9 @@ describe('findClusterBinaries', () => {
     const apiserver = await executable('kube-apiserver');
     const etcd = await executable('etcd');
     await writeFile(join(dir, 'env'), `KUBE_APISERVER_BIN=${apiserver}\nETCD_BIN=${etcd}\nKUBE_SOURCE=cache\n`);
-    expect(findClusterBinaries({ VENDOR_KUBE_CACHE: dir })).toMatchObject({ available: true, kubeApiserver: apiserver, etcd });
+    expect(findClusterBinaries({ VENDOR_KUBE_CACHE: dir })).toEqual({
+      available: true, kubeApiserver: apiserver, etcd, source: `cache via ${join(dir, 'env')}`,
+    });
   });
 
   test('the env file carries provision.sh\'s reason when it could not provide the binaries', async () => {

@@ -65,7 +65,8 @@ export function findClusterBinaries(env: NodeJS.ProcessEnv = process.env): Clust
   }
   const recorded = parseEnvFile(text);
   if (recorded.KUBE_APISERVER_BIN && recorded.ETCD_BIN) {
-    return checked(recorded.KUBE_APISERVER_BIN, recorded.ETCD_BIN, envFile);
+    const source = recorded.KUBE_SOURCE ? `${recorded.KUBE_SOURCE} via ${envFile}` : envFile;
+    return checked(recorded.KUBE_APISERVER_BIN, recorded.ETCD_BIN, source);
   }
   return {
     available: false,

@@ -1,6 +1,9 @@
 import { expect } from 'vitest';
 import type { Json } from '../http.ts';
-import { type Client, type Scenario, client, createNamespace, eventually, field, names, unique } from './kube.ts';
+import { openWatch } from '../http.ts';
+import {
+  type Client, type Scenario, client, createNamespace, eventually, field, names, newNamespace, resourceVersion, unique,
+} from './kube.ts';
 
 function crd(group: string, plural: string, kind: string, scope: 'Namespaced' | 'Cluster') {
   return {
@@ -67,6 +70,39 @@ export const crdScenarios: Scenario[] = [
       const deleted = await c.expect(200, `${base}/w1`, { method: 'DELETE' });
       expect(deleted).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'w1', group, kind: 'widgets', uid: field(created, 'metadata.uid') } });
       await c.expect(404, `${base}/w1`);
+    },
+  },
+  {
+    name: 'CRDs: deleting a CRD deletes its objects (a watch sees DELETED, then ends) and takes its group out of discovery',
+    timeoutMs: 60_000,
+    async run(target) {
+      const c = client(target);
+      const group = `${unique('gone')}.scenarios.vendor.example`;
+      const definition = crd(group, 'sprockets', 'Sprocket', 'Namespaced');
+      await defineKind(c, definition);
+      const { ns } = await newNamespace(target, 'crd-delete');
+      const base = `/apis/${group}/v1/namespaces/${ns}/sprockets`;
+      await c.expect(201, base, { method: 'POST', body: { apiVersion: `${group}/v1`, kind: 'Sprocket', metadata: { name: 's1', namespace: ns } } });
+      const list = await c.expect(200, base);
+      const watch = openWatch(target, target.auth.admin, `${base}?watch=1&resourceVersion=${resourceVersion(list)}`);
+      expect(await watch.status).toBe(200);
+
+      await c.expect(200, `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${definition.metadata.name}`, { method: 'DELETE' });
+      const { event } = await watch.until((e) => e.type === 'DELETED', 30_000);
+      expect(event.object).toMatchObject({ kind: 'Sprocket', metadata: { name: 's1' } });
+      const rest: string[] = [];
+      for (let e = await watch.next(30_000); e !== 'end'; e = await watch.next(30_000)) rest.push(e.type);
+      expect(rest).toEqual([]);
+
+      await eventually('the CRD is gone', async () => {
+        const res = await c.call(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${definition.metadata.name}`);
+        return res.status === 404 ? true : undefined;
+      }, 30_000);
+      await eventually(`${group} leaves discovery`, async () => {
+        const apis = await c.expect(200, '/apis');
+        return (apis.groups as { name: string }[]).some((g) => g.name === group) ? undefined : true;
+      }, 30_000);
+      await c.expect(404, `/apis/${group}/v1`);
     },
   },
   {
