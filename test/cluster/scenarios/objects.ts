@@ -1,0 +1,133 @@
+import { CoreV1Api } from '@kubernetes/client-node';
+import { expect } from 'vitest';
+import { kubeConfigFor } from '../target.ts';
+import {
+  type Scenario, newNamespace, client, configMap, createConfigMap, createNamespace, expectStatusBody, names, resourceVersion, text, unique,
+} from './kube.ts';
+
+function deployment(namespace: string, name: string) {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image: 'registry.example/app:1' }] } },
+    },
+  };
+}
+
+export const objectScenarios: Scenario[] = [
+  {
+    name: 'namespaced kinds: create, get, list per namespace and across namespaces, with server-set metadata',
+    async run(target) {
+      const c = client(target);
+      const [nsA, nsB] = [unique('objects-a'), unique('objects-b')];
+      const namespace = await createNamespace(c, nsA);
+      expect(namespace).toMatchObject({ kind: 'Namespace', apiVersion: 'v1', metadata: { name: nsA }, status: { phase: 'Active' } });
+      await createNamespace(c, nsB);
+
+      const created = await createConfigMap(c, nsA, 'settings', { mode: 'fast' });
+      expect(created).toMatchObject({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { name: 'settings', namespace: nsA }, data: { mode: 'fast' } });
+      expect(text(created, 'metadata.uid')).toMatch(/^[0-9a-f-]{36}$/);
+      expect(text(created, 'metadata.creationTimestamp')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      expect(resourceVersion(created)).toMatch(/^\d+$/);
+      await createConfigMap(c, nsB, 'settings', { mode: 'slow' });
+
+      const got = await c.expect(200, `/api/v1/namespaces/${nsA}/configmaps/settings`);
+      expect(got).toMatchObject({ metadata: { uid: text(created, 'metadata.uid'), resourceVersion: resourceVersion(created) }, data: { mode: 'fast' } });
+
+      const inA = await c.expect(200, `/api/v1/namespaces/${nsA}/configmaps`);
+      expect(inA).toMatchObject({ kind: 'ConfigMapList', apiVersion: 'v1' });
+      expect(resourceVersion(inA)).toMatch(/^\d+$/);
+      expect(names(inA)).toEqual(['settings']);
+      const everywhere = await c.expect(200, '/api/v1/configmaps');
+      const ours = (everywhere.items as { metadata: { namespace: string } }[]).filter((i) => [nsA, nsB].includes(i.metadata.namespace));
+      expect(ours.map((i) => i.metadata.namespace).sort()).toEqual([nsA, nsB].sort());
+
+      const byLabel = await c.expect(200, `/api/v1/namespaces/${nsA}/configmaps?fieldSelector=metadata.name%3Dsettings`);
+      expect(names(byLabel)).toEqual(['settings']);
+    },
+  },
+  {
+    name: 'namespaced kinds: not found, already exists and stale update answer Status bodies',
+    async run(target) {
+      const { c, ns } = await newNamespace(target, 'errors');
+      expectStatusBody(await c.expect(404, `/api/v1/namespaces/${ns}/configmaps/missing`), {
+        code: 404, reason: 'NotFound', message: 'configmaps "missing" not found', details: { name: 'missing', kind: 'configmaps' },
+      });
+      const created = await createConfigMap(c, ns, 'once');
+      expectStatusBody(await c.expect(409, `/api/v1/namespaces/${ns}/configmaps`, { method: 'POST', body: configMap(ns, 'once') }), {
+        code: 409, reason: 'AlreadyExists', message: 'configmaps "once" already exists', details: { name: 'once', kind: 'configmaps' },
+      });
+
+      const updated = await c.expect(200, `/api/v1/namespaces/${ns}/configmaps/once`, {
+        method: 'PUT', body: { ...configMap(ns, 'once', { v: '2' }), metadata: { name: 'once', namespace: ns, resourceVersion: resourceVersion(created) } },
+      });
+      expect(Number(resourceVersion(updated))).toBeGreaterThan(Number(resourceVersion(created)));
+      const stale = await c.expect(409, `/api/v1/namespaces/${ns}/configmaps/once`, {
+        method: 'PUT', body: { ...configMap(ns, 'once', { v: '3' }), metadata: { name: 'once', namespace: ns, resourceVersion: resourceVersion(created) } },
+      });
+      expectStatusBody(stale, {
+        code: 409,
+        reason: 'Conflict',
+        message: 'Operation cannot be fulfilled on configmaps "once": the object has been modified; please apply your changes to the latest version and try again',
+        details: { name: 'once', kind: 'configmaps' },
+      });
+      // The failed update changed nothing.
+      expect(await c.expect(200, `/api/v1/namespaces/${ns}/configmaps/once`)).toMatchObject({ data: { v: '2' } });
+
+      const invalid = await c.expect(422, `/api/v1/namespaces/${ns}/configmaps`, { method: 'POST', body: configMap(ns, 'Not_A_Name') });
+      expectStatusBody(invalid, { code: 422, reason: 'Invalid', message: /^ConfigMap "Not_A_Name" is invalid: metadata.name: Invalid value: "Not_A_Name"/ });
+    },
+  },
+  {
+    name: 'cluster-scoped kinds: served without a namespace, not under one',
+    async run(target) {
+      const c = client(target);
+      const name = unique('vendor-reader');
+      const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] };
+      const created = await c.expect(201, '/apis/rbac.authorization.k8s.io/v1/clusterroles', { method: 'POST', body: role });
+      expect(created.metadata).not.toHaveProperty('namespace');
+      expect(await c.expect(200, `/apis/rbac.authorization.k8s.io/v1/clusterroles/${name}`)).toMatchObject({ metadata: { name }, rules: role.rules });
+      const list = await c.expect(200, '/apis/rbac.authorization.k8s.io/v1/clusterroles');
+      expect(list.kind).toBe('ClusterRoleList');
+      expect(names(list)).toContain(name);
+      await c.expect(404, `/apis/rbac.authorization.k8s.io/v1/namespaces/default/clusterroles/${name}`);
+    },
+  },
+  {
+    name: 'delete: the object is gone, a watch sees DELETED, deleting again is 404',
+    async run(target) {
+      const { c, ns } = await newNamespace(target, 'delete');
+      const cm = await createConfigMap(c, ns, 'doomed', { a: '1' });
+      const deleted = await c.expect(200, `/api/v1/namespaces/${ns}/configmaps/doomed`, { method: 'DELETE' });
+      // Kinds without graceful deletion answer a Success Status naming what was deleted.
+      expect(deleted).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Success', details: { name: 'doomed', kind: 'configmaps', uid: text(cm, 'metadata.uid') } });
+      expectStatusBody(await c.expect(404, `/api/v1/namespaces/${ns}/configmaps/doomed`, { method: 'DELETE' }), {
+        code: 404, reason: 'NotFound', message: 'configmaps "doomed" not found', details: { name: 'doomed', kind: 'configmaps' },
+      });
+
+      await c.expect(201, `/apis/apps/v1/namespaces/${ns}/deployments`, { method: 'POST', body: deployment(ns, 'web') });
+      const gone = await c.expect(200, `/apis/apps/v1/namespaces/${ns}/deployments/web`, {
+        method: 'DELETE', body: { kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy: 'Background' },
+      });
+      expect(gone).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'web', group: 'apps', kind: 'deployments' } });
+      await c.expect(404, `/apis/apps/v1/namespaces/${ns}/deployments/web`);
+    },
+  },
+  {
+    name: 'objects through @kubernetes/client-node: create, read, list and delete',
+    async run(target) {
+      const core = kubeConfigFor(target, target.auth.admin).makeApiClient(CoreV1Api);
+      const ns = unique('client-node');
+      await core.createNamespace({ body: { metadata: { name: ns } } });
+      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'one' }, data: { a: 'b' } } });
+      expect((await core.readNamespacedConfigMap({ namespace: ns, name: 'one' })).data).toEqual({ a: 'b' });
+      expect((await core.listNamespacedConfigMap({ namespace: ns })).items.map((i) => i.metadata?.name)).toEqual(['one']);
+      await core.deleteNamespacedConfigMap({ namespace: ns, name: 'one' });
+      await expect(core.readNamespacedConfigMap({ namespace: ns, name: 'one' })).rejects.toMatchObject({ code: 404 });
+    },
+  },
+];
