@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCertificateAuthority, startTestApiServer, type TestApiServer } from './index.ts';
 import { raw } from './http-client.test-helper.ts';
@@ -46,6 +49,23 @@ describe('TLS and authentication', () => {
     const res = await raw(server.url, '/api/v1/namespaces', { ca: server.ca, ...stranger });
     expect(res.status).toBe(401);
     expect(res.json).toEqual(UNAUTHORIZED);
+  });
+
+  it('reads a kube-apiserver static token file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tokens-'));
+    const file = join(dir, 'tokens.csv');
+    writeFileSync(file, '# static tokens\nfile-token,erin,u-1,"ops,admins"\nplain-token,frank,u-2\n');
+    const fromFile = await startTestApiServer({ auth: { tokenFile: file } });
+    try {
+      expect((await raw(fromFile.url, '/api/v1/pods', { headers: { authorization: 'Bearer file-token' } })).status).toBe(200);
+      expect(fromFile.requests.log().at(-1)?.user).toBe('erin');
+      expect((await raw(fromFile.url, '/api/v1/pods', { headers: { authorization: 'Bearer plain-token' } })).status).toBe(200);
+      expect((await raw(fromFile.url, '/api/v1/pods', { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
+    } finally {
+      await fromFile.close();
+    }
+    writeFileSync(file, 'only-a-token\n');
+    await expect(startTestApiServer({ auth: { tokenFile: file } })).rejects.toThrow(/line 1/);
   });
 
   it('answers 403 with the RBAC message when the authorizer says no', async () => {

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { VendorError } from '../../shared/errors.ts';
 import type { RequestInfo } from './faults.ts';
 import { forbidden, type StatusError, unauthorized } from './status.ts';
 
@@ -16,6 +18,8 @@ export interface UserInfo {
 export interface AuthOptions {
   /** Token -> user. A string value is a user name without groups. */
   tokens?: Record<string, UserInfo | string>;
+  /** A kube-apiserver static token file (`--token-auth-file`): lines `token,user,uid[,"group1,group2"]`. */
+  tokenFile?: string;
   /** Accept client certificates issued by the server's CA (TLS servers only). */
   clientCertificates?: boolean;
   /** Requests without credentials are `system:anonymous` instead of 401. */
@@ -43,6 +47,26 @@ function fromCertificate(req: IncomingMessage): UserInfo | undefined | 'invalid'
   const username = Array.isArray(cn) ? (cn[0] ?? '') : (cn ?? '');
   const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
   return { username, groups: [...groups, 'system:authenticated'] };
+}
+
+/** Reads a static token file in kube-apiserver's CSV form; blank lines and `#` comments are skipped. */
+export function readTokenFile(path: string): Record<string, UserInfo> {
+  const out: Record<string, UserInfo> = {};
+  readFileSync(path, 'utf8').split('\n').forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    const m = /^([^,]+),([^,]+),([^,]*)(?:,"?([^"]*)"?)?$/.exec(line);
+    if (m === null) throw new VendorError('invalid_input', `token file ${path} line ${i + 1}: expected token,user,uid[,"groups"]`);
+    const groups = (m[4] ?? '').split(',').map((g) => g.trim()).filter((g) => g !== '');
+    out[m[1] ?? ''] = { username: m[2] ?? '', groups };
+  });
+  return out;
+}
+
+/** Folds `tokenFile` into `tokens`, once at start. */
+export function resolveAuth(options: AuthOptions | undefined): AuthOptions | undefined {
+  if (options?.tokenFile === undefined) return options;
+  return { ...options, tokens: { ...readTokenFile(options.tokenFile), ...options.tokens } };
 }
 
 /** The user of a request; throws the 401 Status for missing or bad credentials. */

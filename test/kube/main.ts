@@ -15,6 +15,7 @@ const USAGE = `options:
   --host ADDR              address to bind (default 127.0.0.1)
   --tls                    serve HTTPS with a CA made at start (its PEM is printed as "ca")
   --token T                require this bearer token (repeatable)
+  --token-file PATH        require the tokens of a kube-apiserver static token file
   --seed N                 create N realistic objects before reporting ready
   --namespaces N           namespaces the seeded objects are spread over (default 50)
   --max-revisions N        history kept before automatic compaction (default 20000)
@@ -33,7 +34,7 @@ function int(value: string | undefined, name: string): number | undefined {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      port: { type: 'string' }, host: { type: 'string' }, tls: { type: 'boolean' }, token: { type: 'string', multiple: true },
+      port: { type: 'string' }, host: { type: 'string' }, tls: { type: 'boolean' }, token: { type: 'string', multiple: true }, 'token-file': { type: 'string' },
       seed: { type: 'string' }, namespaces: { type: 'string' }, 'max-revisions': { type: 'string' },
       'bookmark-interval-ms': { type: 'string' }, 'no-watch-list': { type: 'boolean' }, 'no-metrics': { type: 'boolean' },
       kubeconfig: { type: 'string' }, version: { type: 'string' }, help: { type: 'boolean' },
@@ -58,7 +59,10 @@ async function main(): Promise<void> {
   const bookmarks = int(values['bookmark-interval-ms'], 'bookmark-interval-ms');
   if (bookmarks !== undefined) options.bookmarkIntervalMs = bookmarks;
   if (values.version !== undefined) options.kubernetesVersion = values.version;
-  if (values.token !== undefined) options.auth = { tokens: Object.fromEntries(values.token.map((t, i) => [t, `user-${i}`])) };
+  if (values.token !== undefined || values['token-file'] !== undefined) {
+    options.auth = { tokens: Object.fromEntries((values.token ?? []).map((t, i) => [t, `user-${i}`])) };
+    if (values['token-file'] !== undefined) options.auth.tokenFile = values['token-file'];
+  }
 
   const server = await startTestApiServer(options);
   const seedCount = int(values.seed, 'seed') ?? 0;

@@ -185,7 +185,7 @@ export function resourceTypeFromCrd(crd: KubeObject): ResourceType {
     statusSubresource: isJsonObject(storageSub.status),
     selectableFields: [],
     generation: true,
-    returnDeletedObject: true,
+    returnDeletedObject: false,
     strategicMerge: false,
     crdName: crd.metadata.name ?? '',
   };

@@ -139,7 +139,7 @@ export const BUILTIN_RESOURCES: readonly ResourceType[] = [
   }),
   builtin({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', shortNames: ['cm'] }),
   builtin({ group: '', version: 'v1', plural: 'secrets', kind: 'Secret', fields: ['type'] }),
-  builtin({ group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', shortNames: ['sa'] }),
+  builtin({ group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', shortNames: ['sa'], returnDeleted: true }),
   builtin({
     group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false, shortNames: ['no'], status: true,
     fields: ['spec.unschedulable'],

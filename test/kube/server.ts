@@ -5,7 +5,7 @@ import { type Clock, systemClock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
 import { handleAdmin } from './admin.ts';
 import { KubeApi } from './api.ts';
-import { ADMIN_USER, type AuthOptions, type Authorizer } from './auth.ts';
+import { ADMIN_USER, type AuthOptions, type Authorizer, resolveAuth } from './auth.ts';
 import { createCertificateAuthority, type CertificateAuthority, type KeyPair } from './certs.ts';
 import { type FaultMatch, FaultPlan, matches } from './faults.ts';
 import { createRequestHandler, type RequestRecord } from './http.ts';
@@ -124,7 +124,8 @@ function bootstrapCluster(store: TestStore): void {
   });
 }
 
-export async function startTestApiServer(options: TestApiServerOptions = {}): Promise<TestApiServer> {
+export async function startTestApiServer(given: TestApiServerOptions = {}): Promise<TestApiServer> {
+  const options: TestApiServerOptions = { ...given, auth: resolveAuth(given.auth) };
   const clock = options.clock ?? systemClock;
   const metricsState = { enabled: options.metricsApi ?? true };
   const registry = new Registry(metricsState);
