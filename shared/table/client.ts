@@ -1,6 +1,7 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { VendorError } from '../errors.ts';
+import { SST_LINKS, linkedField } from '../links.ts';
 import type { CapacityMeter } from './capacity.ts';
 
 /** What every entity module needs: a document client and the table's name. */
@@ -44,7 +45,7 @@ export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocum
 }
 
 /** Name of the SST link whose injected resource carries the deployed table's name. */
-export const SST_TABLE_LINK = 'VendorTable';
+export const SST_TABLE_LINK = SST_LINKS.table;
 
 /**
  * The table of a deployed control plane: the name comes from `VENDOR_TABLE_NAME` or, when the
@@ -67,12 +68,5 @@ export function tableFromEnv(env: NodeJS.ProcessEnv = process.env, options: Omit
 }
 
 function linkedTableName(env: NodeJS.ProcessEnv): string | undefined {
-  const raw = env[`SST_RESOURCE_${SST_TABLE_LINK}`];
-  if (raw === undefined) return undefined;
-  try {
-    const parsed = JSON.parse(raw) as { name?: unknown };
-    return typeof parsed.name === 'string' ? parsed.name : undefined;
-  } catch (cause) {
-    throw new VendorError('invalid_input', `SST_RESOURCE_${SST_TABLE_LINK} is not JSON`, { cause });
-  }
+  return linkedField(env, SST_TABLE_LINK, 'name');
 }
