@@ -1,0 +1,200 @@
+/**
+ * HTTP(S) to one cluster API server. Credentials, TLS and proxy routing come from client-node's
+ * `KubeConfig.applyToHTTPSOptions` on every request, so exec plugins and rotating token files are
+ * refreshed as they expire; sockets are kept alive per cluster, because the cache lists and watches
+ * many kinds and a new TLS handshake per request would dominate its cost.
+ */
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
+import type { Clock } from '../../shared/clock.ts';
+import { VendorError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/log.ts';
+import { kubeHttpError, kubeTransportError } from './errors.ts';
+import type { LoadedCluster } from './kubeconfig.ts';
+import { withRetries } from './retry.ts';
+import type { ClusterClient, KubeRequest, KubeResponse, KubeStream, RetrySettings, ServerVersion } from './types.ts';
+
+export interface ClusterClientDeps {
+  retries: RetrySettings;
+  clock: Clock;
+  logger: Logger;
+  /** Counts each retried request (`vendor_agent_retries_total{target="kubernetes"}`). */
+  onRetry?(account: string): void;
+  /** Concurrent sockets to this API server; 32 by default. */
+  maxSockets?: number;
+}
+
+type TlsMaterial = Pick<RequestOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
+
+function sameTls(a: TlsMaterial, b: TlsMaterial): boolean {
+  const eq = (x: unknown, y: unknown) => (Buffer.isBuffer(x) && Buffer.isBuffer(y) ? x.equals(y) : x === y);
+  return eq(a.ca, b.ca) && eq(a.cert, b.cert) && eq(a.key, b.key) && a.rejectUnauthorized === b.rejectUnauthorized && a.servername === b.servername;
+}
+
+function encodeBody(body: KubeRequest['body']): { bytes: Buffer | undefined; json: boolean } {
+  if (body === undefined) return { bytes: undefined, json: false };
+  if (typeof body === 'string') return { bytes: Buffer.from(body, 'utf8'), json: false };
+  if (body instanceof Uint8Array) return { bytes: Buffer.from(body), json: false };
+  return { bytes: Buffer.from(JSON.stringify(body), 'utf8'), json: true };
+}
+
+async function readAll(res: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Splits a streamed body into lines without decoding a chunk boundary in the middle of a character.
+ * After `closed()` the end of the body is the end of the stream, not an error.
+ */
+async function* linesOf(res: IncomingMessage, closed: () => boolean): AsyncIterable<string> {
+  let pending: Buffer = Buffer.alloc(0);
+  const chunks = res[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<Buffer>;
+    try {
+      next = (await chunks.next()) as IteratorResult<Buffer>;
+    } catch (e) {
+      if (closed()) return;
+      throw e;
+    }
+    if (next.done) break;
+    const chunk = next.value;
+    pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
+    let start = 0;
+    for (let nl = pending.indexOf(10, start); nl !== -1; nl = pending.indexOf(10, start)) {
+      if (nl > start) yield pending.toString('utf8', start, nl);
+      start = nl + 1;
+    }
+    pending = pending.subarray(start);
+  }
+  if (pending.length > 0) yield pending.toString('utf8');
+}
+
+export function createClusterClient(account: string, loaded: LoadedCluster, deps: ClusterClientDeps): ClusterClient {
+  const base = new URL(loaded.server);
+  const plain = base.protocol === 'http:';
+  const prefix = base.pathname.replace(/\/$/, '');
+  const maxSockets = deps.maxSockets ?? 32;
+  let ownAgent: { agent: HttpAgent; tls: TlsMaterial } | undefined;
+  let closed = false;
+
+  const agentFor = (opts: RequestOptions): HttpAgent => {
+    // A proxy agent made by client-node from the cluster's proxy-url (set by the SPEC 2.7 rules) stays.
+    if (loaded.proxy.proxy !== undefined && opts.agent instanceof HttpAgent) return opts.agent;
+    const tls: TlsMaterial = { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername };
+    if (ownAgent === undefined || !sameTls(ownAgent.tls, tls)) {
+      ownAgent?.agent.destroy();
+      const common = { keepAlive: true, maxSockets, scheduling: 'lifo' as const };
+      ownAgent = { agent: plain ? new HttpAgent(common) : new HttpsAgent({ ...common, ...tls }), tls };
+    }
+    return ownAgent.agent;
+  };
+
+  /** Sends one request and resolves with the response head; the caller reads or streams the body. */
+  const send = async (req: KubeRequest, method: string): Promise<{ res: IncomingMessage; http: ClientRequest; headReceived(): void }> => {
+    if (closed) throw new VendorError('unavailable', `the client of account ${account} is closed`);
+    const url = new URL(prefix + req.path, base);
+    for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const { bytes, json } = encodeBody(req.body);
+    const opts: RequestOptions = {
+      method,
+      headers: {
+        accept: 'application/json',
+        ...(json ? { 'content-type': 'application/json' } : {}),
+        ...(bytes === undefined ? {} : { 'content-length': String(bytes.length) }),
+        ...req.headers,
+      },
+    };
+    try {
+      await loaded.kubeConfig.applyToHTTPSOptions(opts);
+    } catch (e) {
+      // Exec plugins and token files fail here; their messages name the command or file, not a token.
+      throw new VendorError('unauthenticated', `account ${account}: cannot obtain credentials: ${(e as Error).message}`, { cause: e });
+    }
+    opts.agent = agentFor(opts);
+    const started = (plain ? httpRequest : httpsRequest)(url, opts);
+    return new Promise((resolve, reject) => {
+      const timeoutMs = req.timeoutMs ?? 0;
+      const timer = timeoutMs > 0 ? setTimeout(() => started.destroy(new Error(`timeout: no answer within ${timeoutMs} ms`)), timeoutMs) : undefined;
+      const onAbort = () => started.destroy(new Error('request cancelled'));
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+      const done = () => {
+        if (timer !== undefined) clearTimeout(timer);
+        req.signal?.removeEventListener('abort', onAbort);
+      };
+      started.once('response', (res) => {
+        // For a buffered read the limit covers the body too; a stream stops it once the head is in.
+        resolve({ res, http: started, headReceived: () => timer !== undefined && clearTimeout(timer) });
+        res.once('close', done);
+      });
+      started.once('error', (e) => {
+        done();
+        reject(kubeTransportError(account, method, req.path, e));
+      });
+      started.end(bytes);
+    });
+  };
+
+  const once = async (req: KubeRequest): Promise<KubeResponse> => {
+    const method = req.method ?? 'GET';
+    const { res, http } = await send(req, method);
+    let body: Buffer;
+    try {
+      body = await readAll(res);
+    } catch (e) {
+      http.destroy();
+      throw kubeTransportError(account, method, req.path, e);
+    }
+    const status = res.statusCode ?? 0;
+    if (status < 200 || status > 299) throw kubeHttpError(account, method, req.path, status, body);
+    return { status, headers: res.headers, body, json: <T>() => JSON.parse(body.toString('utf8')) as T };
+  };
+
+  const client: ClusterClient = {
+    account,
+    server: loaded.server,
+    request: (req) =>
+      req.retry === false
+        ? once(req)
+        : withRetries(
+            deps.retries,
+            {
+              clock: deps.clock,
+              signal: req.signal,
+              onRetry: (error, failedTry) => {
+                deps.onRetry?.(account);
+                deps.logger.warn({ account, try: failedTry, err: (error as Error).message }, 'cluster request failed; retrying');
+              },
+            },
+            () => once(req),
+          ),
+    stream: async (req): Promise<KubeStream> => {
+      const method = req.method ?? 'GET';
+      const { res, http, headReceived } = await send(req, method);
+      headReceived();
+      const status = res.statusCode ?? 0;
+      if (status < 200 || status > 299) {
+        const body = await readAll(res).catch(() => Buffer.alloc(0));
+        throw kubeHttpError(account, method, req.path, status, body);
+      }
+      let closedByCaller = false;
+      return {
+        status,
+        headers: res.headers,
+        lines: linesOf(res, () => closedByCaller),
+        close: () => {
+          closedByCaller = true;
+          http.destroy();
+        },
+      };
+    },
+    version: async (signal) => (await client.request({ path: '/version', ...(signal === undefined ? {} : { signal }) })).json<ServerVersion>(),
+    close: () => {
+      closed = true;
+      ownAgent?.agent.destroy();
+    },
+  };
+  return client;
+}

@@ -1,0 +1,60 @@
+/**
+ * Errors from a cluster API server, as `VendorError`s: the code says what a caller can do about it,
+ * `details.status` keeps the HTTP status (410 Gone drives a relist), `details.reason` the Kubernetes
+ * Status reason. Messages carry the server's own Status message, which never holds credentials.
+ */
+import { VendorError, isVendorError, type ErrorCode } from '../../shared/errors.ts';
+
+export interface KubeStatusBody {
+  kind?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: unknown;
+}
+
+function codeForStatus(status: number): ErrorCode {
+  if (status === 400 || status === 422) return 'invalid_input';
+  if (status === 401) return 'unauthenticated';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'not_found';
+  if (status === 409) return 'conflict';
+  if (status === 410 || status === 412) return 'precondition_failed';
+  if (status === 413) return 'payload_too_large';
+  if (status === 408 || status === 504) return 'timeout';
+  return 'unavailable';
+}
+
+function parseStatus(body: Buffer): KubeStatusBody | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    return typeof parsed === 'object' && parsed !== null ? (parsed as KubeStatusBody) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The error for a non-2xx answer to `method path`. */
+export function kubeHttpError(account: string, method: string, path: string, status: number, body: Buffer): VendorError {
+  const parsed = parseStatus(body);
+  const said = parsed?.message ?? body.toString('utf8').slice(0, 300).trim();
+  const message = `${method} ${path} on the cluster of account ${account}: ${status}${said ? ` ${said}` : ''}`;
+  return new VendorError(codeForStatus(status), message, {
+    details: { status, ...(parsed?.reason ? { reason: parsed.reason } : {}), ...(parsed?.details === undefined ? {} : { statusDetails: parsed.details }) },
+  });
+}
+
+/** The error for a request that got no answer (refused, reset, TLS failure, timeout). */
+export function kubeTransportError(account: string, method: string, path: string, cause: unknown): VendorError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  const timedOut = /timeout|timed out/i.test(reason);
+  return new VendorError(timedOut ? 'timeout' : 'unavailable', `${method} ${path} on the cluster of account ${account}: ${reason}`, { cause });
+}
+
+/** The HTTP status of an API server answer carried by `error`, if it was one. */
+export function kubeErrorStatus(error: unknown): number | undefined {
+  if (!isVendorError(error)) return undefined;
+  const status = error.details['status'];
+  return typeof status === 'number' ? status : undefined;
+}

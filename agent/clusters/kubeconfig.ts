@@ -1,0 +1,118 @@
+/**
+ * Builds the client-node `KubeConfig` for one account: the pod's service account with
+ * `serviceAccount: true`, otherwise the account's kubeconfig file (a path, or a secret reference
+ * resolved where it is used) at its `context`; then `insecure` and the proxy rules of SPEC 2.7.
+ * Failures name the account, the file reference and what is wrong, never the file's contents.
+ */
+import { readFile } from 'node:fs/promises';
+import { isIPv6 } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { parseDocument } from 'yaml';
+import { VendorError } from '../../shared/errors.ts';
+import { applyClusterProxy, type ProxyDecision } from '../net/proxy.ts';
+import type { SecretResolver } from '../secrets/index.ts';
+import type { ClusterSpec } from './types.ts';
+
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+export interface InClusterSource {
+  env: Readonly<Record<string, string | undefined>>;
+  /** Folder holding `token` and `ca.crt`; the standard one by default. */
+  dir: string;
+}
+
+export interface ClusterConfigDeps {
+  secrets: Pick<SecretResolver, 'resolveFile'>;
+  /** `kubernetes.noProxy`. */
+  kubernetesNoProxy: boolean;
+  inCluster?: InClusterSource;
+}
+
+export interface LoadedCluster {
+  kubeConfig: KubeConfig;
+  server: string;
+  proxy: ProxyDecision;
+}
+
+function invalid(spec: ClusterSpec, message: string, cause?: unknown): VendorError {
+  return new VendorError('invalid_input', `account ${spec.account}: ${message}`, cause === undefined ? {} : { cause });
+}
+
+async function fromServiceAccount(spec: ClusterSpec, source: InClusterSource): Promise<KubeConfig> {
+  const host = source.env['KUBERNETES_SERVICE_HOST'];
+  const port = source.env['KUBERNETES_SERVICE_PORT'];
+  if (!host || !port) {
+    throw invalid(spec, 'serviceAccount is true but the agent does not run in a cluster (KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set)');
+  }
+  const tokenFile = `${source.dir}/token`;
+  const caFile = `${source.dir}/ca.crt`;
+  for (const file of [tokenFile, caFile]) {
+    try {
+      await readFile(file);
+    } catch (e) {
+      throw invalid(spec, `serviceAccount is true but ${file} cannot be read: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, e);
+    }
+  }
+  const kc = new KubeConfig();
+  // Bound service account tokens rotate; the tokenFile provider reads the file again every minute.
+  kc.loadFromClusterAndUser(
+    { name: 'in-cluster', server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile, skipTLSVerify: false },
+    { name: 'service-account', authProvider: { name: 'tokenFile', config: { tokenFile } } },
+  );
+  return kc;
+}
+
+async function fromFile(spec: ClusterSpec, reference: string, deps: ClusterConfigDeps): Promise<KubeConfig> {
+  const path = await deps.secrets.resolveFile(reference);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw invalid(spec, `kubeconfig ${reference} cannot be read: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, e);
+  }
+  // Parse errors of YAML libraries quote the document; the kubeconfig holds credentials, so only
+  // the position is reported.
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) {
+    const line = doc.errors[0]?.linePos?.[0].line;
+    throw invalid(spec, `kubeconfig ${reference} is not valid YAML${line === undefined ? '' : ` (line ${line})`}`);
+  }
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromString(text);
+    kc.makePathsAbsolute(path.replace(/\/[^/]*$/, '') || '/');
+  } catch {
+    throw invalid(spec, `kubeconfig ${reference} is not a valid kubeconfig document`);
+  }
+  if (spec.context !== '') {
+    if (kc.getContextObject(spec.context) === null) {
+      const known = kc.getContexts().map((c) => c.name);
+      throw invalid(spec, `context ${spec.context} is not in kubeconfig ${reference} (it has: ${known.join(', ') || 'no contexts'})`);
+    }
+    kc.setCurrentContext(spec.context);
+  } else if (kc.getCurrentContext() === '' || kc.getContextObject(kc.getCurrentContext()) === null) {
+    throw invalid(spec, `kubeconfig ${reference} has no current context and the account names none`);
+  }
+  if (kc.getCurrentCluster() === null) throw invalid(spec, `the context of kubeconfig ${reference} names a cluster it does not define`);
+  if (kc.getCurrentUser() === null) throw invalid(spec, `the context of kubeconfig ${reference} names a user it does not define`);
+  return kc;
+}
+
+/** The configuration to reach `spec`'s cluster, ready for requests. */
+export async function loadClusterConfig(spec: ClusterSpec, deps: ClusterConfigDeps): Promise<LoadedCluster> {
+  let kc: KubeConfig;
+  if (spec.serviceAccount) {
+    kc = await fromServiceAccount(spec, deps.inCluster ?? { env: process.env, dir: SERVICE_ACCOUNT_DIR });
+  } else if (spec.kubeConfigFile !== undefined && spec.kubeConfigFile !== '') {
+    kc = await fromFile(spec, spec.kubeConfigFile, deps);
+  } else {
+    throw invalid(spec, 'neither serviceAccount nor a kubeconfig file is set');
+  }
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw invalid(spec, 'no cluster to connect to');
+  if (spec.insecure) {
+    kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, skipTLSVerify: true } : c));
+  }
+  const proxy = applyClusterProxy(kc, { kubernetesNoProxy: deps.kubernetesNoProxy, accountNoProxy: spec.noProxy });
+  return { kubeConfig: kc, server: cluster.server, proxy };
+}
