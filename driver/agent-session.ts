@@ -27,6 +27,7 @@ import { SequencedEndpoint } from '../shared/protocol/endpoint.ts';
 import { SerialQueue } from '../shared/protocol/serial-queue.ts';
 import { parseAgentMessage } from '../shared/protocol/validate.ts';
 import { statusOfError } from './grpc-status.ts';
+import { dispatch, type MessageHandlers, type SessionPort } from './handlers.ts';
 import type { ResultOutcome, SessionStore } from './session-store.ts';
 
 /** What the service's deserializer hands on when the bytes are not a message at all. */
@@ -53,9 +54,11 @@ export interface SessionDeps {
   onOpen(session: AgentSession): void;
   onClose(session: AgentSession, reason: string): void;
   onResult?(session: AgentSession, result: AssignmentResult__Output, outcome: ResultOutcome): void;
+  /** Handlers of the other bodies (resource events, operation results, ...); see handlers.ts. */
+  handlers?: MessageHandlers;
 }
 
-export class AgentSession {
+export class AgentSession implements SessionPort {
   readonly id = randomUUID();
   readonly peer: string;
   readonly #call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>;
@@ -210,6 +213,10 @@ export class AgentSession {
         return;
       }
       default:
+        if (await dispatch(this.#deps.handlers, env, this)) {
+          if (env.seq > 0) this.#endpoint.processed(env.seq);
+          return;
+        }
         throw protocolError('unsupported_message', `${env.kind} is not handled by this driver yet`, {
           details: env.seq > 0 ? { seq: env.seq } : {},
         });

@@ -23,6 +23,7 @@ import { AgentSession, Undecodable, type IncomingAgentMessage } from './agent-se
 import { bearerTokenCheck } from './auth.ts';
 import type { DriverGrpcConfig } from './config.ts';
 import { statusOfError } from './grpc-status.ts';
+import type { MessageHandlers } from './handlers.ts';
 import { enforcePingPolicy } from './ping-policy.ts';
 import type { ResultOutcome, SessionStore } from './session-store.ts';
 import { serverCredentials } from './tls.ts';
@@ -35,6 +36,8 @@ export interface DriverOptions {
   /** Names this process in sessions and Welcome; defaults to host name, pid and a random suffix. */
   replicaId?: string;
   onResult?(session: AgentSession, result: AssignmentResult__Output, outcome: ResultOutcome): void;
+  /** Handlers of agent messages beyond the session's own (driver/handlers.ts). */
+  handlers?: MessageHandlers;
 }
 
 export interface Driver {
@@ -123,6 +126,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
         onOpen: (s) => live.add(s),
         onClose: (s) => live.delete(s),
         ...(options.onResult ? { onResult: options.onResult } : {}),
+        ...(options.handlers ? { handlers: options.handlers } : {}),
       });
     },
   });

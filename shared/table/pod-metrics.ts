@@ -79,21 +79,21 @@ export function podMetricsParams(tableName: string, account: string, keysOnly = 
     TableName: tableName,
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': podMetricsPk(account) },
-    ...(keysOnly ? { ProjectionExpression: 'sk, namespace' } : {}),
+    ...(keysOnly ? { ProjectionExpression: 'sk, #ns, #at', ExpressionAttributeNames: { '#ns': 'namespace', '#at': 'at' } } : {}),
   };
 }
 
 /**
- * Replaces the metrics of the namespaces in `readings`; with `complete`, also drops every namespace
- * not in it (the reading covered the whole account).
+ * Replaces the metrics of the namespaces in `readings`, and drops namespaces no reading has
+ * covered since `staleBefore` (ms): their pods are gone.
  */
-export async function replacePodMetrics(t: TableRef, account: string, readings: readonly NamespaceMetrics[], complete: boolean): Promise<void> {
+export async function replacePodMetrics(t: TableRef, account: string, readings: readonly NamespaceMetrics[], staleBefore: number): Promise<void> {
   const puts = readings.flatMap((m) => namespaceMetricsItems(account, m));
   const written = new Set(puts.map((p) => p.sk as string));
   const covered = new Set(readings.map((m) => m.namespace));
   const existing = await queryAll(t, podMetricsParams(t.tableName, account, true));
   const deletes = existing
-    .filter((i) => !written.has(i.sk as string) && (complete || covered.has(i.namespace as string)))
+    .filter((i) => !written.has(i.sk as string) && (covered.has(i.namespace as string) || (i.at as number) < staleBefore))
     .map((i) => i.sk as string);
   const requests: { put?: Record<string, unknown>; del?: string }[] = [...puts.map((put) => ({ put })), ...deletes.map((del) => ({ del }))];
   for (let i = 0; i < requests.length; i += BATCH_WRITE_LIMIT) {
