@@ -278,3 +278,29 @@ export const BUILT_IN_KINDS: readonly { apiVersion: string; kind: string }[] = [
   { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' },
   { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' },
 ];
+
+export function configMap(ns: string, name: string, data: Record<string, string> = { a: '1' }) {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data };
+}
+
+export function pod(ns: string, name: string, image = 'nginx:1') {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, labels: { app: name } }, spec: { containers: [{ name: 'app', image }] } };
+}
+
+/** A CRD of `example.com` (`Widget`/`widgets` by default). */
+export function crd(kind: string, scope: 'Namespaced' | 'Cluster' = 'Namespaced') {
+  const singular = kind.toLowerCase();
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${singular}s.example.com` },
+    spec: {
+      group: 'example.com',
+      scope,
+      names: { plural: `${singular}s`, singular, kind, listKind: `${kind}List` },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  };
+}
+
+export const WAIT = { timeout: 20_000, interval: 50 } as const;

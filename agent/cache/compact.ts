@@ -151,7 +151,9 @@ function crd(o: Obj): Obj {
 /** Scalars and condition types of a part too large to keep whole. */
 function scalars(part: Obj): Obj {
   const out: Obj = {};
-  for (const [k, v] of Object.entries(part)) if (typeof v !== 'object' || v === null) out[k] = v;
+  for (const [k, v] of Object.entries(part)) {
+    if (typeof v === 'string' ? v.length <= MAX_ANNOTATION_VALUE : typeof v !== 'object' || v === null) out[k] = v;
+  }
   const c = conditions(part);
   if (c !== undefined) out.conditions = c;
   return out;
