@@ -304,3 +304,11 @@ export function crd(kind: string, scope: 'Namespaced' | 'Cluster' = 'Namespaced'
 }
 
 export const WAIT = { timeout: 20_000, interval: 50 } as const;
+
+/** Requests that listed `resource`: a LIST, or a WatchList (a watch asking for initial events). */
+export function listsOf(kube: TestApiServer, resource?: string): number {
+  return kube.requests
+    .log()
+    .filter((r) => (resource === undefined || r.resource === resource) && (r.verb === 'list' || (r.verb === 'watch' && r.query.includes('sendInitialEvents=true'))))
+    .length;
+}
