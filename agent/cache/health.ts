@@ -52,7 +52,7 @@ export function healthMessage(kinds: readonly KindSummary[], now: number): KindH
   }));
 }
 
-/** What changes the health enough to report it before the next periodic report. */
+/** What changes the health enough to report it before the next periodic report (at most every health interval). */
 export function healthFingerprint(kinds: readonly KindSummary[]): string {
-  return JSON.stringify(kinds.map((k) => [k.group, k.kind, k.scopes, k.watching, k.relists, k.expired, k.lastError, k.lastErrorAt]));
+  return JSON.stringify(kinds.map((k) => [k.group, k.kind, k.scopes, k.watching, k.objects, k.relists, k.expired, k.lastError, k.lastErrorAt]));
 }

@@ -53,9 +53,11 @@ export const DEFAULT_TIMING: ReflectorTiming = {
   backoffMaxMs: 60_000,
 };
 
-/** Whether the API server supports WatchList; learnt once per cluster. */
+/** Whether the API server supports WatchList; learnt once per cluster, by the first list. */
 export interface WatchListSupport {
   supported?: boolean;
+  /** While the first WatchList is finding out, the others wait for its answer. */
+  probing?: Promise<void>;
 }
 
 export interface ReflectorDeps {
@@ -289,17 +291,28 @@ export class Reflector {
 
   /** WatchList: initial events, the initial-events-end bookmark, then an ordinary watch on the same stream. */
   async #watchList(signal: AbortSignal, listed: () => void): Promise<boolean | 'unsupported'> {
+    const support = this.#deps.watchList;
+    while (support.supported === undefined && support.probing !== undefined) await support.probing;
+    if (support.supported === false) return 'unsupported';
+    let answered = () => {};
+    if (support.supported === undefined) {
+      support.probing = new Promise<void>((resolve) => (answered = resolve)).finally(() => (support.probing = undefined));
+    }
     let stream: OpenWatch;
     try {
       stream = await this.#open({ sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' }, signal);
+      // The server took the request; if it did not know WatchList it would have refused it.
+      support.supported = true;
     } catch (e) {
       const status = kubeErrorStatus(e);
       if (status === 400 || status === 422) {
-        this.#deps.watchList.supported = false;
+        support.supported = false;
         this.#deps.log.info({ server: this.#deps.cluster.server }, 'the API server offers no WatchList; lists are paged');
         return 'unsupported';
       }
       throw e;
+    } finally {
+      answered();
     }
     const seen = new Map<string, Known>();
     let initial = true;
@@ -308,7 +321,6 @@ export class Reflector {
       if (ev.type === 'ADDED') return this.#listed(ev.object, seen);
       if (ev.type === 'BOOKMARK' && ev.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
         initial = false;
-        this.#deps.watchList.supported = true;
         await this.#listDone(ev.object.metadata.resourceVersion ?? '', seen);
         listed();
         return undefined;

@@ -181,6 +181,11 @@ export class AccountCacheWriter {
     else this.#forceNext.add(key);
   }
 
+  /** Objects waiting to be written. */
+  get waiting(): number {
+    return this.#pending.size;
+  }
+
   /** Progress not yet recorded in the table, for answering a resume query on this replica. */
   pendingProgress(): ScopeProgressRecord[] {
     return [...this.#progress.values()].map((p) => p.record);
