@@ -34,6 +34,15 @@ async function resumable(agent: CacheAgent): Promise<void> {
   }, WAIT);
 }
 
+/** An agent that cached everything and stopped with its progress in the table; the request log cleared. */
+async function cachedThenStopped(): Promise<void> {
+  const first = await f.agent();
+  await converged();
+  await resumable(first);
+  await first.stop();
+  f.kube.requests.clear();
+}
+
 async function kindHealth(kind: string) {
   return (await getCacheHealth(f.table, f.account))?.kinds.find((k) => k.kind === kind);
 }
@@ -41,11 +50,7 @@ async function kindHealth(kind: string) {
 describe('resume', () => {
   it('an agent restarted against an unchanged cluster resumes every watch without listing', async () => {
     await start();
-    const first = await f.agent();
-    await converged();
-    await resumable(first);
-    await first.stop();
-    f.kube.requests.clear();
+    await cachedThenStopped();
     const second = await f.agent();
     await vi.waitFor(() => expect(second.worker.run?.scopes().length).toBe(BUILT_IN_KINDS.length), WAIT);
     await vi.waitFor(() => expect(f.kube.requests.count({ verb: 'watch' })).toBeGreaterThanOrEqual(BUILT_IN_KINDS.length), WAIT);
@@ -58,11 +63,7 @@ describe('resume', () => {
 
   it('changes made while the agent was down arrive through the resumed watch, deletions too', async () => {
     await start();
-    const first = await f.agent();
-    await converged();
-    await resumable(first);
-    await first.stop();
-    f.kube.requests.clear();
+    await cachedThenStopped();
     f.kube.store.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'cm-1' });
     f.kube.store.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'cm-2' }, { data: { a: 'changed' } });
     f.kube.store.create(pod('shop', 'new-pod'));
@@ -73,12 +74,8 @@ describe('resume', () => {
 
   it('a new caching agent after a takeover resumes where the previous one stopped', async () => {
     await start();
-    const first = await f.agent();
-    await converged();
-    await resumable(first);
-    await first.stop();
+    await cachedThenStopped();
     await f.setCaching('agent-2', 2);
-    f.kube.requests.clear();
     f.kube.store.create(configMap('shop', 'after-takeover'));
     await f.agent({ agentId: 'agent-2', epoch: 2 });
     await converged();
@@ -87,11 +84,7 @@ describe('resume', () => {
 
   it('lists again the scopes whose progress is older than maxResumableResourceAgeMs', async () => {
     await start();
-    const first = await f.agent();
-    await converged();
-    await resumable(first);
-    await first.stop();
-    f.kube.requests.clear();
+    await cachedThenStopped();
     await new Promise((r) => setTimeout(r, 30));
     await f.agent({ settings: { maxResumableResourceAgeMs: 1 } });
     await vi.waitFor(() => expect(listsOf(f.kube, 'configmaps')).toBe(1), WAIT);

@@ -378,16 +378,10 @@ export class AccountCacheWriter {
 }
 
 function healthRecord(k: KindHealth__Output, at: number): KindHealthRecord {
+  const { lastEventAgeMs, lastErrorAgeMs, lastError, ...counts } = k;
   return {
-    group: k.group,
-    kind: k.kind,
-    scopes: k.scopes,
-    watching: k.watching,
-    objects: k.objects,
-    relists: k.relists,
-    expired: k.expired,
-    ...(k.lastEventAgeMs >= 0 ? { lastEventAt: at - k.lastEventAgeMs } : {}),
-    ...(k.lastError !== '' ? { lastError: k.lastError } : {}),
-    ...(k.lastErrorAgeMs >= 0 && k.lastError !== '' ? { lastErrorAt: at - k.lastErrorAgeMs } : {}),
+    ...counts,
+    ...(lastEventAgeMs >= 0 ? { lastEventAt: at - lastEventAgeMs } : {}),
+    ...(lastError !== '' ? { lastError, ...(lastErrorAgeMs >= 0 ? { lastErrorAt: at - lastErrorAgeMs } : {}) } : {}),
   };
 }
