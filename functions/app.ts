@@ -7,6 +7,7 @@ import { silentLogger, type Logger } from '../shared/log.ts';
 import type { TableRef } from '../shared/table/client.ts';
 import { getRankDirParams } from '../shared/table/rank.ts';
 import { accountRoutes } from './accounts/routes.ts';
+import { resourceRoutes } from './resources/routes.ts';
 import { problemResponse } from './http.ts';
 import { openApiDocument } from './openapi.ts';
 import { toVendorError } from './problem.ts';
@@ -45,6 +46,7 @@ export function createApp(deps: AppDeps): Hono {
   app.notFound((c) => problemResponse(c, new VendorError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
 
   app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock }, limit));
+  app.route('/vendor/accounts', resourceRoutes({ table: deps.table, clock }));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
   // Healthy means the table answers: one small read of the rank directory.
   app.get('/healthz', async (c) => {

@@ -9,6 +9,7 @@ import {
 import { ERROR_CODES } from '../shared/errors.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE } from './accounts/routes.ts';
 import { PROBLEM_CONTENT_TYPE } from './problem.ts';
+import { resourcePaths, resourceSchemas } from './resources/openapi.ts';
 
 function schemaOf(schema: v.GenericSchema, typeMode: 'input' | 'output'): Record<string, unknown> {
   // Checks valibot cannot express in JSON Schema (duplicate names, "not both spellings") are enforced
@@ -36,11 +37,11 @@ const problemSchema = {
   },
 };
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown) => ({ 'application/json': { schema } });
-const problem = (description: string) => ({ description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') } } });
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+export const json = (schema: unknown) => ({ 'application/json': { schema } });
+export const problem = (description: string) => ({ description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') } } });
 
-const accountNameParam = (name: string, description: string) => ({
+export const accountNameParam = (name: string, description: string) => ({
   name,
   in: 'path',
   required: true,
@@ -110,6 +111,7 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      ...resourcePaths(),
       '/openapi.json': { get: { operationId: 'openApi', summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1.' } } } },
       '/healthz': {
         get: {
@@ -126,6 +128,7 @@ export function openApiDocument(): Record<string, unknown> {
         RegistrationBatch: schemaOf(registrationBatchSchema, 'input'),
         ActivationBatch: schemaOf(activationBatchSchema, 'input'),
         Problem: problemSchema,
+        ...resourceSchemas(),
       },
     },
   };

@@ -1,0 +1,56 @@
+/**
+ * The query parameters of the resource endpoints: each known name at most once, unknown names
+ * refused (so a misspelt `namespce=shop` does not silently return every namespace), every value
+ * checked, and every problem reported together.
+ */
+import type { Context } from 'hono';
+import * as v from 'valibot';
+import { VendorError, type Issue } from '../../shared/errors.ts';
+
+export const DEFAULT_RESOURCE_LIMIT = 100;
+export const MAX_RESOURCE_LIMIT = 1000;
+
+const kind = v.pipe(
+  v.string(),
+  v.maxLength(316, 'is too long'),
+  v.regex(/^[A-Za-z][A-Za-z0-9]*(\.[a-z0-9]([-a-z0-9.]*[a-z0-9])?)?$/, 'must be a kind (`deployment`) or a kind and its group (`Deployment.apps`)'),
+);
+const namespace = v.pipe(v.string(), v.maxLength(63, 'is longer than 63 characters'), v.regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name (a DNS label)'));
+const name = v.pipe(v.string(), v.nonEmpty('is empty'), v.maxLength(253, 'is longer than 253 characters'), v.regex(/^[^#/]+$/, 'must not contain # or /'));
+const limit = v.pipe(
+  v.string(),
+  v.regex(/^[1-9][0-9]{0,5}$/, `must be an integer from 1 to ${MAX_RESOURCE_LIMIT}`),
+  v.transform(Number),
+  v.maxValue(MAX_RESOURCE_LIMIT, `must be an integer from 1 to ${MAX_RESOURCE_LIMIT}`),
+);
+const cursor = v.pipe(v.string(), v.maxLength(2048, 'is too long'), v.regex(/^[A-Za-z0-9_-]+$/, 'is not a cursor this API gave'));
+
+export const resourceQuerySchema = v.object({
+  kind: v.optional(kind),
+  namespace: v.optional(namespace),
+  name: v.optional(name),
+  limit: v.optional(limit, String(DEFAULT_RESOURCE_LIMIT)),
+  cursor: v.optional(cursor),
+});
+
+export const metricsQuerySchema = v.object({ namespace: v.optional(namespace) });
+
+export const noQuerySchema = v.object({});
+
+/** The query of `c` checked against `schema` (an object of optional parameters). */
+export function parseQuery<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(c: Context, schema: S): v.InferOutput<S> {
+  const issues: Issue[] = [];
+  const single: Record<string, string> = {};
+  const allowed = Object.keys(schema.entries);
+  for (const [key, values] of Object.entries(c.req.queries())) {
+    if (!allowed.includes(key)) issues.push({ path: key, message: `unknown query parameter; allowed: ${allowed.join(', ')}` });
+    else if (values.length > 1) issues.push({ path: key, message: 'given more than once' });
+    else single[key] = values[0] ?? '';
+  }
+  const result = v.safeParse(schema, single, { abortEarly: false });
+  if (!result.success) for (const i of result.issues) issues.push({ path: v.getDotPath(i) ?? '', message: i.message });
+  if (issues.length > 0 || !result.success) {
+    throw new VendorError('invalid_input', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues });
+  }
+  return result.output;
+}
