@@ -7,7 +7,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { WorkerHost } from '../agent/accounts/worker.ts';
+import type { HeldAccountView, WorkerHost } from '../agent/accounts/worker.ts';
+import { PodMetricsWorker } from '../agent/metrics/worker.ts';
 import { DriverConnection } from '../agent/connection/connection.ts';
 import { connectCluster, type ClusterClient, type RetrySettings } from '../agent/clusters/index.ts';
 import { ListGate } from '../agent/cache/list-gate.ts';
@@ -87,6 +88,8 @@ export interface AgentOptions {
   retries?: RetrySettings;
   lists?: ListGate;
   batch?: { maxChanges?: number; window?: number; maxSyncKeys?: number };
+  /** With `settings.metrics`: the clock of pod metrics readings (the agent's clock by default). */
+  metricsClock?: Clock;
 }
 
 /** `Kind.group|namespace/name` → resourceVersion. */
@@ -140,12 +143,16 @@ export class CacheFixture {
       { secrets: { resolveFile: async (v: string) => v }, kubernetesNoProxy: false, retries: options.retries ?? NO_RETRIES, clock, logger: logs.log },
     );
     let worker: CacheWorker | undefined;
+    let metricsWorker: PodMetricsWorker | undefined;
     const connection = new DriverConnection({
       settings: { driver: { grpc: `127.0.0.1:${this.driver.port}`, insecure: true, auth: { token: TOKEN }, responseRetries: { backOffMs: 50 } }, kubernetes: { reconnectTimeoutMs: 50 } },
       hello: () => ({ agentId, zone: 'vendor-agent_infra', agentVersion: '0.1.0', staticAccounts: [], heldAccounts: [] }),
       onWork: (w) => worker?.handle(w),
       onState: (s) => {
-        if (s.connected) worker?.connected();
+        if (s.connected) {
+          worker?.connected();
+          metricsWorker?.connected();
+        }
       },
       log: logs.log,
       clock: systemClock,
@@ -159,16 +166,18 @@ export class CacheFixture {
       connected: () => connection.sessionId !== undefined,
     };
     const metrics = createAgentMetrics();
+    const view: HeldAccountView = {
+      name: this.account,
+      generation: 1,
+      settings: accountSettings(options.settings),
+      caching: true,
+      cachingEpoch: options.epoch ?? 1,
+      cluster,
+      logger: logs.log,
+    };
+    if (view.settings.metrics) metricsWorker = new PodMetricsWorker(view, host, { clock: options.metricsClock ?? clock });
     worker = new CacheWorker(
-      {
-        name: this.account,
-        generation: 1,
-        settings: accountSettings(options.settings),
-        caching: true,
-        cachingEpoch: options.epoch ?? 1,
-        cluster,
-        logger: logs.log,
-      },
+      view,
       host,
       {
         clock,
@@ -183,6 +192,7 @@ export class CacheFixture {
     const stop = async () => {
       if (stopped) return;
       stopped = true;
+      await metricsWorker?.stop();
       await worker!.stop();
       stopConnection.abort();
       await running;

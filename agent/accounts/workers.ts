@@ -3,6 +3,7 @@
  * of work applies (the resource cache and pod metrics follow the caching role).
  */
 import { cacheWorkerFactory } from '../cache/worker.ts';
+import { podMetricsWorkerFactory } from '../metrics/worker.ts';
 import type { AccountWorkerFactory } from './worker.ts';
 
-export const ACCOUNT_WORKERS: readonly AccountWorkerFactory[] = [cacheWorkerFactory()];
+export const ACCOUNT_WORKERS: readonly AccountWorkerFactory[] = [cacheWorkerFactory(), podMetricsWorkerFactory()];

@@ -45,6 +45,7 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
   const gate = new CachingGate(table, clock, deps.gateTtlMs);
   const writers = new Map<string, AccountCacheWriter>();
   const refusals = new Map<string, number>();
+  const readingsSeen = new Map<string, { readingId: number; parts: Set<number>; namespaces: Set<string> }>();
 
   const writerOf = (account: string): AccountCacheWriter => {
     let w = writers.get(account);
@@ -101,7 +102,16 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
         byNamespace.set(p.namespace, list);
       }
       const readings: NamespaceMetrics[] = [...byNamespace].map(([namespace, pods]) => ({ namespace, pods, at: now }));
-      await replacePodMetrics(table, body.account, readings, body.last ? now - POD_METRICS_STALE_MS : -Infinity);
+      // The parts of one reading seen on this replica; a reading seen whole replaces the account's metrics.
+      let seen = readingsSeen.get(body.account);
+      if (seen?.readingId !== body.readingId) readingsSeen.set(body.account, (seen = { readingId: body.readingId, parts: new Set(), namespaces: new Set() }));
+      seen.parts.add(body.part);
+      for (const n of byNamespace.keys()) seen.namespaces.add(n);
+      const whole = body.last && seen.parts.size === body.part;
+      await replacePodMetrics(table, body.account, readings, {
+        ...(whole ? { only: seen.namespaces } : {}),
+        ...(body.last ? { staleBefore: now - POD_METRICS_STALE_MS } : {}),
+      });
     },
   };
 

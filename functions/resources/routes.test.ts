@@ -133,7 +133,7 @@ describe('GET /vendor/accounts/{accountId}/metrics', () => {
     await replacePodMetrics(f.table, 'prod', [
       { namespace: 'shop', pods: [pod('shop', 'b'), pod('shop', 'a')], at: f.clock.now() },
       { namespace: 'ops', pods: [pod('ops', 'c')], at: f.clock.now() },
-    ], 0);
+    ]);
     const all = await f.call('GET', '/vendor/accounts/prod/metrics');
     expect(all.json).toEqual({ account: 'prod', storedAt: new Date(f.clock.now()).toISOString(), pods: [pod('ops', 'c'), pod('shop', 'a'), pod('shop', 'b')] });
     const shop = await f.call('GET', '/vendor/accounts/prod/metrics?namespace=shop');

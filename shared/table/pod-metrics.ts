@@ -83,18 +83,22 @@ export function podMetricsParams(tableName: string, account: string, keysOnly = 
   };
 }
 
-/**
- * Replaces the metrics of the namespaces in `readings`, and drops namespaces no reading has
- * covered since `staleBefore` (ms): their pods are gone.
- */
-export async function replacePodMetrics(t: TableRef, account: string, readings: readonly NamespaceMetrics[], staleBefore: number): Promise<void> {
+export interface ReplaceOptions {
+  /** When a whole reading is known: every namespace outside it is dropped. */
+  only?: ReadonlySet<string>;
+  /** Namespaces no reading has covered since then (ms) are dropped: their pods are gone. */
+  staleBefore?: number;
+}
+
+/** Replaces the metrics of the namespaces in `readings`, and drops the namespaces `options` say are gone. */
+export async function replacePodMetrics(t: TableRef, account: string, readings: readonly NamespaceMetrics[], options: ReplaceOptions = {}): Promise<void> {
   const puts = readings.flatMap((m) => namespaceMetricsItems(account, m));
   const written = new Set(puts.map((p) => p.sk as string));
   const covered = new Set(readings.map((m) => m.namespace));
+  const gone = (namespace: string, at: number) =>
+    covered.has(namespace) || (options.only !== undefined && !options.only.has(namespace)) || (options.staleBefore !== undefined && at < options.staleBefore);
   const existing = await queryAll(t, podMetricsParams(t.tableName, account, true));
-  const deletes = existing
-    .filter((i) => !written.has(i.sk as string) && (covered.has(i.namespace as string) || (i.at as number) < staleBefore))
-    .map((i) => i.sk as string);
+  const deletes = existing.filter((i) => !written.has(i.sk as string) && gone(i.namespace as string, i.at as number)).map((i) => i.sk as string);
   const requests: { put?: Record<string, unknown>; del?: string }[] = [...puts.map((put) => ({ put })), ...deletes.map((del) => ({ del }))];
   for (let i = 0; i < requests.length; i += BATCH_WRITE_LIMIT) {
     const slice = requests.slice(i, i + BATCH_WRITE_LIMIT);

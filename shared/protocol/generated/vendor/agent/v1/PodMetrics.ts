@@ -21,9 +21,14 @@ export interface PodMetrics {
   'namespaces'?: (string)[];
   'pods'?: (_vendor_agent_v1_PodUsage)[];
   /**
-   * Set on the final part of a reading: metrics of namespaces no part named are dropped.
+   * Set on the final part of a reading: when every part of the reading arrived, metrics of
+   * namespaces no part named are dropped.
    */
   'last'?: (boolean);
+  /**
+   * 1, 2, 3, ... within the reading.
+   */
+  'part'?: (number);
 }
 
 /**
@@ -44,7 +49,12 @@ export interface PodMetrics__Output {
   'namespaces': (string)[];
   'pods': (_vendor_agent_v1_PodUsage__Output)[];
   /**
-   * Set on the final part of a reading: metrics of namespaces no part named are dropped.
+   * Set on the final part of a reading: when every part of the reading arrived, metrics of
+   * namespaces no part named are dropped.
    */
   'last': (boolean);
+  /**
+   * 1, 2, 3, ... within the reading.
+   */
+  'part': (number);
 }
