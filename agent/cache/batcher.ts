@@ -1,8 +1,9 @@
 /**
  * Turns the changes of every scope of one account into `ResourceEvents` messages: batches of up to
- * `maxChanges` changes (or `maxBytes`), sealed when full or at the end of the event-loop turn that
- * filled them, sent as reliable responses with at most `window` awaiting the driver's
- * acknowledgement. When `window` more wait behind those, `change()` returns a promise and the
+ * `maxChanges` changes (or `maxBytes`), sent as reliable responses with at most `window` awaiting the
+ * driver's acknowledgement. A batch is sealed when full, or at the end of the event-loop turn that
+ * filled it when there is room to send it at once; while the window is full it keeps filling until an
+ * acknowledgement makes room, so batches grow under load and stay prompt when the cache is quiet. When `window` more wait behind those, `change()` returns a promise and the
  * reflectors stop reading their watches until the driver catches up: backpressure reaches the API
  * server through TCP instead of filling the agent's memory.
  *
@@ -126,7 +127,7 @@ export class Batcher implements ChangeSink {
         this.#sealScheduled = true;
         setImmediate(() => {
           this.#sealScheduled = false;
-          if (this.#open !== undefined) this.#seal();
+          if (this.#open !== undefined && this.#inFlight < this.#o.window) this.#seal();
         });
       }
     }
@@ -169,6 +170,7 @@ export class Batcher implements ChangeSink {
 
   #settled(): void {
     this.#inFlight--;
+    if (this.#open !== undefined && this.#sealed.length === 0) this.#seal();
     this.#pump();
     if (this.backlog === 0) for (const i of this.#idle.splice(0)) i();
   }

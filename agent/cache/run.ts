@@ -130,6 +130,15 @@ export class CacheRun {
     return [...this.#running.values()].map((r) => r.reflector.scope);
   }
 
+  /**
+   * How far the cache is: scopes running, how many have a resourceVersion (listed or resumed), and
+   * batches not yet acknowledged by the driver. Synced when every scope has one and nothing waits.
+   */
+  status(): { scopes: number; synced: number; backlog: number } {
+    const all = [...this.#running.values()];
+    return { scopes: all.length, synced: all.filter((r) => r.reflector.resourceVersion !== undefined).length, backlog: this.#batcher.backlog };
+  }
+
   async #run(signal: AbortSignal): Promise<void> {
     const { clock, timing } = this.#deps;
     const info = await this.#acceptedResume(signal);

@@ -1,9 +1,12 @@
 /**
  * The caching epoch rule (ARCHITECTURE flow 4): the driver takes cache data for an account only from
  * the agent the account item names as `cachingAgentId`, at the item's `cachingEpoch`. The answer is
- * remembered for `ttlMs` so a stream of batches costs one read a second, not one per batch; an answer
- * that refuses is always read again with a strongly consistent read, so a takeover that was just
- * written is never refused for a stale copy.
+ * remembered for `ttlMs` so a stream of batches costs one read a second, not one per batch. Past that,
+ * a positive answer younger than `maxStaleMs` is still used while a read refreshes it in the
+ * background, so a table slowed by a burst of cache writes never holds up the stream; an answer that
+ * refuses is always read again with a strongly consistent read, so a takeover that was just written
+ * is never refused for a stale copy. A takeover therefore stops the old agent's batches within
+ * `maxStaleMs` at worst.
  */
 import type { Clock } from '../../shared/clock.ts';
 import { getAccount } from '../../shared/table/accounts.ts';
@@ -22,19 +25,38 @@ export class CachingGate {
   readonly #table: TableRef;
   readonly #clock: Clock;
   readonly #ttlMs: number;
+  readonly #maxStaleMs: number;
   readonly #holders = new Map<string, Holder>();
+  readonly #refreshing = new Map<string, Promise<Holder>>();
 
-  constructor(table: TableRef, clock: Clock, ttlMs = 1000) {
+  constructor(table: TableRef, clock: Clock, ttlMs = 1000, maxStaleMs = 10 * ttlMs) {
     this.#table = table;
     this.#clock = clock;
     this.#ttlMs = ttlMs;
+    this.#maxStaleMs = maxStaleMs;
   }
 
   async check(account: string, agentId: string, epoch: number): Promise<GateAnswer> {
     const cached = this.#holders.get(account);
-    if (cached !== undefined && this.#clock.now() - cached.readAt < this.#ttlMs && judge(cached, agentId, epoch).ok) return { ok: true };
-    const fresh = await this.#read(account);
-    return judge(fresh, agentId, epoch);
+    if (cached !== undefined && judge(cached, agentId, epoch).ok) {
+      const age = this.#clock.now() - cached.readAt;
+      if (age < this.#ttlMs) return { ok: true };
+      if (age < this.#maxStaleMs) {
+        this.#refresh(account).catch(() => undefined);
+        return { ok: true };
+      }
+    }
+    return judge(await this.#refresh(account), agentId, epoch);
+  }
+
+  /** One read per account at a time; callers arriving meanwhile share it. */
+  #refresh(account: string): Promise<Holder> {
+    let pending = this.#refreshing.get(account);
+    if (pending === undefined) {
+      pending = this.#read(account).finally(() => this.#refreshing.delete(account));
+      this.#refreshing.set(account, pending);
+    }
+    return pending;
   }
 
   async #read(account: string): Promise<Holder> {

@@ -1,0 +1,241 @@
+/**
+ * `npm run bench:cache`: the resource cache at cluster scale, beside a baseline in the same run.
+ *
+ * The test API server runs in a process of its own, seeded with BENCH_OBJECTS (50,000) realistic
+ * objects of 10 kinds over 50 namespaces; the table (dynalite) in another, as DynamoDB is a service of
+ * its own. This process runs the driver; a TCP relay in front of it counts the bytes the agent sends.
+ * Then, one after the other:
+ *
+ * - the baseline: a process with one `@kubernetes/client-node` informer per kind;
+ * - the agent: a process with the cache worker of one account caching the same kinds.
+ *
+ * Each syncs, settles (full GC, pause) and takes BENCH_EVENTS (100,000) pod updates made by the API
+ * server. One JSON line per figure: initial sync, peak and settled RSS, bytes to the driver, events
+ * per second end to end into the table, table writes per second and lag, write units per write.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, connect, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_RETRY_SETTINGS, connectCluster, type ClusterClient } from '../agent/clusters/index.ts';
+import { parseDriverGrpcConfig } from '../driver/config.ts';
+import { MemorySessionStore } from '../driver/memory-session-store.ts';
+import { cacheHandlers } from '../driver/resources/handlers.ts';
+import { startDriver } from '../driver/server.ts';
+import { systemClock } from '../shared/clock.ts';
+import { silentLogger } from '../shared/log.ts';
+import { createAccount, updateAccount } from '../shared/table/accounts.ts';
+import { CapacityMeter } from '../shared/table/capacity.ts';
+import { createDocumentClient } from '../shared/table/client.ts';
+import { BENCH_KINDS } from './cache-child.ts';
+
+const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 50_000);
+const NAMESPACES = Number(process.env.BENCH_NAMESPACES ?? 50);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
+const ACCOUNT = 'bench';
+const TOKEN = 'bench-cache-token-0001';
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+type Line = Record<string, unknown> & { event?: string };
+
+function emit(figure: string, value: number, unit: string, extra: Record<string, unknown> = {}): void {
+  process.stdout.write(`${JSON.stringify({ bench: 'cache', figure, value: Math.round(value * 100) / 100, unit, ...extra })}\n`);
+}
+
+/** A child process whose stdout lines are JSON reports. */
+class Child {
+  readonly process: ChildProcess;
+  readonly #lines: Line[] = [];
+  readonly #waiters: (() => void)[] = [];
+  #exited = false;
+
+  constructor(args: string[]) {
+    this.process = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    createInterface({ input: this.process.stdout! }).on('line', (l) => {
+      try {
+        this.#lines.push(JSON.parse(l) as Line);
+      } catch {
+        process.stderr.write(`${l}\n`);
+      }
+      for (const w of this.#waiters.splice(0)) w();
+    });
+    this.process.on('exit', () => {
+      this.#exited = true;
+      for (const w of this.#waiters.splice(0)) w();
+    });
+  }
+
+  /** The next report with `event` (or the first line when undefined), in order. */
+  async next(event?: string): Promise<Line> {
+    for (;;) {
+      const i = this.#lines.findIndex((l) => event === undefined || l.event === event);
+      if (i >= 0) return this.#lines.splice(i, 1)[0]!;
+      const failed = this.#lines.find((l) => l.event === 'error' || l.event === 'informer-error');
+      if (failed !== undefined) throw new Error(`child failed: ${JSON.stringify(failed)}`);
+      if (this.#exited) throw new Error(`child exited while waiting for ${event ?? 'a line'}`);
+      await new Promise<void>((r) => this.#waiters.push(r));
+    }
+  }
+
+  send(command: string): void {
+    this.process.stdin!.write(`${command}\n`);
+  }
+
+  kill(): void {
+    if (!this.#exited) this.process.kill('SIGTERM');
+  }
+}
+
+/** Counts the bytes the agent sends to the driver. */
+async function relay(port: number): Promise<{ server: Server; port: number; bytes(): number }> {
+  let bytes = 0;
+  const server = createServer((client) => {
+    const upstream = connect(port, '127.0.0.1');
+    client.on('data', (d: Buffer) => (bytes += d.length));
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, port: (server.address() as { port: number }).port, bytes: () => bytes };
+}
+
+async function churn(kube: ClusterClient, count: number): Promise<number> {
+  const t = performance.now();
+  await kube.request({ method: 'POST', path: '/_test/churn', body: { count, batch: 1000 }, retry: false });
+  return performance.now() - t;
+}
+
+const dir = await mkdtemp(join(tmpdir(), 'bench-cache-'));
+const cleanups: (() => unknown)[] = [];
+try {
+  // ---- the API server, seeded, in its own process ----
+  const kubeconfig = join(dir, 'kubeconfig');
+  const kubeProcess = new Child([join(HERE, '../test/kube/main.ts'), '--seed', String(OBJECTS), '--namespaces', String(NAMESPACES), '--tls', '--kubeconfig', kubeconfig]);
+  cleanups.push(() => kubeProcess.kill());
+  const ready = await kubeProcess.next();
+  emit('seeded', OBJECTS, 'objects', { namespaces: NAMESPACES, kinds: ready.seeded, seed_ms: ready.seedMs });
+  const kube = await connectCluster(
+    { account: 'bench', kubeConfigFile: kubeconfig, context: '', serviceAccount: false, insecure: false, noProxy: true, oAuthScopes: [] },
+    { secrets: { resolveFile: async (v: string) => v }, kubernetesNoProxy: true, retries: DEFAULT_RETRY_SETTINGS, clock: systemClock, logger: silentLogger() },
+  );
+  cleanups.push(() => kube.close());
+  // Warm the server up (its JIT and caches) so the first measured run is not penalized.
+  for (const { path } of BENCH_KINDS) {
+    let cont: string | undefined;
+    do {
+      const page = (await kube.request({ path, query: { limit: 500, continue: cont } })).json<{ metadata: { continue?: string } }>();
+      cont = page.metadata.continue || undefined;
+    } while (cont !== undefined);
+  }
+
+  // ---- the table and the driver in this process, behind a counting relay ----
+  const tableProcess = new Child([join(HERE, 'table-process.ts')]);
+  cleanups.push(() => tableProcess.kill());
+  const tableReady = await tableProcess.next();
+  const meter = new CapacityMeter();
+  const client = createDocumentClient({ endpoint: tableReady.endpoint as string, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, meter });
+  cleanups.push(() => client.destroy());
+  const table = { client, tableName: tableReady.tableName as string };
+  await createAccount(table, ACCOUNT, 1);
+  await updateAccount(table, ACCOUNT, 1, { cachingAgentId: 'bench-agent', cachingEpoch: 1 }, 1);
+  const cache = cacheHandlers({ table, clock: systemClock, log: silentLogger(), gateTtlMs: 1000 });
+  const driver = await startDriver({
+    config: parseDriverGrpcConfig({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: [TOKEN] } }),
+    store: new MemorySessionStore(),
+    log: silentLogger(),
+    handlers: cache.handlers,
+  });
+  cleanups.push(() => driver.close(100));
+  const wire = await relay(driver.port);
+  cleanups.push(() => wire.server.close());
+
+  // ---- baseline: one client-node informer per kind ----
+  const informer = new Child(['--expose-gc', join(HERE, 'cache-informer.ts'), kubeconfig]);
+  cleanups.push(() => informer.kill());
+  const baseSync = await informer.next('synced');
+  informer.send('settle');
+  const baseSettled = await informer.next('settled');
+  informer.send(`count ${EVENTS}`);
+  const baseProduceMs = await churn(kube, EVENTS);
+  const baseCounted = await informer.next('counted');
+  informer.send('stop');
+  const baseStopped = await informer.next('stopped');
+
+  // ---- the agent ----
+  const agent = new Child(['--expose-gc', join(HERE, 'cache-agent.ts'), JSON.stringify({ kubeconfig, driver: `127.0.0.1:${wire.port}`, token: TOKEN, account: ACCOUNT })]);
+  cleanups.push(() => agent.kill());
+  await agent.next('started');
+  const t0 = performance.now();
+  const agentSync = await agent.next('synced');
+  const writer = cache.writer(ACCOUNT)!;
+  await writer.idle();
+  const tableSyncMs = performance.now() - t0;
+  const syncBytes = wire.bytes();
+  const syncWcu = meter.writeUnits;
+  const syncWritten = writer.stats.written;
+  agent.send('settle');
+  const agentSettled = await agent.next('settled');
+
+  const before = { ...writer.stats, wcu: meter.writeUnits, bytes: wire.bytes() };
+  const t1 = performance.now();
+  const produced = churn(kube, EVENTS);
+  while (writer.stats.changes - before.changes < EVENTS) await new Promise((r) => setTimeout(r, 5));
+  const deliveredMs = performance.now() - t1;
+  const produceMs = await produced;
+  await writer.idle();
+  const drainedMs = performance.now() - t1;
+  const written = writer.stats.written - before.written;
+  const wcu = meter.writeUnits - before.wcu;
+  agent.send('stop');
+  const agentStopped = await agent.next('stopped');
+
+  // ---- figures ----
+  const mib = (b: unknown) => Math.round(((b as number) / 1048576) * 10) / 10;
+  const ratio = (base: number, ours: number) => Math.round((base / ours) * 100) / 100;
+  emit('initial_sync', agentSync.ms as number, 'ms', {
+    baseline: Math.round(baseSync.ms as number),
+    speedup: ratio(baseSync.ms as number, agentSync.ms as number),
+    target: 'speedup >= 2',
+    met: (baseSync.ms as number) / (agentSync.ms as number) >= 2,
+    baseline_objects: baseSync.objects,
+    into_table_ms: Math.round(tableSyncMs),
+    table_writes: syncWritten,
+    table_wcu: syncWcu,
+  });
+  const agentPeak = Math.max(agentSync.peakRss as number, agentStopped.peakRss as number);
+  emit('peak_rss', mib(agentPeak), 'MiB', { baseline: mib(baseStopped.peakRss), ratio: ratio(agentPeak, baseStopped.peakRss as number) });
+  emit('settled_rss', mib(agentSettled.rss), 'MiB', {
+    baseline: mib(baseSettled.rss),
+    ratio: ratio(agentSettled.rss as number, baseSettled.rss as number),
+    target: 'ratio <= 0.5',
+    met: (agentSettled.rss as number) <= (baseSettled.rss as number) / 2,
+  });
+  emit('bytes_to_driver_initial_sync', mib(syncBytes), 'MiB', { per_object_bytes: Math.round(syncBytes / syncWritten) });
+  emit('bytes_to_driver_per_event', (wire.bytes() - before.bytes) / EVENTS, 'bytes');
+  emit('watch_events_into_driver', (EVENTS / deliveredMs) * 1000, 'events/s', {
+    events: EVENTS,
+    baseline: Math.round((EVENTS / (baseCounted.ms as number)) * 1000),
+    baseline_is: 'client-node informers receiving the same burst',
+    api_server_produced_per_s: Math.round((EVENTS / produceMs) * 1000),
+    baseline_api_server_produced_per_s: Math.round((EVENTS / baseProduceMs) * 1000),
+    target: '>= 10000',
+    met: (EVENTS / deliveredMs) * 1000 >= 10_000,
+  });
+  emit('table_writes', (written / drainedMs) * 1000, 'writes/s', {
+    written,
+    coalesced: writer.stats.coalesced - before.coalesced,
+    drained_ms: Math.round(drainedMs),
+    lag_avg_ms: Math.round((writer.stats.lagTotalMs - before.lagTotalMs) / Math.max(1, written)),
+    lag_max_ms: writer.stats.lagMaxMs,
+  });
+  emit('wcu_per_changed_object', wcu / written, 'WCU', { wcu, written, wcu_per_event: Math.round((wcu / EVENTS) * 1000) / 1000, target: '<= 1', met: wcu / written <= 1 });
+  emit('agent_cpu', agentStopped.cpuMs as number, 'ms');
+} finally {
+  for (const c of cleanups.reverse()) await c();
+  await rm(dir, { recursive: true, force: true });
+}
