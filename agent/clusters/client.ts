@@ -20,7 +20,7 @@ export interface ClusterClientDeps {
   logger: Logger;
   /** Counts each retried request (`vendor_agent_retries_total{target="kubernetes"}`). */
   onRetry?(account: string): void;
-  /** Concurrent sockets to this API server; 32 by default. */
+  /** Concurrent sockets of buffered requests to this API server; 32 by default. Watches are not counted. */
   maxSockets?: number;
 }
 
@@ -77,23 +77,27 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
   const plain = base.protocol === 'http:';
   const prefix = base.pathname.replace(/\/$/, '');
   const maxSockets = deps.maxSockets ?? 32;
-  let ownAgent: { agent: HttpAgent; tls: TlsMaterial } | undefined;
+  // Watches hold their connection for minutes, one per scope, so they get an agent of their own with
+  // no socket limit; lists and writes share a bounded one and never queue behind watches.
+  const ownAgents: Record<'buffered' | 'streaming', { agent: HttpAgent; tls: TlsMaterial } | undefined> = { buffered: undefined, streaming: undefined };
   let closed = false;
+  const credentials = loaded.credentials?.(deps.clock);
 
-  const agentFor = (opts: RequestOptions): HttpAgent => {
+  const agentFor = (opts: RequestOptions, use: 'buffered' | 'streaming'): HttpAgent => {
     // A proxy agent made by client-node from the cluster's proxy-url (set by the SPEC 2.7 rules) stays.
     if (loaded.proxy.proxy !== undefined && opts.agent instanceof HttpAgent) return opts.agent;
     const tls: TlsMaterial = { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername };
-    if (ownAgent === undefined || !sameTls(ownAgent.tls, tls)) {
-      ownAgent?.agent.destroy();
-      const common = { keepAlive: true, maxSockets, scheduling: 'lifo' as const };
-      ownAgent = { agent: plain ? new HttpAgent(common) : new HttpsAgent({ ...common, ...tls }), tls };
-    }
-    return ownAgent.agent;
+    const own = ownAgents[use];
+    if (own !== undefined && sameTls(own.tls, tls)) return own.agent;
+    own?.agent.destroy();
+    const common = { keepAlive: true, maxSockets: use === 'buffered' ? maxSockets : Infinity, scheduling: 'lifo' as const };
+    const made = { agent: plain ? new HttpAgent(common) : new HttpsAgent({ ...common, ...tls }), tls };
+    ownAgents[use] = made;
+    return made.agent;
   };
 
   /** Sends one request and resolves with the response head; the caller reads or streams the body. */
-  const send = async (req: KubeRequest, method: string): Promise<{ res: IncomingMessage; http: ClientRequest; headReceived(): void }> => {
+  const send = async (req: KubeRequest, method: string, use: 'buffered' | 'streaming'): Promise<{ res: IncomingMessage; http: ClientRequest; headReceived(): void }> => {
     if (closed) throw new VendorError('unavailable', `the client of account ${account} is closed`);
     const url = new URL(prefix + req.path, base);
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
@@ -109,11 +113,12 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
     };
     try {
       await loaded.kubeConfig.applyToHTTPSOptions(opts);
+      await credentials?.apply(opts);
     } catch (e) {
       // Exec plugins and token files fail here; their messages name the command or file, not a token.
       throw new VendorError('unauthenticated', `account ${account}: cannot obtain credentials: ${(e as Error).message}`, { cause: e });
     }
-    opts.agent = agentFor(opts);
+    opts.agent = agentFor(opts, use);
     const started = (plain ? httpRequest : httpsRequest)(url, opts);
     return new Promise((resolve, reject) => {
       const timeoutMs = req.timeoutMs ?? 0;
@@ -137,9 +142,21 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
     });
   };
 
+  /**
+   * Sends once; a 401 with credentials the agent obtains itself (an exec plugin, gcp) drops them and
+   * sends once more with fresh ones, as client-go does.
+   */
+  const sendFresh = async (req: KubeRequest, method: string, use: 'buffered' | 'streaming'): Promise<Awaited<ReturnType<typeof send>>> => {
+    const sent = await send(req, method, use);
+    if (sent.res.statusCode !== 401 || credentials === undefined) return sent;
+    sent.res.resume();
+    credentials.invalidate();
+    return send(req, method, use);
+  };
+
   const once = async (req: KubeRequest): Promise<KubeResponse> => {
     const method = req.method ?? 'GET';
-    const { res, http } = await send(req, method);
+    const { res, http } = await sendFresh(req, method, 'buffered');
     let body: Buffer;
     try {
       body = await readAll(res);
@@ -172,7 +189,7 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
           ),
     stream: async (req): Promise<KubeStream> => {
       const method = req.method ?? 'GET';
-      const { res, http, headReceived } = await send(req, method);
+      const { res, http, headReceived } = await sendFresh(req, method, 'streaming');
       headReceived();
       const status = res.statusCode ?? 0;
       if (status < 200 || status > 299) {
@@ -193,7 +210,8 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
     version: async (signal) => (await client.request({ path: '/version', ...(signal === undefined ? {} : { signal }) })).json<ServerVersion>(),
     close: () => {
       closed = true;
-      ownAgent?.agent.destroy();
+      ownAgents.buffered?.agent.destroy();
+      ownAgents.streaming?.agent.destroy();
     },
   };
   return client;
