@@ -386,6 +386,8 @@ export class Reflector {
     this.state.watching = true;
     try {
       for await (const line of stream.lines) {
+        // Lines already read ahead are dropped once the scope is stopped: nothing goes out after that.
+        if (signal.aborted) break;
         lastActivity = clock.now();
         lines++;
         let ev: WatchEvent;

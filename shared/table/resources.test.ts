@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestTables } from '../../test/support/table.ts';
 import {
+  deleteAccountCache,
   getScopeSet,
   listResources,
   putScopeProgress,
@@ -93,5 +94,19 @@ describe('resources against dynalite', () => {
     expect(await getScopeSet(t, 'prod')).toBeUndefined();
     await putScopeSet(t, 'prod', [{ group: '', kind: 'Pod', namespace: '' }], 1);
     expect(await getScopeSet(t, 'prod')).toEqual([{ group: '', kind: 'Pod', namespace: '' }]);
+  });
+
+  it('deletes everything the cache holds of one account, and nothing of another', async () => {
+    const t = await tables.fresh();
+    await writeResources(t, 'prod', Array.from({ length: 60 }, (_, i) => put('Pod', '', 'a', `p${i}`)));
+    await writeResources(t, 'other', [put('Pod', '', 'a', 'keep')]);
+    await putScopeSet(t, 'prod', [{ group: '', kind: 'Pod', namespace: '' }], 1);
+    await putScopeProgress(t, 'prod', { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 60, at: 1 });
+    expect(await deleteAccountCache(t, 'prod')).toBe(62);
+    expect((await listResources(t, 'prod', {}, 100)).items).toEqual([]);
+    expect(await scopeProgress(t, 'prod')).toEqual([]);
+    expect(await getScopeSet(t, 'prod')).toBeUndefined();
+    expect((await listResources(t, 'other', {}, 100)).items).toHaveLength(1);
+    expect(await deleteAccountCache(t, 'prod')).toBe(0);
   });
 });

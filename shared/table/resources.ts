@@ -12,6 +12,7 @@ import {
 import { BATCH_WRITE_LIMIT, batchWrite } from './batch.ts';
 import { runBounded } from './bounded.ts';
 import type { TableRef } from './client.ts';
+import { podMetricsPk } from './pod-metrics.ts';
 import { queryAll } from './query.ts';
 
 /**
@@ -249,6 +250,25 @@ export async function scopeKeys(t: TableRef, account: string, prefix: string): P
     namespace: i.ns as string,
     name: i.name as string,
   }));
+}
+
+/**
+ * Deletes everything the cache holds of an account: its objects, progress, scope set, health and pod
+ * metrics (for when the account itself is deleted). Idempotent; returns how many items went.
+ */
+export async function deleteAccountCache(t: TableRef, account: string): Promise<number> {
+  let deleted = 0;
+  for (const pk of [resourcePk(account), cachePk(account), podMetricsPk(account)]) {
+    const keys = await queryAll(t, { TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: 'pk, sk' });
+    const tasks: (() => Promise<void>)[] = [];
+    for (let i = 0; i < keys.length; i += BATCH_WRITE_LIMIT) {
+      const slice = keys.slice(i, i + BATCH_WRITE_LIMIT);
+      tasks.push(() => batchWrite(t, { RequestItems: { [t.tableName]: slice.map((k) => ({ DeleteRequest: { Key: { pk: k.pk, sk: k.sk } } })) } }));
+    }
+    await runBounded(tasks, 8);
+    deleted += keys.length;
+  }
+  return deleted;
 }
 
 // ---- scope progress: where each watch can resume ----
