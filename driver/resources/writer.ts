@@ -11,8 +11,8 @@
  *   the table, so a resume from it never skips a change; per scope at most every
  *   `progressIntervalMs`, except right after a sync.
  *
- * The agent's batch is acknowledged once taken (not once written): when more than `maxPending`
- * objects wait, taking the next batch waits for the flush, which pushes back on the agent. What a
+ * The agent's batch is acknowledged once taken (not once written): when `maxPending` objects wait,
+ * taking a batch with a new object waits for the flush, which pushes back on the agent. What a
  * crash loses between acknowledgement and write is replayed by the agent, which resumes from the
  * progress the table holds.
  */
@@ -123,13 +123,14 @@ export class AccountCacheWriter {
 
   constructor(account: string, options: WriterOptions) {
     this.account = account;
-    this.#o = { maxPending: 20_000, parallel: 8, progressIntervalMs: 5000, retryMs: 500, ...options };
+    this.#o = { maxPending: 50_000, parallel: 8, progressIntervalMs: 5000, retryMs: 500, ...options };
     this.#loop = this.#run();
   }
 
   /** Takes one batch; resolves once it is held (waits while too much is waiting to be written). */
   async take(batch: ResourceEvents__Output, agentId: string): Promise<void> {
-    while (this.#pending.size >= this.#o.maxPending && !this.#stop.signal.aborted) {
+    // Only new objects make the map grow: changes of objects already waiting replace them and never wait.
+    while (this.#pending.size >= this.#o.maxPending && !this.#stop.signal.aborted && batch.changes.some((c) => !this.#pending.has(resourceSk(c)))) {
       await this.#space.wait(this.#o.clock, Infinity, this.#stop.signal);
     }
     const now = this.#o.clock.now();

@@ -234,6 +234,8 @@ export function scopeKeysParams(tableName: string, account: string, prefix: stri
     ExpressionAttributeValues: { ':pk': resourcePk(account), ':prefix': prefix },
     ExpressionAttributeNames: { '#name': 'name' },
     ProjectionExpression: 'sk, ns, #name',
+    // Writes made just before (the changes the sync follows) must be seen.
+    ConsistentRead: true,
   };
 }
 
