@@ -281,8 +281,8 @@ export class Reflector {
     if (wait !== undefined) await wait;
   }
 
+  /** After a list: the counts from the new set of keys (watch events then adjust them one by one). */
   #recount(): void {
-    if (!this.#complete) return;
     this.state.objects = this.#known.size;
     let bytes = 0;
     for (const k of this.#known.values()) bytes += k.size;
@@ -431,7 +431,8 @@ export class Reflector {
         if (before !== undefined && before.rv === rv) return undefined;
         const compact = compactObject(ev.object, this.scope.type.kind, this.scope.type.group, apiVersionOf(this.scope.type));
         this.#known.set(key, { rv, size: compact.json.length });
-        if (this.#complete) this.#recount();
+        this.state.bytes += compact.json.length - (before?.size ?? 0);
+        if (this.#complete) this.state.objects = this.#known.size;
         else if (before === undefined && ev.type === 'ADDED') this.state.objects++;
         return sink.change(
           { group: this.#ref.group, kind: this.#ref.kind, namespace: meta.namespace ?? '', name: meta.name ?? '', resourceVersion: rv, deleted: false, object: compact.json },
@@ -443,9 +444,13 @@ export class Reflector {
         this.state.lastEventAt = clock.now();
         this.#rv = rv;
         const key = objectKey(meta.namespace ?? '', meta.name ?? '');
-        const had = this.#known.delete(key);
-        if (this.#complete) this.#recount();
-        else if (had || this.state.objects > 0) this.state.objects--;
+        const had = this.#known.get(key);
+        if (had !== undefined) {
+          this.#known.delete(key);
+          this.state.bytes -= had.size;
+        }
+        if (this.#complete) this.state.objects = this.#known.size;
+        else if (this.state.objects > 0) this.state.objects--;
         return sink.change(
           { group: this.#ref.group, kind: this.#ref.kind, namespace: meta.namespace ?? '', name: meta.name ?? '', resourceVersion: rv, deleted: true, object: '' },
           this.#ref,

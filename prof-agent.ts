@@ -1,0 +1,21 @@
+import { ListGate } from '/work/wt-cache/agent/cache/list-gate.ts';
+import { DEFAULT_TIMING } from '/work/wt-cache/agent/cache/reflector.ts';
+import { DEFAULT_CACHE_TIMING } from '/work/wt-cache/agent/cache/run.ts';
+import { CacheWorker } from '/work/wt-cache/agent/cache/worker.ts';
+import { DEFAULT_RETRY_SETTINGS, connectCluster } from '/work/wt-cache/agent/clusters/index.ts';
+import { systemClock } from '/work/wt-cache/shared/clock.ts';
+import { createLogger } from '/work/wt-cache/shared/log.ts';
+import { agentProtocol } from '/work/wt-cache/shared/protocol/loader.ts';
+import { agentMessage } from '/work/wt-cache/shared/protocol/messages.ts';
+const ser = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
+const kinds = ['Pod','ReplicaSet','Deployment','Service','ConfigMap','Secret','ServiceAccount','StatefulSet','DaemonSet','Job'];
+const logger = createLogger({ level: 'warn' });
+const cluster = await connectCluster({ account: 'x', kubeConfigFile: process.argv[2]!, context: '', serviceAccount: false, insecure: false, noProxy: true, oAuthScopes: [] }, { secrets: { resolveFile: async (v) => v }, kubernetesNoProxy: true, retries: DEFAULT_RETRY_SETTINGS, clock: systemClock, logger });
+let changes = 0;
+const host = { respond: async (b: any) => { ser.requestSerialize(agentMessage(b, 1, 0)); changes += b.body.changes.length; }, notify: (b: any) => { if (b.kind === 'resumeQuery') setImmediate(() => w.handle({ kind: 'resumeInfo', seq: 0, ackSeq: 0, body: { queryId: b.body.queryId, account: 'x', accepted: true, message: '', scopes: [] } } as any)); return true; }, connected: () => true };
+const t = performance.now();
+const w: CacheWorker = new CacheWorker({ name: 'x', generation: 1, settings: { context: '', serviceAccount: false, insecure: false, noProxy: false, oAuthScopes: [], namespaces: [], omitNamespaces: [], onlyNamespacedResources: false, customResourceDefinitions: [], kinds, omitKinds: [], metrics: false, maxResumableResourceAgeMs: 0, permissions: null }, caching: true, cachingEpoch: 1, cluster, logger }, host as any, { clock: systemClock, random: Math.random, lists: new ListGate(Number(process.env.G ?? 4)), timing: { ...DEFAULT_TIMING, ...DEFAULT_CACHE_TIMING } });
+for (;;) { const st = w.run?.status(); if (st && st.scopes > 0 && st.synced === st.scopes && st.backlog === 0) break; await new Promise(r => setTimeout(r, 10)); }
+console.log('agent sync ms', Math.round(performance.now() - t), 'changes', changes, 'cpu ms', Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1000));
+await w.stop(); cluster.close();
+process.exit(0);
