@@ -4,19 +4,21 @@
  * The test API server runs in a process of its own, seeded with BENCH_OBJECTS (50,000) realistic
  * objects of 10 kinds over 50 namespaces; the table (dynalite) in another, as DynamoDB is a service of
  * its own (at the lowest CPU priority, so it does not take CPU from what is measured). This process
- * runs the driver; a TCP relay in front of it counts the bytes the agent sends.
+ * runs the driver, and counts the bytes its HTTP/2 connections read from the agent.
  * Then, one after the other:
  *
  * - the baseline: a process with one `@kubernetes/client-node` informer per kind;
  * - the agent: a process with the cache worker of one account caching the same kinds.
  *
  * Each syncs, settles (full GC, pause) and takes BENCH_EVENTS (100,000) pod updates made by the API
- * server. One JSON line per figure: initial sync, peak and settled RSS, bytes to the driver, events
+ * server (BENCH_PROFILE_DIR=dir writes a CPU profile of the agent there). One JSON line per figure: initial sync, peak and settled RSS, bytes to the driver, events
  * per second end to end into the table, table writes per second and lag, write units per write.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, connect, type Server } from 'node:net';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { ServerHttp2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
 import { setPriority, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -81,6 +83,11 @@ class Child {
     }
   }
 
+  /** Resolves once the process has exited. */
+  async exited(): Promise<void> {
+    while (!this.#exited) await new Promise<void>((r) => this.#waiters.push(r));
+  }
+
   send(command: string): void {
     this.process.stdin!.write(`${command}\n`);
   }
@@ -91,19 +98,28 @@ class Child {
   }
 }
 
-/** Counts the bytes the agent sends to the driver. */
-async function relay(port: number): Promise<{ server: Server; port: number; bytes(): number }> {
-  let bytes = 0;
-  const server = createServer((client) => {
-    const upstream = connect(port, '127.0.0.1');
-    client.on('data', (d: Buffer) => (bytes += d.length));
-    client.pipe(upstream);
-    upstream.pipe(client);
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, port: (server.address() as { port: number }).port, bytes: () => bytes };
+/** Counts the bytes agents send to the driver on `port`: what its HTTP/2 connections read. */
+function countBytesTo(port: () => number): { bytes(): number; stop(): void } {
+  // A session's socket can no longer be read once the session has closed: the last count is kept.
+  const sockets = new Map<Socket, number>();
+  const onStream = (message: unknown) => {
+    const socket = (message as { stream: ServerHttp2Stream }).stream.session?.socket as Socket | undefined;
+    if (socket !== undefined && socket.localPort === port() && !sockets.has(socket)) sockets.set(socket, 0);
+  };
+  subscribe('http2.server.stream.created', onStream);
+  const bytes = () => {
+    let n = 0;
+    for (const [socket, last] of sockets) {
+      try {
+        sockets.set(socket, socket.bytesRead);
+      } catch {
+        // closed: keep `last`
+      }
+      n += sockets.get(socket) ?? last;
+    }
+    return n;
+  };
+  return { bytes, stop: () => unsubscribe('http2.server.stream.created', onStream) };
 }
 
 async function churn(kube: ClusterClient, count: number): Promise<number> {
@@ -135,7 +151,7 @@ try {
     } while (cont !== undefined);
   }
 
-  // ---- the table and the driver in this process, behind a counting relay ----
+  // ---- the table and the driver (in this process) ----
   const tableProcess = new Child([join(HERE, 'table-process.ts')]);
   cleanups.push(() => tableProcess.kill());
   // DynamoDB is a remote service; on this machine its stand-in runs at the lowest priority, so it
@@ -157,8 +173,8 @@ try {
     handlers: cache.handlers,
   });
   cleanups.push(() => driver.close(100));
-  const wire = await relay(driver.port);
-  cleanups.push(() => wire.server.close());
+  const wire = countBytesTo(() => driver.port);
+  cleanups.push(() => wire.stop());
 
   // ---- baseline: one client-node informer per kind ----
   const informer = new Child(['--expose-gc', join(HERE, 'cache-informer.ts'), kubeconfig]);
@@ -173,7 +189,8 @@ try {
   const baseStopped = await informer.next('stopped');
 
   // ---- the agent ----
-  const agent = new Child(['--expose-gc', join(HERE, 'cache-agent.ts'), JSON.stringify({ kubeconfig, driver: `127.0.0.1:${wire.port}`, token: TOKEN, account: ACCOUNT })]);
+  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+  const agent = new Child(['--expose-gc', ...profile, join(HERE, 'cache-agent.ts'), JSON.stringify({ kubeconfig, driver: `127.0.0.1:${driver.port}`, token: TOKEN, account: ACCOUNT })]);
   cleanups.push(() => agent.kill());
   await agent.next('started');
   const t0 = performance.now();
@@ -195,10 +212,12 @@ try {
   const produceMs = await produced;
   await writer.idle();
   const drainedMs = performance.now() - t1;
+  const churnBytes = wire.bytes() - before.bytes;
   const written = writer.stats.written - before.written;
   const wcu = meter.writeUnits - before.wcu;
   agent.send('stop');
   const agentStopped = await agent.next('stopped');
+  await agent.exited();
 
   // ---- figures ----
   const mib = (b: unknown) => Math.round(((b as number) / 1048576) * 10) / 10;
@@ -222,7 +241,7 @@ try {
     met: (agentSettled.rss as number) <= (baseSettled.rss as number) / 2,
   });
   emit('bytes_to_driver_initial_sync', mib(syncBytes), 'MiB', { per_object_bytes: Math.round(syncBytes / syncWritten) });
-  emit('bytes_to_driver_per_event', (wire.bytes() - before.bytes) / EVENTS, 'bytes');
+  emit('bytes_to_driver_per_event', churnBytes / EVENTS, 'bytes');
   emit('watch_events_into_driver', (EVENTS / deliveredMs) * 1000, 'events/s', {
     events: EVENTS,
     baseline: Math.round((EVENTS / (baseCounted.ms as number)) * 1000),
