@@ -184,17 +184,21 @@ function summary(kind: string, group: string, o: Obj): Obj {
   return generic(o);
 }
 
-function metadataOf(meta: Obj, annotationFilter: (key: string) => boolean, maxLabels: number): Obj {
-  const m = pick(meta, ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp']);
-  const labels = Object.entries(obj(meta.labels)).slice(0, maxLabels);
-  if (labels.length > 0) m.labels = Object.fromEntries(labels);
-  const annotations = Object.entries(obj(meta.annotations)).filter(
-    ([k, v]) => !DROPPED_ANNOTATIONS.has(k) && typeof v === 'string' && v.length <= MAX_ANNOTATION_VALUE && annotationFilter(k),
-  );
-  if (annotations.length > 0) m.annotations = Object.fromEntries(annotations);
-  const owners = arr(meta.ownerReferences).map((r) => pick(obj(r), ['kind', 'name', 'controller']));
-  if (owners.length > 0) m.ownerReferences = owners;
-  return m;
+const META_FIELDS = ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp'] as const;
+
+/** `"key":<json>` for each field present. */
+function members(from: Obj, keys: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const k of keys) {
+    const v = from[k];
+    if (v !== undefined && v !== null) out.push(`${JSON.stringify(k)}:${JSON.stringify(v)}`);
+  }
+  return out;
+}
+
+/** `"name":{...}` for a map with entries, else nothing. */
+function mapMember(name: string, entries: [string, Json][]): string[] {
+  return entries.length === 0 ? [] : [`"${name}":${JSON.stringify(Object.fromEntries(entries))}`];
 }
 
 export interface CompactObject {
@@ -206,21 +210,33 @@ export interface CompactObject {
 /**
  * The compact form of `raw`, an object of `kind` in `group`, as JSON text. List items of built-in
  * kinds carry no `apiVersion` or `kind`; `apiVersion` fills them in.
+ *
+ * It is built from parts serialized once each, so that choosing how much to cut (annotations, then
+ * labels) costs string lengths rather than serializing the object again: this runs for every event.
  */
 export function compactObject(raw: unknown, kind: string, group: string, apiVersion = ''): CompactObject {
   const o = obj(raw);
   const meta = obj(o.metadata);
+  const head = `{"apiVersion":${JSON.stringify(o.apiVersion ?? apiVersion)},"kind":${JSON.stringify(o.kind ?? kind)},"metadata":{`;
+  const core = members(meta, META_FIELDS);
+  const labels = Object.entries(obj(meta.labels));
+  const annotations = Object.entries(obj(meta.annotations)).filter(
+    (e): e is [string, string] => !DROPPED_ANNOTATIONS.has(e[0]) && typeof e[1] === 'string' && e[1].length <= MAX_ANNOTATION_VALUE,
+  );
+  const owners = arr(meta.ownerReferences).map((r) => pick(obj(r), ['kind', 'name', 'controller']));
+  const ownersPart = owners.length === 0 ? [] : [`"ownerReferences":${JSON.stringify(owners)}`];
   const body = summary(kind, group, o);
-  const build = (annotations: (k: string) => boolean, maxLabels: number, trimmed: boolean): string => {
-    const out: Obj = { apiVersion: o.apiVersion ?? apiVersion, kind: o.kind ?? kind, metadata: metadataOf(meta, annotations, maxLabels), ...body };
-    if (trimmed) out.trimmed = true;
-    return JSON.stringify(out);
-  };
-  const full = build(() => true, Infinity, false);
+  const bodyParts = Object.keys(body).map((k) => `${JSON.stringify(k)}:${JSON.stringify(body[k])}`);
+  const assemble = (labelPart: string[], annotationPart: string[], trimmed: boolean): string =>
+    `${head}${[...core, ...labelPart, ...annotationPart, ...ownersPart].join(',')}}${bodyParts.map((b) => `,${b}`).join('')}${trimmed ? ',"trimmed":true' : ''}}`;
+
+  const allLabels = mapMember('labels', labels);
+  const full = assemble(allLabels, mapMember('annotations', annotations), false);
   if (full.length <= COMPACT_TARGET_BYTES) return { json: full, trimmed: false };
-  const fewer = build((k) => ESSENTIAL_ANNOTATION.test(k), Infinity, true);
-  if (fewer.length <= COMPACT_TARGET_BYTES) return { json: fewer, trimmed: true };
-  return { json: build((k) => ESSENTIAL_ANNOTATION.test(k), 8, true), trimmed: true };
+  const essential = mapMember('annotations', annotations.filter(([k]) => ESSENTIAL_ANNOTATION.test(k)));
+  const fewer = assemble(allLabels, essential, true);
+  if (fewer.length <= COMPACT_TARGET_BYTES || labels.length <= 8) return { json: fewer, trimmed: true };
+  return { json: assemble(mapMember('labels', labels.slice(0, 8)), essential, true), trimmed: true };
 }
 
 /** The compact form of a synthetic resource: only its existence is known. */
