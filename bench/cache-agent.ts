@@ -14,7 +14,7 @@ import { DEFAULT_RETRY_SETTINGS, connectCluster } from '../agent/clusters/index.
 import { DriverConnection } from '../agent/connection/connection.ts';
 import { systemClock } from '../shared/clock.ts';
 import { createLogger } from '../shared/log.ts';
-import { BENCH_KINDS, commands, peakRssBytes, report, settledRssBytes } from './cache-child.ts';
+import { BENCH_KINDS, commands, peakRssBytes, report, settledMemory } from './cache-child.ts';
 
 const cfg = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; driver: string; token: string; account: string };
 const logger = createLogger({ level: 'warn' });
@@ -71,7 +71,7 @@ for (;;) {
 report({ event: 'synced', ms: performance.now() - started, peakRss: peakRssBytes(), rss: process.memoryUsage().rss });
 
 commands({
-  settle: async () => report({ event: 'settled', rss: await settledRssBytes(), peakRss: peakRssBytes() }),
+  settle: async () => report({ event: 'settled', ...(await settledMemory()), peakRss: peakRssBytes() }),
   stop: async () => {
     await worker?.stop();
     stopConnection.abort();

@@ -13,13 +13,15 @@ export function peakRssBytes(): number {
   return process.resourceUsage().maxRSS * 1024;
 }
 
-export async function settledRssBytes(): Promise<number> {
+/** RSS and heap in use after full garbage collections and a pause. */
+export async function settledMemory(): Promise<{ rss: number; heapUsed: number }> {
   const gc = (globalThis as { gc?: () => void }).gc;
   for (let i = 0; i < 3; i++) {
     gc?.();
     await new Promise((r) => setTimeout(r, 700));
   }
-  return process.memoryUsage().rss;
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapUsed: m.heapUsed };
 }
 
 /** Calls `on[command](argument)` for each line `command [argument]` read from stdin. */

@@ -6,7 +6,7 @@
  *   node bench/cache-informer.ts <kubeconfig>
  */
 import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, makeInformer, type KubernetesObject } from '@kubernetes/client-node';
-import { BENCH_KINDS, commands, peakRssBytes, report, settledRssBytes } from './cache-child.ts';
+import { BENCH_KINDS, commands, peakRssBytes, report, settledMemory } from './cache-child.ts';
 
 const kc = new KubeConfig();
 kc.loadFromFile(process.argv[2] ?? '');
@@ -50,7 +50,7 @@ commands({
   count: (n) => {
     waiting = { target: Number(n), since: performance.now(), from: updates };
   },
-  settle: async () => report({ event: 'settled', rss: await settledRssBytes(), peakRss: peakRssBytes() }),
+  settle: async () => report({ event: 'settled', ...(await settledMemory()), peakRss: peakRssBytes() }),
   stop: () => {
     for (const i of informers) void i.stop();
     report({ event: 'stopped', peakRss: peakRssBytes() });

@@ -10,12 +10,13 @@
  * - the baseline: a process with one `@kubernetes/client-node` informer per kind;
  * - the agent: a process with the cache worker of one account caching the same kinds.
  *
- * Each syncs, settles (full GC, pause) and takes BENCH_EVENTS (100,000) pod updates made by the API
- * server (BENCH_PROFILE_DIR=dir writes a CPU profile of the agent there). One JSON line per figure: initial sync, peak and settled RSS, bytes to the driver, events
+ * Each syncs BENCH_ROUNDS (3) times, alternating (a fresh account and process each round: medians are
+ * reported), then the last of each settles (full GC, pause) and takes BENCH_EVENTS (100,000) pod
+ * updates made by the API server (BENCH_PROFILE_DIR=dir writes a CPU profile of the agent there). One JSON line per figure: initial sync, peak and settled RSS, bytes to the driver, events
  * per second end to end into the table, table writes per second and lag, write units per write.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -38,6 +39,7 @@ import { BENCH_KINDS } from './cache-child.ts';
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 50_000);
 const NAMESPACES = Number(process.env.BENCH_NAMESPACES ?? 50);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const ACCOUNT = 'bench';
 const TOKEN = 'bench-cache-token-0001';
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -122,6 +124,16 @@ function countBytesTo(port: () => number): { bytes(): number; stop(): void } {
   return { bytes, stop: () => unsubscribe('http2.server.stream.created', onStream) };
 }
 
+/** CPU time (user + system) a process has used, in ms, where /proc tells (Linux); else NaN. */
+async function cpuMsOf(pid: number): Promise<number> {
+  try {
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 async function churn(kube: ClusterClient, count: number): Promise<number> {
   const t = performance.now();
   await kube.request({ method: 'POST', path: '/_test/churn', body: { count, batch: 1000 }, retry: false });
@@ -162,8 +174,10 @@ try {
   const client = createDocumentClient({ endpoint: tableReady.endpoint as string, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, meter });
   cleanups.push(() => client.destroy());
   const table = { client, tableName: tableReady.tableName as string };
-  await createAccount(table, ACCOUNT, 1);
-  await updateAccount(table, ACCOUNT, 1, { cachingAgentId: 'bench-agent', cachingEpoch: 1 }, 1);
+  for (let round = 1; round <= ROUNDS; round++) {
+    await createAccount(table, `${ACCOUNT}-${round}`, 1);
+    await updateAccount(table, `${ACCOUNT}-${round}`, 1, { cachingAgentId: 'bench-agent', cachingEpoch: 1 }, 1);
+  }
   const cache = cacheHandlers({ table, clock: systemClock, log: silentLogger(), gateTtlMs: 1000 });
   cleanups.push(() => cache.close());
   const driver = await startDriver({
@@ -175,93 +189,161 @@ try {
   cleanups.push(() => driver.close(100));
   const wire = countBytesTo(() => driver.port);
   cleanups.push(() => wire.stop());
+  const kubePid = kubeProcess.process.pid!;
 
-  // ---- baseline: one client-node informer per kind ----
-  const informer = new Child(['--expose-gc', join(HERE, 'cache-informer.ts'), kubeconfig]);
-  cleanups.push(() => informer.kill());
-  const baseSync = await informer.next('synced');
-  informer.send('settle');
-  const baseSettled = await informer.next('settled');
-  informer.send(`count ${EVENTS}`);
-  const baseProduceMs = await churn(kube, EVENTS);
-  const baseCounted = await informer.next('counted');
-  informer.send('stop');
-  const baseStopped = await informer.next('stopped');
+  /** One informer process: its sync, and with `last`, its memory and the burst of updates. */
+  const baselineRound = async (last: boolean) => {
+    const informer = new Child(['--expose-gc', join(HERE, 'cache-informer.ts'), kubeconfig]);
+    cleanups.push(() => informer.kill());
+    const kubeCpu0 = await cpuMsOf(kubePid);
+    const sync = await informer.next('synced');
+    const kubeCpu = (await cpuMsOf(kubePid)) - kubeCpu0;
+    const cpu = await cpuMsOf(informer.process.pid!);
+    let settled: Line | undefined;
+    let counted: Line | undefined;
+    let produceMs = NaN;
+    if (last) {
+      informer.send('settle');
+      settled = await informer.next('settled');
+      informer.send(`count ${EVENTS}`);
+      produceMs = await churn(kube, EVENTS);
+      counted = await informer.next('counted');
+    }
+    informer.send('stop');
+    const stopped = await informer.next('stopped');
+    await informer.exited();
+    return { syncMs: sync.ms as number, objects: sync.objects as number, cpu, kubeCpu, settled, counted, produceMs, peakRss: stopped.peakRss as number };
+  };
 
-  // ---- the agent ----
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
-  const agent = new Child(['--expose-gc', ...profile, join(HERE, 'cache-agent.ts'), JSON.stringify({ kubeconfig, driver: `127.0.0.1:${driver.port}`, token: TOKEN, account: ACCOUNT })]);
-  cleanups.push(() => agent.kill());
-  await agent.next('started');
-  const t0 = performance.now();
-  const agentSync = await agent.next('synced');
-  const writer = cache.writer(ACCOUNT)!;
-  await writer.idle();
-  const tableSyncMs = performance.now() - t0;
-  const syncBytes = wire.bytes();
-  const syncWcu = meter.writeUnits;
-  const syncWritten = writer.stats.written;
-  agent.send('settle');
-  const agentSettled = await agent.next('settled');
+  /** One agent process caching account `bench-<round>` (a fresh one each round, so each lists). */
+  const agentRound = async (round: number, last: boolean) => {
+    const account = `${ACCOUNT}-${round}`;
+    const profile = last && process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+    const agent = new Child(['--expose-gc', ...profile, join(HERE, 'cache-agent.ts'), JSON.stringify({ kubeconfig, driver: `127.0.0.1:${driver.port}`, token: TOKEN, account })]);
+    cleanups.push(() => agent.kill());
+    await agent.next('started');
+    const t0 = performance.now();
+    const bytes0 = wire.bytes();
+    const wcu0 = meter.writeUnits;
+    const kubeCpu1 = await cpuMsOf(kubePid);
+    const driverCpu1 = process.cpuUsage();
+    const agentCpu1 = await cpuMsOf(agent.process.pid!);
+    const sync = await agent.next('synced');
+    const kubeCpu = (await cpuMsOf(kubePid)) - kubeCpu1;
+    const driverCpu = process.cpuUsage(driverCpu1);
+    const cpu = (await cpuMsOf(agent.process.pid!)) - agentCpu1;
+    const writer = cache.writer(account)!;
+    await writer.idle();
+    const result = {
+      syncMs: sync.ms as number,
+      cpu,
+      driverCpu: (driverCpu.user + driverCpu.system) / 1000,
+      kubeCpu,
+      tableSyncMs: performance.now() - t0,
+      bytes: wire.bytes() - bytes0,
+      wcu: meter.writeUnits - wcu0,
+      written: writer.stats.written,
+      peakRss: sync.peakRss as number,
+      settled: undefined as Line | undefined,
+      churn: undefined as undefined | { deliveredMs: number; produceMs: number; drainedMs: number; bytes: number; written: number; wcu: number; coalesced: number; lagTotalMs: number; lagMaxMs: number },
+      stopped: undefined as Line | undefined,
+    };
+    if (last) {
+      agent.send('settle');
+      result.settled = await agent.next('settled');
+      const before = { ...writer.stats, wcu: meter.writeUnits, bytes: wire.bytes() };
+      const t1 = performance.now();
+      const produced = churn(kube, EVENTS);
+      while (writer.stats.changes - before.changes < EVENTS) await new Promise((r) => setTimeout(r, 5));
+      const deliveredMs = performance.now() - t1;
+      const produceMs = await produced;
+      await writer.idle();
+      result.churn = {
+        deliveredMs,
+        produceMs,
+        drainedMs: performance.now() - t1,
+        bytes: wire.bytes() - before.bytes,
+        written: writer.stats.written - before.written,
+        wcu: meter.writeUnits - before.wcu,
+        coalesced: writer.stats.coalesced - before.coalesced,
+        lagTotalMs: writer.stats.lagTotalMs - before.lagTotalMs,
+        lagMaxMs: writer.stats.lagMaxMs,
+      };
+    }
+    agent.send('stop');
+    result.stopped = await agent.next('stopped');
+    await agent.exited();
+    return result;
+  };
 
-  const before = { ...writer.stats, wcu: meter.writeUnits, bytes: wire.bytes() };
-  const t1 = performance.now();
-  const produced = churn(kube, EVENTS);
-  while (writer.stats.changes - before.changes < EVENTS) await new Promise((r) => setTimeout(r, 5));
-  const deliveredMs = performance.now() - t1;
-  const produceMs = await produced;
-  await writer.idle();
-  const drainedMs = performance.now() - t1;
-  const churnBytes = wire.bytes() - before.bytes;
-  const written = writer.stats.written - before.written;
-  const wcu = meter.writeUnits - before.wcu;
-  agent.send('stop');
-  const agentStopped = await agent.next('stopped');
-  await agent.exited();
+  // Rounds alternate, so a change of the machine's load falls on both sides.
+  const baseRuns: Awaited<ReturnType<typeof baselineRound>>[] = [];
+  const agentRuns: Awaited<ReturnType<typeof agentRound>>[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    baseRuns.push(await baselineRound(round === ROUNDS));
+    agentRuns.push(await agentRound(round, round === ROUNDS));
+  }
+  const base = baseRuns[ROUNDS - 1]!;
+  const last = agentRuns[ROUNDS - 1]!;
+  const baseSettled = base.settled!;
+  const baseCounted = base.counted!;
+  const agentSettled = last.settled!;
+  const c = last.churn!;
 
   // ---- figures ----
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const mib = (b: unknown) => Math.round(((b as number) / 1048576) * 10) / 10;
-  const ratio = (base: number, ours: number) => Math.round((base / ours) * 100) / 100;
-  emit('initial_sync', agentSync.ms as number, 'ms', {
-    baseline: Math.round(baseSync.ms as number),
-    speedup: ratio(baseSync.ms as number, agentSync.ms as number),
+  const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+  const agentSyncMs = median(agentRuns.map((r) => r.syncMs));
+  const baseSyncMs = median(baseRuns.map((r) => r.syncMs));
+  emit('initial_sync', agentSyncMs, 'ms', {
+    baseline: Math.round(baseSyncMs),
+    speedup: ratio(baseSyncMs, agentSyncMs),
     target: 'speedup >= 2',
-    met: (baseSync.ms as number) / (agentSync.ms as number) >= 2,
-    baseline_objects: baseSync.objects,
-    into_table_ms: Math.round(tableSyncMs),
-    table_writes: syncWritten,
-    table_wcu: syncWcu,
+    met: baseSyncMs / agentSyncMs >= 2,
+    rounds: agentRuns.map((r, i) => ({ agent: Math.round(r.syncMs), baseline: Math.round(baseRuns[i]!.syncMs) })),
+    baseline_objects: base.objects,
+    into_table_ms: Math.round(median(agentRuns.map((r) => r.tableSyncMs))),
+    table_writes: last.written,
+    table_wcu: last.wcu,
+    agent_cpu_ms: Math.round(median(agentRuns.map((r) => r.cpu))),
+    baseline_cpu_ms_with_start: Math.round(median(baseRuns.map((r) => r.cpu))),
+    driver_cpu_ms: Math.round(median(agentRuns.map((r) => r.driverCpu))),
+    api_server_cpu_ms: Math.round(median(agentRuns.map((r) => r.kubeCpu))),
+    baseline_api_server_cpu_ms: Math.round(median(baseRuns.map((r) => r.kubeCpu))),
   });
-  const agentPeak = Math.max(agentSync.peakRss as number, agentStopped.peakRss as number);
-  emit('peak_rss', mib(agentPeak), 'MiB', { baseline: mib(baseStopped.peakRss), ratio: ratio(agentPeak, baseStopped.peakRss as number) });
+  const agentPeak = Math.max(last.peakRss, last.stopped!.peakRss as number);
+  emit('peak_rss', mib(agentPeak), 'MiB', { baseline: mib(base.peakRss), ratio: ratio(agentPeak, base.peakRss) });
   emit('settled_rss', mib(agentSettled.rss), 'MiB', {
     baseline: mib(baseSettled.rss),
     ratio: ratio(agentSettled.rss as number, baseSettled.rss as number),
     target: 'ratio <= 0.5',
     met: (agentSettled.rss as number) <= (baseSettled.rss as number) / 2,
+    heap_used: mib(agentSettled.heapUsed),
+    baseline_heap_used: mib(baseSettled.heapUsed),
   });
-  emit('bytes_to_driver_initial_sync', mib(syncBytes), 'MiB', { per_object_bytes: Math.round(syncBytes / syncWritten) });
-  emit('bytes_to_driver_per_event', churnBytes / EVENTS, 'bytes');
-  emit('watch_events_into_driver', (EVENTS / deliveredMs) * 1000, 'events/s', {
+  emit('bytes_to_driver_initial_sync', mib(last.bytes), 'MiB', { per_object_bytes: Math.round(last.bytes / last.written) });
+  emit('bytes_to_driver_per_event', c.bytes / EVENTS, 'bytes');
+  emit('watch_events_into_driver', (EVENTS / c.deliveredMs) * 1000, 'events/s', {
     events: EVENTS,
     baseline: Math.round((EVENTS / (baseCounted.ms as number)) * 1000),
     baseline_is: 'client-node informers receiving the same burst',
-    api_server_produced_per_s: Math.round((EVENTS / produceMs) * 1000),
-    baseline_api_server_produced_per_s: Math.round((EVENTS / baseProduceMs) * 1000),
+    api_server_produced_per_s: Math.round((EVENTS / c.produceMs) * 1000),
+    baseline_api_server_produced_per_s: Math.round((EVENTS / base.produceMs) * 1000),
     target: '>= 10000',
-    met: (EVENTS / deliveredMs) * 1000 >= 10_000,
+    met: (EVENTS / c.deliveredMs) * 1000 >= 10_000,
   });
-  emit('table_writes', (written / drainedMs) * 1000, 'writes/s', {
-    written,
-    coalesced: writer.stats.coalesced - before.coalesced,
-    drained_ms: Math.round(drainedMs),
-    lag_avg_ms: Math.round((writer.stats.lagTotalMs - before.lagTotalMs) / Math.max(1, written)),
-    lag_max_ms: writer.stats.lagMaxMs,
+  emit('table_writes', (c.written / c.drainedMs) * 1000, 'writes/s', {
+    written: c.written,
+    coalesced: c.coalesced,
+    drained_ms: Math.round(c.drainedMs),
+    lag_avg_ms: Math.round(c.lagTotalMs / Math.max(1, c.written)),
+    lag_max_ms: c.lagMaxMs,
   });
   // A changed object is one change the API server made (one watch event); coalescing writes several
   // changes of one object once. The bookkeeping writes (progress, health) are counted in.
-  emit('wcu_per_changed_object', wcu / EVENTS, 'WCU', { wcu, changes: EVENTS, written, wcu_per_write: Math.round((wcu / written) * 1000) / 1000, target: '<= 1', met: wcu / EVENTS <= 1 });
-  emit('agent_cpu', agentStopped.cpuMs as number, 'ms');
+  emit('wcu_per_changed_object', c.wcu / EVENTS, 'WCU', { wcu: c.wcu, changes: EVENTS, written: c.written, wcu_per_write: Math.round((c.wcu / c.written) * 1000) / 1000, target: '<= 1', met: c.wcu / EVENTS <= 1 });
+  emit('agent_cpu', last.stopped!.cpuMs as number, 'ms');
 } finally {
   for (const c of cleanups.reverse()) await c();
   await rm(dir, { recursive: true, force: true });
