@@ -6,6 +6,7 @@
  *   node bench/cache-agent.ts '{"kubeconfig":"...","driver":"127.0.0.1:PORT","token":"...","account":"bench"}'
  */
 import type { HeldAccountView, WorkerHost } from '../agent/accounts/worker.ts';
+import { decoderOf } from '../agent/cache/decoder.ts';
 import { ListGate } from '../agent/cache/list-gate.ts';
 import { DEFAULT_TIMING } from '../agent/cache/reflector.ts';
 import { DEFAULT_CACHE_TIMING } from '../agent/cache/run.ts';
@@ -61,7 +62,8 @@ const view: HeldAccountView = {
 };
 
 const started = performance.now();
-worker = new CacheWorker(view, host, { clock: systemClock, random: Math.random, lists: new ListGate(4), timing: { ...DEFAULT_TIMING, ...DEFAULT_CACHE_TIMING } });
+const decoder = decoderOf(view);
+worker = new CacheWorker(view, host, { clock: systemClock, random: Math.random, lists: new ListGate(4), decoder, timing: { ...DEFAULT_TIMING, ...DEFAULT_CACHE_TIMING } });
 report({ event: 'started' });
 for (;;) {
   const s = worker.run?.status();
@@ -74,6 +76,7 @@ commands({
   settle: async () => report({ event: 'settled', ...(await settledMemory()), peakRss: peakRssBytes() }),
   stop: async () => {
     await worker?.stop();
+    await decoder.close();
     stopConnection.abort();
     await running;
     cluster.close();

@@ -11,6 +11,7 @@ import type { HeldAccountView, WorkerHost } from '../agent/accounts/worker.ts';
 import { PodMetricsWorker } from '../agent/metrics/worker.ts';
 import { DriverConnection } from '../agent/connection/connection.ts';
 import { connectCluster, type ClusterClient, type RetrySettings } from '../agent/clusters/index.ts';
+import type { Decoder } from '../agent/cache/decoder.ts';
 import { ListGate } from '../agent/cache/list-gate.ts';
 import { DEFAULT_TIMING } from '../agent/cache/reflector.ts';
 import { DEFAULT_CACHE_TIMING, type CacheTiming } from '../agent/cache/run.ts';
@@ -88,6 +89,8 @@ export interface AgentOptions {
   retries?: RetrySettings;
   lists?: ListGate;
   batch?: { maxChanges?: number; window?: number; maxSyncKeys?: number };
+  /** Where the cache decodes (on the test's thread by default). */
+  decoder?: Decoder;
   /** With `settings.metrics`: the clock of pod metrics readings (the agent's clock by default). */
   metricsClock?: Clock;
 }
@@ -186,6 +189,7 @@ export class CacheFixture {
         metrics,
         timing: { ...FAST_TIMING, ...options.timing },
         ...(options.batch === undefined ? {} : { batch: options.batch }),
+        ...(options.decoder === undefined ? {} : { decoder: options.decoder }),
       },
     );
     let stopped = false;

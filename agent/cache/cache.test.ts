@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { getCacheHealth } from '../../shared/table/resources.ts';
 import { BUILT_IN_KINDS, CacheFixture, WAIT, configMap, listsOf } from '../../test/cache-harness.ts';
+import { threadDecoder } from './decoder.ts';
 
 let f: CacheFixture;
 beforeEach(async () => {
@@ -25,6 +26,24 @@ describe('the resource cache', () => {
     const compact = await f.tableCompact();
     expect(compact.get('ConfigMap|shop/cm-4')).toMatchObject({ kind: 'ConfigMap', metadata: { name: 'cm-4', namespace: 'shop' }, dataKeys: ['a'] });
     expect(JSON.stringify([...compact.values()])).not.toContain('managedFields');
+  });
+
+  it('decodes in threads of its own just the same, WatchList and paged lists alike', async () => {
+    const decoder = threadDecoder(2);
+    try {
+      await f.agent({ decoder });
+      await converged();
+      f.kube.store.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'cm-7' });
+      for (let i = 0; i < 50; i++) f.kube.store.upsert(configMap('shop', `cm-${i % 10}`, { v: String(i) }));
+      await converged();
+      await f.close();
+      f = await new CacheFixture().start({ watchList: false });
+      for (let i = 0; i < 120; i++) f.kube.store.create(configMap('default', `cm-${i}`));
+      await f.agent({ decoder });
+      await converged();
+    } finally {
+      await decoder.close();
+    }
   });
 
   it('uses paged lists where the API server has no WatchList (Kubernetes 1.20)', async () => {

@@ -21,7 +21,8 @@ import type { Logger } from '../../shared/log.ts';
 import type { ResourceChange__Output as ResourceChange, ResourceScope__Output as ResourceScope } from '../../shared/protocol/messages.ts';
 import { kubeErrorStatus, type ClusterClient, type KubeStream } from '../clusters/index.ts';
 import { kubeHttpError } from '../clusters/errors.ts';
-import { compactObject } from './compact.ts';
+import type { Decoded, KindInfo } from './decode.ts';
+import { inlineDecoder, type Decoder } from './decoder.ts';
 import type { ListGate } from './list-gate.ts';
 import { apiVersionOf, collectionPath, objectKey, scopeId, type CacheScope } from './types.ts';
 
@@ -70,6 +71,8 @@ export interface ReflectorDeps {
   log: Logger;
   watchList: WatchListSupport;
   timing: ReflectorTiming;
+  /** Where watch lines and list pages are parsed and compacted (inline, or in threads). */
+  decoder?: Decoder;
   /** Told about every watch event (for `vendor_agent_watch_events_total`). */
   onEvent?(type: string): void;
   /** Told about every full list (for `vendor_agent_relists_total`). */
@@ -97,12 +100,8 @@ interface Known {
   size: number;
 }
 
-interface WatchEvent {
-  type: string;
-  object: { metadata?: { name?: string; namespace?: string; resourceVersion?: string; annotations?: Record<string, string> }; code?: number; message?: string } & Record<string, unknown>;
-}
-
-const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+/** Batches of lines being decoded at once per watch: reading goes on while earlier ones decode. */
+const DECODE_DEPTH = 3;
 
 class Restart extends Error {}
 
@@ -120,6 +119,8 @@ export class Reflector {
   readonly state: ScopeState = { objects: 0, bytes: 0, watching: false, relists: 0, expired: 0 };
   readonly #deps: ReflectorDeps;
   readonly #ref: ResourceScope;
+  readonly #info: KindInfo;
+  readonly #decoder: Decoder;
   #rv: string | undefined;
   #known = new Map<string, Known>();
   /** True once `#known` holds every object of the scope (after a list). */
@@ -131,6 +132,8 @@ export class Reflector {
     this.scope = scope;
     this.#deps = deps;
     this.#ref = { group: scope.type.group, kind: scope.type.kind, namespace: scope.namespace, synthetic: false };
+    this.#info = { kind: scope.type.kind, group: scope.type.group, apiVersion: apiVersionOf(scope.type) };
+    this.#decoder = deps.decoder ?? inlineDecoder;
     if (resume !== undefined && resume.resourceVersion !== '') {
       this.#rv = resume.resourceVersion;
       this.state.objects = resume.objects;
@@ -241,32 +244,31 @@ export class Reflector {
     let cont: string | undefined;
     do {
       const res = await cluster.request({ path: collectionPath(this.scope), query: { limit: timing.pageSize, continue: cont }, signal });
-      const page = res.json<{ metadata?: { resourceVersion?: string; continue?: string }; items?: Record<string, unknown>[] }>();
-      listRv ??= page.metadata?.resourceVersion;
-      for (const item of page.items ?? []) {
+      const page = await this.#decoder.list(res.body.toString('utf8'), this.#info);
+      listRv ??= page.resourceVersion;
+      for (const item of page.items) {
         const wait = this.#listed(item, seen);
         if (wait !== undefined) await wait;
       }
-      cont = page.metadata?.continue || undefined;
+      cont = page.continue;
     } while (cont !== undefined);
     if (listRv === undefined) throw new VendorError('unavailable', `the list of ${this.id} carries no resourceVersion`);
     await this.#listDone(listRv, seen);
   }
 
   /** An object of a list (or of a WatchList's initial events): sent unless the agent has seen this version. */
-  #listed(item: Record<string, unknown>, seen: Map<string, Known>): Promise<void> | undefined {
-    const meta = (item.metadata ?? {}) as { name?: string; namespace?: string; resourceVersion?: string };
-    const key = objectKey(meta.namespace ?? '', meta.name ?? '');
-    const rv = meta.resourceVersion ?? '';
+  #listed(item: Decoded, seen: Map<string, Known>): Promise<void> | undefined {
+    const key = objectKey(item.namespace, item.name);
+    const rv = item.resourceVersion;
     const before = this.#known.get(key);
     if (before !== undefined && before.rv === rv) {
       seen.set(key, before);
       return undefined;
     }
-    const compact = compactObject(item, this.scope.type.kind, this.scope.type.group, apiVersionOf(this.scope.type));
-    seen.set(key, { rv, size: compact.json.length });
+    const compact = item.compact ?? '';
+    seen.set(key, { rv, size: compact.length });
     return this.#deps.sink.change(
-      { group: this.#ref.group, kind: this.#ref.kind, namespace: meta.namespace ?? '', name: meta.name ?? '', resourceVersion: rv, deleted: false, object: compact.json },
+      { group: this.#ref.group, kind: this.#ref.kind, namespace: item.namespace, name: item.name, resourceVersion: rv, deleted: false, object: compact },
       this.#ref,
       seen.size,
     );
@@ -318,10 +320,10 @@ export class Reflector {
     let initial = true;
     return this.#consume(stream, signal, async (ev) => {
       if (!initial) return this.#event(ev);
-      if (ev.type === 'ADDED') return this.#listed(ev.object, seen);
-      if (ev.type === 'BOOKMARK' && ev.object.metadata?.annotations?.[INITIAL_EVENTS_END] === 'true') {
+      if (ev.type === 'ADDED') return this.#listed(ev, seen);
+      if (ev.type === 'BOOKMARK' && ev.initialEventsEnd === true) {
         initial = false;
-        await this.#listDone(ev.object.metadata.resourceVersion ?? '', seen);
+        await this.#listDone(ev.resourceVersion, seen);
         listed();
         return undefined;
       }
@@ -356,7 +358,7 @@ export class Reflector {
   async #consume(
     { stream, timeoutSeconds }: OpenWatch,
     signal: AbortSignal,
-    handle: (ev: WatchEvent) => Promise<void> | undefined,
+    handle: (ev: Decoded) => Promise<void> | undefined,
     ended: () => void,
   ): Promise<boolean> {
     const { clock, timing } = this.#deps;
@@ -383,29 +385,58 @@ export class Reflector {
         }
       }
     })();
+    // Batches decode while the next ones are read, and their events are handled, in the order they
+    // came, as soon as each is decoded; reading waits while DECODE_DEPTH batches are not handled yet.
+    const queue: Promise<Decoded[]>[] = [];
+    let readerDone = false;
+    let handlerFailure: { error: unknown } | undefined;
+    let wakeHandler: (() => void) | undefined;
+    let wakeReader: (() => void) | undefined;
+    const handler = (async () => {
+      for (;;) {
+        const next = queue[0];
+        if (next === undefined) {
+          if (readerDone) return;
+          await new Promise<void>((r) => (wakeHandler = r));
+          continue;
+        }
+        for (const ev of await next) {
+          // Events already read ahead are dropped once the scope is stopped: nothing goes out after that.
+          if (signal.aborted) return;
+          const wait = handle(ev);
+          if (wait !== undefined) await wait;
+        }
+        queue.shift();
+        wakeReader?.();
+      }
+    })().catch((error: unknown) => {
+      handlerFailure = { error };
+      stream.close();
+      wakeReader?.();
+    });
     this.state.watching = true;
     try {
-      for await (const line of stream.lines) {
-        // Lines already read ahead are dropped once the scope is stopped: nothing goes out after that.
-        if (signal.aborted) break;
+      for await (const batch of stream.batches) {
+        if (signal.aborted || handlerFailure !== undefined) break;
         lastActivity = clock.now();
         lines++;
-        let ev: WatchEvent;
-        try {
-          ev = JSON.parse(line) as WatchEvent;
-        } catch {
-          throw new VendorError('unavailable', `the watch of ${this.id} sent a line that is not JSON`);
-        }
-        const wait = handle(ev);
-        if (wait !== undefined) await wait;
+        queue.push(this.#decoder.batch(batch, this.#info));
+        wakeHandler?.();
+        while (queue.length >= DECODE_DEPTH && handlerFailure === undefined) await new Promise<void>((r) => (wakeReader = r));
       }
     } finally {
+      readerDone = true;
+      wakeHandler?.();
       this.state.watching = false;
       stopWatchdog.abort();
       signal.removeEventListener('abort', onAbort);
       stream.close();
       await watchdog;
+      await handler;
+      // What was still decoding is not wanted; its failures are not either.
+      for (const d of queue) d.catch(() => undefined);
     }
+    if (handlerFailure !== undefined) throw handlerFailure.error;
     if (signal.aborted) throw signal.reason;
     ended();
     if (silent) {
@@ -416,26 +447,26 @@ export class Reflector {
   }
 
   /** One watch event after the initial list. */
-  #event(ev: WatchEvent): Promise<void> | undefined {
+  #event(ev: Decoded): Promise<void> | undefined {
     const { sink, clock } = this.#deps;
-    const meta = ev.object.metadata ?? {};
-    const rv = meta.resourceVersion ?? '';
+    const rv = ev.resourceVersion;
+    if (ev.malformed === true) throw new VendorError('unavailable', `the watch of ${this.id} sent a line that is not JSON`);
     this.#deps.onEvent?.(ev.type);
     switch (ev.type) {
       case 'ADDED':
       case 'MODIFIED': {
         this.state.lastEventAt = clock.now();
         this.#rv = rv;
-        const key = objectKey(meta.namespace ?? '', meta.name ?? '');
+        const key = objectKey(ev.namespace, ev.name);
         const before = this.#known.get(key);
         if (before !== undefined && before.rv === rv) return undefined;
-        const compact = compactObject(ev.object, this.scope.type.kind, this.scope.type.group, apiVersionOf(this.scope.type));
-        this.#known.set(key, { rv, size: compact.json.length });
-        this.state.bytes += compact.json.length - (before?.size ?? 0);
+        const compact = ev.compact ?? '';
+        this.#known.set(key, { rv, size: compact.length });
+        this.state.bytes += compact.length - (before?.size ?? 0);
         if (this.#complete) this.state.objects = this.#known.size;
         else if (before === undefined && ev.type === 'ADDED') this.state.objects++;
         return sink.change(
-          { group: this.#ref.group, kind: this.#ref.kind, namespace: meta.namespace ?? '', name: meta.name ?? '', resourceVersion: rv, deleted: false, object: compact.json },
+          { group: this.#ref.group, kind: this.#ref.kind, namespace: ev.namespace, name: ev.name, resourceVersion: rv, deleted: false, object: compact },
           this.#ref,
           this.state.objects,
         );
@@ -443,7 +474,7 @@ export class Reflector {
       case 'DELETED': {
         this.state.lastEventAt = clock.now();
         this.#rv = rv;
-        const key = objectKey(meta.namespace ?? '', meta.name ?? '');
+        const key = objectKey(ev.namespace, ev.name);
         const had = this.#known.get(key);
         if (had !== undefined) {
           this.#known.delete(key);
@@ -452,7 +483,7 @@ export class Reflector {
         if (this.#complete) this.state.objects = this.#known.size;
         else if (this.state.objects > 0) this.state.objects--;
         return sink.change(
-          { group: this.#ref.group, kind: this.#ref.kind, namespace: meta.namespace ?? '', name: meta.name ?? '', resourceVersion: rv, deleted: true, object: '' },
+          { group: this.#ref.group, kind: this.#ref.kind, namespace: ev.namespace, name: ev.name, resourceVersion: rv, deleted: true, object: '' },
           this.#ref,
           this.state.objects,
         );
@@ -464,12 +495,11 @@ export class Reflector {
         }
         return undefined;
       case 'ERROR': {
-        const code = typeof ev.object.code === 'number' ? ev.object.code : 500;
-        throw kubeHttpError(this.#deps.cluster.account, 'WATCH', collectionPath(this.scope), code, Buffer.from(JSON.stringify(ev.object)));
+        const status = ev.status ?? { code: 500, body: '' };
+        throw kubeHttpError(this.#deps.cluster.account, 'WATCH', collectionPath(this.scope), status.code, Buffer.from(status.body));
       }
       default:
         throw new VendorError('unavailable', `the watch of ${this.id} sent an event of unknown type ${ev.type}`);
     }
   }
 }
-

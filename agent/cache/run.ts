@@ -10,6 +10,7 @@ import type { ResourceScope__Output, ResumeInfo__Output } from '../../shared/pro
 import type { HeldAccountView, WorkerHost } from '../accounts/worker.ts';
 import type { AgentMetrics } from '../observability/metrics.ts';
 import { Batcher } from './batcher.ts';
+import type { Decoder } from './decoder.ts';
 import { syntheticObject } from './compact.ts';
 import { discover } from './discovery.ts';
 import { healthFingerprint, healthMessage, summarize } from './health.ts';
@@ -46,6 +47,8 @@ export interface RunDeps {
   metrics?: AgentMetrics;
   timing: CacheTiming;
   watchList: WatchListSupport;
+  /** Where watch lines and list pages are decoded; on this thread when not given. */
+  decoder?: Decoder;
   /** Batching knobs (tests use small ones). */
   batch?: { maxChanges?: number; window?: number; maxSyncKeys?: number };
   onSent?(changes: number, bytes: number): void;
@@ -244,6 +247,7 @@ export class CacheRun {
         log: this.#log,
         watchList: this.#deps.watchList,
         timing: this.#deps.timing,
+        ...(this.#deps.decoder === undefined ? {} : { decoder: this.#deps.decoder }),
         onEvent: (type) => {
           metrics?.watchEvents.inc({ account, kind, type });
           if (isCrd && type !== 'BOOKMARK') this.#rediscoverSoon();

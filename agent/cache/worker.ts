@@ -6,6 +6,7 @@
 import type { AccountWorker, AccountWorkerFactory, HeldAccountView, WorkerHost } from '../accounts/worker.ts';
 import type { ClusterClient } from '../clusters/index.ts';
 import type { DriverWork } from '../connection/driver-stream.ts';
+import { decoderOf, type Decoder } from './decoder.ts';
 import { listGateOf, type ListGate } from './list-gate.ts';
 import { DEFAULT_TIMING, type WatchListSupport } from './reflector.ts';
 import { CacheRun, DEFAULT_CACHE_TIMING, type CacheTiming, type RunDeps } from './run.ts';
@@ -17,6 +18,8 @@ export interface CacheWorkerOptions {
   lists?: ListGate;
   batch?: RunDeps['batch'];
   onSent?: RunDeps['onSent'];
+  /** Where watch lines and list pages are decoded; by default one decoder (with threads where the machine has CPUs to spare) per agent context. */
+  decoder?: Decoder;
 }
 
 /** What a change of which restarts the cache. */
@@ -102,6 +105,7 @@ export function cacheWorkerFactory(options: CacheWorkerOptions = {}): AccountWor
       random: options.random ?? Math.random,
       lists: options.lists ?? listGateOf(ctx),
       metrics: ctx.metrics,
+      decoder: options.decoder ?? decoderOf(ctx),
       timing: { ...DEFAULT_TIMING, ...DEFAULT_CACHE_TIMING, ...options.timing },
       ...(options.batch === undefined ? {} : { batch: options.batch }),
       ...(options.onSent === undefined ? {} : { onSent: options.onSent }),

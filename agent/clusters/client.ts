@@ -11,6 +11,7 @@ import { VendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import { kubeHttpError, kubeTransportError } from './errors.ts';
 import type { LoadedCluster } from './kubeconfig.ts';
+import { splitLines } from './lines.ts';
 import { withRetries } from './retry.ts';
 import type { ClusterClient, KubeRequest, KubeResponse, KubeStream, RetrySettings, ServerVersion } from './types.ts';
 
@@ -45,10 +46,11 @@ async function readAll(res: IncomingMessage): Promise<Buffer> {
 }
 
 /**
- * Splits a streamed body into lines without decoding a chunk boundary in the middle of a character.
- * After `closed()` the end of the body is the end of the stream, not an error.
+ * Cuts a streamed body at line ends: each batch holds the complete lines of what has arrived (each
+ * ending with a newline), in a buffer of its own that may be handed to another thread. After
+ * `closed()` the end of the body is the end of the stream, not an error.
  */
-async function* linesOf(res: IncomingMessage, closed: () => boolean): AsyncIterable<string> {
+async function* batchesOf(res: IncomingMessage, closed: () => boolean): AsyncIterable<Buffer> {
   let pending: Buffer = Buffer.alloc(0);
   const chunks = res[Symbol.asyncIterator]();
   for (;;) {
@@ -62,14 +64,24 @@ async function* linesOf(res: IncomingMessage, closed: () => boolean): AsyncItera
     if (next.done) break;
     const chunk = next.value;
     pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
-    let start = 0;
-    for (let nl = pending.indexOf(10, start); nl !== -1; nl = pending.indexOf(10, start)) {
-      if (nl > start) yield pending.toString('utf8', start, nl);
-      start = nl + 1;
-    }
-    pending = pending.subarray(start);
+    const end = pending.lastIndexOf(10) + 1;
+    if (end === 0) continue;
+    // Copied out of the socket's buffer pool, so the batch owns its memory.
+    const batch = Buffer.allocUnsafeSlow(end);
+    pending.copy(batch, 0, 0, end);
+    pending = pending.subarray(end);
+    yield batch;
   }
-  if (pending.length > 0) yield pending.toString('utf8');
+  if (pending.length > 0) {
+    const batch = Buffer.allocUnsafeSlow(pending.length + 1);
+    pending.copy(batch);
+    batch[pending.length] = 10;
+    yield batch;
+  }
+}
+
+async function* flatten(batches: AsyncIterable<Buffer>): AsyncIterable<string> {
+  for await (const batch of batches) yield* splitLines(batch);
 }
 
 export function createClusterClient(account: string, loaded: LoadedCluster, deps: ClusterClientDeps): ClusterClient {
@@ -197,10 +209,12 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
         throw kubeHttpError(account, method, req.path, status, body);
       }
       let closedByCaller = false;
+      const batches = batchesOf(res, () => closedByCaller);
       return {
         status,
         headers: res.headers,
-        lines: linesOf(res, () => closedByCaller),
+        batches,
+        lines: flatten(batches),
         close: () => {
           closedByCaller = true;
           http.destroy();
