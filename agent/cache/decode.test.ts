@@ -35,15 +35,16 @@ describe('decoding watch lines and list pages', () => {
   it('decodes the same in threads, answers in order, and reports a page that is not JSON', async () => {
     const decoder = threadDecoder(2);
     try {
-      const lines = Array.from({ length: 20 }, (_, i) => JSON.stringify({ type: 'ADDED', object: cm(`c${i}`, String(i)) }));
+      // Large enough to go to the threads.
+      const lines = Array.from({ length: 400 }, (_, i) => JSON.stringify({ type: 'ADDED', object: { ...cm(`c${i}`, String(i)), pad: 'x'.repeat(200) } }));
       const batch = (ls: string[]) => Buffer.from(`${ls.join('\n')}\n`);
-      const answers = await Promise.all([decoder.batch(batch(lines.slice(0, 10)), info), decoder.batch(batch(lines.slice(10)), info)]);
-      expect(answers.flat().map((d) => d.name)).toEqual(lines.map((_, i) => `c${i}`));
+      const answers = await Promise.all([decoder.batch(batch(lines.slice(0, 200)), info), decoder.batch(batch(lines.slice(200)), info), decoder.batch(batch(['{"type":"DELETED","object":{"metadata":{"name":"small"}}}']), info)]);
+      expect(answers.flat().map((d) => d.name)).toEqual([...lines.map((_, i) => `c${i}`), 'small']);
       expect(answers.flat()[3]).toEqual(decodeLine(lines[3]!, info));
       await expect(decoder.list('not json', info)).rejects.toMatchObject({ code: 'unavailable', message: expect.stringMatching(/^decoding failed: /) });
     } finally {
       await decoder.close();
     }
-    await expect(decoder.batch(Buffer.alloc(0), info)).rejects.toThrow('the decoder is closed');
+    await expect(decoder.list('{}', info)).rejects.toThrow('the decoder is closed');
   });
 });

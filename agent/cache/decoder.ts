@@ -25,7 +25,13 @@ export const inlineDecoder: Decoder = {
 
 type Pending = { worker: number; resolve(v: unknown): void; reject(e: unknown): void };
 
-/** Decodes in `threads` worker threads, each request to the next thread in turn. */
+/**
+ * A batch smaller than this is decoded on the calling thread: handing it over costs more than
+ * decoding it (a trickle of watch events arrives one small batch at a time).
+ */
+export const THREAD_MIN_BYTES = 32 * 1024;
+
+/** Decodes in `threads` worker threads, each request to the next thread in turn; small batches inline. */
 export function threadDecoder(threads: number): Decoder {
   const workers: Worker[] = [];
   const pending = new Map<number, Pending>();
@@ -69,7 +75,10 @@ export function threadDecoder(threads: number): Decoder {
 
   return {
     // A batch owns its ArrayBuffer (see the cluster client), so it moves to the thread without a copy.
-    batch: (batch, info) => ask({ op: 'batch', batch, info }, batch.byteOffset === 0 && batch.byteLength === batch.buffer.byteLength ? [batch.buffer as ArrayBuffer] : []),
+    batch: (batch, info) =>
+      batch.byteLength < THREAD_MIN_BYTES
+        ? inlineDecoder.batch(batch, info)
+        : ask({ op: 'batch', batch, info }, batch.byteOffset === 0 && batch.byteLength === batch.buffer.byteLength ? [batch.buffer as ArrayBuffer] : []),
     list: (body, info) => ask({ op: 'list', body, info }),
     close: async () => {
       closed = true;
