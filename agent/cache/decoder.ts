@@ -31,13 +31,31 @@ type Pending = { worker: number; resolve(v: unknown): void; reject(e: unknown): 
  */
 export const THREAD_MIN_BYTES = 32 * 1024;
 
-/** Decodes in `threads` worker threads, each request to the next thread in turn; small batches inline. */
+/** Threads that have had nothing to do for this long end; the next request starts them again. */
+export const THREAD_IDLE_MS = 30_000;
+
+/**
+ * Decodes in up to `threads` worker threads, each request to the next thread in turn; small batches
+ * inline. Threads start with the first request and end after `THREAD_IDLE_MS` without one, so an
+ * agent whose caches are quiet holds no threads, and none outlive the agent's work.
+ */
 export function threadDecoder(threads: number): Decoder {
-  const workers: Worker[] = [];
+  const workers: (Worker | undefined)[] = Array.from({ length: threads }, () => undefined);
   const pending = new Map<number, Pending>();
   let nextId = 0;
   let turn = 0;
   let closed = false;
+  // Housekeeping of threads only (nothing observable depends on it), so the real clock and timers.
+  let lastAsked = 0;
+  let idleTimer: NodeJS.Timeout | undefined;
+
+  const failAll = (i: number, error: unknown) => {
+    for (const [id, p] of pending) {
+      if (p.worker !== i) continue;
+      pending.delete(id);
+      p.reject(error);
+    }
+  };
 
   const spawn = (i: number): Worker => {
     const w = new Worker(new URL('./decode-worker.ts', import.meta.url));
@@ -48,28 +66,38 @@ export function threadDecoder(threads: number): Decoder {
       if (m.error !== undefined) p?.reject(new VendorError('unavailable', `decoding failed: ${m.error}`));
       else p?.resolve(m.result);
     });
-    // A thread that dies takes its requests with it; the reflectors retry, and a new thread takes its place.
-    w.on('error', (e) => {
-      for (const [id, p] of pending) {
-        if (p.worker !== i) continue;
-        pending.delete(id);
-        p.reject(e);
-      }
-    });
+    // A thread that dies takes its requests with it (their reflectors try again); the next request starts another.
+    w.on('error', (e) => failAll(i, e));
     w.on('exit', () => {
-      if (!closed) workers[i] = spawn(i);
+      failAll(i, new VendorError('unavailable', 'a decoding thread ended'));
+      if (workers[i] === w) workers[i] = undefined;
     });
     return w;
   };
-  for (let i = 0; i < threads; i++) workers.push(spawn(i));
+
+  const endIdleThreads = () => {
+    idleTimer = undefined;
+    if (pending.size === 0 && Date.now() - lastAsked >= THREAD_IDLE_MS) {
+      for (let i = 0; i < workers.length; i++) {
+        const w = workers[i];
+        workers[i] = undefined;
+        void w?.terminate();
+      }
+      return;
+    }
+    idleTimer = setTimeout(endIdleThreads, THREAD_IDLE_MS).unref();
+  };
 
   const ask = <T>(message: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<T> => {
     if (closed) return Promise.reject(new VendorError('unavailable', 'the decoder is closed'));
     const id = nextId++;
     const worker = turn++ % workers.length;
+    const w = (workers[worker] ??= spawn(worker));
+    lastAsked = Date.now();
+    idleTimer ??= setTimeout(endIdleThreads, THREAD_IDLE_MS).unref();
     return new Promise<T>((resolve, reject) => {
       pending.set(id, { worker, resolve: resolve as (v: unknown) => void, reject });
-      workers[worker]!.postMessage({ ...message, id }, transfer);
+      w.postMessage({ ...message, id }, transfer);
     });
   };
 
@@ -82,9 +110,10 @@ export function threadDecoder(threads: number): Decoder {
     list: (body, info) => ask({ op: 'list', body, info }),
     close: async () => {
       closed = true;
+      if (idleTimer !== undefined) clearTimeout(idleTimer);
       for (const p of pending.values()) p.reject(new VendorError('unavailable', 'the decoder is closed'));
       pending.clear();
-      await Promise.all(workers.map((w) => w.terminate()));
+      await Promise.all(workers.map((w) => w?.terminate()));
     },
   };
 }
