@@ -50,7 +50,7 @@ const AssignmentSchema = v.strictObject({
   /** An agent whose session ended keeps its accounts and caching role this long, so a reconnect changes nothing. */
   handoverGraceMs: v.optional(int(0, 3_600_000), 10_000),
   /** How often the session items are read to find agents that are gone (ended, or lease expired with a replica). */
-  sweepIntervalMs: v.optional(int(100, 600_000), 2_000),
+  sweepIntervalMs: v.optional(int(10, 600_000), 2_000),
   /** Accounts reconciled at the same time by one replica. */
   concurrency: v.optional(int(1, 1024), 16),
 });
