@@ -3,7 +3,8 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestApiServer, type TestApiServer } from './kube/index.ts';
 
 const START = join(import.meta.dirname, '../scripts/start.ts');
 const running: ChildProcess[] = [];
@@ -14,7 +15,12 @@ afterEach(() => {
 
 /** Starts the control plane as `npm start` does (same script, same Node), on a free port. */
 async function start(cwd: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { KUBECONFIG: _k, VENDOR_LOCAL_KUBECONFIG: _l, ...inherited } = process.env;
+  const child = spawn(process.execPath, [START], {
+    cwd,
+    env: { ...inherited, PORT: '0', GRPC_PORT: '0', VENDOR_AGENT_HEALTH_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.push(child);
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
@@ -22,7 +28,7 @@ async function start(cwd: string, env: Record<string, string> = {}): Promise<{ c
   const url = await new Promise<string>((resolve, reject) => {
     const check = () => {
       const match = /API listening on (http:\/\/\S+)/.exec(output);
-      if (match?.[1] !== undefined) resolve(match[1]);
+      if (match?.[1] !== undefined && /driver listening on/.test(output)) resolve(match[1]);
     };
     child.stdout?.on('data', check);
     child.once('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)));
@@ -47,6 +53,8 @@ describe('local control plane (npm start)', () => {
     writeFileSync(join(cwd, 'vendor-driver.yml'), 'kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n    - name: stage\n');
     const first = await start(cwd);
     expect(first.output()).toContain(join(cwd, 'vendor-driver.yml'));
+    expect(first.output()).toMatch(/driver listening on 127\.0\.0\.1:\d+ \(gRPC/);
+    expect(first.output()).toContain('no agent started: set KUBECONFIG');
     const list = await http(`${first.url}/vendor/accounts`);
     expect(list.status).toBe(200);
     expect(list.json).toMatchObject({ total: 2, items: [{ name: 'prod' }, { name: 'stage' }] });
@@ -81,7 +89,7 @@ describe('local control plane (npm start)', () => {
   it('refuses a bad driver config with the key path and exits 1', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
     writeFileSync(join(cwd, 'bad.yml'), 'kubernetes:\n  accounts:\n    - name: ok\n      kinds: 5\n');
-    const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', VENDOR_DRIVER_CONFIG: 'bad.yml' } });
+    const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', GRPC_PORT: '0', VENDOR_DRIVER_CONFIG: 'bad.yml' } });
     running.push(child);
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
@@ -89,5 +97,40 @@ describe('local control plane (npm start)', () => {
     expect(code).toBe(1);
     expect(output).toContain('kubernetes.accounts[0].kinds');
     expect(output).not.toMatch(/\n\s+at /); // no stack trace
+  });
+});
+
+describe('local control plane with an agent (KUBECONFIG=... npm start)', () => {
+  const TOKEN = 'local-cluster-token-0000000000001';
+  let kube: TestApiServer;
+  beforeAll(async () => {
+    kube = await startTestApiServer({ tls: true, auth: { tokens: { [TOKEN]: 'developer' } } });
+  });
+  afterAll(() => kube.close());
+
+  it('runs an agent too: POST and PATCH the local account and it is ACTIVE, held by that agent', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    const kubeconfig = kube.writeKubeconfig(join(cwd, 'kubeconfig'), { token: TOKEN });
+    writeFileSync(join(cwd, 'vendor-driver.yml'), 'kubernetes:\n  accounts: []\n');
+    const plane = await start(cwd, { KUBECONFIG: kubeconfig });
+    await vi.waitFor(() => expect(plane.output()).toMatch(/\[agent\] .*connected to the driver/), { timeout: 20_000 });
+    expect(plane.output()).toContain('agent started for account "local"');
+    expect((await http(`${plane.url}/vendor/accounts/local`)).json).toMatchObject({ source: 'driver', config: { kubeconfigFile: kubeconfig } });
+
+    expect((await http(`${plane.url}/vendor/accounts`, 'POST', [{ name: 'local' }])).status).toBe(200);
+    expect((await http(`${plane.url}/vendor/accounts`, 'PATCH', [{ name: 'local', state: 'ACTIVE' }])).status).toBe(200);
+    await vi.waitFor(
+      async () =>
+        expect((await http(`${plane.url}/vendor/accounts/local`)).json).toMatchObject({
+          state: 'ACTIVE',
+          agents: [{ agentId: 'local-agent', caching: true }],
+          lastAssignmentMsg: `connected to ${kube.url} (Kubernetes v1.30.0)`,
+        }),
+      { timeout: 20_000, interval: 100 },
+    );
+    expect(kube.requests.log().some((r) => r.path === '/version' && r.user === 'developer')).toBe(true);
+    expect(await stop(plane.child)).toBe(0);
+    expect(plane.output()).toContain('[agent] ');
+    expect(plane.output()).toMatch(/agent stopped/);
   });
 });
