@@ -61,8 +61,7 @@ describe('the caching role', () => {
     await world.fresh([{ name: 'prod' }]);
     const driver = await world.driver({ assignment: { handoverGraceMs: 60_000 } });
     const target = `127.0.0.1:${driver.port}`;
-    const agent = await world.agent('a1', { target });
-    await world.agent('a2', { target });
+    const agents = [await world.agent('a1', { target }), await world.agent('a2', { target })];
     await vi.waitFor(() => expect(driver.sessions()).toHaveLength(2), WAIT);
     await activate('prod');
     await vi.waitFor(async () => expect((await world.account('prod')).agents).toHaveLength(2), WAIT);
@@ -75,6 +74,11 @@ describe('the caching role', () => {
     await vi.waitFor(() => expect(driver.sessions().filter((s) => s.agentId === caching && s !== session)).toHaveLength(1), WAIT);
     await new Promise((r) => setTimeout(r, 300));
     expect(await world.record('prod')).toMatchObject({ cachingAgentId: caching, cachingEpoch: before?.cachingEpoch, state: 'ACTIVE' });
-    expect(agent.holder().held().find((h) => h.name === 'prod')).toBeDefined();
+    const moved = agents.find((a) => a.id === caching);
+    expect(moved?.holder().held()).toEqual([{ name: 'prod', generation: before?.generation, caching: true, cachingEpoch: before?.cachingEpoch }]);
+    // The agent counted the reconnect and is ready again.
+    await vi.waitFor(() => expect(moved?.running.ctx.readiness.evaluate().checks['driver']?.ok).toBe(true), WAIT);
+    expect(await moved?.running.ctx.metrics.registry.getSingleMetricAsString('vendor_agent_driver_reconnects_total')).toMatch(/ 1$/m);
+    expect(await moved?.running.ctx.metrics.registry.getSingleMetricAsString('vendor_agent_driver_connected')).toMatch(/ 1$/m);
   });
 });
