@@ -10,11 +10,6 @@ afterEach(() => world.reset());
 
 const WAIT = { timeout: 15_000, interval: 20 };
 
-async function activate(name: string, zoneId?: string): Promise<void> {
-  await world.call('POST', '/vendor/accounts', [{ name, kubeconfigFile: world.kubeconfig(name), ...(zoneId === undefined ? {} : { zoneId }) }]);
-  expect((await world.call('PATCH', '/vendor/accounts', [{ name, state: 'ACTIVE' }])).status).toBe(200);
-}
-
 describe('the caching role', () => {
   it('moves to another agent of the account when the caching agent stops, with a raised epoch', async () => {
     await world.fresh([{ name: 'prod' }]);
@@ -22,7 +17,7 @@ describe('the caching role', () => {
     const target = `127.0.0.1:${driver.port}`;
     const first = await world.agent('first', { target });
     await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
-    await activate('prod');
+    await world.activate('prod');
     await vi.waitFor(async () => expect((await world.record('prod'))?.agents['first']?.ok).toBe(true), WAIT);
     const second = await world.agent('second', { target });
     await vi.waitFor(async () => expect((await world.account('prod')).agents).toEqual([{ agentId: 'first', caching: true }, { agentId: 'second', caching: false }]), WAIT);
@@ -42,7 +37,7 @@ describe('the caching role', () => {
     const silent = RawAgent.messages({ port: driver.port, token: AGENT_TOKEN });
     silent.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId: 'silent', zone: 'vendor-agent_infra', agentVersion: '0.1.0' } });
     expect((await silent.next()).body).toBe('welcome');
-    await activate('prod');
+    await world.activate('prod');
     const assign = await silent.next();
     expect(assign.assignAccount).toMatchObject({ account: 'prod', caching: true, cachingEpoch: 1 });
     silent.send({ seq: 1, ackSeq: Number(assign.seq), assignmentResult: { account: 'prod', generation: assign.assignAccount?.generation ?? 0, ok: true, message: 'held' } });
@@ -63,7 +58,7 @@ describe('the caching role', () => {
     const target = `127.0.0.1:${driver.port}`;
     const agents = [await world.agent('a1', { target }), await world.agent('a2', { target })];
     await vi.waitFor(() => expect(driver.sessions()).toHaveLength(2), WAIT);
-    await activate('prod');
+    await world.activate('prod');
     await vi.waitFor(async () => expect((await world.account('prod')).agents).toHaveLength(2), WAIT);
     const before = await world.record('prod');
     const caching = before?.cachingAgentId as string;

@@ -30,11 +30,6 @@ async function next(a: RawAgent, body: string): Promise<DriverMessage__Output> {
   }
 }
 
-async function activate(name: string, zoneId?: string): Promise<void> {
-  await world.call('POST', '/vendor/accounts', [{ name, kubeconfigFile: world.kubeconfig(name), ...(zoneId === undefined ? {} : { zoneId }) }]);
-  expect((await world.call('PATCH', '/vendor/accounts', [{ name, state: 'ACTIVE' }])).status).toBe(200);
-}
-
 describe('bad answers from an agent', () => {
   it('a result for a generation never handed out is refused by name; other streams and the table stay as they were', async () => {
     await world.fresh([{ name: 'prod' }]);
@@ -42,7 +37,7 @@ describe('bad answers from an agent', () => {
     const good = await world.agent('good', { target: `127.0.0.1:${driver.port}` });
     const bad = raw(driver.port, 'bad');
     await next(bad, 'welcome');
-    await activate('prod');
+    await world.activate('prod');
     const assign = await next(bad, 'assignAccount');
     const generation = Number(assign.assignAccount?.generation);
     await vi.waitFor(() => expect(good.holder().view('prod')).toBeDefined(), WAIT);
@@ -68,7 +63,7 @@ describe('bad answers from an agent', () => {
     await next(holder, 'welcome');
     const outsider = raw(driver.port, 'outsider', 'other-zone');
     await next(outsider, 'welcome');
-    await activate('prod', 'vendor-agent_infra');
+    await world.activate('prod', 'vendor-agent_infra');
     const first = await next(holder, 'assignAccount');
     const g = Number(first.assignAccount?.generation);
     holder.send({ seq: 1, ackSeq: Number(first.seq), assignmentResult: { account: 'prod', generation: g, ok: true, message: 'fine' } });
@@ -95,7 +90,7 @@ describe('resuming on another replica', () => {
     const two = await world.driver({ replicaId: 'two' });
     const a = raw(one.port, 'mover');
     const welcome = await next(a, 'welcome');
-    await activate('prod');
+    await world.activate('prod');
     const assign = await next(a, 'assignAccount');
     a.send({ seq: 1, ackSeq: Number(assign.seq), assignmentResult: { account: 'prod', generation: Number(assign.assignAccount?.generation), ok: true, message: 'ok' } });
     expect((await next(a, 'ack')).ackSeq).toBe(1);

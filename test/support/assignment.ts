@@ -156,6 +156,13 @@ export class AssignmentWorld {
     return { status: res.status, json: (await res.json()) as Record<string, unknown> };
   }
 
+  /** POST (with a kubeconfig for the test API server) and PATCH to ACTIVE; the PATCH must succeed. */
+  async activate(name: string, zoneId?: string): Promise<void> {
+    await this.call('POST', '/vendor/accounts', [{ name, kubeconfigFile: this.kubeconfig(name), ...(zoneId === undefined ? {} : { zoneId }) }]);
+    const patched = await this.call('PATCH', '/vendor/accounts', [{ name, state: 'ACTIVE' }]);
+    if (patched.status !== 200) throw new Error(`PATCH ${name}: ${patched.status} ${JSON.stringify(patched.json)}`);
+  }
+
   /** The account as the API serves it. */
   async account(name: string): Promise<Record<string, unknown>> {
     return (await this.call('GET', `/vendor/accounts/${name}`)).json;
