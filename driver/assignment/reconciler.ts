@@ -230,6 +230,7 @@ export class AssignmentReconciler {
         input.fresh === null ? undefined : (input.fresh ?? this.#cache.get(name) ?? (await getAccount(table, name, { consistent: true })));
       let outcome: ResultOutcome = 'recorded';
       let cachingMoved = false;
+      let previousCaching: string | undefined;
       let fresh = input.fresh !== undefined;
       for (let attempt = 0; ; attempt++) {
         if (attempt >= MAX_ATTEMPTS) throw new VendorError('precondition_failed', `account ${name} keeps changing under this replica`);
@@ -251,6 +252,7 @@ export class AssignmentReconciler {
         const changes = planAccount({ record, now: clock.now(), local, presence: this.#presence, ...(answer === undefined ? {} : { answer }) });
         if (changes === undefined) break;
         try {
+          previousCaching = record.cachingAgentId;
           record = await updateAccount(table, name, record.version, changes, clock.now());
           cachingMoved = changes.cachingAgentId !== undefined;
           break;
@@ -264,8 +266,12 @@ export class AssignmentReconciler {
       else this.#cache.set(name, record);
       if (cachingMoved && record !== undefined) {
         this.#deps.log.info({ account: name, cachingAgentId: record.cachingAgentId ?? null, cachingEpoch: record.cachingEpoch ?? 0 }, 'caching role moved');
-        // Other replicas learn of it through the feed and tell their agents.
-        await appendChanges(table, [{ name, action: 'assign', generation: assignmentGeneration(record), at: clock.now() }]);
+        // Agents of other replicas that gain or lose the role learn of it through the feed.
+        const mine = new Set(this.#byAgent().map((s) => s.agentId));
+        const here = (agentId: string | undefined) => agentId === undefined || mine.has(agentId);
+        if (!here(previousCaching) || !here(record.cachingAgentId)) {
+          await appendChanges(table, [{ name, action: 'assign', generation: assignmentGeneration(record), at: clock.now() }]);
+        }
       }
       if (answer !== undefined && input.from !== undefined && outcome !== 'stale') this.#answered(input.from, name, answer);
       this.#tellAgents(name, record);
