@@ -28,7 +28,8 @@ async function start(cwd: string, env: Record<string, string> = {}): Promise<{ c
   const url = await new Promise<string>((resolve, reject) => {
     const check = () => {
       const match = /API listening on (http:\/\/\S+)/.exec(output);
-      if (match?.[1] !== undefined && /driver listening on/.test(output)) resolve(match[1]);
+      // The last line of the start-up says whether an agent runs.
+      if (match?.[1] !== undefined && /agent started|no agent started/.test(output)) resolve(match[1]);
     };
     child.stdout?.on('data', check);
     child.once('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)));
