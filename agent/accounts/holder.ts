@@ -94,6 +94,8 @@ function clip(message: string): string {
 export class AccountHolder {
   readonly #deps: HolderDeps;
   readonly #entries = new Map<string, Entry>();
+  /** Accounts whose latest assignment could not be confirmed. */
+  readonly #refused = new Set<string>();
   readonly #chains = new Map<string, Promise<void>>();
   readonly #log: Logger;
   #running = 0;
@@ -135,7 +137,10 @@ export class AccountHolder {
       }
       case 'removeAccount': {
         const name = work.body.account;
-        void this.#inOrder(name, () => this.#drop(name, 'removed by the driver'));
+        void this.#inOrder(name, async () => {
+          this.#refused.delete(name);
+          await this.#drop(name, 'removed by the driver');
+        });
         return;
       }
       default: {
@@ -247,6 +252,8 @@ export class AccountHolder {
       }
       logger.info({ server: client.server, caching: a.caching, cachingEpoch: a.cachingEpoch, generation: a.generation }, 'account held');
     }
+    this.#refused.delete(name);
+    this.#count();
     this.#respond(a, true, message);
   }
 
@@ -267,7 +274,15 @@ export class AccountHolder {
   async #refuse(a: AssignAccount__Output, reason: string): Promise<void> {
     this.#log.warn({ account: a.account, generation: a.generation }, `assignment refused: ${reason}`);
     await this.#drop(a.account, 'its assignment could not be confirmed');
+    this.#refused.add(a.account);
+    this.#count();
     this.#respond(a, false, reason);
+  }
+
+  /** `vendor_agent_accounts{state}`: accounts held (ACTIVE) and accounts whose assignment failed (FAILED). */
+  #count(): void {
+    this.#deps.ctx.metrics.accounts.set({ state: 'ACTIVE' }, this.#entries.size);
+    this.#deps.ctx.metrics.accounts.set({ state: 'FAILED' }, this.#refused.size);
   }
 
   #respond(a: AssignAccount__Output, ok: boolean, message: string): void {
@@ -288,6 +303,7 @@ export class AccountHolder {
       }
     }
     entry.view.cluster.close();
+    this.#count();
     entry.view.logger.info(`account no longer held: ${why}`);
   }
 

@@ -148,8 +148,13 @@ export class AssignmentReconciler {
       await this.#settleAll(page.map((r) => [r.name, r] as const));
     }
     const held = new Set(this.#deps.sessions().flatMap((s) => [...s.holdings.keys()]));
+    // Not in the scan: gone, or created after the scan passed its name; read again to tell which.
     const vanished = [...new Set([...this.#cache.keys(), ...held])].filter((n) => !seen.has(n));
-    await this.#settleAll(vanished.map((n) => [n, null] as const));
+    for (let i = 0; i < vanished.length; i += 100) {
+      const names = vanished.slice(i, i + 100);
+      const found = await getAccounts(this.#deps.table, names, { consistent: true });
+      await this.#settleAll(names.map((n) => [n, found.get(n) ?? null] as const));
+    }
     const now = this.#deps.clock.now();
     if (now - this.#lastPrune > 3_600_000) {
       this.#lastPrune = now;
@@ -226,8 +231,7 @@ export class AssignmentReconciler {
     return this.#locks.run(name, async () => {
       const { table, clock } = this.#deps;
       const { answer } = input;
-      let record: AccountRecord | undefined =
-        input.fresh === null ? undefined : (input.fresh ?? this.#cache.get(name) ?? (await getAccount(table, name, { consistent: true })));
+      let record = await this.#current(name, input.fresh);
       let outcome: ResultOutcome = 'recorded';
       let cachingMoved = false;
       let previousCaching: string | undefined;
@@ -277,6 +281,19 @@ export class AssignmentReconciler {
       this.#tellAgents(name, record);
       return outcome;
     });
+  }
+
+  /**
+   * The item to settle from. A read made before waiting for the lock may be older than what a settle
+   * that ran meanwhile wrote (and cached): the newer one counts, so an agent is never sent an older
+   * generation than it was already given.
+   */
+  async #current(name: string, fresh: AccountRecord | null | undefined): Promise<AccountRecord | undefined> {
+    const cached = this.#cache.get(name);
+    if (fresh === undefined) return cached ?? (await getAccount(this.#deps.table, name, { consistent: true }));
+    if (fresh === null) return cached === undefined ? undefined : await getAccount(this.#deps.table, name, { consistent: true });
+    const newer = cached !== undefined && cached.version > fresh.version && cached.updatedAt >= fresh.updatedAt;
+    return newer ? cached : fresh;
   }
 
   /** This replica's welcomed sessions, the newest per agent. */

@@ -28,12 +28,13 @@ describe('activation end to end', () => {
     // The agent really asked the cluster, with the kubeconfig's token.
     expect(world.kube.requests.log().some((r) => r.path === '/version' && r.user === 'agent')).toBe(true);
     expect(agent.holder().view('prod')).toMatchObject({ name: 'prod', caching: true, cachingEpoch: 1, generation: record?.generation });
+    expect(await agent.running.ctx.metrics.registry.getSingleMetricAsString('vendor_agent_accounts')).toContain('vendor_agent_accounts{state="ACTIVE"} 1');
   });
 
   it('a kubeconfig that cannot be used gives FAILED with the real message, and no secret', async () => {
     await world.fresh([{ name: 'missing' }, { name: 'refused' }]);
     const driver = await world.driver();
-    await world.agent('agent-a', { target: `127.0.0.1:${driver.port}` });
+    const agent = await world.agent('agent-a', { target: `127.0.0.1:${driver.port}` });
     await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
     const wrongToken = 'not-the-cluster-token-0000000000';
     await world.call('POST', '/vendor/accounts', [
@@ -52,6 +53,7 @@ describe('activation end to end', () => {
     expect(refused.lastAssignmentMsg).toMatch(/^GET \/version on the cluster of account refused: 401 /);
     expect(JSON.stringify(refused)).not.toContain(wrongToken);
     expect(world.driverLogs.text()).not.toContain(wrongToken);
+    expect(await agent.running.ctx.metrics.registry.getSingleMetricAsString('vendor_agent_accounts')).toContain('vendor_agent_accounts{state="FAILED"} 2');
   });
 
   it('PATCH again after fixing the kubeconfig: FAILED becomes ACTIVE', async () => {
