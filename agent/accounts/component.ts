@@ -7,16 +7,18 @@ import { connectCluster } from '../clusters/index.ts';
 import type { ComponentFactory } from '../component.ts';
 import { driverLink } from '../connection/link.ts';
 import { AccountHolder } from './holder.ts';
+import type { AccountWorkerFactory } from './worker.ts';
 import { ACCOUNT_WORKERS } from './workers.ts';
 
-export const accountHolderComponent: ComponentFactory = (ctx) => {
+/** The account holder with these worker factories (the agent's are `ACCOUNT_WORKERS`). */
+export const accountHolderWith = (factories: readonly AccountWorkerFactory[]): ComponentFactory => (ctx) => {
   const link = driverLink(ctx);
   if (link === undefined) return undefined; // no driver connection: nothing is ever assigned
   const { connection } = link;
   const holder = new AccountHolder({
     ctx,
     host: { respond: (body) => connection.respond(body), notify: (body) => connection.notify(body), connected: () => connection.connected },
-    factories: ACCOUNT_WORKERS,
+    factories,
     connect: (spec, logger) => {
       const k = ctx.config().kubernetes;
       return connectCluster(spec, {
@@ -46,3 +48,5 @@ export const accountHolderComponent: ComponentFactory = (ctx) => {
     },
   };
 };
+
+export const accountHolderComponent: ComponentFactory = accountHolderWith(ACCOUNT_WORKERS);

@@ -60,8 +60,9 @@ export const driverConnectionComponent: ComponentFactory = (ctx) => {
   let running: Promise<void> | undefined;
   return {
     name: 'driver connection',
-    async start(signal) {
-      signal.addEventListener('abort', () => stop.abort(), { once: true });
+    // The agent's stop signal is not followed: the stream must stay open until stop() has flushed
+    // what the account workers sent while they stopped.
+    async start() {
       ctx.readiness.set('driver', () => ({ ok: state.connected, detail: state.detail }));
       ctx.metrics.driverConnected.set(0);
       running = connection.start(stop.signal);

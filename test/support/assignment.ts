@@ -9,13 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
 import { stringify } from 'yaml';
-import { accountHolderComponent } from '../../agent/accounts/component.ts';
+import { accountHolderWith } from '../../agent/accounts/component.ts';
+import type { AccountWorkerFactory } from '../../agent/accounts/worker.ts';
+import { ACCOUNT_WORKERS } from '../../agent/accounts/workers.ts';
 import { startAgent, type RunningAgent } from '../../agent/agent.ts';
 import { driverConnectionComponent } from '../../agent/connection/component.ts';
 import { driverLink } from '../../agent/connection/link.ts';
 import { parseConfig } from '../../agent/config/load.ts';
 import type { AccountHolder } from '../../agent/accounts/holder.ts';
 import { parseDriverGrpcConfig } from '../../driver/config.ts';
+import type { DriverModuleFactory } from '../../driver/handlers.ts';
 import { DRIVER_MODULES } from '../../driver/modules.ts';
 import { startDriver, type Driver } from '../../driver/server.ts';
 import { createApp } from '../../functions/app.ts';
@@ -43,6 +46,8 @@ export interface TestAgentOptions {
   target: string;
   /** `kubernetes.accounts[]` of the agent's own file. */
   accounts?: Record<string, unknown>[];
+  /** Worker factories instead of the agent's own. */
+  workers?: readonly AccountWorkerFactory[];
 }
 
 export interface TestAgent {
@@ -93,7 +98,9 @@ export class AssignmentWorld {
     return path;
   }
 
-  async driver(options: { port?: number; assignment?: Partial<typeof FAST_ASSIGNMENT>; replicaId?: string } = {}): Promise<Driver> {
+  async driver(
+    options: { port?: number; assignment?: Partial<typeof FAST_ASSIGNMENT>; replicaId?: string; modules?: readonly DriverModuleFactory[] } = {},
+  ): Promise<Driver> {
     const driver = await startDriver({
       config: parseDriverGrpcConfig({
         grpc: { host: '127.0.0.1', port: options.port ?? 0 },
@@ -103,7 +110,7 @@ export class AssignmentWorld {
       }),
       table: this.table,
       log: this.driverLogs.log,
-      modules: DRIVER_MODULES,
+      modules: [...DRIVER_MODULES, ...(options.modules ?? [])],
       ...(options.replicaId === undefined ? {} : { replicaId: options.replicaId }),
     });
     this.#cleanups.push(() => driver.close(100));
@@ -126,7 +133,7 @@ export class AssignmentWorld {
       configPath: path,
       env: { VENDOR_AGENT_ID: id, VENDOR_DEPLOYMENT_NAME: options.deployment ?? 'vendor-agent', POD_NAMESPACE: options.namespace ?? 'infra' },
       hostname: id,
-      components: [driverConnectionComponent, accountHolderComponent],
+      components: [driverConnectionComponent, accountHolderWith(options.workers ?? ACCOUNT_WORKERS)],
       watchFile: false,
       signals: { on: () => undefined, off: () => undefined },
       inCluster: async () => undefined,
