@@ -175,22 +175,43 @@ export class AssignmentReconciler {
     timer.unref();
   }
 
+  /**
+   * Settles scheduled accounts: reads them a batch at a time and keeps `concurrency` settles going,
+   * reading the next batch while the last ones still run.
+   */
   async #pump(): Promise<void> {
     const signal = this.#stop.signal;
+    const limit = this.#deps.settings.concurrency;
+    const ready: (readonly [string, AccountRecord | null])[] = [];
+    let running = 0;
+    const inFlight = new Set<Promise<void>>();
     while (!signal.aborted) {
-      if (this.#pending.size === 0) {
-        await this.#pumpWaker.wait(this.#deps.clock, Infinity, signal);
+      while (ready.length > 0 && running < limit) {
+        const [name, fresh] = ready.shift() as readonly [string, AccountRecord | null];
+        running++;
+        const task = this.#settle(name, { fresh })
+          .then(() => undefined, (e: unknown) => this.#failed(name, e))
+          .finally(() => {
+            running--;
+            inFlight.delete(task);
+            this.#pumpWaker.wake();
+          });
+        inFlight.add(task);
+      }
+      if (ready.length < limit && this.#pending.size > 0) {
+        const names = [...this.#pending].slice(0, BATCH);
+        for (const n of names) this.#pending.delete(n);
+        try {
+          const found = await getAccounts(this.#deps.table, names, { consistent: true });
+          for (const n of names) ready.push([n, found.get(n) ?? null]);
+        } catch (e) {
+          for (const n of names) this.#failed(n, e);
+        }
         continue;
       }
-      const names = [...this.#pending].slice(0, BATCH);
-      for (const n of names) this.#pending.delete(n);
-      try {
-        const found = await getAccounts(this.#deps.table, names, { consistent: true });
-        await this.#settleAll(names.map((n) => [n, found.get(n) ?? null] as const));
-      } catch (e) {
-        for (const n of names) this.#failed(n, e);
-      }
+      await this.#pumpWaker.wait(this.#deps.clock, Infinity, signal);
     }
+    await Promise.all(inFlight);
   }
 
   /** Runs `work` every `ms` (or when `waker` is woken) until stopped; a failed run is logged and the loop goes on. */
