@@ -112,6 +112,8 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
   const { grpc, auth, sessions: sessionSettings } = config;
   const checkToken = bearerTokenCheck(auth.tokens);
   const live = new Set<AgentSession>();
+  /** Session ends still being written, awaited on close so none is cut off. */
+  const closing = new Set<Promise<void>>();
   const store = new TableSessionStore(table, log);
 
   const modules: DriverModule[] = [];
@@ -182,6 +184,9 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
           notify('session open', (m) => m.onSessionOpen?.(s));
         },
         onClose: (s, reason) => {
+          const written = s.closeWritten;
+          closing.add(written);
+          void written.finally(() => closing.delete(written));
           if (!live.delete(s)) return;
           notify('session close', (m) => m.onSessionClose?.(s, reason));
         },
@@ -212,19 +217,18 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
 
   log.info({ port, replicaId, tls: grpc.tls !== undefined, mtls: grpc.tls?.clientCaFile !== undefined }, 'driver listening');
 
-  let closing: Promise<void> | undefined;
+  let closed: Promise<void> | undefined;
   return {
     port,
     replicaId,
     health,
     sessions: () => [...live],
     close: (graceMs = 5000) =>
-      (closing ??= (async () => {
+      (closed ??= (async () => {
         health.setStatus('', 'NOT_SERVING');
         health.setStatus(AGENT_SERVICE_NAME, 'NOT_SERVING');
         stopPingPolicy();
-        const ending = [...live];
-        for (const s of ending) s.end(new VendorError('unavailable', 'driver shutting down'));
+        for (const s of [...live]) s.end(new VendorError('unavailable', 'driver shutting down'));
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
             server.forceShutdown();
@@ -236,7 +240,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
           });
         });
         // The session ends are written before the modules stop, so other replicas see the agents go.
-        await Promise.race([Promise.all(ending.map((s) => s.closeWritten)), new Promise((r) => setTimeout(r, graceMs).unref())]);
+        await Promise.race([Promise.all(closing), new Promise((r) => setTimeout(r, Math.max(graceMs, 2_000)).unref())]);
         await stopAll();
       })()),
   };

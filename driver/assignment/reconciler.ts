@@ -65,6 +65,8 @@ export class AssignmentReconciler {
   readonly #feed: FeedReader;
   readonly #stop = new AbortController();
   readonly #loops: Promise<void>[] = [];
+  /** Writes started outside the loops (after a removal is confirmed), awaited on stop. */
+  readonly #background = new Set<Promise<unknown>>();
   #fullRun: Promise<void> | undefined;
   #lastPrune = 0;
 
@@ -91,6 +93,7 @@ export class AssignmentReconciler {
   async stop(): Promise<void> {
     this.#stop.abort();
     await Promise.all(this.#loops.splice(0));
+    await Promise.all(this.#background);
   }
 
   /** Settles these accounts soon, reading them fresh, a batch at a time. */
@@ -353,7 +356,8 @@ export class AssignmentReconciler {
       session.holdings.delete(name);
       this.#deps.holdingChanged(session, name, undefined);
     }
-    void this.#locks
+    if (this.#stop.signal.aborted) return;
+    const work = this.#locks
       .run(name, () =>
         mutateAccount(
           this.#deps.table,
@@ -372,6 +376,8 @@ export class AssignmentReconciler {
         },
         (e: unknown) => this.#deps.log.warn({ account: name, agentId: session.agentId, err: isVendorError(e) ? e.message : e }, 'could not drop a removed agent entry'),
       );
+    this.#background.add(work);
+    void work.finally(() => this.#background.delete(work));
   }
 }
 

@@ -17,7 +17,10 @@ const children: Child[] = [];
 beforeAll(() => world.start());
 afterAll(() => world.close());
 afterEach(async () => {
-  for (const c of children.splice(0)) if (c.process.exitCode === null) c.process.kill('SIGKILL');
+  for (const c of children.splice(0)) {
+    if (c.process.exitCode === null) c.process.kill('SIGKILL');
+    await c.exited;
+  }
   await world.reset();
 });
 
