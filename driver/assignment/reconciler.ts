@@ -29,12 +29,13 @@ import { removeAgentStaticAccounts } from '../../shared/table/sources.ts';
 import { Waker } from '../../shared/waker.ts';
 import type { AgentSession, Holding } from '../agent-session.ts';
 import type { DriverGrpcConfig } from '../config.ts';
+import { AccountCache } from './account-cache.ts';
 import { FeedReader } from './feed.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { messageFor } from './messages.ts';
 import { planAccount, type Answer } from './plan.ts';
 import { PresenceTracker } from './presence.ts';
-import { assignmentGeneration, wantedFor } from './wanted.ts';
+import { assignmentGeneration } from './wanted.ts';
 
 export type AssignmentSettings = DriverGrpcConfig['assignment'];
 
@@ -56,7 +57,7 @@ const BATCH = 100;
 
 export class AssignmentReconciler {
   readonly #deps: ReconcilerDeps;
-  readonly #cache = new Map<string, AccountRecord>();
+  readonly #cache = new AccountCache();
   readonly #locks = new KeyedLock();
   readonly #pending = new Set<string>();
   readonly #pumpWaker = new Waker();
@@ -108,9 +109,7 @@ export class AssignmentReconciler {
 
   sessionOpened(session: AgentSession): void {
     this.#presence.opened(session.agentId, session.zone);
-    const names = new Set<string>([...session.holdings.keys(), ...(session.hello?.staticAccounts ?? []).map((a) => a.name)]);
-    for (const record of this.#cache.values()) if (wantedFor(record, session.agentId, session.zone) !== undefined) names.add(record.name);
-    this.schedule(names);
+    this.schedule([...session.holdings.keys(), ...(session.hello?.staticAccounts ?? []).map((a) => a.name), ...this.#cache.activatedFor(session.zone)]);
   }
 
   sessionClosed(session: AgentSession): void {
@@ -152,7 +151,7 @@ export class AssignmentReconciler {
     }
     const held = new Set(this.#deps.sessions().flatMap((s) => [...s.holdings.keys()]));
     // Not in the scan: gone, or created after the scan passed its name; read again to tell which.
-    const vanished = [...new Set([...this.#cache.keys(), ...held])].filter((n) => !seen.has(n));
+    const vanished = [...new Set([...this.#cache.names(), ...held])].filter((n) => !seen.has(n));
     for (let i = 0; i < vanished.length; i += 100) {
       const names = vanished.slice(i, i + 100);
       const found = await getAccounts(this.#deps.table, names, { consistent: true });
@@ -291,7 +290,7 @@ export class AssignmentReconciler {
         }
       }
       if (record === undefined) this.#cache.delete(name);
-      else this.#cache.set(name, record);
+      else this.#cache.set(record);
       if (cachingMoved && record !== undefined) {
         this.#deps.log.info({ account: name, cachingAgentId: record.cachingAgentId ?? null, cachingEpoch: record.cachingEpoch ?? 0 }, 'caching role moved');
         // Agents of other replicas that gain or lose the role learn of it through the feed.
@@ -372,7 +371,7 @@ export class AssignmentReconciler {
       .then(
         ({ record }) => {
           if (record === undefined) this.#cache.delete(name);
-          else this.#cache.set(name, record);
+          else this.#cache.set(record);
         },
         (e: unknown) => this.#deps.log.warn({ account: name, agentId: session.agentId, err: isVendorError(e) ? e.message : e }, 'could not drop a removed agent entry'),
       );
