@@ -11,7 +11,6 @@ export const assignmentModule: DriverModuleFactory = (services) => {
     clock: services.clock,
     log: services.log.child({ component: 'assignment' }),
     settings: services.config.assignment,
-    sessions: services.sessions,
     holdingChanged: services.holdingChanged,
   });
   return {

@@ -32,6 +32,7 @@ import type { DriverGrpcConfig } from '../config.ts';
 import { AccountCache } from './account-cache.ts';
 import { FeedReader } from './feed.ts';
 import { KeyedLock } from './keyed-lock.ts';
+import { LocalSessions } from './local-sessions.ts';
 import { messageFor } from './messages.ts';
 import { planAccount, type Answer } from './plan.ts';
 import { PresenceTracker } from './presence.ts';
@@ -44,8 +45,6 @@ export interface ReconcilerDeps {
   clock: Clock;
   log: Logger;
   settings: AssignmentSettings;
-  /** This replica's welcomed sessions. */
-  sessions(): readonly AgentSession[];
   holdingChanged(session: AgentSession, account: string, holding: Holding | undefined): void;
 }
 
@@ -58,6 +57,7 @@ const BATCH = 100;
 export class AssignmentReconciler {
   readonly #deps: ReconcilerDeps;
   readonly #cache = new AccountCache();
+  readonly #local = new LocalSessions();
   readonly #locks = new KeyedLock();
   readonly #pending = new Set<string>();
   readonly #pumpWaker = new Waker();
@@ -108,12 +108,13 @@ export class AssignmentReconciler {
   }
 
   sessionOpened(session: AgentSession): void {
+    this.#local.opened(session);
     this.#presence.opened(session.agentId, session.zone);
     this.schedule([...session.holdings.keys(), ...(session.hello?.staticAccounts ?? []).map((a) => a.name), ...this.#cache.activatedFor(session.zone)]);
   }
 
   sessionClosed(session: AgentSession): void {
-    if (this.#deps.sessions().some((s) => s !== session && s.agentId === session.agentId)) return;
+    if (!this.#local.closed(session)) return;
     this.#presence.closed(session.agentId);
     // Look again once the grace is over: if the agent has not come back, its accounts move.
     const timer = setTimeout(() => this.#sweepWaker.wake(), this.#deps.settings.handoverGraceMs + 50);
@@ -131,7 +132,7 @@ export class AssignmentReconciler {
     const holding = session.holdings.get(name);
     if (holding === undefined || holding.generation !== answer.generation || holding.state !== 'sent') return;
     const next: Holding = { ...holding, state: answer.ok ? 'held' : 'failed' };
-    session.holdings.set(name, next);
+    this.#local.hold(session, name, next);
     this.#deps.holdingChanged(session, name, next);
   }
 
@@ -149,7 +150,7 @@ export class AssignmentReconciler {
       for (const r of page) seen.add(r.name);
       await this.#settleAll(page.map((r) => [r.name, r] as const));
     }
-    const held = new Set(this.#deps.sessions().flatMap((s) => [...s.holdings.keys()]));
+    const held = this.#local.heldAccounts();
     // Not in the scan: gone, or created after the scan passed its name; read again to tell which.
     const vanished = [...new Set([...this.#cache.names(), ...held])].filter((n) => !seen.has(n));
     for (let i = 0; i < vanished.length; i += 100) {
@@ -275,7 +276,7 @@ export class AssignmentReconciler {
           }
         }
         if (record === undefined) break;
-        const local = new Map(this.#byAgent().map((s) => [s.agentId, s.zone] as const));
+        const local = new Map(this.#local.concerned(name, record).map((s) => [s.agentId, s.zone] as const));
         const changes = planAccount({ record, now: clock.now(), local, presence: this.#presence, ...(answer === undefined ? {} : { answer }) });
         if (changes === undefined) break;
         try {
@@ -294,8 +295,7 @@ export class AssignmentReconciler {
       if (cachingMoved && record !== undefined) {
         this.#deps.log.info({ account: name, cachingAgentId: record.cachingAgentId ?? null, cachingEpoch: record.cachingEpoch ?? 0 }, 'caching role moved');
         // Agents of other replicas that gain or lose the role learn of it through the feed.
-        const mine = new Set(this.#byAgent().map((s) => s.agentId));
-        const here = (agentId: string | undefined) => agentId === undefined || mine.has(agentId);
+        const here = (agentId: string | undefined) => agentId === undefined || this.#local.has(agentId);
         if (!here(previousCaching) || !here(record.cachingAgentId)) {
           await appendChanges(table, [{ name, action: 'assign', generation: assignmentGeneration(record), at: clock.now() }]);
         }
@@ -319,15 +319,8 @@ export class AssignmentReconciler {
     return newer ? cached : fresh;
   }
 
-  /** This replica's welcomed sessions, the newest per agent. */
-  #byAgent(): AgentSession[] {
-    const byAgent = new Map<string, AgentSession>();
-    for (const s of this.#deps.sessions()) if (s.open) byAgent.set(s.agentId, s);
-    return [...byAgent.values()];
-  }
-
   #tellAgents(name: string, record: AccountRecord | undefined): void {
-    for (const session of this.#byAgent()) {
+    for (const session of this.#local.concerned(name, record)) {
       const message = messageFor(name, record, session.agentId, session.zone, session.holdings.get(name));
       if (message === undefined) continue;
       const body = message.body;
@@ -335,7 +328,7 @@ export class AssignmentReconciler {
         message.kind === 'assignAccount'
           ? { generation: Number(body.generation), caching: message.body.caching ?? false, cachingEpoch: Number(message.body.cachingEpoch ?? 0), state: 'sent' }
           : { generation: Number(body.generation), caching: false, cachingEpoch: 0, state: 'removing' };
-      session.holdings.set(name, holding);
+      this.#local.hold(session, name, holding);
       this.#deps.holdingChanged(session, name, holding);
       const acked = session.send(message);
       if (message.kind === 'removeAccount') {
@@ -352,7 +345,7 @@ export class AssignmentReconciler {
   /** The agent confirmed a removal: its entry goes. */
   #removed(name: string, session: AgentSession, holding: Holding): void {
     if (session.holdings.get(name) === holding) {
-      session.holdings.delete(name);
+      this.#local.hold(session, name, undefined);
       this.#deps.holdingChanged(session, name, undefined);
     }
     if (this.#stop.signal.aborted) return;
