@@ -41,15 +41,10 @@ export const kubeconfigReferenceSchema = v.pipe(
   ),
 );
 
-const roleNames = v.array(
-  v.pipe(
-    v.string(),
-    v.minLength(1, 'must not be empty'),
-    // SPEC 2.6: a role name with whitespace disables the permissions and opens the account to everyone,
-    // so such a definition is refused instead of loaded.
-    v.regex(/^\S+$/, 'role names must contain no whitespace'),
-  ),
-);
+// SPEC 2.6.2: a role name with whitespace is accepted, but then the account's permissions are not
+// applied and every caller gets access (`shared/accounts/permissions.ts`); the API flags such accounts
+// and the control plane warns about them.
+const roleNames = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')));
 
 const stringList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')));
 
@@ -173,6 +168,10 @@ export const accountSchema = v.object({
   agents: v.array(agentRecordSchema),
   lastAssignmentMsg: v.string(),
   state: v.optional(v.picklist(ACCOUNT_STATES)),
+  /** Present when a role name contains whitespace: the permissions are not applied (SPEC 2.6.2). */
+  permissionsIgnored: v.optional(v.literal(true)),
+  /** Why `permissionsIgnored` is set, naming the role. */
+  permissionsIgnoredReason: v.optional(v.string()),
 });
 
 export type Account = v.InferOutput<typeof accountSchema>;

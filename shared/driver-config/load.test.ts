@@ -41,7 +41,7 @@ describe('driver config', () => {
       '      kubeconfigFile: "apiVersion: v1\\nclusters: []"',
       '    - name: p',
       '      permissions:',
-      '        - READ: ["role with space"]',
+      '        - READ: ["role with space", ""]',
       '      surprise: true',
       'extra: 1',
     ].join('\n');
@@ -51,11 +51,16 @@ describe('driver config', () => {
         'kubernetes.accounts[1].name',
         'kubernetes.accounts[1].kinds',
         'kubernetes.accounts[1].kubeconfigFile',
-        'kubernetes.accounts[2].permissions[0].READ[0]',
+        'kubernetes.accounts[2].permissions[0].READ[1]',
         'kubernetes.accounts[2].surprise',
         'extra',
       ]),
     );
+  });
+
+  it('loads role names with whitespace (SPEC 2.6.2: the permissions are then not applied)', () => {
+    const config = parseDriverConfig('kubernetes:\n  accounts:\n    - name: a\n      permissions:\n        - READ: ["release team"]\n', 'f.yml');
+    expect(config.kubernetes.accounts[0]?.permissions).toEqual([{ READ: ['release team'] }]);
   });
 
   it('refuses duplicate names, bad YAML, and both spellings at once', () => {
