@@ -28,7 +28,7 @@ describe('driver config', () => {
   });
 
   it('treats an empty file as no accounts', () => {
-    expect(parseDriverConfig('', 'f.yml')).toEqual({ kubernetes: { accounts: [] } });
+    expect(parseDriverConfig('', 'f.yml')).toEqual({ kubernetes: { accounts: [] }, api: { auth: { accountManagerRoles: [] } } });
   });
 
   it('names every bad key path', () => {
@@ -68,6 +68,10 @@ describe('driver config', () => {
       { path: 'kubernetes.accounts[1].name', message: 'duplicate name "a" (first at kubernetes.accounts[0])' },
     ]);
     expect(() => parseDriverConfig('kubernetes: [', 'f.yml')).toThrow(/not valid YAML/);
+    // The YAML error names the position but never quotes the file: it may hold the admin token.
+    const secret = 'x'.repeat(20) + 'SECRET';
+    expect(() => parseDriverConfig(`api:\n  auth:\n    adminToken: "${secret}\n  x: [`, 'f.yml')).toThrow(/not valid YAML: .*line \d+, column \d+$/);
+    expect(() => parseDriverConfig(`api:\n  auth:\n    adminToken: "${secret}\n  x: [`, 'f.yml')).not.toThrow(/SECRET/);
     expect(issuesOf(() => parseDriverConfig('kubernetes:\n  accounts:\n    - {name: a, kubeconfigFile: /a, kubeConfigFile: /b}\n', 'f.yml'))).toEqual([
       { path: 'kubernetes.accounts[0].kubeConfigFile', message: 'give kubeconfigFile or kubeConfigFile, not both' },
     ]);
@@ -75,7 +79,7 @@ describe('driver config', () => {
 
   it('composes with further sections', () => {
     const schema = driverConfigSchemaWith({ grpc: v.optional(v.strictObject({ port: v.number() })) });
-    expect(parseDriverConfig('grpc:\n  port: 9091\n', 'f.yml', schema)).toEqual({ kubernetes: { accounts: [] }, grpc: { port: 9091 } });
+    expect(parseDriverConfig('grpc:\n  port: 9091\n', 'f.yml', schema)).toMatchObject({ kubernetes: { accounts: [] }, grpc: { port: 9091 } });
   });
 
   it('resolves the file from the env var, the local file, or the example', () => {
