@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { issuesOf } from '../../test/support/issues.ts';
 import { parseDriverConfig } from './load.ts';
 
-function issuesOf(fn: () => unknown): { path: string; message: string }[] {
-  try {
-    fn();
-  } catch (err) {
-    return [...((err as { issues: { path: string; message: string }[] }).issues ?? [])];
-  }
-  throw new Error('expected a failure');
-}
 
 const yaml = (...lines: string[]) => `${lines.join('\n')}\n`;
 const TOKEN = 'local-admin-token-0123456789abcdef';

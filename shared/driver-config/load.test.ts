@@ -2,18 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { issuesOf } from '../../test/support/issues.ts';
 import * as v from 'valibot';
 import { loadDriverConfig, parseDriverConfig, resolveDriverConfigPath } from './load.ts';
 import { driverConfigSchemaWith } from './schema.ts';
 
-function issuesOf(fn: () => unknown): { path: string; message: string }[] {
-  try {
-    fn();
-  } catch (err) {
-    return [...((err as { issues: { path: string; message: string }[] }).issues ?? [])];
-  }
-  throw new Error('expected a failure');
-}
 
 describe('driver config', () => {
   it('loads the committed example', async () => {
