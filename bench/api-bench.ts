@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Agent, request } from 'node:http';
 import { createApp } from '../functions/app.ts';
+import { createApiAuth } from '../functions/auth/authenticator.ts';
 import { startApiServer } from '../functions/node.ts';
 import { getAccountParams, getAccounts, queryAccountsParams, updateAccountParams } from '../shared/table/accounts.ts';
 import { CapacityMeter } from '../shared/table/capacity.ts';
@@ -129,7 +130,8 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
       staticAccounts: [],
     });
 
-    const server = await startApiServer(createApp({ table }));
+    const token = 'bench-admin-token-0123456789abcdef-0123';
+    const server = await startApiServer(createApp({ table, auth: createApiAuth({ adminToken: token, accountManagerRoles: [] }, { production: false }) }));
     // A keep-alive node:http client, like the SDK's own, so both sides pay the same kind of HTTP hop.
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const call = (method: string, path: string, body?: unknown) =>
@@ -137,7 +139,14 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
         const payload = body === undefined ? undefined : JSON.stringify(body);
         const req = request(
           `${server.url}${path}`,
-          { method, agent, headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+          {
+            method,
+            agent,
+            headers: {
+              authorization: `Bearer ${token}`,
+              ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+            },
+          },
           (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { adminTokenAuth } from '../test/support/api.ts';
 import { createApp } from './app.ts';
 import { openApiDocument } from './openapi.ts';
 
 // Route checks need no table: nothing here touches it.
-const app = createApp({ table: { client: null as never, tableName: 'unused' } });
+const app = createApp({ table: { client: null as never, tableName: 'unused' }, auth: adminTokenAuth() });
 
 function routeKey(method: string, path: string): string {
   return `${method.toUpperCase()} ${path.replace(/:[^/]+/g, '{}').replace(/\{[^}]+\}/g, '{}')}`;
@@ -37,7 +38,7 @@ describe('OpenAPI document', () => {
     expect(activation?.items?.additionalProperties).toBe(false);
     expect(Object.keys(activation?.items?.properties ?? {})).toEqual(['name', 'zoneId', 'kubeconfigFile', 'kubeConfigFile', 'state']);
     expect(Object.keys(doc.components.schemas.Account?.properties ?? {})).toEqual([
-      'name', 'type', 'source', 'config', 'zoneId', 'agents', 'lastAssignmentMsg', 'state',
+      'name', 'type', 'source', 'config', 'zoneId', 'agents', 'lastAssignmentMsg', 'state', 'permissionsIgnored', 'permissionsIgnoredReason',
     ]);
     expect(Object.keys(doc.components.schemas.AccountPage?.properties ?? {})).toEqual(['items', 'page', 'limit', 'total']);
   });
