@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { OidcConfig } from '../../shared/driver-config/api.ts';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, base64url, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 
@@ -116,4 +117,9 @@ export class TestIssuer {
 export function unsecuredToken(payload: JWTPayload, header: Record<string, unknown> = {}): string {
   const enc = (o: unknown) => base64url.encode(JSON.stringify(o));
   return `${enc({ alg: 'none', ...header })}.${enc(payload)}.`;
+}
+
+/** `api.auth.oidc` for a test issuer, with the product's defaults unless overridden. */
+export function oidcConfig(issuer: TestIssuer, overrides: Partial<OidcConfig> = {}): OidcConfig {
+  return { issuer: issuer.url, audience: ['vendor-api'], rolesClaim: 'groups', clockSkewSeconds: 60, jwksMaxAgeSeconds: 600, jwksCooldownSeconds: 30, ...overrides };
 }
