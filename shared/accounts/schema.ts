@@ -168,10 +168,13 @@ export const accountSchema = v.object({
   agents: v.array(agentRecordSchema),
   lastAssignmentMsg: v.string(),
   state: v.optional(v.picklist(ACCOUNT_STATES)),
-  /** Present when a role name contains whitespace: the permissions are not applied (SPEC 2.6.2). */
-  permissionsIgnored: v.optional(v.literal(true)),
-  /** Why `permissionsIgnored` is set, naming the role. */
-  permissionsIgnoredReason: v.optional(v.string()),
+  permissionsIgnored: v.optional(
+    v.pipe(
+      v.literal(true),
+      v.description('Present (true) when a role name in the permissions contains whitespace: per SPEC 2.6.2 the permissions are then not applied and every authenticated caller may read and write the account.'),
+    ),
+  ),
+  permissionsIgnoredReason: v.optional(v.pipe(v.string(), v.description('Why `permissionsIgnored` is set, naming the role.'))),
 });
 
 export type Account = v.InferOutput<typeof accountSchema>;
