@@ -167,6 +167,28 @@ describe('bearer JWTs from an OIDC issuer', () => {
     expect((await GET(f, await issuer.token({ sub: 'a' }, { kid: next }))).status).toBe(200);
   });
 
+  it('takes a verified token as verified for a minute at most, and never past its expiry', async () => {
+    const kid = await issuer.addKey('ES256');
+    const f = await oidcApp({ jwksCooldownSeconds: 0 });
+    const token = await issuer.token({ sub: 'a' }, { kid, ttl: 100 });
+    expect((await GET(f, token)).status).toBe(200);
+    // The key is withdrawn and the keys fetched again (a token with an unknown kid asks for them).
+    issuer.publish([await issuer.addKey('ES256', { publish: false })]);
+    expect((await GET(f, await issuer.token({ sub: 'a' }, { kid, header: { kid: 'unknown' } }))).status).toBe(401);
+    await f.clock.advance(59_000);
+    expect((await GET(f, token)).status).toBe(200); // verified less than a minute ago
+    await f.clock.advance(1_000);
+    expect((await GET(f, token)).status).toBe(401); // checked again: its key is gone
+
+    const kid2 = await issuer.addKey('ES256');
+    const short = await issuer.token({ sub: 'a' }, { kid: kid2, ttl: 1 });
+    expect((await GET(f, short)).status).toBe(200);
+    await f.clock.advance(60_999); // exp + 60 s of skew, less 1 ms
+    expect((await GET(f, short)).status).toBe(200);
+    await f.clock.advance(1);
+    expect((await GET(f, short)).status).toBe(401);
+  });
+
   it('keeps the keys it has while the issuer is down, and answers 503 when it never had any', async () => {
     const kid = await issuer.addKey('ES256');
     const f = await oidcApp({ jwksCooldownSeconds: 0 });

@@ -52,12 +52,22 @@ function oidcVerifier(oidc: OidcConfig, clock: Clock, logger: Logger, fetchImpl:
     cooldownMs: oidc.jwksCooldownSeconds * 1000,
     ...(fetchImpl === undefined ? {} : { fetch: fetchImpl }),
   });
+  const verified = new VerifiedTokens();
   return async (token: string): Promise<JWTPayload> => {
+    const now = clock.now();
+    const known = verified.get(token, now);
+    if (known !== undefined) return known;
+    const payload = await verifyToken(token, now);
+    verified.set(token, payload, Math.min(now + VERIFIED_TOKEN_TTL_MS, ((payload.exp as number) + oidc.clockSkewSeconds) * 1000));
+    return payload;
+  };
+
+  async function verifyToken(token: string, now: number): Promise<JWTPayload> {
     const options: JWTVerifyOptions = {
       issuer: oidc.issuer,
       audience: oidc.audience,
       clockTolerance: oidc.clockSkewSeconds,
-      currentDate: new Date(clock.now()),
+      currentDate: new Date(now),
       algorithms: ACCEPTED_ALGORITHMS,
       requiredClaims: ['exp'],
     };
@@ -75,7 +85,33 @@ function oidcVerifier(oidc: OidcConfig, clock: Clock, logger: Logger, fetchImpl:
       }
       throw new errors.JWSSignatureVerificationFailed();
     }
-  };
+  }
+}
+
+/** How long a verified token is taken as verified without checking its signature again. */
+const VERIFIED_TOKEN_TTL_MS = 60_000;
+const VERIFIED_TOKENS_MAX = 1_000;
+
+/**
+ * Tokens verified in the last minute, so a client sending the same token with every request pays for
+ * the signature check once a minute instead of every time (it is most of what a read by id costs).
+ * Only tokens that verified are kept, never past their own expiry; the size is bounded, oldest out first.
+ */
+class VerifiedTokens {
+  readonly #entries = new Map<string, { payload: JWTPayload; until: number }>();
+
+  get(token: string, now: number): JWTPayload | undefined {
+    const entry = this.#entries.get(token);
+    if (entry === undefined) return undefined;
+    if (now < entry.until) return entry.payload;
+    this.#entries.delete(token);
+    return undefined;
+  }
+
+  set(token: string, payload: JWTPayload, until: number): void {
+    if (this.#entries.size >= VERIFIED_TOKENS_MAX) this.#entries.delete(this.#entries.keys().next().value as string);
+    this.#entries.set(token, { payload, until });
+  }
 }
 
 /**
