@@ -8,6 +8,7 @@ describe('bench:api', () => {
     const figures = await runApiBench({ accounts: 250, reads: 3, batches: 1 }, (l) => lines.push(l));
     expect(figures.map((f) => f.figure)).toEqual([
       'get_by_id',
+      'get_by_id_new_token_each_time',
       'list_page_1_limit_100',
       'list_page_3_limit_100',
       'post_100_records',
