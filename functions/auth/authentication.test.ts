@@ -212,6 +212,20 @@ describe('bearer JWTs from an OIDC issuer', () => {
     }
   });
 
+  it('takes a jwks_uri with a query, but never one over plain http elsewhere than loopback', async () => {
+    const kid = await issuer.addKey('ES256');
+    try {
+      issuer.jwksUri = `${issuer.url}/jwks?appid=vendor`;
+      expect((await GET(await oidcApp(), await issuer.token({ sub: 'a' }, { kid }))).status).toBe(200);
+      issuer.jwksUri = 'http://keys.example.com/jwks';
+      const f = await oidcApp();
+      expect((await GET(f, await issuer.token({ sub: 'a' }, { kid }))).status).toBe(503);
+      expect(f.capture.text()).toContain('jwks_uri that is not https');
+    } finally {
+      issuer.jwksUri = undefined;
+    }
+  });
+
   it('refuses a discovery document that names another issuer', async () => {
     const kid = await issuer.addKey('ES256');
     const f = await oidcApp({ issuer: issuer.url.replace('127.0.0.1', 'localhost') });

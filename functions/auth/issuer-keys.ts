@@ -102,7 +102,7 @@ export class IssuerKeys {
     try {
       const discovery = v.parse(discoverySchema, await this.#getJson(discoveryUrl(issuer)));
       if (discovery.issuer !== issuer) throw new Error(`the discovery document names issuer ${JSON.stringify(discovery.issuer)}`);
-      if (!isIssuerUrl(discovery.jwks_uri)) throw new Error('the discovery document names a jwks_uri that is not https');
+      if (!isSecureUrl(discovery.jwks_uri)) throw new Error('the discovery document names a jwks_uri that is not https');
       const keys = createLocalJWKSet((await this.#getJson(discovery.jwks_uri)) as JSONWebKeySet);
       this.#keys = keys;
       this.#fetchedAt = clock.now();
@@ -123,6 +123,16 @@ export class IssuerKeys {
     const text = await res.text();
     if (text.length > MAX_DOCUMENT_BYTES) throw new Error(`${url} answered more than ${MAX_DOCUMENT_BYTES} bytes`);
     return JSON.parse(text) as unknown;
+  }
+}
+
+/** https, or http to a loopback address like the issuer; unlike the issuer, a query is allowed. */
+function isSecureUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return isIssuerUrl(`${url.protocol}//${url.host}`);
+  } catch {
+    return false;
   }
 }
 

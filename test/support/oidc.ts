@@ -41,6 +41,8 @@ export class TestIssuer {
   now: () => number = () => Math.floor(Date.now() / 1000);
   /** When set, every request is answered with this status (an outage). */
   failWith: number | undefined;
+  /** What the discovery document names as `jwks_uri`; this server's `/jwks` when absent. */
+  jwksUri: string | undefined;
 
   private constructor(server: Server, url: string) {
     this.#server = server;
@@ -62,8 +64,8 @@ export class TestIssuer {
       res.end(JSON.stringify(body));
     };
     if (this.failWith !== undefined) return send(this.failWith, { error: 'down' });
-    if (path === '/.well-known/openid-configuration') return send(200, { issuer: this.url, jwks_uri: `${this.url}/jwks`, id_token_signing_alg_values_supported: ['ES256', 'RS256'] });
-    if (path === '/jwks') return send(200, { keys: this.#published.map((kid) => (this.#keys.get(kid) as SigningKey).jwk) });
+    if (path === '/.well-known/openid-configuration') return send(200, { issuer: this.url, jwks_uri: this.jwksUri ?? `${this.url}/jwks`, id_token_signing_alg_values_supported: ['ES256', 'RS256'] });
+    if (path === '/jwks' || path.startsWith('/jwks?')) return send(200, { keys: this.#published.map((kid) => (this.#keys.get(kid) as SigningKey).jwk) });
     send(404, { error: 'not found' });
   }
 
