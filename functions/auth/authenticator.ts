@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { errors, jwtVerify, type JWTPayload, type JWTVerifyOptions } from 'jose';
+import type { JWTPayload } from 'jose';
 import { systemClock, type Clock } from '../../shared/clock.ts';
-import type { ApiAuthConfig, OidcConfig } from '../../shared/driver-config/api.ts';
+import type { ApiAuthConfig } from '../../shared/driver-config/api.ts';
 import { VendorError, isVendorError } from '../../shared/errors.ts';
 import { silentLogger, type Logger } from '../../shared/log.ts';
 import type { Caller } from './caller.ts';
-import { IssuerKeys } from './issuer-keys.ts';
+import { oidcVerifier } from './oidc-verifier.ts';
 import { rolesFromClaim } from './roles.ts';
 import { checkAuthConfig } from './settings.ts';
 
@@ -22,9 +22,6 @@ export interface ApiAuthOptions {
   /** How the issuer's discovery document and keys are fetched. */
   fetch?: typeof globalThis.fetch;
 }
-
-/** Asymmetric signatures only: `none` and the HMAC algorithms (whose key would be public) never verify. */
-export const ACCEPTED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
 /** Longer headers are refused before any parsing. */
 const MAX_TOKEN_LENGTH = 16 * 1024;
@@ -43,77 +40,6 @@ export function adminTokenCheck(expected: string): (candidate: string) => boolea
   return (candidate) => timingSafeEqual(digest(candidate), want);
 }
 
-function oidcVerifier(oidc: OidcConfig, clock: Clock, logger: Logger, fetchImpl: typeof globalThis.fetch | undefined) {
-  const keys = new IssuerKeys({
-    issuer: oidc.issuer,
-    clock,
-    logger,
-    maxAgeMs: oidc.jwksMaxAgeSeconds * 1000,
-    cooldownMs: oidc.jwksCooldownSeconds * 1000,
-    ...(fetchImpl === undefined ? {} : { fetch: fetchImpl }),
-  });
-  const verified = new VerifiedTokens();
-  return async (token: string): Promise<JWTPayload> => {
-    const now = clock.now();
-    const known = verified.get(token, now);
-    if (known !== undefined) return known;
-    const payload = await verifyToken(token, now);
-    verified.set(token, payload, Math.min(now + VERIFIED_TOKEN_TTL_MS, ((payload.exp as number) + oidc.clockSkewSeconds) * 1000));
-    return payload;
-  };
-
-  async function verifyToken(token: string, now: number): Promise<JWTPayload> {
-    const options: JWTVerifyOptions = {
-      issuer: oidc.issuer,
-      audience: oidc.audience,
-      clockTolerance: oidc.clockSkewSeconds,
-      currentDate: new Date(now),
-      algorithms: ACCEPTED_ALGORITHMS,
-      requiredClaims: ['exp'],
-    };
-    try {
-      return (await jwtVerify(token, keys.getKey, options)).payload;
-    } catch (err) {
-      // A token without `kid` against several keys of its type: try each (jose's documented way).
-      if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
-      for await (const key of err) {
-        try {
-          return (await jwtVerify(token, key, options)).payload;
-        } catch (inner) {
-          if (!(inner instanceof errors.JWSSignatureVerificationFailed)) throw inner;
-        }
-      }
-      throw new errors.JWSSignatureVerificationFailed();
-    }
-  }
-}
-
-/** How long a verified token is taken as verified without checking its signature again. */
-const VERIFIED_TOKEN_TTL_MS = 60_000;
-const VERIFIED_TOKENS_MAX = 1_000;
-
-/**
- * Tokens verified in the last minute, so a client sending the same token with every request pays for
- * the signature check once a minute instead of every time (it is most of what a read by id costs).
- * Only tokens that verified are kept, never past their own expiry; the size is bounded, oldest out first.
- */
-class VerifiedTokens {
-  readonly #entries = new Map<string, { payload: JWTPayload; until: number }>();
-
-  get(token: string, now: number): JWTPayload | undefined {
-    const entry = this.#entries.get(token);
-    if (entry === undefined) return undefined;
-    if (now < entry.until) return entry.payload;
-    this.#entries.delete(token);
-    return undefined;
-  }
-
-  set(token: string, payload: JWTPayload, until: number): void {
-    if (this.#entries.size >= VERIFIED_TOKENS_MAX) this.#entries.delete(this.#entries.keys().next().value as string);
-    this.#entries.set(token, { payload, until });
-  }
-}
-
 /**
  * Authentication of API callers: the static admin token (local use) or a bearer JWT from the
  * configured OIDC issuer. Refuses at creation a configuration production mode does not allow.
@@ -124,7 +50,7 @@ export function createApiAuth(config: ApiAuthConfig, options: ApiAuthOptions): A
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger();
   const isAdminToken = config.adminToken === undefined ? undefined : adminTokenCheck(config.adminToken);
-  const verify = config.oidc === undefined ? undefined : oidcVerifier(config.oidc, clock, logger, options.fetch);
+  const verify = config.oidc === undefined ? undefined : oidcVerifier(config.oidc, { clock, logger, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
   const managerRoles = config.accountManagerRoles;
   const rolesClaim = config.oidc?.rolesClaim ?? 'groups';
 
