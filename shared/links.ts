@@ -16,8 +16,12 @@ export const SST_LINKS = {
   agentTokens: 'VendorAgentTokens',
   /** OIDC issuer URL whose JWKS verifies API callers (`value`). */
   oidcIssuer: 'VendorOidcIssuer',
-  /** Audience API caller tokens must carry (`value`). */
+  /** Audience API caller tokens must carry (`value`; several separated by commas). */
   oidcAudience: 'VendorOidcAudience',
+  /** Claim holding the API caller's roles, a name or dot path (`value`; default `groups`). */
+  oidcRolesClaim: 'VendorOidcRolesClaim',
+  /** Roles that may manage accounts through the API (`value`: names separated by commas or white space). */
+  accountManagerRoles: 'VendorAccountManagerRoles',
 } as const;
 
 export type SstLinkName = (typeof SST_LINKS)[keyof typeof SST_LINKS];
