@@ -54,7 +54,12 @@ export function kubeRequest(
   const payload =
     options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
   const headers: OutgoingHttpHeaders = { accept: options.accept ?? 'application/json' };
-  if (payload !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
+  if (payload !== undefined) {
+    headers['content-type'] = options.contentType ?? 'application/json';
+    // Node sends DELETE bodies without framing unless told their length: the server would read the
+    // body as the next request (kube-apiserver then ignores the DeleteOptions).
+    headers['content-length'] = Buffer.byteLength(payload);
+  }
   return new Promise((resolve, reject) => {
     const req = connection(target, credentials, method, path, headers);
     req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path} timed out`)));

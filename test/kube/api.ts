@@ -2,7 +2,7 @@ import { parse as parseYaml } from 'yaml';
 import type { Clock } from '../../shared/clock.ts';
 import { applyCreateDefaults, ClusterIpAllocator, initialStatus } from './defaults.ts';
 import { listResponse, type ListQuery, parseResourceVersion } from './list.ts';
-import { apply, conflictMessage, type FieldSetOptions, recordUpdate } from './managed-fields.ts';
+import { apply, conflictingManager, conflictMessage, type FieldSetOptions, recordUpdate } from './managed-fields.ts';
 import {
   clone, deepEqual, generateNameSuffix, isJsonObject, type JsonObject, type JsonValue, type KubeObject, newUid, timestamp,
 } from './objects.ts';
@@ -349,7 +349,7 @@ export class KubeApi {
     if (!result.ok) {
       const message = conflictMessage(result.conflicts);
       throw new StatusError(failure(409, 'Conflict', message, {
-        causes: result.conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}" using ${c.apiVersion}`, field: c.path })),
+        causes: result.conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${conflictingManager(c)}`, field: c.path })),
       }));
     }
     const merged = result.object;

@@ -124,7 +124,7 @@ describe('list', () => {
     const rv = server.store.resourceVersion + 100;
     const res = await raw(server.url, `/api/v1/pods?resourceVersion=${rv}&resourceVersionMatch=NotOlderThan`);
     expect(res.status).toBe(504);
-    expect(res.json).toMatchObject({ reason: 'Timeout', message: `Too large resource version: ${rv}, current: ${server.store.resourceVersion}`, details: { causes: [{ reason: 'ResourceVersionTooLarge' }] } });
+    expect(res.json).toMatchObject({ reason: 'Timeout', message: `Timeout: Too large resource version: ${rv}, current: ${server.store.resourceVersion}`, details: { causes: [{ reason: 'ResourceVersionTooLarge' }] } });
   });
 
   it('validates list options like kube-apiserver (422 on ListOptions, 400 on bad tokens)', async () => {

@@ -1,7 +1,7 @@
 import { decodeContinue, encodeContinue } from './continue-token.ts';
 import { apiVersionOf, type ResourceType, servedAs } from './resource-types.ts';
 import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
-import { badRequest, CONTINUE_TOO_OLD, expired, invalid, LIST_TOO_OLD, type StatusError } from './status.ts';
+import { badRequest, CONTINUE_TOO_OLD, expired, type FieldError, invalid, LIST_TOO_OLD } from './status.ts';
 import type { Revision, Store } from './store.ts';
 
 /**
@@ -16,10 +16,6 @@ export interface ListQuery {
   continue?: string;
   resourceVersion?: string;
   resourceVersionMatch?: string;
-}
-
-export function listOptionsInvalid(field: string, type: 'FieldValueForbidden' | 'FieldValueNotSupported', detail: string): StatusError {
-  return invalid('meta.k8s.io', 'ListOptions', '', [{ type, field, detail }]);
 }
 
 export function parseResourceVersion(text: string): number {
@@ -48,7 +44,7 @@ waitNotOlderThan: (rv: number) => Promise<void>,
       throw badRequest('specifying resource version is not allowed when using continue');
     }
     const token = decodeContinue(q.continue);
-    if (!token.start.startsWith(prefix)) throw badRequest('continue key is not valid: key does not match the requested list');
+    if (!token.start.startsWith(prefix)) throw badRequest('invalid continue token: continue key is not valid: key does not match the requested list');
     startKey = token.start;
     if (token.rv === -1) atRv = store.resourceVersion;
     else if (token.rv < store.compactedFor(rt)) {
@@ -89,18 +85,22 @@ waitNotOlderThan: (rv: number) => Promise<void>,
 
 /** The ListOptions checks of kube-apiserver for plain lists (watch options are checked in watch.ts). */
 function validateListOptions(q: ListQuery): void {
-  const match = q.resourceVersionMatch;
-  if (match === undefined || match === '') return;
-  if (q.resourceVersion === undefined || q.resourceVersion === '') {
-    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch is forbidden unless resourceVersion is provided');
-  }
-  if (q.continue !== undefined && q.continue !== '') {
-    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch is forbidden when continue is provided');
-  }
+  const match = q.resourceVersionMatch ?? '';
+  if (match === '') return;
+  const errors: FieldError[] = [];
+  const forbid = (detail: string): void => {
+    errors.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail });
+  };
+  if (q.resourceVersion === undefined || q.resourceVersion === '') forbid('resourceVersionMatch is forbidden unless resourceVersion is provided');
+  if (q.continue !== undefined && q.continue !== '') forbid('resourceVersionMatch is forbidden when continue is provided');
   if (match !== 'Exact' && match !== 'NotOlderThan') {
-    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueNotSupported', `"${match}": supported values: "Exact", "NotOlderThan", ""`);
+    errors.push({ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', detail: `"${match}": supported values: "Exact", "NotOlderThan", ""` });
   }
-  if (match === 'Exact' && q.resourceVersion === '0') {
-    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
-  }
+  if (match === 'Exact' && q.resourceVersion === '0') forbid('resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+  throwListOptionsErrors(errors);
+}
+
+/** kube-apiserver reports every ListOptions error at once, in one 422. */
+export function throwListOptionsErrors(errors: readonly FieldError[]): void {
+  if (errors.length > 0) throw invalid('meta.k8s.io', 'ListOptions', '', errors);
 }

@@ -39,6 +39,8 @@ export interface ResourceType {
 }
 
 export const STANDARD_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+/** kube-apiserver lists a custom resource's verbs in this order, not sorted as for built-in kinds. */
+export const CUSTOM_RESOURCE_VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
 
 export function storageVersion(rt: ResourceType): string {
   const v = rt.versions[0];
@@ -177,6 +179,10 @@ export const BUILTIN_RESOURCES: readonly ResourceType[] = [
     group: 'networking.k8s.io', version: 'v1', plural: 'networkpolicies', kind: 'NetworkPolicy', shortNames: ['netpol'],
     generation: true,
   }),
+  builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false }),
+  builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', kind: 'ClusterRole', namespaced: false }),
+  builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', kind: 'RoleBinding' }),
+  builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'roles', kind: 'Role' }),
   builtin({
     group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition',
     namespaced: false, shortNames: ['crd', 'crds'], categories: ['api-extensions'], status: true, generation: true,

@@ -134,7 +134,11 @@ export async function startTestApiServer(given: TestApiServerOptions = {}): Prom
   if (namespaces === undefined) throw new VendorError('internal', 'namespaces are not a built-in resource');
   const waitMs = options.tooLargeResourceVersionWaitMs ?? 3000;
   const api = new KubeApi({ store, clock, tooLargeResourceVersionWaitMs: waitMs, namespaces });
-  const lifecycle = new Lifecycle(api, registry, { deploymentController: options.deploymentController ?? false });
+  const lifecycle = new Lifecycle(api, registry, {
+    deploymentController: options.deploymentController ?? false,
+    // kube-apiserver ends the watches on a custom resource once its definition is gone.
+    unserved: (rt) => watches.drop({ group: rt.group, resource: rt.plural }, 'end'),
+  });
   api.observe(lifecycle);
   const watches = new WatchHub(store, {
     watchList: options.watchList ?? true,

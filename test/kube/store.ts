@@ -331,6 +331,16 @@ export class Store {
     for (const bucket of this.#buckets.values()) compactBucket(bucket, target);
   }
 
+  /**
+   * A revision that changes no object of any served kind, as a write to another etcd key (a lease,
+   * the API server's compaction key) does: versions handed out so far are then all in the past.
+   */
+  advance(): number {
+    this.#rv++;
+    if (this.#rvWaiters.length > 0) this.#wakeWaiters();
+    return this.#rv;
+  }
+
   /** Resolves true once the store reaches `rv`, false after `ms`. */
   waitForRv(rv: number, ms: number): Promise<boolean> {
     if (this.#rv >= rv) return Promise.resolve(true);

@@ -119,7 +119,18 @@ describe('watch', () => {
     try {
       const res = await raw(old.url, '/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true');
       expect(res.status).toBe(422);
-      expect(res.json).toMatchObject({ reason: 'Invalid', details: { causes: [{ field: 'resourceVersionMatch', message: 'Forbidden: resourceVersionMatch is forbidden for watch' }] } });
+      expect(res.json).toMatchObject({
+        reason: 'Invalid',
+        details: {
+          causes: [
+            { field: 'resourceVersionMatch', message: 'Forbidden: resourceVersionMatch is forbidden for watch' },
+            { field: 'resourceVersionMatch', message: 'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided' },
+          ],
+        },
+      });
+      const withRv = await raw(old.url, '/api/v1/pods?watch=1&resourceVersion=1&resourceVersionMatch=NotOlderThan');
+      expect(withRv.json).toMatchObject({ details: { causes: [{ message: 'Forbidden: resourceVersionMatch is forbidden for watch' }] } });
+      expect((withRv.json as { details: { causes: unknown[] } }).details.causes).toHaveLength(1);
     } finally {
       await old.close();
     }

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
-import { listOptionsInvalid, parseResourceVersion } from './list.ts';
+import { parseResourceVersion, throwListOptionsErrors } from './list.ts';
 import { apiVersionOf, type ResourceType, servedAs } from './resource-types.ts';
 import { type Labels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
-import { expired, type Status, tooLargeResourceVersion } from './status.ts';
+import { expired, type FieldError, type Status, tooLargeResourceVersion } from './status.ts';
 import type { Store, StoreEvent, Subscriber } from './store.ts';
 
 /**
@@ -236,23 +236,35 @@ export class WatchStream implements Subscriber {
   }
 }
 
+/**
+ * The watch ListOptions checks: servers with WatchList accept `resourceVersionMatch=NotOlderThan`
+ * only together with `sendInitialEvents`; 1.20 knows neither and forbids `resourceVersionMatch`
+ * on any watch (ignoring `sendInitialEvents`). Every error is reported at once, as kube-apiserver does.
+ */
 function validateWatchOptions(q: WatchQuery, watchList: boolean): void {
   const match = q.resourceVersionMatch ?? '';
+  const errors: FieldError[] = [];
+  const forbid = (detail: string): void => {
+    errors.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail });
+  };
   if (!watchList) {
-    if (match !== '') throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch is forbidden for watch');
+    if (match !== '') {
+      forbid('resourceVersionMatch is forbidden for watch');
+      if ((q.resourceVersion ?? '') === '') forbid('resourceVersionMatch is forbidden unless resourceVersion is provided');
+      if (match !== 'Exact' && match !== 'NotOlderThan') {
+        errors.push({ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', detail: `"${match}": supported values: "Exact", "NotOlderThan", ""` });
+      }
+      if (match === 'Exact' && q.resourceVersion === '0') forbid('resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+    }
+    throwListOptionsErrors(errors);
     return;
   }
-  if (q.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
-    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
-  }
+  if (q.sendInitialEvents !== undefined && match !== 'NotOlderThan') forbid('sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
   if (match !== '') {
-    if (q.sendInitialEvents === undefined) {
-      throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
-    }
-    if (match !== 'NotOlderThan') {
-      throw listOptionsInvalid('resourceVersionMatch', 'FieldValueNotSupported', `"${match}": supported values: "NotOlderThan"`);
-    }
+    if (q.sendInitialEvents === undefined) forbid('resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+    if (match !== 'NotOlderThan') errors.push({ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', detail: `"${match}": supported values: "NotOlderThan"` });
   }
+  throwListOptionsErrors(errors);
 }
 
 /** Every open watch of the server, for bookmarks on a timer and for the fault knobs. */
