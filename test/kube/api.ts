@@ -387,9 +387,20 @@ export class KubeApi {
       }
       const next = clone(live);
       next.metadata.deletionTimestamp = this.now();
+      if (rt.gracefulDeletion === true) next.metadata.deletionGracePeriodSeconds = 0;
       if (finalizers.length > 0) next.metadata.finalizers = finalizers;
       if (isNamespace) next.status = { phase: 'Terminating' };
       const result = this.#commit(rt, next, wctx, false);
+      return { code: 200, body: result.object };
+    }
+    if (rt.gracefulDeletion === true) {
+      // No kubelet runs here, so every pod is deleted as one never scheduled is: marked with a zero
+      // grace period (what DELETE answers and watchers see as MODIFIED), then removed.
+      const marked = clone(live);
+      marked.metadata.deletionTimestamp = this.now();
+      marked.metadata.deletionGracePeriodSeconds = 0;
+      const result = this.#commit(rt, marked, wctx, false);
+      this.#finalize(rt, result.object, wctx);
       return { code: 200, body: result.object };
     }
     const result = this.#finalize(rt, live, wctx);

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
 import { parse as parseYaml } from 'yaml';
 import { type DeleteOptions, type KubeApi, type ListQuery, type WriteContext } from './api.ts';
-import { authenticate, type AuthOptions, type Authorizer, forbiddenFor } from './auth.ts';
+import { authenticate, type AuthOptions, type Authorizer, forbiddenFor, forbiddenPath, mayReadDocument } from './auth.ts';
 import { type FaultPlan, type RequestInfo, statusFor } from './faults.ts';
 import { isJsonObject, type JsonObject, type JsonValue } from './objects.ts';
 import type { PodMetrics } from './pod-metrics.ts';
@@ -376,6 +376,7 @@ async function handle(deps: HttpDeps, req: IncomingMessage, res: ServerResponse)
     const resolved = resolve(deps.registry, deps, path);
     const info = infoOf(method, resolved, url.searchParams, path);
     Object.assign(record, info);
+    if (resolved.type === 'document' && !mayReadDocument(user, path)) throw forbiddenPath(user, method, path);
     if (resolved.type !== 'document' && deps.authorize !== undefined && !deps.authorize(user, info)) throw forbiddenFor(user, info);
     const wait = deps.faults.delayFor(info);
     if (wait > 0) await deps.clock.sleep(wait);

@@ -1,7 +1,7 @@
 import { decodeContinue, encodeContinue } from './continue-token.ts';
 import { apiVersionOf, type ResourceType, servedAs } from './resource-types.ts';
 import { parseFieldSelector, parseLabelSelector } from './selectors.ts';
-import { badRequest, CONTINUE_TOO_OLD, expired, type FieldError, invalid, LIST_TOO_OLD } from './status.ts';
+import { badRequest, CONTINUE_TOO_OLD, expired, type FieldError, FUTURE_REVISION, invalid, LIST_TOO_OLD, storageError } from './status.ts';
 import type { Revision, Store } from './store.ts';
 
 /**
@@ -18,9 +18,14 @@ export interface ListQuery {
   resourceVersionMatch?: string;
 }
 
+/** A resourceVersion parameter; kube-apiserver answers a malformed one with a bare 500, as Go's ParseUint words it. */
 export function parseResourceVersion(text: string): number {
-  if (!/^\d+$/.test(text)) throw badRequest(`Invalid value: "${text}": resourceVersion must be a non-negative integer`);
-  return Number(text);
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n)) {
+    const why = /^\d+$/.test(text) ? 'value out of range' : 'invalid syntax';
+    throw storageError(`resourceVersion: Invalid value: ${JSON.stringify(text)}: strconv.ParseUint: parsing ${JSON.stringify(text)}: ${why}`);
+  }
+  return n;
 }
 
 export async function listResponse(
@@ -61,8 +66,9 @@ waitNotOlderThan: (rv: number) => Promise<void>,
       // "Any" is served from the watch cache, which does not page.
       limit = undefined;
     } else if (match === 'Exact' || (match === '' && limit !== undefined)) {
+      // An exact read goes to etcd, which neither waits for a revision it has not made nor keeps compacted ones.
       if (rv < store.compactedFor(rt)) throw expired(LIST_TOO_OLD);
-      await waitNotOlderThan(rv);
+      if (rv > store.resourceVersion) throw storageError(FUTURE_REVISION);
       atRv = rv;
     } else {
       await waitNotOlderThan(rv);

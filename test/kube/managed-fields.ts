@@ -321,7 +321,9 @@ export function recordUpdate(input: UpdateInput): void {
     if (input.subresource !== undefined) entry.subresource = input.subresource;
     out.push(entry);
   }
-  next.metadata.managedFields = out.map(entryJson);
+  // An empty list is left out, as Go's omitempty does (an object created with nothing but its name).
+  if (out.length > 0) next.metadata.managedFields = out.map(entryJson);
+  else delete next.metadata.managedFields;
 }
 
 /**

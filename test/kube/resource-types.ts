@@ -32,6 +32,11 @@ export interface ResourceType {
   generation: boolean;
   /** Whether DELETE answers with the deleted object rather than a Success Status. */
   returnDeletedObject: boolean;
+  /**
+   * Deletion is graceful (pods): DELETE first marks the object with `deletionTimestamp` and
+   * `deletionGracePeriodSeconds` (a MODIFIED event, the state DELETE answers), then removes it.
+   */
+  gracefulDeletion?: boolean;
   /** Built-in kinds know their list merge keys; custom resources only take JSON and merge patches. */
   strategicMerge: boolean;
   /** Name of the CustomResourceDefinition that defines this resource, for custom resources. */
@@ -79,6 +84,7 @@ interface BuiltinSpec {
   generation?: boolean;
   returnDeleted?: boolean;
   verbs?: string[];
+  graceful?: boolean;
 }
 
 const REPLICAS_SCALE: ScaleSubresource = {
@@ -105,6 +111,7 @@ function builtin(spec: BuiltinSpec): ResourceType {
     returnDeletedObject: spec.returnDeleted ?? false,
     strategicMerge: true,
   };
+  if (spec.graceful === true) rt.gracefulDeletion = true;
   if (spec.scale === true) rt.scale = REPLICAS_SCALE;
   return rt;
 }
@@ -132,7 +139,7 @@ export const BUILTIN_RESOURCES: readonly ResourceType[] = [
   builtin({
     group: '', version: 'v1', plural: 'pods', kind: 'Pod', shortNames: ['po'], categories: ['all'], status: true,
     fields: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
-    returnDeleted: true,
+    returnDeleted: true, graceful: true,
   }),
   builtin({
     group: '', version: 'v1', plural: 'services', kind: 'Service', shortNames: ['svc'], categories: ['all'], status: true,

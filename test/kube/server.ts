@@ -39,6 +39,13 @@ export interface TestApiServerOptions {
   kubernetesVersion?: string;
   /** false answers watches as Kubernetes 1.20 did (no WatchList, resourceVersionMatch refused). Default true. */
   watchList?: boolean;
+  /**
+   * Bookmarks carry the newest revision and also reach watches of kinds without new events, as a
+   * kube-apiserver whose watch cache learns etcd's progress (1.21 on) sends them. false answers as
+   * 1.20: a bookmark carries the version of the watched kind's newest event, and only once that is
+   * newer than what the watch has seen. Default true.
+   */
+  watchCacheProgress?: boolean;
   /** Interval of BOOKMARK events on watches that allow them; 60000 by default, 0 for none. */
   bookmarkIntervalMs?: number;
   /** Server-side watch timeout when the client gives none; 1800 by default. */
@@ -147,6 +154,7 @@ export async function startTestApiServer(given: TestApiServerOptions = {}): Prom
     tooLargeResourceVersionWaitMs: waitMs,
     maxBufferedBytes: options.maxWatchBufferBytes ?? 64 * 1024 * 1024,
     clock,
+    watchCacheProgress: options.watchCacheProgress ?? true,
   });
   const faultPlan = new FaultPlan();
   const testStore = new TestStore(api, registry, store, lifecycle);

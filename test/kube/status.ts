@@ -161,6 +161,16 @@ export function internalError(cause: string): StatusError {
   );
 }
 
+/**
+ * A storage error kube-apiserver passes on as it is: `500`, the message and nothing else (no
+ * reason, no details), e.g. etcd refusing a revision it has not made yet.
+ */
+export function storageError(message: string): StatusError {
+  return new StatusError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, code: 500 });
+}
+
+export const FUTURE_REVISION = 'etcdserver: mvcc: required revision is a future revision';
+
 export function serviceUnavailable(message: string): StatusError {
   return new StatusError(failure(503, 'ServiceUnavailable', message));
 }

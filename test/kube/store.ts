@@ -59,6 +59,8 @@ class Bucket {
   live = 0;
   events: StoreEvent[] = [];
   eventsHead = 0;
+  /** Version of this resource's newest event, kept through compaction. */
+  lastEventRv = 0;
   /** History of this resource alone compacted up to here (a test knob; etcd compacts globally). */
   compactedRv = 0;
   readonly allNamespaces = new Set<Subscriber>();
@@ -229,6 +231,7 @@ export class Store {
 
   #record(bucket: Bucket, event: StoreEvent): StoreEvent {
     this.#rv = event.rv;
+    bucket.lastEventRv = event.rv;
     bucket.events.push(event);
     for (const s of bucket.allNamespaces) s.deliver(event);
     const nsSubs = bucket.byNamespace.get(event.namespace);
@@ -272,6 +275,11 @@ export class Store {
       if (page.lastKey === undefined) return n;
       key = `${page.lastKey}\u0000`;
     }
+  }
+
+  /** The version of the newest change to a resource: where a watch cache of that resource alone stands. */
+  lastEventRv(rt: ResourceType): number {
+    return this.#buckets.get(resourceKey(rt))?.lastEventRv ?? 0;
   }
 
   /** Retained events of a resource after `rv`, oldest first; `undefined` when `rv` is compacted. */

@@ -28,10 +28,12 @@ describe('watch', () => {
     server.store.patch(podRef('a'), { metadata: { labels: { v: '2' } } });
     server.store.create(pod('elsewhere', 'quiet'));
     server.store.delete(podRef('a'));
-    const events = [await w.next(), await w.next(), await w.next()];
-    expect(events.map((e) => e?.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
+    const events = [await w.next(), await w.next(), await w.next(), await w.next()];
+    // A pod's deletion is graceful: first marked (MODIFIED, zero grace period as for a pod never scheduled), then gone.
+    expect(events.map((e) => e?.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED', 'DELETED']);
     expect(events[1]?.object).toMatchObject({ kind: 'Pod', apiVersion: 'v1', metadata: { name: 'a', labels: { v: '2' } } });
-    const deletedRv = Number(str(events[2]?.object, 'metadata.resourceVersion'));
+    expect(events[2]?.object).toMatchObject({ metadata: { name: 'a', deletionGracePeriodSeconds: 0 } });
+    const deletedRv = Number(str(events[3]?.object, 'metadata.resourceVersion'));
     expect(deletedRv).toBe(server.store.resourceVersion);
     expect(w.lines[0]?.startsWith('{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"w"')).toBe(true);
     w.close();

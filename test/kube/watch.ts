@@ -37,6 +37,12 @@ export interface WatchSettings {
   maxBufferedBytes: number;
   /** Drives watch timeouts and the bookmark interval. */
   clock: Clock;
+  /**
+   * Bookmarks carry the newest revision, also to watches of a quiet kind (a watch cache that learns
+   * etcd's progress, 1.21+). false: the version of the kind's newest event, so a kind without new
+   * events gets no bookmarks (1.20).
+   */
+  watchCacheProgress: boolean;
 }
 
 /** Which watches a fault applies to. */
@@ -58,6 +64,8 @@ export class WatchStream implements Subscriber {
   readonly #settings: WatchSettings;
   readonly #onClose: () => void;
   #lastRv = 0;
+  /** Events at or below this version are not sent (a watch from a version the server has not reached). */
+  #fromRv = 0;
   #silent = false;
   #closed = false;
   #corked = false;
@@ -89,10 +97,11 @@ export class WatchStream implements Subscriber {
 
   start(store: Store, fromRv: number, timeoutSeconds: number): void {
     this.#lastRv = fromRv;
+    this.#fromRv = fromRv;
     this.#unsubscribe = store.subscribe(this.rt, this);
     this.#settings.clock.sleep(timeoutSeconds * 1000, this.#timer.signal).then(
       () => {
-        this.bookmark(store.resourceVersion);
+        this.bookmark(progressOf(store, this.rt, this.#settings));
         this.end();
       },
       () => {},
@@ -100,7 +109,7 @@ export class WatchStream implements Subscriber {
   }
 
   deliver(event: StoreEvent): void {
-    if (this.#silent || this.#closed) return;
+    if (this.#silent || this.#closed || event.rv <= this.#fromRv) return;
     let type = event.type;
     if (this.#matches !== undefined) {
       const now = this.#matches(event.labels, event.fields);
@@ -267,6 +276,11 @@ function validateWatchOptions(q: WatchQuery, watchList: boolean): void {
   throwListOptionsErrors(errors);
 }
 
+/** Where the watch cache of a resource stands: the version a bookmark of it carries. */
+function progressOf(store: Store, rt: ResourceType, settings: WatchSettings): number {
+  return settings.watchCacheProgress ? store.resourceVersion : store.lastEventRv(rt);
+}
+
 /** Every open watch of the server, for bookmarks on a timer and for the fault knobs. */
 export class WatchHub {
   readonly #store: Store;
@@ -296,8 +310,7 @@ export class WatchHub {
   }
 
   sendBookmarks(): void {
-    const rv = this.#store.resourceVersion;
-    for (const s of this.#streams) s.bookmark(rv);
+    for (const s of this.#streams) s.bookmark(progressOf(this.#store, s.rt, this.#settings));
   }
 
   /**
@@ -312,10 +325,8 @@ export class WatchHub {
     const rvText = q.resourceVersion ?? '';
     const rv = rvText === '' ? 0 : parseResourceVersion(rvText);
     const watchList = this.#settings.watchList && q.sendInitialEvents !== undefined;
-    if (rv > this.#store.resourceVersion) {
-      await this.#store.waitForRv(rv, this.#settings.tooLargeResourceVersionWaitMs);
-    }
     if (watchList) {
+      if (rv > this.#store.resourceVersion) await this.#store.waitForRv(rv, this.#settings.tooLargeResourceVersionWaitMs);
       if (rv > this.#store.resourceVersion) throw tooLargeResourceVersion(rv, this.#store.resourceVersion);
       return { matches, fromRv: q.sendInitialEvents === true || rv === 0 ? undefined : rv, initial: q.sendInitialEvents === true };
     }
@@ -347,10 +358,6 @@ export class WatchHub {
     const backlog = store.eventsAfter(q.rt, prepared.fromRv);
     if (backlog === undefined) {
       stream.error(expired(`too old resource version: ${prepared.fromRv} (${store.compactedFor(q.rt)})`).status);
-      return stream;
-    }
-    if (prepared.fromRv > current) {
-      stream.error(tooLargeResourceVersion(prepared.fromRv, current).status);
       return stream;
     }
     stream.beginCatchUp();
