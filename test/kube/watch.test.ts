@@ -66,6 +66,36 @@ describe('watch', () => {
     expect(await w.next()).toBeUndefined();
   });
 
+  it('expires the newest version too with faults.expireHistory(), as a compaction after another write does', async () => {
+    server.store.create(pod('e1', 'w'));
+    const newest = server.store.resourceVersion;
+    const compacted = server.faults.expireHistory();
+    expect(compacted).toBe(newest + 1);
+    expect(server.store.compactedResourceVersion).toBe(compacted);
+    const w = await watch(server.url, `/api/v1/namespaces/w/pods?watch=1&resourceVersion=${newest}`);
+    expect(await w.next()).toMatchObject({ type: 'ERROR', object: { code: 410, message: `too old resource version: ${newest} (${compacted})` } });
+    await w.ended;
+    const list = await raw(server.url, `/api/v1/namespaces/w/pods?resourceVersion=${newest}&resourceVersionMatch=Exact`);
+    expect(list.status).toBe(410);
+    // The version the expiry moved to is a valid starting point, and nothing changed for it.
+    const fresh = await watch(server.url, `/api/v1/namespaces/w/pods?watch=1&resourceVersion=${compacted}`);
+    server.store.create(pod('e2', 'w'));
+    expect(await fresh.next()).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'e2', resourceVersion: String(compacted + 1) } } });
+    fresh.close();
+  });
+
+  it('answers a plain watch from a version it has not reached with silence, then the events after that version', async () => {
+    const ahead = server.store.resourceVersion + 2;
+    const w = await watch(server.url, `/api/v1/namespaces/w/pods?watch=1&resourceVersion=${ahead}`);
+    expect(w.status).toBe(200);
+    server.store.create(pod('a1', 'w'));
+    server.store.create(pod('a2', 'w'));
+    server.store.create(pod('a3', 'w'));
+    expect(await w.next()).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'a3' } } });
+    expect(w.lines).toHaveLength(1);
+    w.close();
+  });
+
   it('expires only the compacted kind when one kind is compacted alone', async () => {
     const from = server.store.resourceVersion;
     server.store.create(pod('k1', 'w'));
@@ -152,6 +182,28 @@ describe('watch', () => {
     expect(without.lines).toHaveLength(1);
     withBookmarks.close();
     without.close();
+  });
+
+  it('with watchCacheProgress off, bookmarks only follow an event of the watched kind and carry its version', async () => {
+    const old = await startTestApiServer({ watchCacheProgress: false, bookmarkIntervalMs: 0 });
+    try {
+      old.store.ensureNamespace('q');
+      const rv = old.store.resourceVersion;
+      const w = await watch(old.url, `/api/v1/namespaces/q/secrets?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`);
+      old.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other-kind', namespace: 'q' } });
+      old.faults.sendBookmarks();
+      const secret = old.store.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'elsewhere', namespace: 'default' } });
+      old.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'later', namespace: 'q' } });
+      old.faults.sendBookmarks();
+      old.faults.sendBookmarks();
+      expect(await w.next()).toEqual({
+        type: 'BOOKMARK', object: { kind: 'Secret', apiVersion: 'v1', metadata: { resourceVersion: secret.metadata.resourceVersion, creationTimestamp: null } },
+      });
+      expect(w.lines).toHaveLength(1);
+      w.close();
+    } finally {
+      await old.close();
+    }
   });
 
   it('ends the stream after timeoutSeconds, with a last bookmark, and sends bookmarks on its interval', async () => {
