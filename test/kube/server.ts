@@ -67,6 +67,11 @@ export interface TestApiServerOptions {
    * Off by default, as on a cluster without controller-manager; no pods are made either way.
    */
   deploymentController?: boolean;
+  /**
+   * gzip answers of 128 KiB or more (large lists) for clients that send `Accept-Encoding: gzip`, as
+   * kube-apiserver does; watches are never compressed. Default true.
+   */
+  compression?: boolean;
   /** Requests kept in `requests.log()`; 10000 by default. */
   requestLogSize?: number;
   /** Timestamps, watch timeouts and the bookmark interval follow this clock; the system clock by default. */
@@ -185,6 +190,7 @@ export async function startTestApiServer(given: TestApiServerOptions = {}): Prom
     },
     hung,
     clock,
+    compression: options.compression ?? true,
     admin: options.admin === true
       ? (req: IncomingMessage, res: ServerResponse, url: URL) => handleAdmin({ store: testStore, faults, podMetrics, metricsState, watches }, req, res, url)
       : undefined,

@@ -112,7 +112,8 @@ describe('watch', () => {
   });
 
   it('without a resourceVersion sends the current state as ADDED events and then changes', async () => {
-    const w = await watch(server.url, '/api/v1/namespaces/w/pods?watch=1');
+    // Bookmarks allowed, yet no initial-events-end bookmark: that ends WatchList requests only.
+    const w = await watch(server.url, '/api/v1/namespaces/w/pods?watch=1&allowWatchBookmarks=true');
     const initial = await w.until((e) => str(e.object, 'metadata.name') === 'r2');
     expect(initial.every((e) => e.type === 'ADDED')).toBe(true);
     server.store.create(pod('after', 'w'));

@@ -54,6 +54,17 @@ export interface WatchFilter {
 
 type Selectors = (labels: Labels, fields: Readonly<Record<string, string>>) => boolean;
 
+/** A validated watch request: its selectors, where it starts, and whether it begins with the current state. */
+interface Prepared {
+  matches: Selectors | undefined;
+  /** `undefined`: from the current state. */
+  fromRv: number | undefined;
+  /** Send the current objects as ADDED first. */
+  initial: boolean;
+  /** A WatchList request: the initial events end with the `k8s.io/initial-events-end` bookmark. */
+  initialEventsEnd: boolean;
+}
+
 export class WatchStream implements Subscriber {
   readonly rt: ResourceType;
   readonly namespace: string | null;
@@ -317,7 +328,7 @@ export class WatchHub {
    * Validates the watch options and selectors and waits for a too-new resourceVersion; throws a
    * StatusError before anything is written, so the caller answers it as a plain HTTP error.
    */
-  async prepare(q: WatchQuery): Promise<{ matches: Selectors | undefined; fromRv: number | undefined; initial: boolean }> {
+  async prepare(q: WatchQuery): Promise<Prepared> {
     validateWatchOptions(q, this.#settings.watchList);
     const labels = parseLabelSelector(q.labelSelector);
     const fields = parseFieldSelector(q.fieldSelector, q.rt.selectableFields);
@@ -328,14 +339,15 @@ export class WatchHub {
     if (watchList) {
       if (rv > this.#store.resourceVersion) await this.#store.waitForRv(rv, this.#settings.tooLargeResourceVersionWaitMs);
       if (rv > this.#store.resourceVersion) throw tooLargeResourceVersion(rv, this.#store.resourceVersion);
-      return { matches, fromRv: q.sendInitialEvents === true || rv === 0 ? undefined : rv, initial: q.sendInitialEvents === true };
+      const initial = q.sendInitialEvents === true;
+      return { matches, fromRv: initial || rv === 0 ? undefined : rv, initial, initialEventsEnd: initial };
     }
     // Legacy semantics: no resourceVersion (or "0") means "send the current state as ADDED, then changes".
-    return { matches, fromRv: rv === 0 ? undefined : rv, initial: rv === 0 };
+    return { matches, fromRv: rv === 0 ? undefined : rv, initial: rv === 0, initialEventsEnd: false };
   }
 
   /** Starts streaming; the response status and headers are written here. */
-  open(q: WatchQuery, res: ServerResponse, prepared: { matches: Selectors | undefined; fromRv: number | undefined; initial: boolean }, watchListBookmark: boolean): WatchStream {
+  open(q: WatchQuery, res: ServerResponse, prepared: Prepared, watchListBookmark: boolean): WatchStream {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
     const stream = new WatchStream(q, res, prepared.matches, this.#settings, () => this.#streams.delete(stream));
@@ -351,7 +363,8 @@ export class WatchHub {
         for (const rev of store.page(q.rt, { namespace: q.namespace, atRv: current, filter }).items) stream.sendInitial(rev.json as string);
       }
       stream.start(store, current, timeoutSeconds);
-      if (watchListBookmark && prepared.initial) stream.bookmark(current, true);
+      // Only a WatchList request gets the initial-events-end bookmark; a plain watch from "" or "0" never does.
+      if (watchListBookmark && prepared.initialEventsEnd) stream.bookmark(current, true);
       stream.endCatchUp();
       return stream;
     }

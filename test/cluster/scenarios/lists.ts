@@ -142,6 +142,24 @@ export const listScenarios: Scenario[] = [
     },
   },
   {
+    name: 'large lists come gzip-compressed to clients that ask for it; small ones, and lists for clients that do not ask, come plain',
+    async run(target) {
+      const { c, ns } = await newNamespace(target, 'gzip');
+      const filler = 'x'.repeat(4096);
+      for (let i = 0; i < 40; i++) await createConfigMap(c, ns, `big-${String(i).padStart(2, '0')}`, { filler });
+      const large = await c.call(base(ns), { acceptEncoding: 'gzip' });
+      expect(large.status).toBe(200);
+      expect(large.headers['content-encoding']).toBe('gzip');
+      expect(names(large.body ?? {})).toHaveLength(40);
+      const plain = await c.call(base(ns));
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(names(plain.body ?? {})).toHaveLength(40);
+      const small = await c.call(`${base(ns)}?limit=1`, { acceptEncoding: 'gzip' });
+      expect(small.headers['content-encoding']).toBeUndefined();
+      expect(names(small.body ?? {})).toHaveLength(1);
+    },
+  },
+  {
     name: 'paged list through @kubernetes/client-node',
     async run(target) {
       const { c, ns } = await newNamespace(target, 'client-pages');

@@ -79,6 +79,11 @@ export const objectScenarios: Scenario[] = [
       // The failed update changed nothing.
       expect(await c.expect(200, `/api/v1/namespaces/${ns}/configmaps/once`)).toMatchObject({ data: { v: '2' } });
 
+      const missing = unique('missing');
+      expectStatusBody(await c.expect(404, `/api/v1/namespaces/${missing}/configmaps`, { method: 'POST', body: configMap(missing, 'nowhere') }), {
+        code: 404, reason: 'NotFound', message: `namespaces "${missing}" not found`, details: { name: missing, kind: 'namespaces' },
+      });
+
       const invalid = await c.expect(422, `/api/v1/namespaces/${ns}/configmaps`, { method: 'POST', body: configMap(ns, 'Not_A_Name') });
       expectStatusBody(invalid, { code: 422, reason: 'Invalid', message: /^ConfigMap "Not_A_Name" is invalid: metadata.name: Invalid value: "Not_A_Name"/ });
     },

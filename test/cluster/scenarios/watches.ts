@@ -55,7 +55,8 @@ export const watchScenarios: Scenario[] = [
       const { c, ns } = await newNamespace(target, 'watch-zero');
       await createConfigMap(c, ns, 'x');
       await createConfigMap(c, ns, 'y');
-      const watch = openWatch(target, target.auth.admin, `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=0`);
+      // Bookmarks allowed: a plain watch never gets the initial-events-end bookmark WatchList requests end their initial events with.
+      const watch = openWatch(target, target.auth.admin, `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=0&allowWatchBookmarks=true`);
       const initial = [await watch.next(), await watch.next()];
       expect(initial.map((e) => (e === 'end' ? 'end' : `${e.type} ${String(field(e.object, 'metadata.name'))}`)).sort()).toEqual(['ADDED x', 'ADDED y']);
       await createConfigMap(c, ns, 'z');
@@ -135,7 +136,7 @@ export const watchScenarios: Scenario[] = [
     },
   },
   {
-    name: 'WatchList: served with an initial-events-end bookmark, or refused with 422 where unsupported (1.20), never a plain watch',
+    name: 'WatchList: served with an initial-events-end bookmark, or refused with 422 where unsupported (1.20), never a plain watch; sendInitialEvents alone is a plain watch on 1.20',
     timeoutMs: 20_000,
     async run(target) {
       const { c, ns } = await newNamespace(target, 'watch-list');
@@ -160,6 +161,10 @@ export const watchScenarios: Scenario[] = [
             ],
           },
         });
+        // sendInitialEvents alone is not a WatchList request there: a plain watch, never an initial-events-end bookmark.
+        const plain = openWatch(target, target.auth.admin, `/api/v1/namespaces/${ns}/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&timeoutSeconds=1`);
+        expect(await plain.status).toBe(200);
+        expect((await rest(plain)).map((e) => `${e.type} ${String(field(e.object, 'metadata.name'))}`)).toEqual(['ADDED existing']);
         return;
       }
       expect(status).toBe(200);
@@ -167,6 +172,10 @@ export const watchScenarios: Scenario[] = [
       watch.close();
       expect(seen.slice(0, -1).map((e) => `${e.type} ${String(field(e.object, 'metadata.name'))}`)).toEqual(['ADDED existing']);
       expect(field(event.object, 'metadata.annotations')).toEqual({ 'k8s.io/initial-events-end': 'true' });
+      // With WatchList, sendInitialEvents needs resourceVersionMatch=NotOlderThan.
+      const alone = await client(target).call(`/api/v1/namespaces/${ns}/configmaps?watch=1&sendInitialEvents=true`);
+      expect(alone.status).toBe(422);
+      expectStatusBody(alone.body, { code: 422, reason: 'Invalid', message: /sendInitialEvents requires setting resourceVersionMatch to NotOlderThan/ });
     },
   },
   {
