@@ -139,7 +139,7 @@ export class Store {
   #compactedRv = 0;
   readonly #buckets = new Map<string, Bucket>();
   readonly #maxRevisions: number;
-  #rvWaiters: { rv: number; resolve: () => void }[] = [];
+  #rvWaiters: { check: () => boolean; resolve: () => void }[] = [];
 
   constructor(options: StoreOptions) {
     this.#maxRevisions = options.maxRevisions;
@@ -351,20 +351,26 @@ export class Store {
 
   /** Resolves true once the store reaches `rv`, false after `ms`. */
   waitForRv(rv: number, ms: number): Promise<boolean> {
-    if (this.#rv >= rv) return Promise.resolve(true);
+    return this.waitUntil(() => this.#rv >= rv, ms);
+  }
+
+  /** Resolves true once `check` holds after a write (or at once), false after `ms`. */
+  waitUntil(check: () => boolean, ms: number): Promise<boolean> {
+    if (check()) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const waiter = { rv, resolve: () => resolve(true) };
+      const waiter = { check, resolve: () => resolve(true) };
       this.#rvWaiters.push(waiter);
       setTimeout(() => {
         this.#rvWaiters = this.#rvWaiters.filter((w) => w !== waiter);
-        resolve(this.#rv >= rv);
+        resolve(check());
       }, ms).unref();
     });
   }
 
   #wakeWaiters(): void {
-    const due = this.#rvWaiters.filter((w) => w.rv <= this.#rv);
-    this.#rvWaiters = this.#rvWaiters.filter((w) => w.rv > this.#rv);
+    const due = this.#rvWaiters.filter((w) => w.check());
+    if (due.length === 0) return;
+    this.#rvWaiters = this.#rvWaiters.filter((w) => !due.includes(w));
     for (const w of due) w.resolve();
   }
 

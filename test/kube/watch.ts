@@ -5,6 +5,7 @@ import { apiVersionOf, type ResourceType, servedAs } from './resource-types.ts';
 import { type Labels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
 import { expired, type FieldError, type Status, tooLargeResourceVersion } from './status.ts';
 import type { Store, StoreEvent, Subscriber } from './store.ts';
+import type { WatchCache } from './watch-cache.ts';
 
 /**
  * Watch streams: newline-delimited `{"type":..,"object":..}` events, resumable from a
@@ -37,12 +38,8 @@ export interface WatchSettings {
   maxBufferedBytes: number;
   /** Drives watch timeouts and the bookmark interval. */
   clock: Clock;
-  /**
-   * Bookmarks carry the newest revision, also to watches of a quiet kind (a watch cache that learns
-   * etcd's progress, 1.21+). false: the version of the kind's newest event, so a kind without new
-   * events gets no bookmarks (1.20).
-   */
-  watchCacheProgress: boolean;
+  /** Bookmarks carry the version the watch cache of their resource stands at. */
+  cache: WatchCache;
 }
 
 /** Which watches a fault applies to. */
@@ -112,7 +109,7 @@ export class WatchStream implements Subscriber {
     this.#unsubscribe = store.subscribe(this.rt, this);
     this.#settings.clock.sleep(timeoutSeconds * 1000, this.#timer.signal).then(
       () => {
-        this.bookmark(progressOf(store, this.rt, this.#settings));
+        this.bookmark(this.#settings.cache.rv(this.rt));
         this.end();
       },
       () => {},
@@ -287,11 +284,6 @@ function validateWatchOptions(q: WatchQuery, watchList: boolean): void {
   throwListOptionsErrors(errors);
 }
 
-/** Where the watch cache of a resource stands: the version a bookmark of it carries. */
-function progressOf(store: Store, rt: ResourceType, settings: WatchSettings): number {
-  return settings.watchCacheProgress ? store.resourceVersion : store.lastEventRv(rt);
-}
-
 /** Every open watch of the server, for bookmarks on a timer and for the fault knobs. */
 export class WatchHub {
   readonly #store: Store;
@@ -321,7 +313,7 @@ export class WatchHub {
   }
 
   sendBookmarks(): void {
-    for (const s of this.#streams) s.bookmark(progressOf(this.#store, s.rt, this.#settings));
+    for (const s of this.#streams) s.bookmark(this.#settings.cache.rv(s.rt));
   }
 
   /**

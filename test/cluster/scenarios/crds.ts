@@ -66,6 +66,8 @@ export const crdScenarios: Scenario[] = [
       expect(await c.expect(200, `${base}/w1`)).toMatchObject({ spec: { size: 3, colour: 'blue' } });
       const list = await c.expect(200, base);
       expect(list).toMatchObject({ kind: 'WidgetList', apiVersion: `${group}/v1` });
+      // Unlike built-in kinds, custom resources keep kind and apiVersion on every list item.
+      expect((list.items as Json[])[0]).toMatchObject({ kind: 'Widget', apiVersion: `${group}/v1` });
       expect(names(list)).toEqual(['w1']);
       expect(names(await c.expect(200, `/apis/${group}/v1/widgets`))).toEqual(['w1']);
       const deleted = await c.expect(200, `${base}/w1`, { method: 'DELETE' });

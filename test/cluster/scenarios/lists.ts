@@ -2,7 +2,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { kubeConfigFor } from '../target.ts';
 import {
-  type Scenario, client, configMap, createConfigMap, createNamespace, expectStatusBody, field, names, newNamespace, resourceVersion, rvNumber, unique,
+  type Scenario, client, configMap, createConfigMap, createNamespace, expectHttp, expectStatusBody, field, names, newNamespace, resourceVersion, rvNumber, unique,
 } from './kube.ts';
 
 const base = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
@@ -157,6 +157,38 @@ export const listScenarios: Scenario[] = [
       const small = await c.call(`${base(ns)}?limit=1`, { acceptEncoding: 'gzip' });
       expect(small.headers['content-encoding']).toBeUndefined();
       expect(names(small.body ?? {})).toHaveLength(1);
+    },
+  },
+  {
+    name: 'list resourceVersion: on 1.20 each kind\'s watch cache has its own version: "0" reports it, and a newer version of another kind times out (504)',
+    timeoutMs: 30_000,
+    async run(target) {
+      const { c, ns } = await newNamespace(target, 'cache-rv');
+      const minor = Number.parseInt(String((await c.expect(200, '/version')).minor), 10);
+      const secrets = `/api/v1/namespaces/${ns}/secrets`;
+      const secret = await c.expect(201, secrets, { method: 'POST', body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'only', namespace: ns } } });
+      const newer = rvNumber(await createConfigMap(c, ns, 'newer'));
+
+      const any = await c.expect(200, `${secrets}?resourceVersion=0`);
+      expect(names(any)).toEqual(['only']);
+      expect(rvNumber(any)).toBeGreaterThanOrEqual(rvNumber(secret));
+      // A read from etcd reports etcd's revision, whatever kind it lists.
+      expect(rvNumber(await c.expect(200, secrets))).toBeGreaterThanOrEqual(newer);
+
+      const notOlder = await c.call(`${secrets}?resourceVersion=${newer}&resourceVersionMatch=NotOlderThan`);
+      if (minor > 20) {
+        // Later servers' caches follow etcd's progress: the read is served.
+        expectHttp(notOlder, 200, 'not older than a version of another kind');
+        return;
+      }
+      expect(rvNumber(any)).toBeLessThan(newer);
+      expectHttp(notOlder, 504, 'not older than a version of another kind');
+      expectStatusBody(notOlder.body, {
+        code: 504,
+        reason: 'Timeout',
+        message: `Timeout: Too large resource version: ${newer}, current: ${resourceVersion(any)}`,
+        details: { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+      });
     },
   },
   {

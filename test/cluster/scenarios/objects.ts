@@ -1,7 +1,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { kubeConfigFor } from '../target.ts';
-import { openWatch } from '../http.ts';
+import { type Json, openWatch } from '../http.ts';
 import {
   type Scenario, newNamespace, client, configMap, createConfigMap, createNamespace, expectStatusBody, names, resourceVersion, rvNumber, text, unique,
 } from './kube.ts';
@@ -43,6 +43,8 @@ export const objectScenarios: Scenario[] = [
       expect(inA).toMatchObject({ kind: 'ConfigMapList', apiVersion: 'v1' });
       expect(resourceVersion(inA)).toMatch(/^\d+$/);
       expect(names(inA)).toEqual(['settings']);
+      // List items of built-in kinds carry no kind or apiVersion: only the list says what they are.
+      expect(Object.keys((inA.items as Json[])[0] ?? {})).toEqual(['metadata', 'data']);
       const everywhere = await c.expect(200, '/api/v1/configmaps');
       const ours = (everywhere.items as { metadata: { namespace: string } }[]).filter((i) => [nsA, nsB].includes(i.metadata.namespace));
       expect(ours.map((i) => i.metadata.namespace).sort()).toEqual([nsA, nsB].sort());
