@@ -51,6 +51,9 @@ export const objectScenarios: Scenario[] = [
 
       const byLabel = await c.expect(200, `/api/v1/namespaces/${nsA}/configmaps?fieldSelector=metadata.name%3Dsettings`);
       expect(names(byLabel)).toEqual(['settings']);
+      // An object written with nothing but its name has no fields to own: no managedFields at all.
+      const bare = await c.expect(201, `/api/v1/namespaces/${nsB}/configmaps`, { method: 'POST', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bare' } } });
+      expect(bare.metadata).not.toHaveProperty('managedFields');
     },
   },
   {
