@@ -35,6 +35,7 @@ import { parseDriverGrpcConfig } from '../driver/config.ts';
 import { DRIVER_MODULES } from '../driver/modules.ts';
 import { startDriver, type Driver } from '../driver/server.ts';
 import { createApp } from '../functions/app.ts';
+import { createApiAuth } from '../functions/auth/authenticator.ts';
 import type { AccountSettings } from '../shared/accounts/schema.ts';
 import { systemClock } from '../shared/clock.ts';
 import { createLogger, type Logger } from '../shared/log.ts';
@@ -47,6 +48,8 @@ import { percentile, ratio, round } from './stats.ts';
 export type Line = Record<string, unknown>;
 
 const TOKEN = 'bench-agent-token-000000000001';
+/** The API's local admin token for the bench's requests (a manager: every account, every write). */
+const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef-0123';
 const KUBE_TOKEN = 'bench-kube-token-0000000000000001';
 const quiet = createLogger({ level: 'silent' });
 /** The driver's default `assignment.pollIntervalMs`: the documented pick-up bound. */
@@ -92,7 +95,7 @@ async function startPlane(accounts: AccountSettings[], assignment: Record<string
   });
   return {
     table,
-    app: createApp({ table, clock: systemClock }),
+    app: createApp({ table, clock: systemClock, auth: createApiAuth({ adminToken: ADMIN_TOKEN, accountManagerRoles: [] }, { production: false }) }),
     driver,
     confirmed: (account) => new Promise((resolve) => waiting.set(account, resolve)),
     confirmedCount: () => done.size,
@@ -104,7 +107,11 @@ async function startPlane(accounts: AccountSettings[], assignment: Record<string
 }
 
 async function call(plane: Plane, method: string, body: unknown): Promise<number> {
-  const res = await plane.app.request('/vendor/accounts', { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const res = await plane.app.request('/vendor/accounts', {
+    method,
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
   await res.arrayBuffer();
   return res.status;
 }

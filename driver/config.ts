@@ -150,8 +150,8 @@ export async function loadDriverFile(file: string): Promise<DriverFile> {
 
 /** The endpoint settings of a file, with bearer tokens from elsewhere (a secret, a generated local token) accepted too. */
 export function endpointConfig(file: DriverFile, extraTokens: readonly string[] = []): DriverGrpcConfig {
-  const { kubernetes: _accounts, ...sections } = file;
-  return parseDriverGrpcConfig({ ...sections, auth: { tokens: [...new Set([...sections.auth.tokens, ...extraTokens])] } });
+  const { grpc, auth, sessions, assignment } = file;
+  return parseDriverGrpcConfig({ grpc, sessions, assignment, auth: { tokens: [...new Set([...auth.tokens, ...extraTokens])] } });
 }
 
 /** Tokens of the SST link `VendorAgentTokens` (separated by commas or white space); none when it is not linked. */

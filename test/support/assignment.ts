@@ -22,6 +22,7 @@ import type { DriverModuleFactory } from '../../driver/handlers.ts';
 import { DRIVER_MODULES } from '../../driver/modules.ts';
 import { startDriver, type Driver } from '../../driver/server.ts';
 import { createApp } from '../../functions/app.ts';
+import type { ApiEnv } from '../../functions/auth/caller.ts';
 import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { AccountSettings } from '../../shared/accounts/schema.ts';
 import { systemClock } from '../../shared/clock.ts';
@@ -30,6 +31,7 @@ import type { TableRef } from '../../shared/table/client.ts';
 import { syncSource } from '../../shared/table/sources.ts';
 import { captureLogger } from '../capture-log.ts';
 import { startTestApiServer, type TestApiServer } from '../kube/index.ts';
+import { TEST_ADMIN_TOKEN, adminTokenAuth } from './api.ts';
 import { TestTables } from './table.ts';
 
 export const AGENT_TOKEN = 'assignment-agent-token-0001';
@@ -63,7 +65,7 @@ export class AssignmentWorld {
   readonly tables = new TestTables();
   kube!: TestApiServer;
   table!: TableRef;
-  app!: Hono;
+  app!: Hono<ApiEnv>;
   readonly driverLogs = captureLogger();
   readonly #cleanups: (() => unknown)[] = [];
 
@@ -82,7 +84,7 @@ export class AssignmentWorld {
   /** A fresh table and API, with these driver-defined accounts. */
   async fresh(driverAccounts: AccountSettings[]): Promise<void> {
     this.table = await this.tables.fresh();
-    this.app = createApp({ table: this.table, clock: systemClock });
+    this.app = createApp({ table: this.table, clock: systemClock, auth: adminTokenAuth() });
     await syncSource(this.table, { id: 'driver-config', kind: 'driver-config' }, driverAccounts, Date.now());
   }
 
@@ -159,7 +161,9 @@ export class AssignmentWorld {
   }
 
   async call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-    const res = await this.app.request(path, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) });
+    const headers: Record<string, string> = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await this.app.request(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     return { status: res.status, json: (await res.json()) as Record<string, unknown> };
   }
 
