@@ -1,14 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PROTOCOL_VERSION } from '../../shared/protocol/messages.ts';
 import { RawAgent } from '../raw-agent.ts';
-import { AGENT_TOKEN, AssignmentWorld } from '../support/assignment.ts';
+import { AGENT_TOKEN, WAIT, useAssignmentWorld } from '../support/assignment.ts';
 
-const world = new AssignmentWorld();
-beforeAll(() => world.start());
-afterAll(() => world.close());
-afterEach(() => world.reset());
+const world = useAssignmentWorld();
 
-const WAIT = { timeout: 15_000, interval: 20 };
 
 describe('the caching role', () => {
   it('moves to another agent of the account when the caching agent stops, with a raised epoch', async () => {

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { PROTOCOL_VERSION, type DriverMessage__Output } from '../../shared/protocol/messages.ts';
 import { getSession } from '../../shared/table/sessions.ts';
 import { RawAgent } from '../raw-agent.ts';
-import { AGENT_TOKEN, AssignmentWorld } from '../support/assignment.ts';
+import { AGENT_TOKEN, AssignmentWorld, WAIT } from '../support/assignment.ts';
 
 const world = new AssignmentWorld();
 const raws: RawAgent[] = [];
@@ -14,7 +14,6 @@ afterEach(async () => {
   await world.reset();
 });
 
-const WAIT = { timeout: 15_000, interval: 20 };
 
 function raw(port: number, agentId: string, zone = 'vendor-agent_infra', previousSessionId = ''): RawAgent {
   const a = RawAgent.messages({ port, token: AGENT_TOKEN });

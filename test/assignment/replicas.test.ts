@@ -1,12 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { liveSessions } from '../../shared/table/sessions.ts';
-import { AssignmentWorld } from '../support/assignment.ts';
+import { useAssignmentWorld } from '../support/assignment.ts';
 import { startTcpBalancer } from '../support/tcp-balancer.ts';
 
-const world = new AssignmentWorld();
-beforeAll(() => world.start());
-afterAll(() => world.close());
-afterEach(() => world.reset());
+const world = useAssignmentWorld();
 
 const WAIT = { timeout: 20_000, interval: 20 };
 

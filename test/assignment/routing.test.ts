@@ -1,12 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { AssignmentWorld } from '../support/assignment.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { WAIT, useAssignmentWorld } from '../support/assignment.ts';
 
-const world = new AssignmentWorld();
-beforeAll(() => world.start());
-afterAll(() => world.close());
-afterEach(() => world.reset());
+const world = useAssignmentWorld();
 
-const WAIT = { timeout: 15_000, interval: 20 };
 
 const agentIds = (account: Record<string, unknown>) => (account.agents as { agentId: string }[]).map((a) => a.agentId);
 const cachingAgents = (account: Record<string, unknown>) => (account.agents as { agentId: string; caching: boolean }[]).filter((a) => a.caching);

@@ -1,14 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { AccountWorkerFactory } from '../../agent/accounts/worker.ts';
 import type { DriverModuleFactory } from '../../driver/handlers.ts';
-import { AssignmentWorld } from '../support/assignment.ts';
+import { WAIT, useAssignmentWorld } from '../support/assignment.ts';
 
-const world = new AssignmentWorld();
-beforeAll(() => world.start());
-afterAll(() => world.close());
-afterEach(() => world.reset());
+const world = useAssignmentWorld();
 
-const WAIT = { timeout: 15_000, interval: 20 };
 
 describe('an agent stopping', () => {
   it('stops its workers first, delivers what they sent while stopping, then closes the stream', async () => {

@@ -1,13 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { syncSource } from '../../shared/table/sources.ts';
-import { AssignmentWorld } from '../support/assignment.ts';
+import { WAIT, useAssignmentWorld } from '../support/assignment.ts';
 
-const world = new AssignmentWorld();
-beforeAll(() => world.start());
-afterAll(() => world.close());
-afterEach(() => world.reset());
+const world = useAssignmentWorld();
 
-const WAIT = { timeout: 15_000, interval: 20 };
 
 describe('static accounts of vendor-agent.yml', () => {
   it('appear with source static-agent-config, are held by the agents that announce them with one caching, and go with them', async () => {

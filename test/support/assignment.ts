@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { stringify } from 'yaml';
 import { accountHolderWith } from '../../agent/accounts/component.ts';
 import type { AccountWorkerFactory } from '../../agent/accounts/worker.ts';
@@ -182,4 +183,16 @@ export class AssignmentWorld {
   record(name: string): Promise<AccountRecord | undefined> {
     return getAccount(this.table, name, { consistent: true });
   }
+}
+
+/** How long the suites wait for the flow to settle, and how often they look. */
+export const WAIT = { timeout: 15_000, interval: 20 };
+
+/** A world started once for a test file, reset after every test and closed at the end. */
+export function useAssignmentWorld(): AssignmentWorld {
+  const world = new AssignmentWorld();
+  beforeAll(() => world.start());
+  afterAll(() => world.close());
+  afterEach(() => world.reset());
+  return world;
 }
