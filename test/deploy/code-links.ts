@@ -46,3 +46,19 @@ export function linksRead(root: string, files: readonly string[]): Map<string, s
   }
   return found;
 }
+
+/** Packages the files import at run time (type-only imports left out), by package name. */
+export function packagesImported(root: string, files: readonly string[]): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  for (const file of files) {
+    const text = readFileSync(resolve(root, file), 'utf8');
+    for (const match of text.matchAll(/(?:^|\n)\s*(import|export)(\s+type\b)?[^'";]*?from\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]/g)) {
+      if (match[2] !== undefined) continue;
+      const spec = match[3] ?? match[4]!;
+      if (spec.startsWith('.') || spec.startsWith('node:')) continue;
+      const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
+      found.set(name, [...(found.get(name) ?? []), file]);
+    }
+  }
+  return found;
+}

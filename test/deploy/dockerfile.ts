@@ -139,3 +139,43 @@ export class Dockerfile {
 export function dockerfile(path: string): Dockerfile {
   return new Dockerfile(path, readFileSync(path, 'utf8'));
 }
+
+function globToRegExp(pattern: string): RegExp {
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '*' && pattern[i + 1] === '*') {
+      // `**/` matches any number of folders, including none.
+      out += pattern[i + 2] === '/' ? '(?:.*/)?' : '.*';
+      i += pattern[i + 2] === '/' ? 2 : 1;
+    } else if (c === '*') out += '[^/]*';
+    else if (c === '?') out += '[^/]';
+    else out += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${out}$`);
+}
+
+/**
+ * A .dockerignore as Docker applies it: patterns in order, the last one that matches a path or one
+ * of its parent folders decides, `!` admits again.
+ */
+export function dockerignore(text: string): (path: string) => boolean {
+  const rules = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'))
+    .map((l) => {
+      const admit = l.startsWith('!');
+      const pattern = (admit ? l.slice(1) : l).replace(/^\/+|\/+$/g, '');
+      return { admit, regexp: globToRegExp(pattern) };
+    });
+  return (path: string) => {
+    const parts = path.split('/');
+    const prefixes = parts.map((_, i) => parts.slice(0, i + 1).join('/'));
+    let included = true;
+    for (const rule of rules) {
+      if (prefixes.some((p) => rule.regexp.test(p))) included = rule.admit;
+    }
+    return included;
+  };
+}
