@@ -181,8 +181,11 @@ function checkPdb(o: KubeObject, objects: KubeObject[], p: (field: string, messa
   if (typeof min === 'number' && min >= (at(target, 'spec.replicas') as number)) p('spec.minAvailable', `${min} would block every eviction of ${describeObject(target)}`);
 }
 
-/** Every problem of a set of objects meant to be applied together. */
-export function problems(objects: KubeObject[]): string[] {
+/**
+ * Every problem of a set of objects meant to be applied together; `existingNamespaces` are those the
+ * operator provides (a Helm release's namespace, the namespaces a namespaced agent watches).
+ */
+export function problems(objects: KubeObject[], existingNamespaces: readonly string[] = []): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   for (const o of objects) {
@@ -191,9 +194,9 @@ export function problems(objects: KubeObject[]): string[] {
     const key = `${o.apiVersion}/${o.kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
     if (seen.has(key)) p('metadata.name', 'is used twice');
     seen.add(key);
-    if (o.metadata?.namespace !== undefined && o.kind !== 'Namespace' && find(objects, 'Namespace', o.metadata.namespace) === undefined) {
-      // A namespace the install does not create must be the operator's own (the namespaced variant's).
-      if (o.kind !== 'Role' && o.kind !== 'RoleBinding') p('metadata.namespace', `${o.metadata.namespace} is not created by these objects`);
+    const namespace = o.metadata?.namespace;
+    if (namespace !== undefined && find(objects, 'Namespace', namespace) === undefined && !existingNamespaces.includes(namespace)) {
+      p('metadata.namespace', `${namespace} is neither created by these objects nor one the operator provides`);
     }
     switch (o.kind) {
       case 'Role':
