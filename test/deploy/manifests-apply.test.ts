@@ -93,7 +93,7 @@ if (!binaries.available) {
       return failures;
     }
 
-    async function allowed(verb: string, resource: string, attributes: { group?: string; namespace?: string; subresource?: string } = {}): Promise<boolean> {
+    async function allowed(verb: string, resource: string, attributes: Attributes = {}): Promise<boolean> {
       const res = await kubeRequest(target(), target().auth.admin, '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
         method: 'POST',
         body: {
@@ -116,27 +116,31 @@ if (!binaries.available) {
       return answer;
     }
 
-    const operations = (namespace: string | undefined) =>
-      [
-        ['list', 'pods', {}],
-        ['watch', 'deployments', { group: 'apps' }],
-        ['get', 'secrets', {}],
-        ['list', 'rollouts', { group: 'argoproj.io' }],
-        ['list', 'pods', { group: 'metrics.k8s.io' }],
-        ['create', 'configmaps', {}],
-        ['patch', 'deployments', { group: 'apps' }],
-        ['update', 'deployments', { group: 'apps' }],
-        ['patch', 'deployments', { group: 'apps', subresource: 'scale' }],
-        ['delete', 'services', {}],
-      ].map(([verb, resource, attrs]) => [verb, resource, { ...(attrs as object), ...(namespace === undefined ? {} : { namespace }) }] as const);
+    type Attributes = { group?: string; namespace?: string; subresource?: string };
+    type Check = readonly [verb: string, resource: string, attributes: Attributes];
+    const operations = (namespace: string | undefined): Check[] =>
+      (
+        [
+          ['list', 'pods', {}],
+          ['watch', 'deployments', { group: 'apps' }],
+          ['get', 'secrets', {}],
+          ['list', 'rollouts', { group: 'argoproj.io' }],
+          ['list', 'pods', { group: 'metrics.k8s.io' }],
+          ['create', 'configmaps', {}],
+          ['patch', 'deployments', { group: 'apps' }],
+          ['update', 'deployments', { group: 'apps' }],
+          ['patch', 'deployments', { group: 'apps', subresource: 'scale' }],
+          ['delete', 'services', {}],
+        ] as Check[]
+      ).map(([verb, resource, attrs]) => [verb, resource, { ...attrs, ...(namespace === undefined ? {} : { namespace }) }]);
 
-    const never = [
+    const never: Check[] = [
       ['deletecollection', 'pods', { namespace: 'default' }],
       ['escalate', 'clusterroles', { group: 'rbac.authorization.k8s.io' }],
       ['bind', 'clusterroles', { group: 'rbac.authorization.k8s.io' }],
       ['impersonate', 'users', {}],
       ['impersonate', 'serviceaccounts', { namespace: 'default' }],
-    ] as const;
+    ];
 
     it(
       'accepts every object of the cluster-wide install, and the agent may cache, read metrics and operate everywhere',
