@@ -101,6 +101,12 @@ for (const spec of IMAGES) {
       }
     });
 
+    it('declares no build argument that would take linked secrets into the image', () => {
+      const declared = [...image.args.keys(), ...image.stages.flatMap((s) => s.instructions.filter((i) => i.keyword === 'ARG').map((i) => i.args.split('=')[0]!))];
+      expect(declared.filter((name) => name.startsWith('SST_'))).toEqual([]);
+      expect(declared).toEqual(['NODE_IMAGE']);
+    });
+
     it(`exposes the ports the code listens on by default (${spec.ports.join(', ')})`, () => {
       expect(image.exposed().sort()).toEqual([...spec.ports].sort());
     });
