@@ -17,7 +17,6 @@ import { TTL_ATTRIBUTE, createTableInput } from '../shared/table/schema.ts';
 /** Where the deployment meets the code; the deployment test checks these against the repository. */
 export const DEPLOYED = {
   apiHandler: 'functions/lambda.handler',
-  driverEntry: 'driver/main.ts',
   driverDockerfile: 'deploy/docker/driver.Dockerfile',
   /** The driver's default gRPC port (`grpc.port` in driver/config.ts), also set in deploy/driver/vendor-driver.aws.yml. */
   driverPort: 9091,
@@ -153,7 +152,8 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
   new sst.aws.Service('VendorDriver', {
     cluster,
     image: { context: '.', dockerfile: DEPLOYED.driverDockerfile },
-    architecture: 'arm64',
+    // The image is built on the deploying machine: x86_64 needs no emulation on the usual one.
+    architecture: 'x86_64',
     cpu: '0.5 vCPU',
     memory: '1 GB',
     link: [table, agentTokens],
