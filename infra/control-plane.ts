@@ -77,16 +77,6 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string): number | undefin
   return value;
 }
 
-/**
- * SST gives a Lambda function its links in an encrypted file that only SST's own SDK reads, while
- * the code reads `SST_RESOURCE_<name>` variables (shared/links.ts, as SST sets them for containers).
- * The function therefore also gets those variables for what it links. Only non-secret values go
- * this way: the table's name and the OIDC issuer and audience.
- */
-function linkVariables(values: Partial<Record<SstLinkName, Record<string, SstInput<string>>>>): Record<string, SstOutput<string>> {
-  return Object.fromEntries(Object.entries(values).map(([name, properties]) => [`SST_RESOURCE_${name}`, $jsonStringify(properties)]));
-}
-
 export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, SstInput<string>> {
   const production = stage === 'production';
 
@@ -106,6 +96,8 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
   const agentTokens = new sst.Secret(SST_LINKS.agentTokens);
   const oidcIssuer = new sst.Secret(SST_LINKS.oidcIssuer);
   const oidcAudience = new sst.Secret(SST_LINKS.oidcAudience);
+  const oidcRolesClaim = new sst.Secret(SST_LINKS.oidcRolesClaim, 'groups');
+  const accountManagerRoles = new sst.Secret(SST_LINKS.accountManagerRoles);
 
   const reserved = positiveInteger(env, 'VENDOR_API_RESERVED_CONCURRENCY') ?? (production ? DEPLOYED.productionReservedConcurrency : 0);
   const apiFunction = new sst.aws.Function('VendorApiFunction', {
@@ -114,14 +106,8 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
     architecture: 'arm64',
     memory: '1024 MB',
     timeout: '29 seconds',
-    link: [table, oidcIssuer, oidcAudience],
-    environment: {
-      ...linkVariables({
-        [SST_LINKS.table]: { name: table.name },
-        [SST_LINKS.oidcIssuer]: { value: oidcIssuer.value },
-        [SST_LINKS.oidcAudience]: { value: oidcAudience.value },
-      }),
-    },
+    // SST hands a function its links in an encrypted file, which shared/links.ts reads.
+    link: [table, oidcIssuer, oidcAudience, oidcRolesClaim, accountManagerRoles],
     ...(reserved > 0 ? { concurrency: { reserved } } : {}),
     logging: { retention: production ? '1 year' : '1 month', format: 'json' },
   });

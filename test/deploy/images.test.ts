@@ -12,9 +12,10 @@ import { parseConfig } from '../../agent/config/load.ts';
 import { Readiness, startHealthServer } from '../../agent/observability/health.ts';
 import { createSecretResolver } from '../../agent/secrets/resolver.ts';
 import { parseDriverGrpcConfig } from '../../driver/config.ts';
-import { MemorySessionStore } from '../../driver/memory-session-store.ts';
+import { DRIVER_MODULES } from '../../driver/modules.ts';
 import { startDriver } from '../../driver/server.ts';
 import { silentLogger } from '../../shared/log.ts';
+import { startEmbeddedTable, type EmbeddedTable } from '../../shared/table/embedded.ts';
 import { packagesImported, reachableFiles } from './code-links.ts';
 import { dockerfile, dockerignore, type Dockerfile } from './dockerfile.ts';
 
@@ -136,14 +137,20 @@ describe('agent image HEALTHCHECK', () => {
 describe('driver image HEALTHCHECK', () => {
   const image = dockerfile(resolve(ROOT, 'deploy/docker/driver.Dockerfile'));
   let driver: Awaited<ReturnType<typeof startDriver>>;
+  let table: EmbeddedTable;
   beforeAll(async () => {
+    table = await startEmbeddedTable();
     driver = await startDriver({
       config: parseDriverGrpcConfig({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: ['t'.repeat(32)] } }),
-      store: new MemorySessionStore(),
+      table,
+      modules: DRIVER_MODULES,
       log: silentLogger(),
     });
   });
-  afterAll(() => driver?.close(100));
+  afterAll(async () => {
+    await driver?.close(100);
+    await table?.close();
+  });
 
   it('probes the gRPC port the driver listens on by default', () => {
     expect(image.env().VENDOR_HEALTHCHECK_TARGET).toBe(`127.0.0.1:${driverDefaults.grpc.port}`);

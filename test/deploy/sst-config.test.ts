@@ -5,8 +5,10 @@
  * ports the code listens on — and the deployed Lambda handler answers from a table reached through
  * the environment the function is given.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { createCipheriv, randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseDriverGrpcConfig } from '../../driver/config.ts';
@@ -23,6 +25,7 @@ const SECRETS = {
   [SST_LINKS.agentTokens]: 'agent-token-0123456789abcdef',
   [SST_LINKS.oidcIssuer]: 'https://issuer.example.test',
   [SST_LINKS.oidcAudience]: 'vendor-api',
+  [SST_LINKS.accountManagerRoles]: 'vendor-admins',
 };
 
 const recorder = new SstRecorder('vendor-agent', SECRETS);
@@ -49,6 +52,25 @@ function stageRun(stage: string) {
 
 function ofType(type: string): RecordedComponent {
   return recorder.only(type);
+}
+
+/**
+ * What SST gives a deployed function for its links: the properties of each linked component, by
+ * name, in one file encrypted with AES-256-GCM (zero nonce, tag at the end), and the key beside it.
+ */
+function sealedLinks(fn: RecordedComponent, stage: string): NodeJS.ProcessEnv {
+  const resources = Object.fromEntries(
+    recorder.linkedNames(fn).map((name) => {
+      const c = recorder.named(name);
+      const value = (SECRETS as Record<string, string>)[name] ?? (c.args.placeholder as string | undefined);
+      return [name, c.type === 'sst.Secret' ? { type: c.type, value } : { type: c.type, name: `vendor-agent-${stage}-${name}` }];
+    }),
+  );
+  const key = randomBytes(32);
+  const cipher = createCipheriv('aes-256-gcm', key, Buffer.alloc(12, 0));
+  const file = join(mkdtempSync(join(tmpdir(), 'sst-links-')), 'resource.enc');
+  writeFileSync(file, Buffer.concat([cipher.update(JSON.stringify(resources)), cipher.final(), cipher.getAuthTag()]));
+  return { SST_KEY_FILE: file, SST_KEY: key.toString('base64') };
 }
 
 /** The CreateTable input SST's Dynamo component makes from its arguments (attributes, keys, on-demand billing). */
@@ -194,7 +216,9 @@ describe('sst.config.ts: links', () => {
   it('declares every link name of shared/links.ts as a component of the matching kind', () => {
     stageRun('dev');
     expect(recorder.named(SST_LINKS.table).type).toBe('sst.aws.Dynamo');
-    for (const name of [SST_LINKS.agentTokens, SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience]) expect(recorder.named(name).type).toBe('sst.Secret');
+    for (const name of [SST_LINKS.agentTokens, SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.accountManagerRoles]) {
+      expect(recorder.named(name).type).toBe('sst.Secret');
+    }
     const linkedSomewhere = new Set(units().flatMap((u) => recorder.linkedNames(u.component)));
     expect([...linkedSomewhere].sort()).toEqual(Object.values(SST_LINKS).sort());
   });
@@ -210,18 +234,18 @@ describe('sst.config.ts: links', () => {
     });
   }
 
-  it('hands the Lambda function its links as the SST_RESOURCE_ variables the code reads', () => {
+  it('the Lambda function reads each of its links from SST\'s encrypted link file, and never the agent tokens', () => {
     stageRun('dev');
     const fn = ofType('sst.aws.Function');
-    const env = resolved(fn.args.environment) as Record<string, string>;
+    const env = sealedLinks(fn, 'dev');
     for (const name of recorder.linkedNames(fn)) {
       const component = recorder.named(name);
       const field = component.type === 'sst.Secret' ? 'value' : 'name';
-      const expected = field === 'value' ? SECRETS[name as keyof typeof SECRETS] : `vendor-agent-dev-${name}`;
+      const expected = field === 'value' ? ((SECRETS as Record<string, string>)[name] ?? component.args.placeholder) : `vendor-agent-dev-${name}`;
       expect(linkedField(env, name as (typeof SST_LINKS)[keyof typeof SST_LINKS], field), name).toBe(expected);
     }
-    // The agent tokens are secret and only the driver reads them: they never reach the function.
-    expect(JSON.stringify(env)).not.toContain(SECRETS[SST_LINKS.agentTokens]);
+    expect(recorder.linkedNames(fn)).not.toContain(SST_LINKS.agentTokens);
+    expect(fn.args.environment ?? {}).toEqual({});
   });
 });
 
@@ -229,7 +253,7 @@ describe('the deployed API function', () => {
   let table: EmbeddedTable;
   beforeAll(async () => {
     stageRun('dev');
-    const env = resolved(ofType('sst.aws.Function').args.environment) as Record<string, string>;
+    const env = sealedLinks(ofType('sst.aws.Function'), 'dev');
     table = await startEmbeddedTable({ tableName: linkedField(env, SST_LINKS.table, 'name')! });
     delete process.env.VENDOR_TABLE_NAME;
     // Lambda supplies the region and credentials; the endpoint points the SDK at the embedded table.
