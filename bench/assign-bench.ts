@@ -17,14 +17,12 @@
  *   the same process with no streams. Target: under 1 GiB RSS for 2,000.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Writable } from 'node:stream';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import pino from 'pino';
 import { stringify } from 'yaml';
 import { accountHolderComponent } from '../agent/accounts/component.ts';
 import { startAgent } from '../agent/agent.ts';
@@ -38,14 +36,16 @@ import { createApp } from '../functions/app.ts';
 import { createApiAuth } from '../functions/auth/authenticator.ts';
 import type { AccountSettings } from '../shared/accounts/schema.ts';
 import { systemClock } from '../shared/clock.ts';
-import { createLogger, type Logger } from '../shared/log.ts';
+import { createLogger } from '../shared/log.ts';
 import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
 import { syncSource } from '../shared/table/sources.ts';
 import { runBounded } from '../shared/table/bounded.ts';
 import { startTestApiServer, type TestApiServer } from '../test/kube/index.ts';
 import { percentile, ratio, round } from './stats.ts';
+import { eventLogger, procStats, until, type Line } from './support.ts';
 
-export type Line = Record<string, unknown>;
+export type { Line } from './support.ts';
+
 
 const TOKEN = 'bench-agent-token-000000000001';
 /** The API's local admin token for the bench's requests (a manager: every account, every write). */
@@ -54,17 +54,6 @@ const KUBE_TOKEN = 'bench-kube-token-0000000000000001';
 const quiet = createLogger({ level: 'silent' });
 /** The driver's default `assignment.pollIntervalMs`: the documented pick-up bound. */
 const PICKUP_MS = 250;
-
-/** A logger that hands each record to `on` as it is written, to time the driver's own events. */
-function eventLogger(on: (record: Record<string, unknown>) => void): Logger {
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') on(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return pino({ level: 'info', base: {} }, sink);
-}
 
 interface Plane {
   table: EmbeddedTable;
@@ -130,14 +119,6 @@ function protocolAgent(port: number, agentId: string, zone: string, signal: Abor
   });
   void connection.start(signal);
   return connection;
-}
-
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const start = performance.now();
-  while (!check()) {
-    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 /** PATCH to ACTIVE, one account at a time, with a full agent checking the cluster. */
@@ -275,19 +256,6 @@ export async function benchActivateMany(accounts: number, zones: number, emit: (
     stop.abort();
     await plane.close();
   }
-}
-
-interface ProcStats {
-  rssBytes: number;
-  cpuTicks: number;
-}
-
-function procStats(pid: number): ProcStats {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { rssBytes: rssKb * 1024, cpuTicks: Number(fields[11]) + Number(fields[12]) };
 }
 
 /** CPU share of one core over a window, from /proc ticks (100 per second on Linux). */
