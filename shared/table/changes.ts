@@ -71,10 +71,46 @@ async function batchWrite(t: TableRef, input: BatchWriteCommandInput): Promise<v
   }
 }
 
-export async function appendChanges(t: TableRef, changes: readonly Change[]): Promise<void> {
-  for (let i = 0; i < changes.length; i += 25) {
-    await batchWrite(t, appendChangesParams(t.tableName, changes.slice(i, i + 25)));
+/**
+ * Appends the entries of a batch while its accounts are being written: every 25 entries (one
+ * BatchWriteItem) go to the table as soon as they are added, so driver replicas start on the first
+ * accounts while the rest are still written. `close()` appends what is left and resolves once every
+ * entry is in the table, or throws the first failure after the others settled.
+ */
+export class ChangeAppender {
+  readonly #t: TableRef;
+  #pending: Change[] = [];
+  readonly #writes: Promise<void>[] = [];
+
+  constructor(t: TableRef) {
+    this.#t = t;
   }
+
+  add(change: Change): void {
+    this.#pending.push(change);
+    if (this.#pending.length >= 25) this.#flush();
+  }
+
+  async close(): Promise<void> {
+    this.#flush();
+    const failed = (await Promise.allSettled(this.#writes)).find((r) => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+  }
+
+  #flush(): void {
+    if (this.#pending.length === 0) return;
+    const chunk = this.#pending;
+    this.#pending = [];
+    const write = batchWrite(this.#t, appendChangesParams(this.#t.tableName, chunk));
+    write.catch(() => undefined); // handled in close(), which may come after the failure
+    this.#writes.push(write);
+  }
+}
+
+export async function appendChanges(t: TableRef, changes: readonly Change[]): Promise<void> {
+  const appender = new ChangeAppender(t);
+  for (const c of changes) appender.add(c);
+  await appender.close();
 }
 
 /**
