@@ -12,6 +12,8 @@
  * - `all_confirmed`: the driver has recorded an ok answer for every account, that is the agent
  *   announced them in Hello, was assigned them back, connected to the cluster with each account's
  *   kubeconfig and asked GET /version.
+ * - With 0 accounts the agent's accounts would come from the driver: ready is all there is to wait for.
+ * - `cpu_at_ready`: CPU time (user + system) the process had used when it was first seen ready.
  * - `rss_idle`: VmRSS of the process `BENCH_IDLE_MS` after it is ready and every account is confirmed.
  * - baseline: `node -e` importing every package the agent's module graph imports (static and lazy),
  *   timed to the moment the imports are done; its RSS the same time later.
@@ -36,7 +38,7 @@ const TOKEN = 'bench-agent-token-000000000001';
 const KUBE_TOKEN = 'bench-kube-token-0000000000000001';
 
 export interface AgentStartOptions {
-  /** Rounds; each runs the bare process and the agent once per account count, alternating. */
+  /** Rounds; each runs the bare process and the agent once per account count, alternating. 0 accounts: an agent whose accounts come from the driver. */
   runs: number;
   accountCounts: readonly number[];
   /** How long after ready (and every account confirmed) RSS is read. */
@@ -107,6 +109,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Sample {
   ready_ms: number;
+  cpu_at_ready_ms: number;
   all_confirmed_ms: number;
   rss_idle_mib: number;
   cpu_ms: number;
@@ -145,7 +148,7 @@ class Confirmations {
   }
   /** When the last of `names` was confirmed, or undefined while some are not. */
   lastOf(names: readonly string[]): number | undefined {
-    let last = 0;
+    let last = -Infinity;
     for (const n of names) {
       const at = this.#at.get(n);
       if (at === undefined) return undefined;
@@ -184,12 +187,13 @@ async function runAgent(
     })();
     while ((await status(`${health}/readyz`)) !== 200) await sleep(10);
     const ready = performance.now() - s.startedAt;
+    const cpuAtReady = procStats(s.child.pid as number).cpuTicks * 10;
     await until(() => setup.confirmations.lastOf(names) !== undefined, 120_000, `the ${accounts} accounts of ${id}`);
-    const confirmed = (setup.confirmations.lastOf(names) as number) - s.startedAt;
+    const confirmed = Math.max(ready, (setup.confirmations.lastOf(names) as number) - s.startedAt);
     await sleep(idleMs);
     const stats = procStats(s.child.pid as number);
     const stopped = await stopChild(s.child);
-    return { ready_ms: ready, all_confirmed_ms: confirmed, rss_idle_mib: mib(stats.rssBytes), cpu_ms: stats.cpuTicks * 10, stop_ms: stopped.ms, exit_code: stopped.code };
+    return { ready_ms: ready, cpu_at_ready_ms: cpuAtReady, all_confirmed_ms: confirmed, rss_idle_mib: mib(stats.rssBytes), cpu_ms: stats.cpuTicks * 10, stop_ms: stopped.ms, exit_code: stopped.code };
   } finally {
     s.child.kill('SIGKILL');
   }
@@ -221,11 +225,16 @@ export async function benchAgentStart(options: AgentStartOptions, emit: (l: Line
     const setup = { dir, driver, kube, confirmations, ...(options.cpuProfDir === undefined ? {} : { cpuProfDir: options.cpuProfDir }) };
     const bare: { loaded_ms: number; rss_idle_mib: number; cpu_ms: number }[] = [];
     const agents = new Map<number, Sample[]>(options.accountCounts.map((n) => [n, []]));
+    // Each agent run over the bare run just before it: the machine's load moves both alike.
+    const paired = new Map<number, number[]>(options.accountCounts.map((n) => [n, []]));
     const loads: number[] = [];
     for (let run = 0; run < options.runs; run++) {
       for (const n of options.accountCounts) {
-        bare.push(await runBare(packages, options.idleMs));
-        agents.get(n)!.push(await runAgent(setup, n, `start-${n}-${run}`, options.idleMs));
+        const b = await runBare(packages, options.idleMs);
+        bare.push(b);
+        const a = await runAgent(setup, n, `start-${n}-${run}`, options.idleMs);
+        agents.get(n)!.push(a);
+        paired.get(n)!.push(a.ready_ms / b.loaded_ms);
         loads.push(loadAverage());
       }
     }
@@ -244,9 +253,13 @@ export async function benchAgentStart(options: AgentStartOptions, emit: (l: Line
         bench: 'agent_start',
         figure: `start_${n}_account${n === 1 ? '' : 's'}`,
         accounts: n,
-        accounts_from: 'static accounts in vendor-agent.yml, each with its own kubeconfig file (test API server, TLS, token)',
+        accounts_from:
+          n === 0
+            ? 'none in vendor-agent.yml (accounts come from the driver): ready is all there is'
+            : 'static accounts in vendor-agent.yml, each with its own kubeconfig file (test API server, TLS, token)',
         runs: samples.length,
         ready_p50_ms: ready,
+        cpu_at_ready_p50_ms: p50(samples.map((s) => s.cpu_at_ready_ms)),
         all_confirmed_p50_ms: p50(samples.map((s) => s.all_confirmed_ms)),
         rss_idle_p50_mib: rss,
         cpu_to_idle_p50_ms: p50(samples.map((s) => s.cpu_ms)),
@@ -256,6 +269,8 @@ export async function benchAgentStart(options: AgentStartOptions, emit: (l: Line
         all_confirmed_ms: samples.map((s) => round(s.all_confirmed_ms, 1)),
         baseline: { ...baseline, packages: undefined },
         ratio_ready_to_baseline_loaded: ratio(ready, baseline.loaded_p50_ms),
+        paired_ratio_ready_to_bare_p50: p50(paired.get(n)!),
+        ratio_cpu_at_ready_to_baseline_cpu: ratio(p50(samples.map((s) => s.cpu_at_ready_ms)), baseline.cpu_p50_ms),
         ratio_rss_to_baseline: ratio(rss, baseline.rss_idle_p50_mib),
         load_average_1m: round(Math.max(...loads), 2),
       });

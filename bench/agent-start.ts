@@ -4,8 +4,8 @@ import { benchAgentStart } from './agent-start-bench.ts';
 const emit = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
 await benchAgentStart(
   {
-    runs: Number(process.env.BENCH_RUNS ?? 5),
-    accountCounts: (process.env.BENCH_ACCOUNTS ?? '1,100').split(',').map(Number),
+    runs: Number(process.env.BENCH_RUNS ?? 7),
+    accountCounts: (process.env.BENCH_ACCOUNTS ?? '0,1,100').split(',').map(Number),
     idleMs: Number(process.env.BENCH_IDLE_MS ?? 3000),
     ...(process.env.BENCH_CPU_PROF === undefined ? {} : { cpuProfDir: process.env.BENCH_CPU_PROF }),
   },
