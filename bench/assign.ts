@@ -4,6 +4,12 @@ import { benchActivateMany, benchIdleStreams, benchPatchToActive } from './assig
 const emit = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
 const only = process.env.BENCH_ONLY;
 if (only === undefined || only === 'latency') await benchPatchToActive(Number(process.env.BENCH_ROUNDS ?? 100), emit);
-if (only === undefined || only === 'many') await benchActivateMany(Number(process.env.BENCH_ACCOUNTS ?? 1000), Number(process.env.BENCH_ZONES ?? 10), emit);
+if (only === undefined || only === 'many') {
+  const accounts = Number(process.env.BENCH_ACCOUNTS ?? 1000);
+  const zones = Number(process.env.BENCH_ZONES ?? 10);
+  // The table as a service of its own (as DynamoDB is), then in this process (as in earlier runs).
+  const placements = (process.env.BENCH_TABLE ?? 'process,inline').split(',') as ('process' | 'inline')[];
+  for (const placement of placements) await benchActivateMany(accounts, zones, emit, placement);
+}
 if (only === undefined || only === 'streams') await benchIdleStreams(Number(process.env.BENCH_STREAMS ?? 2000), Number(process.env.BENCH_WINDOW_MS ?? 20_000), emit);
 process.exit(0);

@@ -1,8 +1,14 @@
 /** Small pieces the benchmarks share: timing the driver's own log records, waiting, reading /proc. */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { Logger } from '../shared/log.ts';
+import type { CapacityMeter } from '../shared/table/capacity.ts';
+import { createDocumentClient, type TableRef } from '../shared/table/client.ts';
+import { startEmbeddedTable } from '../shared/table/embedded.ts';
 
 export type Line = Record<string, unknown>;
 
@@ -42,4 +48,57 @@ export function procStats(pid: number): ProcStats {
 /** The machine's 1-minute load average, for the record of a run. */
 export function loadAverage(): number {
   return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+}
+
+/** A table reached over loopback: in this process (dynalite here) or in a process of its own (bench/table-process.ts). */
+export interface BenchTable {
+  tableName: string;
+  endpoint: string;
+  /** A client of its own, counting its round trips and capacity in `meter` when given. */
+  client(meter?: CapacityMeter): TableRef;
+  close(): Promise<void>;
+}
+
+export type TablePlacement = 'process' | 'inline';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const LOCAL = { region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+
+export async function startBenchTable(placement: TablePlacement): Promise<BenchTable> {
+  const clients: TableRef[] = [];
+  const client = (tableName: string, endpoint: string) => (meter?: CapacityMeter): TableRef => {
+    const ref = { tableName, client: createDocumentClient({ endpoint, ...LOCAL, ...(meter === undefined ? {} : { meter }) }) };
+    clients.push(ref);
+    return ref;
+  };
+  const closeClients = () => clients.forEach((c) => c.client.destroy());
+  if (placement === 'inline') {
+    const table = await startEmbeddedTable();
+    return {
+      tableName: table.tableName,
+      endpoint: table.endpoint,
+      client: client(table.tableName, table.endpoint),
+      close: async () => {
+        closeClients();
+        await table.close();
+      },
+    };
+  }
+  const child = spawn(process.execPath, ['bench/table-process.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const first = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the table process exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once('line', resolve);
+  });
+  const { endpoint, tableName } = JSON.parse(first) as { endpoint: string; tableName: string };
+  return {
+    tableName,
+    endpoint,
+    client: client(tableName, endpoint),
+    close: async () => {
+      closeClients();
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

@@ -10,6 +10,13 @@ import { changesSince, cursorAt } from '../../shared/table/changes.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { changeKey } from '../../shared/table/keys.ts';
 
+/**
+ * Entries per Query. A burst (a PATCH of 1,000 accounts) stays inside the re-read window for
+ * `clockSkewMs`, so every poll in that time reads it again: large pages keep that to a few round
+ * trips (DynamoDB returns at most 1 MB per page; an entry is about 120 bytes).
+ */
+const PAGE = 1000;
+
 export class FeedReader {
   readonly #table: TableRef;
   readonly #clock: Clock;
@@ -31,7 +38,7 @@ export class FeedReader {
     const names = new Set<string>();
     let cursor = cursorAt(Math.max(0, from));
     for (;;) {
-      const page = await changesSince(this.#table, cursor, 100);
+      const page = await changesSince(this.#table, cursor, PAGE);
       for (const c of page.changes) {
         const key = changeKey(c.at, c.name, c.generation).sk;
         if (this.#seen.has(key)) continue;
@@ -39,7 +46,7 @@ export class FeedReader {
         names.add(c.name);
         this.#newest = Math.max(this.#newest, c.at);
       }
-      if (page.changes.length < 100) break;
+      if (page.changes.length < PAGE) break;
       cursor = page.cursor;
     }
     const horizon = Math.min(this.#newest, this.#clock.now()) - this.#skewMs;
