@@ -45,6 +45,11 @@ export interface AgentStartOptions {
   idleMs: number;
   /** Folder for `--cpu-prof` profiles of the agent processes, when wanted. */
   cpuProfDir?: string;
+  /**
+   * Every process (agent and bare) runs with Node's on-disk compile cache (`NODE_COMPILE_CACHE`),
+   * warmed by one untimed run of each first, as an image built with a warmed cache would start.
+   */
+  compileCache?: boolean;
 }
 
 /** Bare package names imported anywhere in the module graph of `entry` (static and `import()`), `node:` excluded. */
@@ -130,9 +135,9 @@ async function startKube(dir: string): Promise<Kube> {
 }
 
 /** One bare process: node importing the agent's packages. */
-async function runBare(packages: readonly string[], idleMs: number): Promise<{ loaded_ms: number; rss_idle_mib: number; cpu_ms: number }> {
+async function runBare(packages: readonly string[], idleMs: number, env: NodeJS.ProcessEnv): Promise<{ loaded_ms: number; rss_idle_mib: number; cpu_ms: number }> {
   const script = `${packages.map((p) => `await import(${JSON.stringify(p)});`).join(' ')} console.log('loaded'); setInterval(() => {}, 1 << 30);`;
-  const s = spawnTimed(['--input-type=module', '-e', script], process.env);
+  const s = spawnTimed(['--input-type=module', '-e', script], env);
   await lineMatching(s, (l) => l === 'loaded', 'the imports were done');
   const loaded = performance.now() - s.startedAt;
   await sleep(idleMs);
@@ -159,7 +164,7 @@ class Confirmations {
 }
 
 async function runAgent(
-  setup: { dir: string; driver: Driver; kube: Kube; confirmations: Confirmations; cpuProfDir?: string },
+  setup: { dir: string; driver: Driver; kube: Kube; confirmations: Confirmations; env: NodeJS.ProcessEnv; cpuProfDir?: string },
   accounts: number,
   id: string,
   idleMs: number,
@@ -177,7 +182,7 @@ async function runAgent(
   const path = join(setup.dir, `${id}.yml`);
   writeFileSync(path, stringify(config));
   const flags = setup.cpuProfDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', setup.cpuProfDir, '--cpu-prof-name', `${id}.cpuprofile`];
-  const env = { ...process.env, VENDOR_AGENT_ID: id, VENDOR_DEPLOYMENT_NAME: 'bench', POD_NAMESPACE: 'start' };
+  const env = { ...setup.env, VENDOR_AGENT_ID: id, VENDOR_DEPLOYMENT_NAME: 'bench', POD_NAMESPACE: 'start' };
   const s = spawnTimed([...flags, 'agent/main.ts', '--config', path], env);
   try {
     const health = (JSON.parse(await lineMatching(s, (l) => l.includes('"msg":"health server listening"'), 'the health server listened')) as { url: string }).url;
@@ -222,7 +227,12 @@ export async function benchAgentStart(options: AgentStartOptions, emit: (l: Line
       log,
       modules: DRIVER_MODULES,
     });
-    const setup = { dir, driver, kube, confirmations, ...(options.cpuProfDir === undefined ? {} : { cpuProfDir: options.cpuProfDir }) };
+    const env = options.compileCache === true ? { ...process.env, NODE_COMPILE_CACHE: join(dir, 'compile-cache') } : process.env;
+    const setup = { dir, driver, kube, confirmations, env, ...(options.cpuProfDir === undefined ? {} : { cpuProfDir: options.cpuProfDir }) };
+    if (options.compileCache === true) {
+      await runBare(packages, 0, env);
+      await runAgent(setup, 1, 'warm-cache', 0);
+    }
     const bare: { loaded_ms: number; rss_idle_mib: number; cpu_ms: number }[] = [];
     const agents = new Map<number, Sample[]>(options.accountCounts.map((n) => [n, []]));
     // Each agent run over the bare run just before it: the machine's load moves both alike.
@@ -230,7 +240,7 @@ export async function benchAgentStart(options: AgentStartOptions, emit: (l: Line
     const loads: number[] = [];
     for (let run = 0; run < options.runs; run++) {
       for (const n of options.accountCounts) {
-        const b = await runBare(packages, options.idleMs);
+        const b = await runBare(packages, options.idleMs, env);
         bare.push(b);
         const a = await runAgent(setup, n, `start-${n}-${run}`, options.idleMs);
         agents.get(n)!.push(a);
@@ -251,7 +261,7 @@ export async function benchAgentStart(options: AgentStartOptions, emit: (l: Line
       const rss = p50(samples.map((s) => s.rss_idle_mib));
       emit({
         bench: 'agent_start',
-        figure: `start_${n}_account${n === 1 ? '' : 's'}`,
+        figure: `start_${n}_account${n === 1 ? '' : 's'}${options.compileCache === true ? '_compile_cache' : ''}`,
         accounts: n,
         accounts_from:
           n === 0

@@ -8,6 +8,7 @@ await benchAgentStart(
     accountCounts: (process.env.BENCH_ACCOUNTS ?? '0,1,100').split(',').map(Number),
     idleMs: Number(process.env.BENCH_IDLE_MS ?? 3000),
     ...(process.env.BENCH_CPU_PROF === undefined ? {} : { cpuProfDir: process.env.BENCH_CPU_PROF }),
+    compileCache: process.env.BENCH_COMPILE_CACHE === '1',
   },
   emit,
 );
