@@ -237,6 +237,7 @@ export async function benchAgentStart(options: AgentStartOptions, emit: (l: Line
     const agents = new Map<number, Sample[]>(options.accountCounts.map((n) => [n, []]));
     // Each agent run over the bare run just before it: the machine's load moves both alike.
     const paired = new Map<number, number[]>(options.accountCounts.map((n) => [n, []]));
+    const pairedConfirmed = new Map<number, number[]>(options.accountCounts.map((n) => [n, []]));
     const loads: number[] = [];
     for (let run = 0; run < options.runs; run++) {
       for (const n of options.accountCounts) {
@@ -245,6 +246,7 @@ export async function benchAgentStart(options: AgentStartOptions, emit: (l: Line
         const a = await runAgent(setup, n, `start-${n}-${run}`, options.idleMs);
         agents.get(n)!.push(a);
         paired.get(n)!.push(a.ready_ms / b.loaded_ms);
+        pairedConfirmed.get(n)!.push(a.all_confirmed_ms / b.loaded_ms);
         loads.push(loadAverage());
       }
     }
@@ -280,6 +282,7 @@ export async function benchAgentStart(options: AgentStartOptions, emit: (l: Line
         baseline: { ...baseline, packages: undefined },
         ratio_ready_to_baseline_loaded: ratio(ready, baseline.loaded_p50_ms),
         paired_ratio_ready_to_bare_p50: p50(paired.get(n)!),
+        paired_ratio_all_confirmed_to_bare_p50: p50(pairedConfirmed.get(n)!),
         ratio_cpu_at_ready_to_baseline_cpu: ratio(p50(samples.map((s) => s.cpu_at_ready_ms)), baseline.cpu_p50_ms),
         ratio_rss_to_baseline: ratio(rss, baseline.rss_idle_p50_mib),
         load_average_1m: round(Math.max(...loads), 2),
