@@ -45,7 +45,7 @@ import { syncSource } from '../shared/table/sources.ts';
 import { runBounded } from '../shared/table/bounded.ts';
 import { startTestApiServer, type TestApiServer } from '../test/kube/index.ts';
 import { percentile, ratio, round } from './stats.ts';
-import { eventLogger, loadAverage, procStats, startBenchTable, until, type Line, type TablePlacement } from './support.ts';
+import { eventLogger, loadAverage, ownCpuMs, procStats, startBenchTable, until, type Line, type TablePlacement } from './support.ts';
 
 export type { Line } from './support.ts';
 
@@ -61,6 +61,8 @@ const PICKUP_MS = 250;
 interface Plane {
   /** The API's view of the table (also used for seeding and baselines). */
   table: TableRef;
+  /** CPU time (ms) of the table's own process so far, when it has one. */
+  tableCpuMs(): number | undefined;
   app: ReturnType<typeof createApp>;
   driver: Driver;
   /** Round trips and capacity of the API's and of the driver's table clients. */
@@ -101,6 +103,7 @@ async function startPlane(
   });
   return {
     table,
+    tableCpuMs: () => store.cpuMs(),
     app: createApp({ table, clock: systemClock, auth: createApiAuth({ adminToken: ADMIN_TOKEN, accountManagerRoles: [] }, { production: false }) }),
     driver,
     meters,
@@ -237,6 +240,7 @@ export async function benchActivateMany(accounts: number, zones: number, emit: (
     }
     const load = loadAverage();
     const before = { api: new Map(plane.meters.api.operations), driver: new Map(plane.meters.driver.operations) };
+    const cpu = { plane: ownCpuMs(), table: plane.tableCpuMs() };
     const started = performance.now();
     const patches = [];
     for (let i = 0; i < names.length; i += MAX_BATCH) patches.push(call(plane, 'PATCH', names.slice(i, i + MAX_BATCH).map((name) => ({ name, state: 'ACTIVE' }))));
@@ -245,6 +249,8 @@ export async function benchActivateMany(accounts: number, zones: number, emit: (
     const patched = performance.now() - started;
     await until(() => plane.confirmedCount() >= accounts, 120_000, 'every confirmation');
     const total = performance.now() - started;
+    const planeCpu = ownCpuMs() - cpu.plane;
+    const tableCpu = cpu.table === undefined ? undefined : (plane.tableCpuMs() as number) - cpu.table;
     const { first } = plane.confirmedAt();
     const driverOps = opsSince(plane.meters.driver, before.driver);
     const apiOps = opsSince(plane.meters.api, before.api);
@@ -252,6 +258,7 @@ export async function benchActivateMany(accounts: number, zones: number, emit: (
     // Baseline: the table writes the flow cannot do without (the API's PATCH write, the driver's
     // hand-out and the recorded answer), as plain updates at the same concurrency, same table placement.
     const scratch = Array.from({ length: accounts }, (_, i) => i);
+    const rawCpu = { plane: ownCpuMs(), table: plane.tableCpuMs() };
     const rawStart = performance.now();
     await runBounded(
       scratch.flatMap((i) =>
@@ -269,6 +276,8 @@ export async function benchActivateMany(accounts: number, zones: number, emit: (
       16,
     );
     const raw = performance.now() - rawStart;
+    const rawPlaneCpu = ownCpuMs() - rawCpu.plane;
+    const rawTableCpu = rawCpu.table === undefined ? undefined : (plane.tableCpuMs() as number) - rawCpu.table;
     emit({
       bench: 'assign',
       figure: 'activate_1000',
@@ -285,9 +294,15 @@ export async function benchActivateMany(accounts: number, zones: number, emit: (
       api_round_trips: apiOps,
       driver_round_trips: driverOps,
       driver_round_trips_per_account: round(Object.values(driverOps).reduce((a, b) => a + b, 0) / accounts, 2),
+      // CPU time depends far less on the machine's load than the elapsed time does.
+      cpu_ms_bench_process: round(planeCpu),
+      ...(tableCpu === undefined ? {} : { cpu_ms_table_process: round(tableCpu) }),
       baseline_raw_updates: accounts * 3,
       baseline_raw_updates_ms: round(raw),
+      baseline_cpu_ms_bench_process: round(rawPlaneCpu),
+      ...(rawTableCpu === undefined ? {} : { baseline_cpu_ms_table_process: round(rawTableCpu) }),
       ratio_to_baseline: ratio(total, raw),
+      ratio_cpu_to_baseline: ratio(planeCpu + (tableCpu ?? 0), rawPlaneCpu + (rawTableCpu ?? 0)),
       load_average_1m: load,
     });
   } finally {

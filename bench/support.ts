@@ -46,6 +46,12 @@ export function procStats(pid: number): ProcStats {
 }
 
 /** The machine's 1-minute load average, for the record of a run. */
+/** CPU time (user + system, ms) this process has used so far. */
+export function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
 export function loadAverage(): number {
   return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
 }
@@ -56,6 +62,8 @@ export interface BenchTable {
   endpoint: string;
   /** A client of its own, counting its round trips and capacity in `meter` when given. */
   client(meter?: CapacityMeter): TableRef;
+  /** CPU time (ms) the table has used so far, when it runs in a process of its own. */
+  cpuMs(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -78,6 +86,7 @@ export async function startBenchTable(placement: TablePlacement): Promise<BenchT
       tableName: table.tableName,
       endpoint: table.endpoint,
       client: client(table.tableName, table.endpoint),
+      cpuMs: () => undefined,
       close: async () => {
         closeClients();
         await table.close();
@@ -94,6 +103,7 @@ export async function startBenchTable(placement: TablePlacement): Promise<BenchT
     tableName,
     endpoint,
     client: client(tableName, endpoint),
+    cpuMs: () => procStats(child.pid as number).cpuTicks * 10,
     close: async () => {
       closeClients();
       const exited = new Promise((r) => child.once('exit', r));
