@@ -1,4 +1,5 @@
 import { isVendorError, VendorError, type ErrorCode } from '../shared/errors.ts';
+import { isTableThrottled, isTableUnavailable } from '../shared/table/unavailable.ts';
 
 /** The one mapping from error codes to HTTP status. */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -58,20 +59,28 @@ export function problemType(code: ErrorCode): string {
   return `urn:vendor-agent:problem:${code}`;
 }
 
-const THROTTLING = /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|ServiceUnavailable|InternalServerError|ECONNREFUSED|ECONNRESET|ETIMEDOUT|TimeoutError/;
-
 /**
  * Turns anything thrown into a VendorError. A table that does not answer is `unavailable`; anything else
  * unexpected is `internal`, with a message that reveals nothing of the failure (it is logged instead).
  */
 export function toVendorError(err: unknown): VendorError {
   if (isVendorError(err)) return err;
-  const name = (err as { name?: unknown; code?: unknown } | null)?.name;
-  const code = (err as { code?: unknown } | null)?.code;
-  if (THROTTLING.test(String(name)) || THROTTLING.test(String(code))) {
-    return new VendorError('unavailable', 'the table is not answering; try again', { cause: err });
-  }
+  if (isTableUnavailable(err)) return new VendorError('unavailable', 'the table is not answering; try again', { cause: err });
   return new VendorError('internal', 'unexpected error', { cause: err });
+}
+
+/** Seconds a client should wait before trying again after a throttled table. */
+export const RETRY_AFTER_THROTTLED_SECONDS = 1;
+/** Seconds a client should wait before trying again after any other outage (table or identity provider). */
+export const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
+
+/**
+ * The `Retry-After` of a 503 (RFC 9110 10.2.3): soon after throttling, which passes quickly; longer
+ * when the table or the identity provider did not answer at all.
+ */
+export function retryAfterSeconds(err: VendorError): number | undefined {
+  if (HTTP_STATUS[err.code] !== 503) return undefined;
+  return isTableThrottled(err.cause) ? RETRY_AFTER_THROTTLED_SECONDS : RETRY_AFTER_UNAVAILABLE_SECONDS;
 }
 
 export function toProblem(err: VendorError, instance?: string): Problem {

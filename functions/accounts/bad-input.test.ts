@@ -126,6 +126,11 @@ describe('GET /vendor/accounts bad page and limit', () => {
     ['limit=1e2', 'limit'],
     ['limit=%20', 'limit'],
     ['size=10', 'size'],
+    // Names of Object.prototype members are unknown parameters like any other.
+    ['__proto__=1', '__proto__'],
+    ['__proto__=1&__proto__=2', '__proto__'],
+    ['constructor=1', 'constructor'],
+    ['toString=1&page=1', 'toString'],
   ])('?%s names %s', async (query, path) => {
     const p = await expectBad('GET', `/vendor/accounts?${query}`, undefined);
     expect(p.code).toBe('invalid_input');
