@@ -1,0 +1,215 @@
+/**
+ * The API against a table that fails: stops answering, answers slowly, throttles, fails with 5xx,
+ * drops connections, or applies a write and loses the answer (test/support/store-faults.ts, the SDK's
+ * real retries and timeouts in between). Every answer is a 503 problem with `Retry-After`, never a
+ * 500; each table call is tried at most `STORE_MAX_ATTEMPTS` times; a write the API acknowledged is
+ * in the table afterwards; and once the table answers again, the same app serves as before.
+ *
+ * Timeouts are shortened here (the product's are seconds) so that a silent table costs the suite
+ * little; the retry count is the product's.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Hono } from 'hono';
+import { captureLogger } from '../test/capture-log.ts';
+import { adminTokenAuth, TEST_ADMIN_TOKEN } from '../test/support/api.ts';
+import { apiOperations } from '../test/support/api-operations.ts';
+import { secretScanner } from '../test/support/secret-scanner.ts';
+import { faultyTable, type StoreFault, type StoreFaults } from '../test/support/store-faults.ts';
+import { TestTables } from '../test/support/table.ts';
+import { ManualClock } from '../shared/clock.ts';
+import { getAccount } from '../shared/table/accounts.ts';
+import { PK } from '../shared/table/keys.ts';
+import { STORE_MAX_ATTEMPTS, type TableRef } from '../shared/table/client.ts';
+import { putSession } from '../shared/table/sessions.ts';
+import { syncSource } from '../shared/table/sources.ts';
+import { queryAll } from '../shared/table/query.ts';
+import { createApp } from './app.ts';
+import type { ApiEnv } from './auth/caller.ts';
+import { openApiDocument } from './openapi.ts';
+import { PROBLEM_CONTENT_TYPE, RETRY_AFTER_THROTTLED_SECONDS, RETRY_AFTER_UNAVAILABLE_SECONDS } from './problem.ts';
+
+// Long enough that a loaded machine does not time out a healthy call three times in a row.
+const TEST_TIMEOUTS = { requestTimeoutMs: 500, connectionTimeoutMs: 500 };
+const START = 1_700_000_000_000;
+const ACCOUNTS = ['acct-0', 'acct-1', 'acct-2', 'acct-3', 'prod'];
+
+const tables = new TestTables();
+const capture = captureLogger();
+const scanner = secretScanner({ 'admin token': TEST_ADMIN_TOKEN });
+beforeAll(() => tables.start());
+afterAll(() => tables.close());
+
+interface Harness {
+  healthy: TableRef;
+  faults: StoreFaults;
+  app: Hono<ApiEnv>;
+  clock: ManualClock;
+  close(): Promise<void>;
+}
+
+/** A fresh table with driver accounts and a live agent, the app on a faulty client of it. */
+async function harness(): Promise<Harness> {
+  const clock = new ManualClock(START);
+  const healthy = await tables.fresh();
+  await syncSource(healthy, { id: 'driver-config', kind: 'driver-config' }, ACCOUNTS.map((name) => ({ name })), START);
+  await putSession(healthy, { agentId: 'agent-1', zoneId: 'zone-a', replicaId: 'r1', connectedAt: START, leaseExpiresAt: START + 86_400_000, agentVersion: '1.0.0', staticAccounts: [] });
+  const { table, faults } = await faultyTable(healthy, TEST_TIMEOUTS);
+  const app = createApp({ table, clock, auth: adminTokenAuth(), logger: capture.log });
+  return { healthy, faults, app, clock, close: () => faults.close() };
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: unknown;
+}
+
+async function call(app: Hono<ApiEnv>, method: string, path: string, body?: unknown): Promise<Answer> {
+  const res = await app.request(path, { method, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await res.text();
+  scanner.assertClean(text, `the answer to ${method} ${path}`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** A valid request for each operation of the document that reads or writes the table. */
+const TABLE_REQUESTS: Record<string, [string, string, unknown?]> = {
+  listAccounts: ['GET', '/vendor/accounts'],
+  getAccount: ['GET', '/vendor/accounts/prod'],
+  registerAccounts: ['POST', '/vendor/accounts', [{ name: 'prod', kubeconfigFile: '/etc/kube/prod.yaml' }]],
+  activateAccounts: ['PATCH', '/vendor/accounts', [{ name: 'acct-3', state: 'ACTIVE' }]],
+  removeAccount: ['DELETE', '/vendor/accounts/acct-2'],
+  health: ['GET', '/healthz'],
+};
+
+function expectUnavailable(res: Answer, what: string, retryAfter = RETRY_AFTER_UNAVAILABLE_SECONDS): void {
+  expect(res.status, `${what}: ${res.text.slice(0, 200)}`).toBe(503);
+  expect(res.headers.get('content-type'), what).toBe(PROBLEM_CONTENT_TYPE);
+  expect(res.headers.get('retry-after'), what).toBe(String(retryAfter));
+  expect(res.json, what).toMatchObject({ code: 'unavailable', status: 503, type: 'urn:vendor-agent:problem:unavailable' });
+}
+
+describe('a table that fails', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await harness();
+    // Registered, so that PATCH reaches its writes.
+    expect((await call(h.app, 'POST', '/vendor/accounts', [{ name: 'acct-3' }])).status).toBe(200);
+  });
+  afterAll(() => h.close());
+
+  it('every route of the document that needs the table is listed here', () => {
+    const documented = apiOperations(openApiDocument()).map((op) => op.operationId);
+    expect(documented).toEqual(expect.arrayContaining(Object.keys(TABLE_REQUESTS)));
+  });
+
+  // A silent table costs every try its whole timeout: two routes (a read and a write) stand for all,
+  // since every route reaches the table through the same client and error mapping.
+  it.each<[string, StoreFault, string[]]>([
+    ['stops answering', { kind: 'hang' }, ['getAccount', 'registerAccounts']],
+    ['answers slower than the timeout', { kind: 'slow', ms: 1_500 }, ['listAccounts', 'removeAccount']],
+    ['fails with 500', { kind: 'error', name: 'InternalServerError' }, Object.keys(TABLE_REQUESTS)],
+    ['is behind a gateway answering 502 with a page', { kind: 'error', name: 'BadGateway', status: 502, body: '<html><body>502 Bad Gateway</body></html>' }, Object.keys(TABLE_REQUESTS)],
+    ['drops connections', { kind: 'reset' }, Object.keys(TABLE_REQUESTS)],
+    ['refuses connections', { kind: 'refuse' }, Object.keys(TABLE_REQUESTS)],
+  ])('%s: table routes answer 503 with Retry-After after a bounded number of tries, and work again once it is back', async (_name, fault, ids) => {
+    for (const id of ids) {
+      const [method, path, body] = TABLE_REQUESTS[id] as [string, string, unknown?];
+      h.faults.set(fault);
+      const tries = h.faults.attempts.length;
+      const res = await call(h.app, method, path, body);
+      expectUnavailable(res, `${id} while the table ${_name}`);
+      // The first table call failed after the SDK's tries (fewer once its retry quota is spent by a
+      // long outage); nothing more was attempted.
+      const made = h.faults.attempts.slice(tries);
+      expect(made.length, id).toBeGreaterThanOrEqual(1);
+      expect(made.length, id).toBeLessThanOrEqual(STORE_MAX_ATTEMPTS);
+      expect(new Set(made.map((a) => a.operation)).size, id).toBe(1);
+      h.faults.clear();
+    }
+    // Back: the same app answers as before, without a restart.
+    expect((await call(h.app, 'GET', '/healthz')).status).toBe(200);
+    expect((await call(h.app, 'GET', '/vendor/accounts')).json).toMatchObject({ total: ACCOUNTS.length });
+    expect((await call(h.app, 'GET', '/vendor/accounts/prod')).status).toBe(200);
+  });
+
+  it('answers 200 from a table that is slow but within the timeout', async () => {
+    h.faults.set({ kind: 'slow', ms: 20 });
+    expect((await call(h.app, 'GET', '/vendor/accounts')).status).toBe(200);
+    expect((await call(h.app, 'POST', '/vendor/accounts', [{ name: 'acct-1', zoneId: 'zone-a' }])).status).toBe(200);
+    h.faults.clear();
+    expect((await getAccount(h.healthy, 'acct-1'))?.registration?.zoneId).toBe('zone-a');
+  });
+
+  it('logs each failure for operators, never a secret', () => {
+    expect(capture.lines.some((l) => l.msg === 'request failed')).toBe(true);
+    scanner.assertClean(capture.text(), 'the API log');
+  });
+});
+
+describe('retries', () => {
+  it('tries each table call STORE_MAX_ATTEMPTS times before answering 503', async () => {
+    const h = await harness();
+    try {
+      h.faults.set({ kind: 'hang' });
+      expectUnavailable(await call(h.app, 'GET', '/vendor/accounts/prod'), 'a silent table');
+      expect(h.faults.attempts).toEqual(Array.from({ length: STORE_MAX_ATTEMPTS }, () => ({ operation: 'GetItem', fault: 'hang' })));
+    } finally {
+      await h.close();
+    }
+  });
+
+  it.each(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded'])(
+    'throttled with %s: 503 with a short Retry-After once the SDK has given up, 200 when it passes',
+    async (name) => {
+      // A fresh client each: a long outage spends the SDK's retry quota, and this is about its retries.
+      const h = await harness();
+      try {
+        h.faults.set({ kind: 'error', name });
+        expectUnavailable(await call(h.app, 'GET', '/vendor/accounts/prod'), name, RETRY_AFTER_THROTTLED_SECONDS);
+        expect(h.faults.attempts.length).toBe(STORE_MAX_ATTEMPTS);
+        // A short burst of throttling is absorbed by the SDK's own retries.
+        h.faults.set({ kind: 'error', name }, { times: 1 });
+        expect((await call(h.app, 'GET', '/vendor/accounts/prod')).status).toBe(200);
+      } finally {
+        await h.close();
+      }
+    },
+  );
+});
+
+describe('a write whose answer is lost (applied, then the connection dropped)', () => {
+  it('is acknowledged once, and queued for the driver', async () => {
+    const h = await harness();
+    try {
+      expect((await call(h.app, 'POST', '/vendor/accounts', [{ name: 'acct-0', zoneId: 'zone-a' }])).status).toBe(200);
+      // The activation lands; its answer does not; the SDK tries again.
+      h.faults.set({ kind: 'lost-answer' }, { only: ['UpdateItem'], times: 1 });
+      const res = await call(h.app, 'PATCH', '/vendor/accounts', [{ name: 'acct-0', state: 'ACTIVE' }]);
+      h.faults.clear();
+      expect(h.faults.injected()).toEqual({ 'lost-answer': 1 });
+      expect(res.status, res.text).toBe(200);
+      expect(res.json).toMatchObject([{ name: 'acct-0', state: 'ACTIVE' }]);
+      const record = await getAccount(h.healthy, 'acct-0');
+      const feed = await queryAll(h.healthy, { TableName: h.healthy.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.change }, ConsistentRead: true });
+      expect(feed.filter((c) => c.name === 'acct-0' && c.action === 'assign').map((c) => c.generation)).toContain(record?.generation);
+
+      // The same for a re-registration of the active account: its new settings must reach the agents.
+      h.faults.set({ kind: 'lost-answer' }, { only: ['UpdateItem'], times: 1 });
+      const again = await call(h.app, 'POST', '/vendor/accounts', [{ name: 'acct-0', kubeconfigFile: '/etc/kube/new.yaml' }]);
+      h.faults.clear();
+      expect(again.status, again.text).toBe(200);
+      const after = await getAccount(h.healthy, 'acct-0');
+      const feedAfter = await queryAll(h.healthy, { TableName: h.healthy.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.change }, ConsistentRead: true });
+      expect(feedAfter.filter((c) => c.name === 'acct-0' && c.action === 'assign').map((c) => c.generation)).toContain(after?.generation);
+    } finally {
+      await h.close();
+    }
+  });
+});
