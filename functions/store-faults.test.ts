@@ -8,6 +8,7 @@
  * Timeouts are shortened here (the product's are seconds) so that a silent table costs the suite
  * little; the retry count is the product's.
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hono } from 'hono';
 import { captureLogger } from '../test/capture-log.ts';
@@ -212,4 +213,97 @@ describe('a write whose answer is lost (applied, then the connection dropped)', 
       await h.close();
     }
   });
+});
+
+describe('acknowledged writes under intermittent faults', () => {
+  type Op = { kind: 'POST' | 'PATCH' | 'DELETE'; value: string; status: number };
+  const WORKERS = ['acct-0', 'acct-1', 'acct-2', 'acct-3'];
+  const ROUNDS = 3;
+
+  // Mostly faults that fail at once; a silent or throttled table costs real seconds per try.
+  const fault: fc.Arbitrary<StoreFault | undefined> = fc.oneof(
+    { weight: 3, arbitrary: fc.constant(undefined) },
+    { weight: 3, arbitrary: fc.constantFrom<StoreFault>({ kind: 'reset' }, { kind: 'refuse' }, { kind: 'lost-answer' }, { kind: 'error', name: 'InternalServerError' }) },
+    { weight: 1, arbitrary: fc.constantFrom<StoreFault>({ kind: 'slow', ms: 30 }, { kind: 'slow', ms: 1_500 }, { kind: 'hang' }, { kind: 'error', name: 'ProvisionedThroughputExceededException' }) },
+  );
+  const step = fc.record({
+    fault,
+    only: fc.constantFrom(undefined, ['UpdateItem'], ['BatchWriteItem'], ['BatchGetItem', 'Query'], ['UpdateItem', 'BatchWriteItem']),
+    skip: fc.nat({ max: 8 }),
+    times: fc.integer({ min: 1, max: 16 }),
+  });
+
+  /** A client that tries again after a 503, as Retry-After asks (without the wait: the clock is the test's). */
+  async function send(h: Harness, method: string, path: string, body?: unknown): Promise<number> {
+    let status = 0;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      status = (await call(h.app, method, path, body)).status;
+      if (status !== 503) break;
+    }
+    return status;
+  }
+
+  /** What the account must look like if `op` was the last write to land on it. */
+  function holds(op: Op, record: Awaited<ReturnType<typeof getAccount>>): boolean {
+    switch (op.kind) {
+      case 'POST':
+        return record?.registration?.kubeconfigFile === op.value;
+      case 'PATCH':
+        return record?.registration?.kubeconfigFile === op.value && record.state === 'ACTIVE';
+      case 'DELETE':
+        return record?.registration === undefined && record?.state === undefined;
+    }
+  }
+
+  it('every write the API acknowledged is in the table afterwards, queued for the driver, and served once the table is back', async () => {
+    const seed = Number(process.env.FAULTS_SEED ?? ((Date.now() ^ (Math.random() * 0x7fffffff)) | 0));
+    console.info(`store faults seed: ${seed} (replay: FAULTS_SEED=${seed})`);
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: ROUNDS * 3, maxLength: ROUNDS * 3 }), async (steps) => {
+        const h = await harness();
+        const log = new Map<string, Op[]>(WORKERS.map((w) => [w, []]));
+        try {
+          for (const [i, s] of steps.entries()) {
+            if (s.fault === undefined) h.faults.clear();
+            else h.faults.set(s.fault, { ...(s.only === undefined ? {} : { only: s.only }), skip: s.skip, times: s.times });
+            await h.clock.advance(1_000);
+            const round = Math.floor(i / 3);
+            await Promise.all(
+              WORKERS.map(async (name) => {
+                const value = `/etc/kube/${name}/${round}/${i % 3}`;
+                const ops = log.get(name) as Op[];
+                if (i % 3 === 0) ops.push({ kind: 'POST', value, status: await send(h, 'POST', '/vendor/accounts', [{ name, zoneId: 'zone-a', kubeconfigFile: value }]) });
+                if (i % 3 === 1) ops.push({ kind: 'PATCH', value, status: await send(h, 'PATCH', '/vendor/accounts', [{ name, kubeconfigFile: value, state: 'ACTIVE' }]) });
+                if (i % 3 === 2) ops.push({ kind: 'DELETE', value, status: await send(h, 'DELETE', `/vendor/accounts/${name}`) });
+              }),
+            );
+          }
+        } finally {
+          // Writes still held back by a slow table never land.
+          await h.close();
+        }
+        const statuses: Record<string, number> = {};
+        for (const op of [...log.values()].flat()) statuses[op.status] = (statuses[op.status] ?? 0) + 1;
+        console.info(`faults injected ${JSON.stringify(h.faults.injected())}, answers ${JSON.stringify(statuses)}`);
+        const feed = await queryAll(h.healthy, { TableName: h.healthy.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.change }, ConsistentRead: true });
+        for (const [name, ops] of log) {
+          for (const op of ops) expect([200, 400, 409, 503], `${name} ${op.kind}`).toContain(op.status);
+          const record = await getAccount(h.healthy, name);
+          const last = ops.findLastIndex((op) => op.status === 200);
+          if (last >= 0) {
+            // The last acknowledged write, or a later one whose answer was a 503 (it may have landed).
+            const candidates = ops.slice(last).filter((op, i) => i === 0 || op.status === 503);
+            expect(candidates.some((op) => holds(op, record)), `${name}: ${JSON.stringify(ops)} but the table holds ${JSON.stringify({ registration: record?.registration, state: record?.state })}`).toBe(true);
+          }
+          const entries = feed.filter((c) => c.name === name);
+          expect(entries.filter((c) => c.action === 'assign').length, `${name} activations queued`).toBeGreaterThanOrEqual(ops.filter((o) => o.kind === 'PATCH' && o.status === 200).length);
+          expect(entries.filter((c) => c.action === 'remove').length, `${name} removals queued`).toBeGreaterThanOrEqual(ops.filter((o) => o.kind === 'DELETE' && o.status === 200).length);
+        }
+        // A new client of the same table (the faulty one is closed) is served as before.
+        const app = createApp({ table: h.healthy, clock: h.clock, auth: adminTokenAuth() });
+        expect((await call(app, 'GET', '/vendor/accounts')).json).toMatchObject({ total: ACCOUNTS.length });
+      }),
+      { numRuns: 2, seed, endOnFailure: true },
+    );
+  }, 120_000);
 });
