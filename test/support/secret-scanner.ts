@@ -9,7 +9,9 @@
  *   scanner.check(text)                    // [] when clean, else one finding per secret and form
  *   scanner.assertClean(text, 'GET /x')    // throws naming the secret and form, never the value
  *
- * Secrets shorter than 12 characters are refused: they would match by chance.
+ * Secrets shorter than 12 characters are refused: they would match by chance. Base64 is matched for
+ * the secret encoded on its own (a value in a Kubernetes secret, a header); a secret base64-encoded
+ * in the middle of other bytes encodes differently and is not found.
  */
 
 export interface SecretFinding {
