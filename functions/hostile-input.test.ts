@@ -46,6 +46,8 @@ const START = 1_700_000_000_000;
 /** A kubeconfig sent where a reference belongs: refused, and never to be echoed. */
 const CANARY = `canary-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}`;
 const KUBECONFIG_CONTENTS = `apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    token: ${CANARY}-user-token\n`;
+/** A secret typed after `encrypted:` where a reference belongs (no engine): refused, and never repeated (docs/secrets.md). */
+const MISTYPED_SECRET = `encrypted:${CANARY}-typed-secret`;
 
 const tables = new TestTables();
 const capture = captureLogger();
@@ -104,7 +106,7 @@ beforeAll(async () => {
     { weight: 1, value: 'Bearer a.b.c' },
     { weight: 2, value: undefined },
   ];
-  scanner = secretScanner({ 'admin token': TEST_ADMIN_TOKEN, 'kubeconfig contents': KUBECONFIG_CONTENTS, 'kubeconfig token': `${CANARY}-user-token`, ...(await issuer.privateParts()) });
+  scanner = secretScanner({ 'admin token': TEST_ADMIN_TOKEN, 'kubeconfig contents': KUBECONFIG_CONTENTS, 'kubeconfig token': `${CANARY}-user-token`, 'secret typed as a reference': MISTYPED_SECRET, ...(await issuer.privateParts()) });
 });
 
 afterAll(async () => {
@@ -120,7 +122,7 @@ const hints: Hints = {
   accountId: names,
   accountName: names,
   zoneId: fc.constantFrom('zone-a', 'zone-b'),
-  kubeconfigFile: fc.oneof({ weight: 5, arbitrary: fc.constantFrom('/etc/kube/prod.yaml', 'encrypted:secrets-manager!r:us-east-1!s:kube!k:prod') }, { weight: 1, arbitrary: fc.constant(KUBECONFIG_CONTENTS) }),
+  kubeconfigFile: fc.oneof({ weight: 5, arbitrary: fc.constantFrom('/etc/kube/prod.yaml', 'encrypted:secrets-manager!r:us-east-1!s:kube!k:prod') }, { weight: 1, arbitrary: fc.constantFrom(KUBECONFIG_CONTENTS, MISTYPED_SECRET) }),
   kubeConfigFile: fc.oneof({ weight: 5, arbitrary: fc.constant('/etc/kube/stage.yaml') }, { weight: 1, arbitrary: fc.constant(KUBECONFIG_CONTENTS) }),
 };
 
