@@ -9,7 +9,7 @@
  * little; the retry count is the product's.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Hono } from 'hono';
 import { captureLogger } from '../test/capture-log.ts';
 import { adminTokenAuth, TEST_ADMIN_TOKEN } from '../test/support/api.ts';
@@ -98,12 +98,14 @@ function expectUnavailable(res: Answer, what: string, retryAfter = RETRY_AFTER_U
 
 describe('a table that fails', () => {
   let h: Harness;
-  beforeAll(async () => {
+  // A fresh client for each test: a long outage spends the SDK's retry quota, and the checks that the
+  // table works again should keep the SDK's retries against a slow moment of a loaded machine.
+  beforeEach(async () => {
     h = await harness();
     // Registered, so that PATCH reaches its writes.
     expect((await call(h.app, 'POST', '/vendor/accounts', [{ name: 'acct-3' }])).status).toBe(200);
   });
-  afterAll(() => h.close());
+  afterEach(() => h.close());
 
   it('every route of the document that needs the table is listed here', () => {
     const documented = apiOperations(openApiDocument()).map((op) => op.operationId);
@@ -126,11 +128,9 @@ describe('a table that fails', () => {
       const tries = h.faults.attempts.length;
       const res = await call(h.app, method, path, body);
       expectUnavailable(res, `${id} while the table ${_name}`);
-      // The first table call failed after the SDK's tries (fewer once its retry quota is spent by a
-      // long outage); nothing more was attempted.
+      // The first table call failed after the SDK's tries; nothing more was attempted.
       const made = h.faults.attempts.slice(tries);
-      expect(made.length, id).toBeGreaterThanOrEqual(1);
-      expect(made.length, id).toBeLessThanOrEqual(STORE_MAX_ATTEMPTS);
+      expect(made.length, id).toBe(STORE_MAX_ATTEMPTS);
       expect(new Set(made.map((a) => a.operation)).size, id).toBe(1);
       h.faults.clear();
     }
