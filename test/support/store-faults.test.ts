@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { faultyTable } from './store-faults.ts';
+import { createDocumentClient } from '../../shared/table/client.ts';
+import { faultyTable, withStoreFaults } from './store-faults.ts';
 import { TestTables } from './table.ts';
 
 const tables = new TestTables();
@@ -44,6 +45,24 @@ describe('store fault layer', () => {
       await expect(table.client.send(new GetCommand({ TableName: table.tableName, Key: { pk: 'p', sk: 's' } }))).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     } finally {
       await faults.close();
+    }
+  });
+
+  it('takes the layer off a client it was added to when closed', async () => {
+    const healthy = await tables.fresh();
+    const endpoint = await healthy.client.config.endpoint?.();
+    const upstream = `http://${endpoint?.hostname}:${endpoint?.port}`;
+    const client = createDocumentClient({ endpoint: upstream, region: 'local', credentials: { accessKeyId: 'l', secretAccessKey: 'l' }, maxAttempts: 1 });
+    const get = () => client.send(new GetCommand({ TableName: healthy.tableName, Key: { pk: 'p', sk: 's' } }));
+    try {
+      const faults = await withStoreFaults(client, upstream);
+      faults.set({ kind: 'reset' });
+      await expect(get()).rejects.toBeDefined();
+      await faults.close();
+      await expect(get()).resolves.toBeDefined();
+      expect(faults.attempts).toHaveLength(1);
+    } finally {
+      client.destroy();
     }
   });
 });

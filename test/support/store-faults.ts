@@ -14,7 +14,8 @@
  * Keep checking results through the healthy table's own client: it never sees a fault.
  *
  * `withStoreFaults(client, upstream)` adds the same layer to a client built elsewhere (for example
- * another process's table client in a scenario); `faultyTable` builds a fresh client with
+ * the table client a driver under test was given; its `close()` takes the layer off again, and the
+ * client goes straight to the table); `faultyTable` builds a fresh client with
  * `createDocumentClient` (the product's retry and timeout settings, unless overridden) for the same
  * table. The layer is an SDK middleware at the `finalizeRequest` step, inside the SDK's retry loop:
  * each try picks the fault in force at that moment and tells the proxy in a header.
@@ -70,6 +71,7 @@ export interface StoreFaults {
 }
 
 const FAULT_HEADER = 'x-vendor-test-fault';
+const MIDDLEWARE_NAME = 'vendorTestStoreFaults';
 const DYNAMODB_ERROR_PREFIX = 'com.amazonaws.dynamodb.v20120810#';
 
 interface Active {
@@ -125,7 +127,7 @@ export async function withStoreFaults(client: DynamoDBDocumentClient, upstream: 
       else delete req.headers[FAULT_HEADER];
       return next(args);
     },
-    { step: 'finalizeRequest', priority: 'low', name: 'vendorTestStoreFaults' },
+    { step: 'finalizeRequest', priority: 'low', name: MIDDLEWARE_NAME },
   );
 
   return {
@@ -146,7 +148,11 @@ export async function withStoreFaults(client: DynamoDBDocumentClient, upstream: 
       for (const a of attempts) if (a.fault !== undefined) counts[a.fault] = (counts[a.fault] ?? 0) + 1;
       return counts;
     },
-    close: () => proxy.close(),
+    // The client goes straight to the table again.
+    close: async () => {
+      client.middlewareStack.remove(MIDDLEWARE_NAME);
+      await proxy.close();
+    },
   };
 }
 
