@@ -263,6 +263,8 @@ function requestOf(op: ApiOperation): fc.Arbitrary<HostileRequest> {
 // ---- the checks ----
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Largest error answer allowed: 100 errors of a few hundred characters, and a list of names at most. */
+const MAX_ERROR_ANSWER = 256 * 1024;
 const stats = { requests: 0, unbuildable: 0, statuses: new Map<number, number>(), byOperation: new Map<string, Map<number, number>>(), scans: 0 };
 
 /** The Request as a client would send it; undefined when no client could (fetch refuses it). */
@@ -305,6 +307,8 @@ async function check(r: HostileRequest, req: Request, res: Response): Promise<vo
   if (r.method === 'HEAD') return expect(text).toBe('');
   if (res.status < 400) return expect(res.headers.get('content-type'), what).toMatch(/^application\/json/);
   expect(res.headers.get('content-type'), what).toBe(PROBLEM_CONTENT_TYPE);
+  // An error answer is small whatever was sent: no amplification of a large bad body.
+  expect(text.length, what).toBeLessThanOrEqual(MAX_ERROR_ANSWER);
   const problem = JSON.parse(text) as Record<string, unknown>;
   expect(problem, what).toMatchObject({ type: expect.stringMatching(/^urn:vendor-agent:problem:/), title: expect.any(String), status: res.status, detail: expect.any(String), code: expect.any(String), errors: expect.any(Array) });
   expect(HTTP_STATUS[problem.code as keyof typeof HTTP_STATUS], what).toBe(res.status);

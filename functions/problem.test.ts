@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, VendorError } from '../shared/errors.ts';
-import { HTTP_STATUS, RETRY_AFTER_THROTTLED_SECONDS, RETRY_AFTER_UNAVAILABLE_SECONDS, challengeFor, retryAfterSeconds, toProblem, toVendorError } from './problem.ts';
+import { HTTP_STATUS, MAX_PROBLEM_ERRORS, RETRY_AFTER_THROTTLED_SECONDS, RETRY_AFTER_UNAVAILABLE_SECONDS, challengeFor, retryAfterSeconds, toProblem, toVendorError } from './problem.ts';
 
 describe('problem mapping', () => {
   it('gives every error code a status, client errors 4xx', () => {
@@ -27,6 +27,16 @@ describe('problem mapping', () => {
       names: ['x'],
       instance: '/vendor/accounts',
     });
+  });
+
+  it('keeps the answer small whatever the error holds: the first errors, a count of the rest, texts cut', () => {
+    const issues = Array.from({ length: 250 }, (_, i) => ({ path: `[${i}].${'k'.repeat(i === 0 ? 70_000 : 1)}`, message: 'unknown field' }));
+    const problem = toProblem(new VendorError('invalid_input', 'x'.repeat(1_000_000), { issues }));
+    expect(problem.errors).toHaveLength(MAX_PROBLEM_ERRORS + 1);
+    expect(problem.errors.at(-1)).toEqual({ path: '', message: '150 more problems not listed' });
+    expect(problem.errors[0]?.path.length).toBeLessThanOrEqual(301);
+    expect(problem.detail.length).toBeLessThanOrEqual(2_001);
+    expect(JSON.stringify(problem).length).toBeLessThan(64 * 1024);
   });
 
   it('hides unexpected failures and calls a throttled table unavailable', () => {

@@ -83,15 +83,33 @@ export function retryAfterSeconds(err: VendorError): number | undefined {
   return isTableThrottled(err.cause) ? RETRY_AFTER_THROTTLED_SECONDS : RETRY_AFTER_UNAVAILABLE_SECONDS;
 }
 
+/** Most entries in `errors`; past it one more entry says how many were left out. */
+export const MAX_PROBLEM_ERRORS = 100;
+/** Longest `detail`, and longest `path` or `message` of one entry, in characters. */
+const MAX_DETAIL = 2_000;
+const MAX_ENTRY_TEXT = 300;
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/**
+ * The problem details of an error. Its size is bounded whatever the request held: a 1 MiB body of
+ * bad elements must not earn a 60 MB answer (over Lambda's 6 MB limit, which would turn a 400 into a
+ * gateway error), so `errors` keeps the first entries and counts the rest, and long texts are cut.
+ */
 export function toProblem(err: VendorError, instance?: string): Problem {
+  const errors = err.issues.slice(0, MAX_PROBLEM_ERRORS).map((i) => ({ path: clip(i.path, MAX_ENTRY_TEXT), message: clip(i.message, MAX_ENTRY_TEXT) }));
+  const more = err.issues.length - errors.length;
+  if (more > 0) errors.push({ path: '', message: `${more} more problems not listed` });
   return {
     ...err.details,
     type: problemType(err.code),
     title: TITLES[err.code],
     status: HTTP_STATUS[err.code],
-    detail: err.message,
+    detail: clip(err.message, MAX_DETAIL),
     code: err.code,
-    errors: err.issues.map((i) => ({ path: i.path, message: i.message })),
-    ...(instance === undefined ? {} : { instance }),
+    errors,
+    ...(instance === undefined ? {} : { instance: clip(instance, MAX_DETAIL) }),
   };
 }

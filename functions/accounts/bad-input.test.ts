@@ -102,6 +102,19 @@ describe.each(['POST', 'PATCH'])('%s /vendor/accounts bad bodies', (method) => {
     expect(JSON.stringify(p)).not.toContain('s3cr3t-token');
   });
 
+  it('many bad elements: the answer names the first 100 and counts the rest, whatever the body held', async () => {
+    const p = await expectBad(method, '/vendor/accounts', `[${Array.from({ length: 499 }, () => '1').join(',')}]`);
+    expect(p.errors).toHaveLength(101);
+    expect(p.errors[0]).toEqual({ path: '[0]', message: expect.any(String) });
+    expect(p.errors[100]).toEqual({ path: '', message: '399 more problems not listed' });
+    expect(p.detail.length).toBeLessThanOrEqual(2_001);
+  });
+
+  it('more than 500 records: that alone is the answer, the records are not checked', async () => {
+    const p = await expectBad(method, '/vendor/accounts', `[${Array.from({ length: 501 }, () => '1').join(',')}]`);
+    expect(p.errors).toEqual([{ path: '', message: 'must hold at most 500 records' }]);
+  });
+
   it('oversize body: 413', async () => {
     const big = Array.from({ length: 200 }, (_, i) => ({ name: `account-name-${i}`, ...state }));
     expect((await expectBad(method, '/vendor/accounts', big, 413)).code).toBe('payload_too_large');

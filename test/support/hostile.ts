@@ -95,6 +95,9 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(0, -1, 1.5, -0, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, true, false, null, [], {}) },
   { weight: 1, arbitrary: fc.integer({ min: 100, max: 2_000 }).map(deeplyNested) },
   { weight: 1, arbitrary: fc.integer({ min: 501, max: 5_000 }).map((n) => Array.from({ length: n }, (_, i) => ({ name: `n${i}` }))) },
+  // Many elements that are each wrong: every one is a problem to report.
+  { weight: 1, arbitrary: fc.integer({ min: 100, max: 20_000 }).map((n) => new Array<number>(n).fill(0)) },
+  { weight: 1, arbitrary: fc.integer({ min: 100, max: 5_000 }).map((n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`unknown${i}`, i]))) },
 );
 
 /** Every place in a JSON value: the path of keys and indexes leading to it. */
@@ -197,7 +200,7 @@ export function bodyText(value: fc.Arbitrary<unknown>, oversize: number): fc.Arb
     { weight: 1, arbitrary: text.map((t) => `\ufeff${t}`) },
     { weight: 1, arbitrary: text.map((t) => ` \n\t${t}\n `) },
     { weight: 1, arbitrary: fc.tuple(text, fc.string({ maxLength: 5 })).map(([t, junk]) => `${t}${junk}`) },
-    { weight: 1, arbitrary: fc.constantFrom('', ' ', 'null', 'true', '0', '"x"', '{}', '[]', '[null]', 'name=prod', '<x/>', '[{"name":"prod"}', '['.repeat(100_000), '{"a":'.repeat(50_000), `${'['.repeat(200_000)}${']'.repeat(200_000)}`, `[${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}]`) },
+    { weight: 1, arbitrary: fc.constantFrom('', ' ', 'null', 'true', '0', '"x"', '{}', '[]', '[null]', 'name=prod', '<x/>', '[{"name":"prod"}', '['.repeat(100_000), '{"a":'.repeat(50_000), `${'['.repeat(200_000)}${']'.repeat(200_000)}`, `[${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}]`, `[${'1,'.repeat(499)}1]`, `[${'{"x":1},'.repeat(499)}{"x":1}]`) },
     { weight: 1, arbitrary: fc.constantFrom(...INVALID_UTF8) },
     { weight: 1, arbitrary: fc.constant(oversize).map((n) => `[{"name":"${'x'.repeat(n)}"}]`) },
   );
