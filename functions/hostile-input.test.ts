@@ -28,6 +28,7 @@ import { snapshotDiff, tableSnapshot, type TableSnapshot } from '../test/support
 import { TestTables } from '../test/support/table.ts';
 import { ManualClock } from '../shared/clock.ts';
 import type { TableRef } from '../shared/table/client.ts';
+import { pruneChanges } from '../shared/table/changes.ts';
 import { putSession } from '../shared/table/sessions.ts';
 import { putAgentStaticAccounts, syncSource } from '../shared/table/sources.ts';
 import { createApp, DEFAULT_MAX_BODY_BYTES } from './app.ts';
@@ -368,7 +369,10 @@ describe('hostile input against every route', () => {
     await fc.assert(
       // Every operation equally often, whatever its parameters: after the tokens exist (beforeAll).
       fc.asyncProperty(fc.array(fc.oneof(...operations.map(requestOf)), { minLength: 1, maxLength: 12 }), async (batch) => {
-        clock.advance(1_000);
+        // The work feed of earlier batches is done with (a driver would have read it): dropping it keeps
+        // the table, and so each Scan, small.
+        await pruneChanges(table, clock.now() + 1);
+        await clock.advance(1_000);
         await sendBatch(batch);
       }),
       // No shrinking: the table has moved on by then, so a smaller batch would not meet the same state.
