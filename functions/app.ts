@@ -14,6 +14,7 @@ import { authentication } from './auth/middleware.ts';
 import { problemResponse } from './http.ts';
 import { openApiDocument } from './openapi.ts';
 import { toVendorError } from './problem.ts';
+import { corsFor, securityHeaders } from './security.ts';
 
 export interface AppDeps {
   table: TableRef;
@@ -23,6 +24,8 @@ export interface AppDeps {
   logger?: Logger;
   /** Largest accepted request body; larger ones get 413. */
   maxBodyBytes?: number;
+  /** Browser origins allowed to call the API (CORS); none, so CORS is off, when absent. */
+  corsOrigins?: readonly string[];
 }
 
 /** Room for a full batch (1,000 records) of the largest valid records (about 4.7 KB each), under the 6 MB a Lambda request may carry. */
@@ -54,6 +57,9 @@ export function createApp(deps: AppDeps): Hono<ApiEnv> {
   });
   app.notFound((c) => problemResponse(c, new VendorError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
 
+  app.use('*', securityHeaders());
+  const cors = corsFor(deps.corsOrigins ?? []);
+  if (cors !== undefined) app.use('*', cors);
   app.use('*', authentication(deps.auth, OPEN_PATHS));
   app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock, permissionsLog: new IgnoredPermissionsLog(logger) }, limit));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));

@@ -115,7 +115,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       { driverConfig, added: result?.upserted.length, removed: result?.removed.length, unchanged: result?.unchanged },
       'driver-defined accounts loaded',
     );
-    const app = createApp({ table, clock, logger, auth });
+    const corsOrigins = file.api.cors?.allowOrigins ?? [];
+    if (corsOrigins.length > 0) logger.info({ origins: corsOrigins }, 'browsers on these origins may call the API (CORS)');
+    const app = createApp({ table, clock, logger, auth, corsOrigins });
     const server = await startApiServer(app, { port, hostname: host });
     stops.push(() => server.close());
     logger.info({ accounts: await rankTotal(table), dataDir }, `API listening on ${server.url}`);
