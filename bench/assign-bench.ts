@@ -10,9 +10,10 @@
  * - `activate_1000`: 1,000 accounts activated by one PATCH, 100 in each of 10 zones with one agent
  *   each, until all are confirmed. The agents are protocol clients: the agent's own
  *   `DriverConnection` (a gRPC client per stream, hello, heartbeats, sequence numbers, acks, outbox)
- *   answering every assignment ok at once, so the figure is the control plane's. Run with the table
- *   in a process of its own (as DynamoDB is a service of its own) and in the bench process; CPU time
- *   of both processes beside the elapsed time. Target: 5 s.
+ *   answering every assignment ok at once, so the figure is the control plane's. Run as deployed
+ *   (the table and `driver/main.ts` in processes of their own) and with everything in the bench
+ *   process (where the driver's round trips are counted); CPU time of every process beside the
+ *   elapsed time. Target: 5 s.
  * - `idle_streams`: one driver process (`driver/main.ts`, its own RSS and CPU read from /proc)
  *   holding N idle agent streams (the same protocol clients) with heartbeats every 10 s, against
  *   the same process with no streams. Target: under 1 GiB RSS for 2,000.
@@ -46,7 +47,7 @@ import { syncSource } from '../shared/table/sources.ts';
 import { runBounded } from '../shared/table/bounded.ts';
 import { startTestApiServer, type TestApiServer } from '../test/kube/index.ts';
 import { percentile, ratio, round } from './stats.ts';
-import { eventLogger, loadAverage, ownCpuMs, procStats, startBenchTable, until, type Line, type TablePlacement } from './support.ts';
+import { eventLogger, loadAverage, ownCpuMs, procStats, startBenchTable, startDriverProcess, until, type DriverProcess, type Line, type TablePlacement } from './support.ts';
 
 export type { Line } from './support.ts';
 
@@ -62,8 +63,6 @@ const PICKUP_MS = 250;
 interface Plane {
   /** The API's view of the table (also used for seeding and baselines). */
   table: TableRef;
-  /** CPU time (ms) of the table's own process so far, when it has one. */
-  tableCpuMs(): number | undefined;
   app: ReturnType<typeof createApp>;
   driver: Driver;
   /** Round trips and capacity of the API's and of the driver's table clients. */
@@ -104,7 +103,6 @@ async function startPlane(
   });
   return {
     table,
-    tableCpuMs: () => store.cpuMs(),
     app: createApp({ table, clock: systemClock, auth: createApiAuth({ adminToken: ADMIN_TOKEN, accountManagerRoles: [] }, { production: false }) }),
     driver,
     meters,
@@ -218,48 +216,148 @@ export async function benchPatchToActive(rounds: number, emit: (l: Line) => void
   }
 }
 
+/** Where the parts of the 1,000-account activation run. */
+export type ManyLayout = 'separate' | 'one-process';
+
+/** What the activation bench needs of the control plane, whichever layout it runs in. */
+interface ManyPlane {
+  app: ReturnType<typeof createApp>;
+  /** The API's view of the table (also the baseline's). */
+  table: TableRef;
+  driverPort: number;
+  welcomed(): number;
+  confirmedCount(): number;
+  confirmedAt(): { first: number; last: number };
+  /** CPU time (ms) so far of each process taking part. */
+  cpu(): Record<string, number>;
+  apiMeter: CapacityMeter;
+  /** Known only when the driver runs in this process. */
+  driverMeter: CapacityMeter | undefined;
+  close(): Promise<void>;
+}
+
+function apiOf(table: TableRef): ReturnType<typeof createApp> {
+  return createApp({ table, clock: systemClock, auth: createApiAuth({ adminToken: ADMIN_TOKEN, accountManagerRoles: [] }, { production: false }) });
+}
+
+/** The deployed topology: the table and the driver (`driver/main.ts`) in processes of their own; the API and the agents here. */
+async function separatePlane(accounts: AccountSettings[]): Promise<ManyPlane> {
+  const store = await startBenchTable('process');
+  const dir = mkdtempSync(join(tmpdir(), 'bench-many-'));
+  const configPath = join(dir, 'vendor-driver.yml');
+  // The driver loads its file's accounts into the table at start, as a deployed driver does.
+  writeFileSync(configPath, stringify({ grpc: { host: '127.0.0.1' }, auth: { tokens: [TOKEN] }, kubernetes: { accounts } }));
+  let driver: DriverProcess;
+  try {
+    driver = await startDriverProcess(store, configPath);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  let welcomed = 0;
+  const done = new Set<string>();
+  const at = { first: 0, last: 0 };
+  driver.onRecord((r) => {
+    if (r['msg'] === 'agent session opened') welcomed++;
+    if (r['msg'] !== 'assignment result' || r['ok'] !== true || r['outcome'] !== 'recorded') return;
+    const now = performance.now();
+    if (done.size === 0) at.first = now;
+    at.last = now;
+    done.add(String(r['account']));
+  });
+  const apiMeter = new CapacityMeter();
+  const table = store.client(apiMeter);
+  return {
+    app: apiOf(table),
+    table,
+    driverPort: driver.port,
+    welcomed: () => welcomed,
+    confirmedCount: () => done.size,
+    confirmedAt: () => ({ ...at }),
+    cpu: () => ({ bench: ownCpuMs(), driver: procStats(driver.pid).cpuTicks * 10, table: store.cpuMs() as number }),
+    apiMeter,
+    driverMeter: undefined,
+    close: async () => {
+      await driver.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Everything in this process (the table too): the driver's round trips can be counted by operation. */
+async function oneProcessPlane(accounts: AccountSettings[]): Promise<ManyPlane> {
+  const plane = await startPlane(accounts, { tableIn: 'inline' });
+  return {
+    app: plane.app,
+    table: plane.table,
+    driverPort: plane.driver.port,
+    welcomed: () => plane.driver.sessions().length,
+    confirmedCount: () => plane.confirmedCount(),
+    confirmedAt: () => plane.confirmedAt(),
+    cpu: () => ({ bench: ownCpuMs() }),
+    apiMeter: plane.meters.api,
+    driverMeter: plane.meters.driver,
+    close: () => plane.close(),
+  };
+}
+
 function opsSince(meter: CapacityMeter, before: Map<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [op, n] of meter.operations) if (n > (before.get(op) ?? 0)) out[op] = n - (before.get(op) ?? 0);
   return out;
 }
 
+function cpuSince(now: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(now).map(([k, v]) => [k, round(v - (before[k] ?? 0))]));
+}
+
 /**
- * 1,000 accounts activated by one PATCH over 10 zones of one agent each. `tableIn`: the table in a
- * process of its own (as DynamoDB is a service of its own) or in the bench process.
+ * 1,000 accounts activated by one PATCH over 10 zones of one agent each. `separate`: the table and
+ * the driver in processes of their own, as deployed (DynamoDB, the driver's container, the API's
+ * function); `one-process`: everything in the bench process, sharing one event loop.
  */
-export async function benchActivateMany(accounts: number, zones: number, emit: (l: Line) => void, tableIn: TablePlacement = 'process'): Promise<void> {
+export async function benchActivateMany(accounts: number, zones: number, emit: (l: Line) => void, layout: ManyLayout = 'separate'): Promise<void> {
   const names = Array.from({ length: accounts }, (_, i) => `many-${String(i).padStart(5, '0')}`);
-  const plane = await startPlane(names.map((name) => ({ name, kubeconfigFile: '/k/bench' })), { tableIn });
+  const defs = names.map((name) => ({ name, kubeconfigFile: '/k/bench' }));
+  const plane = layout === 'separate' ? await separatePlane(defs) : await oneProcessPlane(defs);
   const stop = new AbortController();
   try {
-    for (let z = 0; z < zones; z++) protocolAgent(plane.driver.port, `agent-${z}`, `bench_z${z}`, stop.signal);
-    await until(() => plane.driver.sessions().length === zones, 20_000, 'the agents');
+    for (let z = 0; z < zones; z++) protocolAgent(plane.driverPort, `agent-${z}`, `bench_z${z}`, stop.signal);
+    await until(() => plane.welcomed() >= zones, 20_000, 'the agents');
+    const call = async (method: string, body: unknown) => {
+      const res = await plane.app.request('/vendor/accounts', {
+        method,
+        body: JSON.stringify(body),
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      await res.arrayBuffer();
+      return res.status;
+    };
     for (let i = 0; i < names.length; i += MAX_BATCH) {
-      const status = await call(plane, 'POST', names.slice(i, i + MAX_BATCH).map((name, j) => ({ name, zoneId: `bench_z${(i + j) % zones}` })));
+      const status = await call('POST', names.slice(i, i + MAX_BATCH).map((name, j) => ({ name, zoneId: `bench_z${(i + j) % zones}` })));
       if (status !== 200) throw new Error(`POST: ${status}`);
     }
     const load = loadAverage();
-    const before = { api: new Map(plane.meters.api.operations), driver: new Map(plane.meters.driver.operations) };
-    const cpu = { plane: ownCpuMs(), table: plane.tableCpuMs() };
+    const before = { api: new Map(plane.apiMeter.operations), driver: new Map(plane.driverMeter?.operations ?? []) };
+    const cpuBefore = plane.cpu();
     const started = performance.now();
     const patches = [];
-    for (let i = 0; i < names.length; i += MAX_BATCH) patches.push(call(plane, 'PATCH', names.slice(i, i + MAX_BATCH).map((name) => ({ name, state: 'ACTIVE' }))));
+    for (let i = 0; i < names.length; i += MAX_BATCH) patches.push(call('PATCH', names.slice(i, i + MAX_BATCH).map((name) => ({ name, state: 'ACTIVE' }))));
     const statuses = await Promise.all(patches);
     if (statuses.some((s) => s !== 200)) throw new Error(`PATCH: ${statuses.join(', ')}`);
     const patched = performance.now() - started;
     await until(() => plane.confirmedCount() >= accounts, 120_000, 'every confirmation');
     const total = performance.now() - started;
-    const planeCpu = ownCpuMs() - cpu.plane;
-    const tableCpu = cpu.table === undefined ? undefined : (plane.tableCpuMs() as number) - cpu.table;
+    const cpu = cpuSince(plane.cpu(), cpuBefore);
     const { first } = plane.confirmedAt();
-    const driverOps = opsSince(plane.meters.driver, before.driver);
-    const apiOps = opsSince(plane.meters.api, before.api);
+    const apiOps = opsSince(plane.apiMeter, before.api);
+    const driverOps = plane.driverMeter === undefined ? undefined : opsSince(plane.driverMeter, before.driver);
 
     // Baseline: the table writes the flow cannot do without (the API's PATCH write, the driver's
-    // hand-out and the recorded answer), as plain updates at the same concurrency, same table placement.
+    // hand-out and the recorded answer), as plain updates at the same concurrency, from this process.
     const scratch = Array.from({ length: accounts }, (_, i) => i);
-    const rawCpu = { plane: ownCpuMs(), table: plane.tableCpuMs() };
+    const rawCpuBefore = plane.cpu();
     const rawStart = performance.now();
     await runBounded(
       scratch.flatMap((i) =>
@@ -277,13 +375,16 @@ export async function benchActivateMany(accounts: number, zones: number, emit: (
       16,
     );
     const raw = performance.now() - rawStart;
-    const rawPlaneCpu = ownCpuMs() - rawCpu.plane;
-    const rawTableCpu = rawCpu.table === undefined ? undefined : (plane.tableCpuMs() as number) - rawCpu.table;
+    const rawCpu = cpuSince(plane.cpu(), rawCpuBefore);
+    const sum = (c: Record<string, number>) => Object.values(c).reduce((a, b) => a + b, 0);
     emit({
       bench: 'assign',
       figure: 'activate_1000',
+      layout:
+        layout === 'separate'
+          ? 'table (dynalite) and driver (driver/main.ts) in processes of their own; API and agents in the bench process'
+          : 'table, driver, API and agents in the bench process',
       agents: `${zones} protocol clients (agent DriverConnection answering at once), one per zone`,
-      table: tableIn === 'process' ? 'dynalite in a process of its own' : 'dynalite in the bench process',
       accounts,
       patch_requests: statuses.length,
       patch_ms: round(patched),
@@ -292,18 +393,17 @@ export async function benchActivateMany(accounts: number, zones: number, emit: (
       all_active_after_patch_answered_ms: round(total - patched),
       target_ms: 5000,
       within_target: total <= 5000,
-      api_round_trips: apiOps,
-      driver_round_trips: driverOps,
-      driver_round_trips_per_account: round(Object.values(driverOps).reduce((a, b) => a + b, 0) / accounts, 2),
       // CPU time depends far less on the machine's load than the elapsed time does.
-      cpu_ms_bench_process: round(planeCpu),
-      ...(tableCpu === undefined ? {} : { cpu_ms_table_process: round(tableCpu) }),
+      cpu_ms: cpu,
+      api_round_trips: apiOps,
+      ...(driverOps === undefined
+        ? {}
+        : { driver_round_trips: driverOps, driver_round_trips_per_account: round(Object.values(driverOps).reduce((a, b) => a + b, 0) / accounts, 2) }),
       baseline_raw_updates: accounts * 3,
       baseline_raw_updates_ms: round(raw),
-      baseline_cpu_ms_bench_process: round(rawPlaneCpu),
-      ...(rawTableCpu === undefined ? {} : { baseline_cpu_ms_table_process: round(rawTableCpu) }),
+      baseline_cpu_ms: rawCpu,
       ratio_to_baseline: ratio(total, raw),
-      ratio_cpu_to_baseline: ratio(planeCpu + (tableCpu ?? 0), rawPlaneCpu + (rawTableCpu ?? 0)),
+      ratio_cpu_to_baseline: ratio(sum(cpu), sum(rawCpu)),
       load_average_1m: load,
     });
   } finally {
@@ -326,32 +426,15 @@ export async function benchIdleStreams(streams: number, windowMs: number, emit: 
   const dir = mkdtempSync(join(tmpdir(), 'bench-streams-'));
   const configPath = join(dir, 'vendor-driver.yml');
   writeFileSync(configPath, stringify({ grpc: { host: '127.0.0.1', maxMessageBytes: 4 * 1024 * 1024 }, auth: { tokens: [TOKEN] } }));
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  const child = spawn(process.execPath, ['driver/main.ts', '--config', configPath], {
-    cwd: root,
-    env: {
-      ...process.env,
-      VENDOR_TABLE_NAME: table.tableName,
-      VENDOR_DYNAMODB_ENDPOINT: table.endpoint,
-      AWS_REGION: 'local',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      VENDOR_LOG_FORMAT: 'json',
-      GRPC_PORT: '0',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
   const stop = new AbortController();
   let welcomed = 0;
+  const driver = await startDriverProcess(table, configPath);
+  driver.onRecord((r) => {
+    if (r['msg'] === 'agent session opened') welcomed++;
+  });
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`driver exited with ${code}`)));
-      createInterface({ input: child.stdout! }).on('line', (line) => {
-        if (line.includes('"msg":"driver listening"')) resolve((JSON.parse(line) as { port: number }).port);
-        if (line.includes('"msg":"agent session opened"')) welcomed++;
-      });
-    });
-    const pid = child.pid as number;
+    const port = driver.port;
+    const pid = driver.pid;
     const idle = await sample(pid, windowMs);
     const rampStart = performance.now();
     const connections: DriverConnection[] = [];
@@ -381,8 +464,7 @@ export async function benchIdleStreams(streams: number, windowMs: number, emit: 
     });
   } finally {
     stop.abort();
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await driver.close();
     await table.close();
     rmSync(dir, { recursive: true, force: true });
   }

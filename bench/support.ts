@@ -112,3 +112,49 @@ export async function startBenchTable(placement: TablePlacement): Promise<BenchT
     },
   };
 }
+
+/** `driver/main.ts` in a process of its own, as it is deployed, on a table reached at `table.endpoint`. */
+export interface DriverProcess {
+  port: number;
+  pid: number;
+  /** Every JSON log line the driver writes, as it writes it. */
+  onRecord(listener: (record: Record<string, unknown>) => void): void;
+  close(): Promise<void>;
+}
+
+export async function startDriverProcess(table: { tableName: string; endpoint: string }, configPath: string): Promise<DriverProcess> {
+  const child = spawn(process.execPath, ['driver/main.ts', '--config', configPath], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      VENDOR_TABLE_NAME: table.tableName,
+      VENDOR_DYNAMODB_ENDPOINT: table.endpoint,
+      AWS_REGION: 'local',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      VENDOR_LOG_FORMAT: 'json',
+      GRPC_PORT: '0',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const listeners: ((record: Record<string, unknown>) => void)[] = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`driver exited with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (!line.startsWith('{')) return;
+      const record = JSON.parse(line) as Record<string, unknown>;
+      if (record['msg'] === 'driver listening') resolve(record['port'] as number);
+      for (const l of listeners) l(record);
+    });
+  });
+  return {
+    port,
+    pid: child.pid as number,
+    onRecord: (l) => void listeners.push(l),
+    close: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
