@@ -116,7 +116,7 @@ async function startPlane(
   };
 }
 
-async function call(plane: Plane, method: string, body: unknown): Promise<number> {
+async function call(plane: { app: ReturnType<typeof createApp> }, method: string, body: unknown): Promise<number> {
   const res = await plane.app.request('/vendor/accounts', {
     method,
     body: JSON.stringify(body),
@@ -325,17 +325,8 @@ export async function benchActivateMany(accounts: number, zones: number, emit: (
   try {
     for (let z = 0; z < zones; z++) protocolAgent(plane.driverPort, `agent-${z}`, `bench_z${z}`, stop.signal);
     await until(() => plane.welcomed() >= zones, 20_000, 'the agents');
-    const call = async (method: string, body: unknown) => {
-      const res = await plane.app.request('/vendor/accounts', {
-        method,
-        body: JSON.stringify(body),
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
-      });
-      await res.arrayBuffer();
-      return res.status;
-    };
     for (let i = 0; i < names.length; i += MAX_BATCH) {
-      const status = await call('POST', names.slice(i, i + MAX_BATCH).map((name, j) => ({ name, zoneId: `bench_z${(i + j) % zones}` })));
+      const status = await call(plane, 'POST', names.slice(i, i + MAX_BATCH).map((name, j) => ({ name, zoneId: `bench_z${(i + j) % zones}` })));
       if (status !== 200) throw new Error(`POST: ${status}`);
     }
     const load = loadAverage();
@@ -343,7 +334,7 @@ export async function benchActivateMany(accounts: number, zones: number, emit: (
     const cpuBefore = plane.cpu();
     const started = performance.now();
     const patches = [];
-    for (let i = 0; i < names.length; i += MAX_BATCH) patches.push(call('PATCH', names.slice(i, i + MAX_BATCH).map((name) => ({ name, state: 'ACTIVE' }))));
+    for (let i = 0; i < names.length; i += MAX_BATCH) patches.push(call(plane, 'PATCH', names.slice(i, i + MAX_BATCH).map((name) => ({ name, state: 'ACTIVE' }))));
     const statuses = await Promise.all(patches);
     if (statuses.some((s) => s !== 200)) throw new Error(`PATCH: ${statuses.join(', ')}`);
     const patched = performance.now() - started;
