@@ -4,9 +4,11 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { VendorError } from '../shared/errors.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import { silentLogger, type Logger } from '../shared/log.ts';
+import type { OperationEvents } from '../shared/operations/events.ts';
 import type { TableRef } from '../shared/table/client.ts';
 import { getRankDirParams } from '../shared/table/rank.ts';
 import { accountRoutes } from './accounts/routes.ts';
+import { operationRoutes } from './operations/routes.ts';
 import { problemResponse } from './http.ts';
 import { openApiDocument } from './openapi.ts';
 import { toVendorError } from './problem.ts';
@@ -17,6 +19,8 @@ export interface AppDeps {
   logger?: Logger;
   /** Largest accepted request body; larger ones get 413. */
   maxBodyBytes?: number;
+  /** Operation news shared with a driver in the same process (`npm start`). */
+  operationEvents?: OperationEvents;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -45,6 +49,7 @@ export function createApp(deps: AppDeps): Hono {
   app.notFound((c) => problemResponse(c, new VendorError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
 
   app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock }, limit));
+  app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents }, limit));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
   // Healthy means the table answers: one small read of the rank directory.
   app.get('/healthz', async (c) => {

@@ -1,0 +1,141 @@
+import * as v from 'valibot';
+import { toAccount } from '../../shared/accounts/view.ts';
+import type { Clock } from '../../shared/clock.ts';
+import { VendorError } from '../../shared/errors.ts';
+import { requestIssues } from '../../shared/operations/check.ts';
+import type { OperationEvents } from '../../shared/operations/events.ts';
+import { requestHash } from '../../shared/operations/hash.ts';
+import { isFinished, type OperationRecord } from '../../shared/operations/model.ts';
+import { parseOperationRequest, requestObjects } from '../../shared/operations/request.ts';
+import type { AccountRestrictions } from '../../shared/operations/rules.ts';
+import { getAccount } from '../../shared/table/accounts.ts';
+import type { TableRef } from '../../shared/table/client.ts';
+import { compress, createOperation, getOperation, isOperationId, newOperationId } from '../../shared/table/operations.ts';
+import { toOperationView, type OperationView } from './view.ts';
+
+export interface OperationDeps {
+  table: TableRef;
+  clock: Clock;
+  /** Present when a driver runs in the same process: wakes its dispatcher and answers waiting GETs. */
+  events?: OperationEvents | undefined;
+}
+
+/** A stored request must leave room in its 400 KB item; compressed manifests rarely come near. */
+export const MAX_STORED_REQUEST_BYTES = 350 * 1024;
+/** Longest `wait` of a GET, in seconds. */
+export const MAX_WAIT_SECONDS = 60;
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+
+// Visible ASCII, spaces inside only: what fits a header and a table key without surprises.
+const KEY_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
+
+/**
+ * The request's `Idempotency-Key`: required, 1–255 visible ASCII characters. A quoted value (the
+ * structured-field string form) is unquoted, so `"abc"` and `abc` are the same key.
+ */
+export function idempotencyKeyOf(header: string | undefined): string {
+  const raw = header?.trim() ?? '';
+  const key = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
+  if (key === '') {
+    throw new VendorError('invalid_input', `the ${IDEMPOTENCY_HEADER} header is required: a unique value per operation, sent again unchanged when the request is retried`, {
+      issues: [{ path: IDEMPOTENCY_HEADER, message: 'is required' }],
+    });
+  }
+  if (!KEY_PATTERN.test(key)) {
+    throw new VendorError('invalid_input', `the ${IDEMPOTENCY_HEADER} header must be 1 to 255 visible ASCII characters`, {
+      issues: [{ path: IDEMPOTENCY_HEADER, message: 'must be 1 to 255 visible ASCII characters' }],
+    });
+  }
+  return key;
+}
+
+const restrictionsSchema = v.object({
+  namespaces: v.optional(v.array(v.string())),
+  onlyNamespacedResources: v.optional(v.boolean()),
+  customResourceDefinitions: v.optional(v.array(v.object({ kind: v.string(), scope: v.optional(v.string()) }))),
+});
+
+function restrictionsOf(config: Record<string, unknown>): AccountRestrictions {
+  // The settings were validated when their source was loaded; this only narrows the type.
+  return v.parse(restrictionsSchema, config);
+}
+
+/**
+ * POST: validates the request against the account, stores it as a queued operation (once per
+ * idempotency key), and answers it. `created` is false when the key already stood for it.
+ */
+export async function submitOperation(
+  deps: OperationDeps,
+  accountName: string,
+  key: string,
+  body: unknown,
+): Promise<{ view: OperationView; created: boolean }> {
+  const record = accountName.length <= 253 ? await getAccount(deps.table, accountName) : undefined;
+  if (record === undefined) throw new VendorError('not_found', `no account named "${accountName.slice(0, 253)}"`);
+  const account = toAccount(record);
+  const { request, paths } = parseOperationRequest(body);
+  if (account.source === 'driver' && account.state !== 'ACTIVE') {
+    throw new VendorError('conflict', `account "${account.name}" is not served by agents (state ${account.state ?? 'not registered'}); register and activate it first`, {
+      details: { account: account.name },
+    });
+  }
+  const issues = requestIssues(request, paths, restrictionsOf(account.config));
+  if (issues.length > 0) {
+    throw new VendorError('invalid_input', `the operation is not allowed on account "${account.name}": ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+  }
+  const stored = compress(request);
+  if (stored.length > MAX_STORED_REQUEST_BYTES) {
+    throw new VendorError('payload_too_large', `the operation is too large to store (${stored.length} bytes compressed, at most ${MAX_STORED_REQUEST_BYTES}); split it into several operations`);
+  }
+  const now = deps.clock.now();
+  const { record: op, created } = await createOperation(
+    deps.table,
+    {
+      account: account.name,
+      idempotencyKey: key,
+      requestHash: requestHash(account.name, request),
+      request: stored,
+      record: { action: request.action, objects: requestObjects(request).length, ...(request.timeoutSeconds === undefined ? {} : { timeoutMs: request.timeoutSeconds * 1000 }) },
+      now,
+    },
+    () => newOperationId(now),
+  );
+  if (created) deps.events?.queued({ record: op, request });
+  return { view: toOperationView(op), created };
+}
+
+/** Waits between reads of an operation someone is waiting for: soon at first, then every second. */
+const POLL_STEPS_MS = [25, 50, 100, 200, 400, 800, 1000];
+
+async function waitFinished(deps: OperationDeps, op: OperationRecord, waitMs: number, signal: AbortSignal): Promise<OperationRecord> {
+  const deadline = deps.clock.now() + waitMs;
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  const notified = deps.events?.waitFinished(op.id, stop.signal);
+  try {
+    let current = op;
+    for (let step = 0; !isFinished(current.state); step++) {
+      const left = deadline - deps.clock.now();
+      if (left <= 0 || stop.signal.aborted) return current;
+      const pause = Math.min(left, POLL_STEPS_MS[Math.min(step, POLL_STEPS_MS.length - 1)] as number);
+      const news = await Promise.race([
+        deps.clock.sleep(pause, stop.signal).then(() => undefined, () => undefined),
+        ...(notified === undefined ? [] : [notified]),
+      ]);
+      if (news !== undefined) return news;
+      current = (await getOperation(deps.table, op.id)) ?? current;
+    }
+    return current;
+  } finally {
+    stop.abort();
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** GET: the operation; with `waitSeconds`, once it has finished or that long has passed. */
+export async function getOperationView(deps: OperationDeps, id: string, waitSeconds: number, signal: AbortSignal): Promise<OperationView> {
+  const op = isOperationId(id) ? await getOperation(deps.table, id) : undefined;
+  if (op === undefined) throw new VendorError('not_found', `no operation with id "${id.slice(0, 64)}"`);
+  return toOperationView(waitSeconds > 0 ? await waitFinished(deps, op, waitSeconds * 1000, signal) : op);
+}
