@@ -21,6 +21,7 @@ import {
   type DriverBody,
   type DriverMessage,
   type Hello__Output,
+  type OperationResult__Output,
 } from '../shared/protocol/messages.ts';
 import { protocolError } from '../shared/protocol/problems.ts';
 import { SequencedEndpoint } from '../shared/protocol/endpoint.ts';
@@ -53,6 +54,8 @@ export interface SessionDeps {
   onOpen(session: AgentSession): void;
   onClose(session: AgentSession, reason: string): void;
   onResult?(session: AgentSession, result: AssignmentResult__Output, outcome: ResultOutcome): void;
+  /** Records an operation result; the agent's message is acknowledged once this resolves. */
+  onOperationResult?(session: AgentSession, result: OperationResult__Output): Promise<void>;
 }
 
 export class AgentSession {
@@ -209,11 +212,17 @@ export class AgentSession {
         this.#endpoint.processed(env.seq);
         return;
       }
+      case 'operationResult':
+        if (this.#deps.onOperationResult === undefined) break;
+        await this.#deps.onOperationResult(this, env.body);
+        this.#endpoint.processed(env.seq);
+        return;
       default:
-        throw protocolError('unsupported_message', `${env.kind} is not handled by this driver yet`, {
-          details: env.seq > 0 ? { seq: env.seq } : {},
-        });
+        break;
     }
+    throw protocolError('unsupported_message', `${env.kind} is not handled by this driver yet`, {
+      details: env.seq > 0 ? { seq: env.seq } : {},
+    });
   }
 
   async #open(hello: Hello__Output): Promise<void> {

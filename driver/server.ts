@@ -17,7 +17,7 @@ import { systemClock, type Clock } from '../shared/clock.ts';
 import { VendorError } from '../shared/errors.ts';
 import type { Logger } from '../shared/log.ts';
 import { agentProtocol } from '../shared/protocol/loader.ts';
-import { AGENT_SERVICE_NAME, type AssignmentResult__Output, type DriverMessage } from '../shared/protocol/messages.ts';
+import { AGENT_SERVICE_NAME, type AssignmentResult__Output, type DriverMessage, type OperationResult__Output } from '../shared/protocol/messages.ts';
 import { ERROR_CODE_TRAILER } from '../shared/protocol/wire.ts';
 import { AgentSession, Undecodable, type IncomingAgentMessage } from './agent-session.ts';
 import { bearerTokenCheck } from './auth.ts';
@@ -35,6 +35,10 @@ export interface DriverOptions {
   /** Names this process in sessions and Welcome; defaults to host name, pid and a random suffix. */
   replicaId?: string;
   onResult?(session: AgentSession, result: AssignmentResult__Output, outcome: ResultOutcome): void;
+  /** Records an operation result (docs/operations.md); without it, results are refused as unsupported. */
+  onOperationResult?(session: AgentSession, result: OperationResult__Output): Promise<void>;
+  /** Told about every welcomed session, e.g. to hand it queued operations. */
+  onSessionOpen?(session: AgentSession): void;
 }
 
 export interface Driver {
@@ -120,9 +124,13 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
         clock,
         log,
         settings: { replicaId, ...sessionSettings },
-        onOpen: (s) => live.add(s),
+        onOpen: (s) => {
+          live.add(s);
+          options.onSessionOpen?.(s);
+        },
         onClose: (s) => live.delete(s),
         ...(options.onResult ? { onResult: options.onResult } : {}),
+        ...(options.onOperationResult ? { onOperationResult: options.onOperationResult } : {}),
       });
     },
   });

@@ -178,6 +178,8 @@ export function endDispatchParams(tableName: string, id: string, attempt: number
 
 export interface Finish {
   state: Extract<OperationState, 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT'>;
+  /** When given, the operation must be of this account (a result names the account it ran on). */
+  account?: string;
   message?: string;
   report?: AgentReport;
   outcomes?: readonly ObjectOutcome[];
@@ -199,11 +201,12 @@ export function finishParams(tableName: string, id: string, finish: Finish, now:
     set.push('outcomes = :outcomes');
     values[':outcomes'] = compress(finish.outcomes);
   }
+  if (finish.account !== undefined) values[':account'] = finish.account;
   return {
     TableName: tableName,
     Key: operationKey(id),
     UpdateExpression: `SET ${set.join(', ')}`,
-    ConditionExpression: '#state IN (:queued, :running)',
+    ConditionExpression: finish.account === undefined ? '#state IN (:queued, :running)' : '#state IN (:queued, :running) AND account = :account',
     ExpressionAttributeNames: { '#state': 'state' },
     ExpressionAttributeValues: values,
     ReturnValues: 'ALL_NEW',
