@@ -28,9 +28,14 @@ class StreamDouble implements LocalAgent {
     this.id = id;
     this.accounts = accounts;
   }
+  closed = false;
   async send(out: DriverBody): Promise<void> {
     if (out.kind === 'operation') this.sent.push(out.body);
-    if (this.fail !== undefined) throw this.fail;
+    if (this.fail !== undefined) {
+      // A send fails because the stream ended.
+      this.closed = true;
+      throw this.fail;
+    }
   }
 }
 
@@ -38,10 +43,10 @@ class Directory implements AgentDirectory {
   agents: StreamDouble[] = [];
   live: Map<string, string> | undefined;
   holders(account: string): readonly LocalAgent[] {
-    return this.agents.filter((a) => a.accounts.includes(account));
+    return this.agents.filter((a) => !a.closed && a.accounts.includes(account));
   }
   isOpen(sessionId: string): boolean {
-    return this.agents.some((a) => a.id === sessionId);
+    return this.agents.some((a) => !a.closed && a.id === sessionId);
   }
   async liveReplicas(): Promise<ReadonlyMap<string, string> | undefined> {
     return this.live;
@@ -202,10 +207,11 @@ describe('operation dispatcher', () => {
     s.dispatcher.wake();
     await until(async () => (await getOperation(s.table, op.id))?.dispatch?.endedAt !== undefined);
     expect((await getOperation(s.table, op.id))?.dispatch?.endReason).toBe('the stream to agent a ended before it took the operation');
-    a.fail = undefined;
+    const back = new StreamDouble('a', 'session-a-2');
+    s.directory.agents = [back];
     s.dispatcher.wake();
-    await until(() => a.sent.length === 2);
-    expect(a.sent[1]?.attempt).toBe(2);
+    await until(() => back.sent.length === 1);
+    expect(back.sent[0]?.attempt).toBe(2);
   });
 
   it('takes over the operations of a replica that is gone, after orphanAfterMs', async () => {

@@ -155,7 +155,7 @@ export class OperationDispatcher {
       }
     }
     // The same agent back on this replica gets it again at once (it never runs an id twice).
-    const same = directory.holders(e.account).find((a) => a.agentId === d.agentId);
+    const same = directory.holders(e.account).find((a) => a.agentId === d.agentId && a.id !== d.sessionId);
     if (same !== undefined) return this.#dispatch(e, same);
     if (now - endedAt < config.redispatchAfterMs) return;
     return this.#dispatch(e, undefined);
@@ -185,15 +185,19 @@ export class OperationDispatcher {
     this.#requests.delete(e.id);
     const message = operationMessage(e.id, e.account, claimed.attempt, Math.max(1, this.#deadline(e) - now), request);
     log.info({ operationId: e.id, account: e.account, agentId: agent.agentId, attempt: claimed.attempt, action: request.action }, 'operation handed out');
-    agent.send({ kind: 'operation', body: message }).catch(async (err: unknown) => {
-      // Not taken by the agent: the stream ended first. Say so, so it goes out again.
+    const delivered = agent.send({ kind: 'operation', body: message });
+    // After the send, so the entry's write is not on the way to the agent.
+    const synced = syncQueueEntry(table, claimed).catch((err: unknown) => log.warn({ err, operationId: e.id }, 'queue entry not updated'));
+    delivered.catch(async (err: unknown) => {
+      // Not taken by the agent: the stream ended first. Say so (after the entry's own update), so it goes out again.
       log.warn({ operationId: e.id, agentId: agent.agentId, err: err instanceof Error ? err.message : String(err) }, 'operation not delivered');
       if (this.#inFlight.get(e.id) === agent.agentId) this.#inFlight.delete(e.id);
+      await synced;
       const ended = await endDispatch(table, e.id, claimed.attempt, clock.now(), `the stream to agent ${agent.agentId} ended before it took the operation`).catch(() => undefined);
       if (ended !== undefined) await syncQueueEntry(table, ended).catch(() => undefined);
       this.wake();
     });
-    await syncQueueEntry(table, claimed);
+    await synced;
   }
 
   /** The queue entry disagrees with its operation: bring it in line, or drop it. */
