@@ -9,12 +9,18 @@ import type { TableRef } from '../shared/table/client.ts';
 import { getRankDirParams } from '../shared/table/rank.ts';
 import { accountRoutes } from './accounts/routes.ts';
 import { operationRoutes } from './operations/routes.ts';
+import { IgnoredPermissionsLog } from './auth/access.ts';
+import type { ApiAuth } from './auth/authenticator.ts';
+import type { ApiEnv } from './auth/caller.ts';
+import { authentication } from './auth/middleware.ts';
 import { problemResponse } from './http.ts';
 import { openApiDocument } from './openapi.ts';
 import { toVendorError } from './problem.ts';
 
 export interface AppDeps {
   table: TableRef;
+  /** Authentication of callers (functions/auth/authenticator.ts `createApiAuth`); there is no API without it. */
+  auth: ApiAuth;
   clock?: Clock;
   logger?: Logger;
   /** Largest accepted request body; larger ones get 413. */
@@ -25,12 +31,15 @@ export interface AppDeps {
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
+/** Paths served without authentication: health checks and the API description. */
+export const OPEN_PATHS = ['/healthz', '/openapi.json'] as const;
+
 /** The management API. The same app runs behind `hono/aws-lambda` and `@hono/node-server`. */
-export function createApp(deps: AppDeps): Hono {
+export function createApp(deps: AppDeps): Hono<ApiEnv> {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? silentLogger();
   const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const app = new Hono();
+  const app = new Hono<ApiEnv>();
 
   // Only on methods that carry a body: touching the body of a GET makes the Node adapter build a full
   // Request with a stream, which costs more than the whole table read.
@@ -48,8 +57,10 @@ export function createApp(deps: AppDeps): Hono {
   });
   app.notFound((c) => problemResponse(c, new VendorError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
 
-  app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock }, limit));
-  app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents }, limit));
+  app.use('*', authentication(deps.auth, OPEN_PATHS));
+  const permissionsLog = new IgnoredPermissionsLog(logger);
+  app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock, permissionsLog }, limit));
+  app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents, permissionsLog }, limit));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
   // Healthy means the table answers: one small read of the rank directory.
   app.get('/healthz', async (c) => {

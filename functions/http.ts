@@ -1,11 +1,15 @@
 import type { Context } from 'hono';
 import { VendorError } from '../shared/errors.ts';
-import { PROBLEM_CONTENT_TYPE, toProblem } from './problem.ts';
+import { PROBLEM_CONTENT_TYPE, challengeFor, toProblem } from './problem.ts';
 
-/** Answers with RFC 9457 problem details for the error. */
+/** Answers with RFC 9457 problem details for the error (and the bearer challenge of a 401). */
 export function problemResponse(c: Context, err: VendorError): Response {
   const problem = toProblem(err, c.req.path);
-  return c.body(JSON.stringify(problem), problem.status as 400, { 'content-type': PROBLEM_CONTENT_TYPE });
+  const challenge = challengeFor(err.code, c.req.header('authorization') !== undefined);
+  return c.body(JSON.stringify(problem), problem.status as 400, {
+    'content-type': PROBLEM_CONTENT_TYPE,
+    ...(challenge === undefined ? {} : { 'www-authenticate': challenge }),
+  });
 }
 
 /** The request body as JSON; an empty or malformed body is `invalid_input`, never a crash. */

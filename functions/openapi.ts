@@ -43,6 +43,17 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 const problem = (description: string) => ({ description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') } } });
 
+const unauthorized = {
+  description: 'Missing or invalid credentials: the same answer whatever was wrong.',
+  headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: '`Bearer realm="vendor-agent"`, with `error="invalid_token"` when a token was sent.' } },
+  content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') } },
+};
+const authResponses = {
+  '401': { $ref: '#/components/responses/Unauthorized' },
+  '503': problem('The identity provider (to verify the token) or the table is not answering; try again.'),
+};
+const managerOnly = { '403': problem('The caller holds no account-manager role.') };
+
 const accountNameParam = (name: string, description: string) => ({
   name,
   in: 'path',
@@ -58,13 +69,19 @@ export function openApiDocument(): Record<string, unknown> {
     info: {
       title: 'vendor-agent account management API',
       version: '1.0.0',
-      description: 'Lists, registers, activates and removes the Kubernetes accounts served by agents. Errors are RFC 9457 problem details.',
+      description: [
+        'Lists, registers, activates and removes the Kubernetes accounts served by agents. Errors are RFC 9457 problem details.',
+        'Every operation but the health check and this document needs `Authorization: Bearer <token>`: a JWT from the configured OIDC issuer,',
+        'or, for local use only, the configured admin token. Registering, activating and removing accounts need an account-manager role;',
+        "reading an account needs one of its READ or WRITE roles when it has permissions (SPEC 2.6), and the list shows only the accounts the caller may read.",
+      ].join(' '),
     },
+    security: [{ bearerAuth: [] }],
     paths: {
       '/vendor/accounts': {
         get: {
           operationId: 'listAccounts',
-          summary: 'All accounts, static and dynamic, sorted by name ascending.',
+          summary: 'The accounts the caller may read, static and dynamic, sorted by name ascending; `total` counts only those.',
           parameters: [
             { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } },
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT } },
@@ -72,6 +89,7 @@ export function openApiDocument(): Record<string, unknown> {
           responses: {
             '200': { description: 'One page; a page past the end has empty `items`.', content: json(ref('AccountPage')) },
             '400': problem('Bad `page` or `limit`, or an unknown query parameter.'),
+            ...authResponses,
           },
         },
         post: {
@@ -82,6 +100,8 @@ export function openApiDocument(): Record<string, unknown> {
             '200': { description: 'The registered accounts, in request order.', content: json({ type: 'array', items: ref('Account') }) },
             '400': problem('Invalid body, duplicate names, or a name not defined in the driver service (nothing is written).'),
             '413': problem('Body too large.'),
+            ...authResponses,
+            ...managerOnly,
           },
         },
         patch: {
@@ -93,6 +113,8 @@ export function openApiDocument(): Record<string, unknown> {
             '400': problem('Invalid body, `state` other than ACTIVE, or a name not defined in the driver service.'),
             '409': problem('An account is not registered or already ACTIVE, or no agent session is live in its zone.'),
             '413': problem('Body too large.'),
+            ...authResponses,
+            ...managerOnly,
           },
         },
       },
@@ -101,7 +123,12 @@ export function openApiDocument(): Record<string, unknown> {
           operationId: 'getAccount',
           summary: 'One account by name.',
           parameters: [accountNameParam('accountId', 'The account name.')],
-          responses: { '200': { description: 'The account.', content: json(ref('Account')) }, '404': problem('No account with that name.') },
+          responses: {
+            '200': { description: 'The account.', content: json(ref('Account')) },
+            '404': problem('No account with that name.'),
+            ...authResponses,
+            '403': problem('The account has permissions and the caller holds none of its READ or WRITE roles (nor an account-manager role).'),
+          },
         },
         delete: {
           operationId: 'removeAccount',
@@ -110,6 +137,8 @@ export function openApiDocument(): Record<string, unknown> {
           responses: {
             '200': { description: 'The account after removal (no longer registered).', content: json(ref('Account')) },
             '400': problem('The name is not defined in the driver service.'),
+            ...authResponses,
+            ...managerOnly,
           },
         },
       },
@@ -138,6 +167,8 @@ export function openApiDocument(): Record<string, unknown> {
             '404': problem('No account with that name.'),
             '409': problem('The Idempotency-Key was used for a different request, or the account is not served by agents.'),
             '413': problem('Body too large, or the operation too large to store.'),
+            ...authResponses,
+            '403': problem('The account has permissions and the caller holds none of its WRITE roles (nor an account-manager role).'),
           },
         },
       },
@@ -158,19 +189,31 @@ export function openApiDocument(): Record<string, unknown> {
             '200': { description: 'The operation.', content: json(ref('Operation')) },
             '400': problem('Bad `wait`.'),
             '404': problem('No operation with that id.'),
+            ...authResponses,
+            '403': problem("The operation's account has permissions and the caller holds none of its READ or WRITE roles (nor an account-manager role)."),
           },
         },
       },
-      '/openapi.json': { get: { operationId: 'openApi', summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1.' } } } },
+      '/openapi.json': { get: { operationId: 'openApi', summary: 'This document (no credentials needed).', security: [], responses: { '200': { description: 'OpenAPI 3.1.' } } } },
       '/healthz': {
         get: {
           operationId: 'health',
-          summary: 'Healthy when the table answers.',
+          summary: 'Healthy when the table answers (no credentials needed).',
+          security: [],
           responses: { '200': { description: 'ok', content: json({ type: 'object', properties: { status: { const: 'ok' } } }) }, '503': problem('The table is not answering.') },
         },
       },
     },
     components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'A JWT signed by the configured OIDC issuer (`iss`, `aud`, `exp` and `nbf` checked; roles from the configured claim), or the local admin token outside production mode.',
+        },
+      },
+      responses: { Unauthorized: unauthorized },
       schemas: {
         Account: schemaOf(accountSchema, 'output'),
         AccountPage: schemaOf(accountPageSchema, 'output'),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, VendorError } from '../shared/errors.ts';
-import { HTTP_STATUS, toProblem, toVendorError } from './problem.ts';
+import { HTTP_STATUS, challengeFor, toProblem, toVendorError } from './problem.ts';
 
 describe('problem mapping', () => {
   it('gives every error code a status, client errors 4xx', () => {
@@ -35,5 +35,13 @@ describe('problem mapping', () => {
     expect(internal.message).not.toContain('secret');
     expect(toVendorError(Object.assign(new Error('x'), { name: 'ProvisionedThroughputExceededException' })).code).toBe('unavailable');
     expect(toVendorError(Object.assign(new Error('x'), { code: 'ECONNREFUSED' })).code).toBe('unavailable');
+  });
+
+  it('challenges a 401 with the bearer scheme, and nothing else', () => {
+    expect(HTTP_STATUS.unauthenticated).toBe(401);
+    expect(HTTP_STATUS.forbidden).toBe(403);
+    expect(challengeFor('unauthenticated', false)).toBe('Bearer realm="vendor-agent"');
+    expect(challengeFor('unauthenticated', true)).toBe('Bearer realm="vendor-agent", error="invalid_token"');
+    for (const code of ERROR_CODES.filter((c) => c !== 'unauthenticated')) expect(challengeFor(code, true)).toBeUndefined();
   });
 });

@@ -45,6 +45,15 @@ export interface Problem {
   [extension: string]: unknown;
 }
 
+/**
+ * The `WWW-Authenticate` challenge of a 401 (RFC 6750 section 3): `error="invalid_token"` when
+ * credentials were sent, never more about what was wrong with them.
+ */
+export function challengeFor(code: ErrorCode, credentialsSent: boolean): string | undefined {
+  if (code !== 'unauthenticated') return undefined;
+  return credentialsSent ? 'Bearer realm="vendor-agent", error="invalid_token"' : 'Bearer realm="vendor-agent"';
+}
+
 export function problemType(code: ErrorCode): string {
   return `urn:vendor-agent:problem:${code}`;
 }

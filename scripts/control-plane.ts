@@ -1,11 +1,17 @@
 import { join, resolve } from 'node:path';
 import { createApp } from '../functions/app.ts';
+import { createApiAuth } from '../functions/auth/authenticator.ts';
+import { isProductionMode } from '../functions/auth/settings.ts';
+import { accessOfSettings } from '../shared/accounts/permissions.ts';
 import { startApiServer } from '../functions/node.ts';
 import type { Clock } from '../shared/clock.ts';
 import { systemClock } from '../shared/clock.ts';
 import { loadDriverConfig, resolveDriverConfigPath } from '../shared/driver-config/load.ts';
 import { driverConfigSource } from '../shared/driver-config/source.ts';
 import type { Logger } from '../shared/log.ts';
+import { ensureAccessIndex } from '../shared/table/access.ts';
+import { VendorError } from '../shared/errors.ts';
+import type { DriverConfig } from '../shared/driver-config/schema.ts';
 import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
 import { ensureRankIndex, rankTotal } from '../shared/table/rank.ts';
 import { syncDefinitionSources } from '../shared/table/sources.ts';
@@ -25,10 +31,47 @@ export interface ControlPlane {
   close(): Promise<void>;
 }
 
+/** The admin token of the committed `vendor-driver.example.yml`: known to everyone, so loopback only. */
+export const EXAMPLE_ADMIN_TOKEN = 'local-admin-token-for-npm-start-only-change-me';
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/**
+ * The API's authentication from `api.auth` of the driver config. Never off: a file with neither an
+ * OIDC issuer nor an admin token is refused, as is the admin token in production mode
+ * (`VENDOR_ENV=production`) and the example's well-known token on an address other than loopback.
+ */
+function apiAuthOf(config: DriverConfig, file: string, host: string, options: ControlPlaneOptions, clock: Clock) {
+  const { adminToken, oidc } = config.api.auth;
+  if (adminToken === EXAMPLE_ADMIN_TOKEN && !LOOPBACK.test(host)) {
+    const message = `the admin token of the example config is known to everyone; set your own api.auth.adminToken in ${file} before serving on ${host}`;
+    throw new VendorError('invalid_input', message, { issues: [{ path: 'api.auth.adminToken', message }] });
+  }
+  const auth = createApiAuth(config.api.auth, { production: isProductionMode(options.env, { lambda: false }), clock, logger: options.logger });
+  if (adminToken !== undefined) {
+    options.logger.warn(
+      { driverConfig: file, example: adminToken === EXAMPLE_ADMIN_TOKEN },
+      'the API accepts the static admin token of api.auth.adminToken: for local use only (refused in production mode)',
+    );
+  }
+  if (oidc !== undefined) options.logger.info({ issuer: oidc.issuer, audience: oidc.audience, rolesClaim: oidc.rolesClaim }, 'API callers are authenticated by OIDC bearer tokens');
+  return auth;
+}
+
+/** SPEC 2.6.2, said loudly at start: accounts whose permissions are not applied. */
+function warnIgnoredPermissions(config: DriverConfig, logger: Logger): void {
+  config.kubernetes.accounts.forEach((account, i) => {
+    const access = accessOfSettings(account);
+    if (access.kind === 'ignored') {
+      logger.warn({ account: account.name, path: `kubernetes.accounts[${i}].permissions`, reason: access.reason }, 'account permissions are NOT applied: every caller has access');
+    }
+  });
+}
+
 /**
  * The local control plane: the embedded table on disk under `VENDOR_DATA_DIR` (default `./.data`),
  * the driver-defined accounts of the driver config file synced into it, and the API on `PORT`
- * (default 8080) at `VENDOR_API_HOST` (default 127.0.0.1).
+ * (default 8080) at `VENDOR_API_HOST` (default 127.0.0.1), authenticated as `api.auth` says.
  */
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { env, cwd, logger } = options;
@@ -37,18 +80,22 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const driverConfig = resolveDriverConfigPath(env, cwd);
   const port = parsePort(env.PORT, 8080);
   const config = await loadDriverConfig(driverConfig);
+  const host = env.VENDOR_API_HOST ?? '127.0.0.1';
+  const auth = apiAuthOf(config, driverConfig, host, options, clock);
+  warnIgnoredPermissions(config, logger);
 
   const table = await startEmbeddedTable({ path: join(dataDir, 'table') });
   try {
     if (await ensureRankIndex(table)) logger.warn('rank index was missing and has been rebuilt');
+    if (await ensureAccessIndex(table)) logger.info('access index built');
     const synced = await syncDefinitionSources(table, [driverConfigSource(config)], clock.now());
     const result = synced['driver-config'];
     logger.info(
       { driverConfig, added: result?.upserted.length, removed: result?.removed.length, unchanged: result?.unchanged },
       'driver-defined accounts loaded',
     );
-    const app = createApp({ table, clock, logger });
-    const server = await startApiServer(app, { port, hostname: env.VENDOR_API_HOST ?? '127.0.0.1' });
+    const app = createApp({ table, clock, logger, auth });
+    const server = await startApiServer(app, { port, hostname: host });
     logger.info({ accounts: await rankTotal(table), dataDir }, `API listening on ${server.url}`);
     return {
       apiUrl: server.url,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
+import { EXAMPLE_ADMIN_TOKEN } from '../scripts/control-plane.ts';
 
 const START = join(import.meta.dirname, '../scripts/start.ts');
 const running: ChildProcess[] = [];
@@ -36,17 +37,36 @@ async function stop(child: ChildProcess): Promise<number | null> {
   return code;
 }
 
-async function http(url: string, method = 'GET', body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(url, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) });
+const TOKEN = 'control-plane-test-token-0123456789abcdef';
+const AUTH = `api:\n  auth:\n    adminToken: ${TOKEN}\n`;
+
+async function http(url: string, method = 'GET', body?: unknown, token: string | null = TOKEN): Promise<{ status: number; json: Record<string, unknown> }> {
+  const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(url, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+/** Runs the start script to its exit; returns the exit code and everything it printed. */
+async function refused(cwd: string, env: Record<string, string> = {}): Promise<{ code: number; output: string }> {
+  const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', ...env } });
+  running.push(child);
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const [code] = (await once(child, 'exit')) as [number];
+  return { code, output };
 }
 
 describe('local control plane (npm start)', () => {
   it('serves the driver config accounts over HTTP and keeps its data across a restart', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
-    writeFileSync(join(cwd, 'vendor-driver.yml'), 'kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n    - name: stage\n');
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n    - name: stage\n`);
     const first = await start(cwd);
     expect(first.output()).toContain(join(cwd, 'vendor-driver.yml'));
+    expect(first.output()).toContain('the API accepts the static admin token');
+    expect(first.output()).not.toContain(TOKEN);
+    expect((await http(`${first.url}/vendor/accounts`, 'GET', undefined, null)).status).toBe(401);
     const list = await http(`${first.url}/vendor/accounts`);
     expect(list.status).toBe(200);
     expect(list.json).toMatchObject({ total: 2, items: [{ name: 'prod' }, { name: 'stage' }] });
@@ -56,7 +76,7 @@ describe('local control plane (npm start)', () => {
     expect(await stop(first.child)).toBe(0);
 
     // Same data folder: the registration is still there; a changed config file is synced on start.
-    writeFileSync(join(cwd, 'vendor-driver.yml'), 'kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n    - name: dev\n');
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n    - name: dev\n`);
     const second = await start(cwd);
     const prod = await http(`${second.url}/vendor/accounts/prod`);
     expect(prod.json).toMatchObject({ name: 'prod', state: 'INACTIVE', zoneId: 'agents_ns', config: { kubeconfigFile: '/k/prod.yml' } });
@@ -74,20 +94,43 @@ describe('local control plane (npm start)', () => {
     const plane = await start(cwd, { VENDOR_DATA_DIR: dataDir });
     expect(plane.output()).toContain('vendor-driver.example.yml');
     expect(plane.output()).toContain(dataDir);
-    expect((await http(`${plane.url}/vendor/accounts`)).json.total).toBe(2);
+    // The README's quick start: the example's admin token, on loopback.
+    expect((await http(`${plane.url}/vendor/accounts`, 'GET', undefined, EXAMPLE_ADMIN_TOKEN)).json.total).toBe(2);
     expect(await stop(plane.child)).toBe(0);
   });
 
   it('refuses a bad driver config with the key path and exits 1', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
     writeFileSync(join(cwd, 'bad.yml'), 'kubernetes:\n  accounts:\n    - name: ok\n      kinds: 5\n');
-    const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', VENDOR_DRIVER_CONFIG: 'bad.yml' } });
-    running.push(child);
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    const [code] = (await once(child, 'exit')) as [number];
+    const { code, output } = await refused(cwd, { VENDOR_DRIVER_CONFIG: 'bad.yml' });
     expect(code).toBe(1);
     expect(output).toContain('kubernetes.accounts[0].kinds');
     expect(output).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('never runs the API without authentication, nor with the admin token in production mode or the example token off loopback', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    writeFileSync(join(cwd, 'none.yml'), 'kubernetes:\n  accounts: []\n');
+    writeFileSync(join(cwd, 'admin.yml'), AUTH);
+    writeFileSync(join(cwd, 'example.yml'), `api:\n  auth:\n    adminToken: ${EXAMPLE_ADMIN_TOKEN}\n`);
+    const none = await refused(cwd, { VENDOR_DRIVER_CONFIG: 'none.yml' });
+    expect(none.code).toBe(1);
+    expect(none.output).toContain('api.auth: the API does not run without authentication');
+    const production = await refused(cwd, { VENDOR_DRIVER_CONFIG: 'admin.yml', VENDOR_ENV: 'production' });
+    expect(production.code).toBe(1);
+    expect(production.output).toContain('api.auth.adminToken: the admin token is for local use only and is refused in production mode');
+    expect(production.output).not.toContain(TOKEN);
+    const exposed = await refused(cwd, { VENDOR_DRIVER_CONFIG: 'example.yml', VENDOR_API_HOST: '0.0.0.0' });
+    expect(exposed.code).toBe(1);
+    expect(exposed.output).toContain('the admin token of the example config is known to everyone');
+  });
+
+  it('warns at start about accounts whose permissions are not applied (SPEC 2.6.2)', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts:\n    - name: prod\n      permissions:\n        - READ: ["release team"]\n`);
+    const plane = await start(cwd);
+    expect(plane.output()).toMatch(/WARN account permissions are NOT applied.*account=prod.*kubernetes\.accounts\[0\]\.permissions/);
+    expect((await http(`${plane.url}/vendor/accounts/prod`)).json).toMatchObject({ permissionsIgnored: true });
+    expect(await stop(plane.child)).toBe(0);
   });
 });

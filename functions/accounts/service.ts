@@ -4,24 +4,56 @@ import { isDriverDefined } from '../../shared/accounts/precedence.ts';
 import { MAX_NAME_LENGTH, type Account, type ActivationRecord, type RegistrationRecord } from '../../shared/accounts/schema.ts';
 import { toAccount } from '../../shared/accounts/view.ts';
 import type { Clock } from '../../shared/clock.ts';
+import { grants } from '../../shared/accounts/permissions.ts';
+import { readAccessIndex } from '../../shared/table/access.ts';
 import { getAccount, getAccounts, listAccountPage, mutateAccount, type AccountChanges } from '../../shared/table/accounts.ts';
+import { listVisibleAccountPage } from '../../shared/table/visible.ts';
+import { assertAccountAccess, canRead, type IgnoredPermissionsLog } from '../auth/access.ts';
+import type { Caller } from '../auth/caller.ts';
 import { appendChanges, type Change } from '../../shared/table/changes.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { liveSessions } from '../../shared/table/sessions.ts';
 import { runBounded } from '../../shared/table/bounded.ts';
 
-/** What the account operations need: the table and a clock (for timestamps and live sessions). */
+/** What the account operations need: the table, a clock (for timestamps and live sessions), and the warning log. */
 export interface AccountDeps {
   table: TableRef;
   clock: Clock;
+  permissionsLog: IgnoredPermissionsLog;
 }
 
 /** Writes of one batch run this many at a time. */
 const WRITE_CONCURRENCY = 16;
 
-export async function listAccounts(deps: AccountDeps, page: number, limit: number): Promise<{ items: Account[]; page: number; limit: number; total: number }> {
-  const { records, total } = await listAccountPage(deps.table, page, limit);
-  return { items: records.map(toAccount), page, limit, total };
+/** The account as served; warns (once) when its permissions are not applied. */
+function view(deps: AccountDeps, record: AccountRecord): Account {
+  deps.permissionsLog.note(record);
+  return toAccount(record);
+}
+
+/**
+ * GET list: the accounts the caller may read, with `total` counting only those. Managers may read
+ * everything and get the rank index's pages directly. Anyone else first reads the access index (the
+ * accounts that restrict reading, with their roles): when none is hidden from the caller the same
+ * pages serve, otherwise pages that leave the hidden names out (shared/table/visible.ts). Each item is
+ * checked against its own definition too, since the index may trail a change by a moment.
+ */
+export async function listAccounts(
+  deps: AccountDeps,
+  caller: Caller,
+  page: number,
+  limit: number,
+): Promise<{ items: Account[]; page: number; limit: number; total: number }> {
+  if (caller.manager) {
+    const { records, total } = await listAccountPage(deps.table, page, limit);
+    return { items: records.map((r) => view(deps, r)), page, limit, total };
+  }
+  const hidden = new Set<string>();
+  for (const [name, read] of await readAccessIndex(deps.table)) {
+    if (!grants({ kind: 'restricted', read, write: [] }, caller.roles, 'READ')) hidden.add(name);
+  }
+  const { records, total } = hidden.size === 0 ? await listAccountPage(deps.table, page, limit) : await listVisibleAccountPage(deps.table, page, limit, hidden);
+  return { items: records.filter((r) => canRead(caller, r)).map((r) => view(deps, r)), page, limit, total };
 }
 
 /** A name no source can define (too long for a name, or empty) is known to be absent without a read. */
@@ -29,10 +61,12 @@ function possibleName(name: string): boolean {
   return name.length > 0 && name.length <= MAX_NAME_LENGTH;
 }
 
-export async function getAccountView(deps: AccountDeps, name: string): Promise<Account> {
+/** GET by id: the account, when the caller may read it (403 otherwise, 404 when there is none). */
+export async function getAccountView(deps: AccountDeps, caller: Caller, name: string): Promise<Account> {
   const record = possibleName(name) ? await getAccount(deps.table, name) : undefined;
   if (record === undefined) throw new VendorError('not_found', `no account named "${name.slice(0, MAX_NAME_LENGTH)}"`);
-  return toAccount(record);
+  assertAccountAccess(caller, record, 'READ');
+  return view(deps, record);
 }
 
 function unknownAccounts(names: readonly string[], issues: Issue[]): VendorError {
@@ -120,7 +154,7 @@ export async function registerAccounts(deps: AccountDeps, batch: readonly Regist
     .filter((r) => r.changed && r.record.state === 'ACTIVE')
     .map(({ record }) => ({ name: record.name, action: 'assign', generation: record.generation, at: now }));
   await appendChanges(deps.table, changes);
-  return records.map((r) => toAccount(r.record));
+  return records.map((r) => view(deps, r.record));
 }
 
 /**
@@ -169,7 +203,7 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
     deps.table,
     records.map(({ record }) => ({ name: record.name, action: 'assign', generation: record.generation, at: now })),
   );
-  return records.map((r) => toAccount(r.record));
+  return records.map((r) => view(deps, r.record));
 }
 
 function activationProblem(record: AccountRecord): string | undefined {
@@ -197,5 +231,5 @@ export async function unregisterAccount(deps: AccountDeps, name: string): Promis
   );
   const after = (record as { record: AccountRecord }).record;
   await appendChanges(deps.table, [{ name, action: 'remove', generation: after.generation, at: now }]);
-  return toAccount(after);
+  return view(deps, after);
 }

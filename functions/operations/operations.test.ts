@@ -8,6 +8,10 @@ import type { TableRef } from '../../shared/table/client.ts';
 import { PK } from '../../shared/table/keys.ts';
 import { claimOperation, finishOperation } from '../../shared/table/operations.ts';
 import { putAgentStaticAccounts, syncSource } from '../../shared/table/sources.ts';
+import { adminTokenAuth, TEST_ADMIN_TOKEN } from '../../test/support/api.ts';
+import { TestIssuer, oidcConfig } from '../../test/support/oidc.ts';
+import type { ApiAuth } from '../auth/authenticator.ts';
+import { createApiAuth } from '../auth/authenticator.ts';
 import { createApp } from '../app.ts';
 
 const tables = new TestTables();
@@ -20,7 +24,7 @@ interface Reply {
   json: Record<string, unknown>;
 }
 
-async function fixture(options: { maxBodyBytes?: number } = {}) {
+async function fixture(options: { maxBodyBytes?: number; auth?: ApiAuth } = {}) {
   const table = await tables.fresh();
   const clock = new ManualClock(1_700_000_000_000);
   const events = new OperationEvents();
@@ -29,11 +33,13 @@ async function fixture(options: { maxBodyBytes?: number } = {}) {
   await putAgentStaticAccounts(table, 'agent-1', 'agents_ns', [
     { name: 'prod' },
     { name: 'locked', namespaces: ['shop'], onlyNamespacedResources: true, customResourceDefinitions: [{ kind: 'Rollout.argoproj.io' }] },
+    { name: 'guarded', permissions: [{ READ: ['dev'] }, { WRITE: ['ops'] }] },
   ], clock.now());
   await syncSource(table, { id: 'driver-config', kind: 'driver-config' }, [{ name: 'native' }], clock.now());
-  const app = createApp({ table, clock, operationEvents: events, ...options });
+  const app = createApp({ table, clock, operationEvents: events, auth: adminTokenAuth(), ...options });
+  let token = TEST_ADMIN_TOKEN;
   const send = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> => {
-    const res = await app.request(path, { method, headers, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
+    const res = await app.request(path, { method, headers: { authorization: `Bearer ${token}`, ...headers }, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
     const text = await res.text();
     return { status: res.status, headers: res.headers, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
   };
@@ -44,6 +50,10 @@ async function fixture(options: { maxBodyBytes?: number } = {}) {
     queued,
     post: (account: string, body: unknown, key: string | null = 'key-1') => send('POST', `/vendor/accounts/${account}/operations`, body, key === null ? {} : { 'Idempotency-Key': key }),
     get: (id: string, query = '') => send('GET', `/vendor/operations/${id}${query}`),
+    /** Calls as the holder of `bearer` from now on. */
+    as(bearer: string) {
+      token = bearer;
+    },
   };
 }
 
@@ -220,21 +230,55 @@ describe('GET /vendor/operations/{operationId}', () => {
     const table = await tables.fresh();
     const clock = new ManualClock(1_700_000_000_000);
     await putAgentStaticAccounts(table, 'agent-1', 'agents_ns', [{ name: 'prod' }], clock.now());
-    const app = createApp({ table, clock });
+    const app = createApp({ table, clock, auth: adminTokenAuth() });
+    const authorization = `Bearer ${TEST_ADMIN_TOKEN}`;
     const post = await app.request('/vendor/accounts/prod/operations', {
       method: 'POST',
-      headers: { 'Idempotency-Key': 'k' },
+      headers: { 'Idempotency-Key': 'k', authorization },
       body: JSON.stringify({ action: 'rolloutRestart', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }] }),
     });
     const id = ((await post.json()) as { id: string }).id;
-    const expired = Promise.resolve(app.request(`/vendor/operations/${id}?wait=1`)).then((r) => r.json() as Promise<{ state: string }>);
+    const expired = Promise.resolve(app.request(`/vendor/operations/${id}?wait=1`, { headers: { authorization } })).then((r) => r.json() as Promise<{ state: string }>);
     while (clock.pendingSleeps === 0) await new Promise((r) => setImmediate(r));
     for (let i = 0; i < 12; i++) await clock.advance(100);
     expect((await expired).state).toBe('QUEUED');
-    const finished = Promise.resolve(app.request(`/vendor/operations/${id}?wait=10`)).then((r) => r.json() as Promise<{ state: string }>);
+    const finished = Promise.resolve(app.request(`/vendor/operations/${id}?wait=10`, { headers: { authorization } })).then((r) => r.json() as Promise<{ state: string }>);
     await finishOperation(table, id, { state: 'SUCCEEDED' }, clock.now());
     while (clock.pendingSleeps === 0) await new Promise((r) => setImmediate(r));
     await clock.advance(25);
     expect((await finished).state).toBe('SUCCEEDED');
+  });
+});
+
+describe('who may submit and read operations (SPEC 2.6)', () => {
+  let issuer: TestIssuer;
+  let kid: string;
+  beforeAll(async () => {
+    issuer = await TestIssuer.start();
+    kid = await issuer.addKey('ES256');
+  });
+  afterAll(() => issuer.close());
+
+  it("needs one of the account's WRITE roles to submit, and READ to read; to others the operation does not exist", async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const f = await fixture({ auth: createApiAuth({ oidc: oidcConfig(issuer), accountManagerRoles: [] }, { production: false, clock }) });
+    issuer.now = () => Math.floor(f.clock.now() / 1000);
+    const as = (...groups: string[]) => issuer.token({ sub: `user-${groups.join('-')}`, groups }, { kid });
+    const body = { action: 'deploy', manifests: [deployment('web')] };
+    f.as(await as('dev'));
+    const refused = await f.post('guarded', body);
+    expect(refused.status).toBe(403);
+    expect(refused.json.detail).toBe('not allowed to write to account "guarded"');
+    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+    f.as(await as('ops'));
+    const accepted = await f.post('guarded', body);
+    expect(accepted.status).toBe(202);
+    f.as(await as('dev'));
+    expect((await f.get(accepted.json.id as string)).status).toBe(200);
+    f.as(await as('someone-else'));
+    expect((await f.get(accepted.json.id as string)).status).toBe(404);
+    f.as('not-a-token');
+    expect((await f.get(accepted.json.id as string)).status).toBe(401);
+    expect((await f.post('guarded', body, 'key-9')).status).toBe(401);
   });
 });

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import type { AccountRecord } from '../../shared/accounts/model.ts';
 import { toAccount } from '../../shared/accounts/view.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
@@ -9,6 +10,8 @@ import { isFinished, type OperationRecord } from '../../shared/operations/model.
 import { parseOperationRequest, requestObjects } from '../../shared/operations/request.ts';
 import type { AccountRestrictions } from '../../shared/operations/rules.ts';
 import { getAccount } from '../../shared/table/accounts.ts';
+import { canRead, type IgnoredPermissionsLog } from '../auth/access.ts';
+import type { Caller } from '../auth/caller.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { compress, createOperation, getOperation, isOperationId, newOperationId } from '../../shared/table/operations.ts';
 import { toOperationView, type OperationView } from './view.ts';
@@ -18,6 +21,7 @@ export interface OperationDeps {
   clock: Clock;
   /** Present when a driver runs in the same process: wakes its dispatcher and answers waiting GETs. */
   events?: OperationEvents | undefined;
+  permissionsLog?: IgnoredPermissionsLog;
 }
 
 /** A stored request must leave room in its 400 KB item; compressed manifests rarely come near. */
@@ -61,17 +65,16 @@ function restrictionsOf(config: Record<string, unknown>): AccountRestrictions {
 }
 
 /**
- * POST: validates the request against the account, stores it as a queued operation (once per
- * idempotency key), and answers it. `created` is false when the key already stood for it.
+ * POST: validates the request against the account (read, and the caller's WRITE access checked, by
+ * the route), stores it as a queued operation (once per idempotency key), and answers it. `created`
+ * is false when the key already stood for it.
  */
 export async function submitOperation(
   deps: OperationDeps,
-  accountName: string,
+  record: AccountRecord,
   key: string,
   body: unknown,
 ): Promise<{ view: OperationView; created: boolean }> {
-  const record = accountName.length <= 253 ? await getAccount(deps.table, accountName) : undefined;
-  if (record === undefined) throw new VendorError('not_found', `no account named "${accountName.slice(0, 253)}"`);
   const account = toAccount(record);
   const { request, paths } = parseOperationRequest(body);
   if (account.source === 'driver' && account.state !== 'ACTIVE') {
@@ -133,9 +136,19 @@ async function waitFinished(deps: OperationDeps, op: OperationRecord, waitMs: nu
   }
 }
 
-/** GET: the operation; with `waitSeconds`, once it has finished or that long has passed. */
-export async function getOperationView(deps: OperationDeps, id: string, waitSeconds: number, signal: AbortSignal): Promise<OperationView> {
+/**
+ * GET: the operation; with `waitSeconds`, once it has finished or that long has passed. Callers who
+ * may read its account may read it; to anyone else it does not exist (404, as for an unknown id).
+ */
+export async function getOperationView(deps: OperationDeps, caller: Caller, id: string, waitSeconds: number, signal: AbortSignal): Promise<OperationView> {
   const op = isOperationId(id) ? await getOperation(deps.table, id) : undefined;
-  if (op === undefined) throw new VendorError('not_found', `no operation with id "${id.slice(0, 64)}"`);
+  const notFound = new VendorError('not_found', `no operation with id "${id.slice(0, 64)}"`);
+  if (op === undefined) throw notFound;
+  if (!caller.manager) {
+    const account = await getAccount(deps.table, op.account);
+    if (account === undefined) throw notFound;
+    deps.permissionsLog?.note(account);
+    if (!canRead(caller, account)) throw notFound;
+  }
   return toOperationView(waitSeconds > 0 ? await waitFinished(deps, op, waitSeconds * 1000, signal) : op);
 }

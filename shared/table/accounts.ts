@@ -41,7 +41,8 @@ export interface AccountChanges {
   cachingEpoch?: number;
 }
 
-function fromItem(item: Record<string, unknown>): AccountRecord {
+/** An account item as its record (without the table keys). */
+export function fromItem(item: Record<string, unknown>): AccountRecord {
   const { pk: _pk, sk: _sk, ...rest } = item;
   return rest as unknown as AccountRecord;
 }

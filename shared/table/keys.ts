@@ -11,6 +11,8 @@ export const PK = {
   session: 'SESSION',
   /** The assignment work feed, sorted by time. */
   change: 'CHANGE',
+  /** The access index: one item per account whose permissions restrict reading, sorted by name. */
+  access: 'ACCESS',
   /** Deployment operations, one item each, by id (ids start with their creation time). */
   operation: 'OPERATION',
   /** The request of each operation, written once and read by the dispatching driver. */
@@ -44,6 +46,13 @@ export const RANK_DIR_KEY: Key = { pk: PK.rank, sk: 'DIR' };
 export function rankChunkKey(id: string): Key {
   return { pk: PK.rank, sk: `CHUNK#${id}` };
 }
+
+export function accessKey(name: string): Key {
+  return { pk: PK.access, sk: name };
+}
+
+/** Says the access index was built; `#` sorts before every account name, which starts alphanumeric. */
+export const ACCESS_BUILT_KEY: Key = { pk: PK.access, sk: '#BUILT' };
 
 export function sessionKey(zoneId: string, agentId: string): Key {
   return { pk: PK.session, sk: `${zoneId}#${agentId}` };

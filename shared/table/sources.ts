@@ -6,7 +6,8 @@ import { duplicateNameIssues } from '../accounts/duplicates.ts';
 import { accountSettingsSchema, type AccountSettings } from '../accounts/schema.ts';
 import { parseOrThrow } from '../accounts/validate.ts';
 import { VendorError } from '../errors.ts';
-import { createAccount, deleteAccount, getAccount, removeDefinition, setDefinition, updateAccount } from './accounts.ts';
+import { createAccount, deleteAccount, getAccount, newAccountRecord, removeDefinition, setDefinition, updateAccount } from './accounts.ts';
+import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from './access.ts';
 import { appendChanges } from './changes.ts';
 import type { TableRef } from './client.ts';
 import { sourceMemberKey, sourcePk } from './keys.ts';
@@ -101,13 +102,19 @@ async function upsert(t: TableRef, name: string, sourceId: string, def: Definiti
   // Membership first, without a hash: a crash before the hash is set makes the next sync redo this name.
   await t.client.send(new PutCommand({ TableName: t.tableName, Item: sourceMemberKey(sourceId, name) }));
   // A name new to this source is usually new to the table: one conditional put creates it whole.
-  if (likelyNew && (await createAccount(t, name, now, { [sourceId]: def }))) return;
+  if (likelyNew && (await createAccount(t, name, now, { [sourceId]: def }))) {
+    await putNewAccessEntry(t, { ...newAccountRecord(name, now), defs: { [sourceId]: def } });
+    return;
+  }
   let record = await setDefinition(t, name, sourceId, def, now);
   if (record === undefined) {
     await createAccount(t, name, now);
     record = await setDefinition(t, name, sourceId, def, now);
   }
-  if (record !== undefined) await requeueIfActive(t, record, now);
+  if (record !== undefined) {
+    await syncAccessEntry(t, record);
+    await requeueIfActive(t, record, now);
+  }
 }
 
 /** Takes one definition out of its account item; true when that left no definition and the item went. */
@@ -115,10 +122,13 @@ async function remove(t: TableRef, name: string, sourceId: string, now: number):
   const after = await removeDefinition(t, name, sourceId, now);
   if (after === undefined) return true;
   if (Object.keys(after.defs).length > 0) {
+    await syncAccessEntry(t, after);
     await requeueIfActive(t, after, now);
     return false;
   }
-  // No source defines the account any more: it goes, and agents holding it are told to drop it.
+  // No source defines the account any more: it goes, and agents holding it are told to drop it. Its
+  // access entry goes first, so a crash cannot leave one behind for a later account of that name.
+  await dropAccessEntry(t, name);
   let last: AccountRecord | undefined = after;
   for (let attempt = 0; attempt < 10 && last !== undefined && Object.keys(last.defs).length === 0; attempt++) {
     if (await deleteAccount(t, name, last.version)) {
