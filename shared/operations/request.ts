@@ -60,8 +60,16 @@ const targets = v.pipe(
 const JSON_PATCH_OPS = ['add', 'remove', 'replace', 'move', 'copy', 'test'] as const;
 const jsonPatchOperation = v.looseObject({
   op: v.picklist(JSON_PATCH_OPS, `must be one of ${JSON_PATCH_OPS.join(', ')}`),
-  path: v.pipe(v.string(), v.regex(/^(\/.*)?$/, 'must be a JSON pointer such as /spec/replicas')),
+  path: v.pipe(v.string('must be a JSON pointer such as /spec/replicas'), v.regex(/^(\/.*)?$/, 'must be a JSON pointer such as /spec/replicas')),
 });
+
+/** Each operation of a JSON patch, checked apart so every bad one is named by its index. */
+function jsonPatchIssues(patch: readonly unknown[]): Issue[] {
+  return patch.flatMap((op, i) => {
+    const result = v.safeParse(jsonPatchOperation, op, { abortEarly: false });
+    return result.success ? [] : toIssues(result.issues, `patch[${i}]`).map((issue) => (issue.path === `patch[${i}]` ? { ...issue, message: 'must be an object with op and path' } : issue));
+  });
+}
 
 export const operationBodySchema = v.variant(
   'action',
@@ -91,7 +99,7 @@ export const operationBodySchema = v.variant(
         action: v.literal('patch'),
         target: objectRefSchema,
         patchType: v.picklist(PATCH_TYPES, `must be one of ${PATCH_TYPES.join(', ')}`),
-        patch: v.union([v.array(jsonPatchOperation), v.record(v.string(), v.unknown())], 'must be an object, or for a json patch a list of operations'),
+        patch: v.union([v.array(v.unknown()), v.record(v.string(), v.unknown())], 'must be an object, or for a json patch a list of operations'),
         timeoutSeconds,
       }),
       v.forward(
@@ -164,8 +172,11 @@ export function parseOperationRequest(body: unknown): { request: OperationReques
       return { request: { action: 'delete', targets: b.targets, ...(b.propagationPolicy === undefined ? {} : { propagationPolicy: b.propagationPolicy }), ...timeout }, paths: b.targets.map((_, i) => `targets[${i}]`) };
     case 'scale':
       return { request: { action: 'scale', targets: b.targets, replicas: b.replicas, ...timeout }, paths: b.targets.map((_, i) => `targets[${i}]`) };
-    case 'patch':
+    case 'patch': {
+      const issues = Array.isArray(b.patch) ? jsonPatchIssues(b.patch) : [];
+      if (issues.length > 0) throw invalid(issues);
       return { request: { action: 'patch', target: b.target, patchType: b.patchType, patch: b.patch as Record<string, unknown> | Record<string, unknown>[], ...timeout }, paths: ['target'] };
+    }
     case 'rolloutRestart':
       return { request: { action: 'rolloutRestart', targets: b.targets, ...timeout }, paths: b.targets.map((_, i) => `targets[${i}]`) };
     case 'rolloutUndo':
