@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { captureLogger } from '../../test/capture-log.ts';
 import { TestTables } from '../../test/support/table.ts';
@@ -10,7 +11,7 @@ import type { TableRef } from '../../shared/table/client.ts';
 import { claimOperation, compress, createOperation, getOperation, newOperationId, openOperations } from '../../shared/table/operations.ts';
 import { operationsConfig, type OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
-import { OperationDispatcher } from './dispatcher.ts';
+import { OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
 
 const tables = new TestTables();
 beforeAll(() => tables.start());
@@ -262,5 +263,19 @@ describe('operation dispatcher', () => {
     expect(await s.dispatcher.recordResult('a', result({ operationId: op.id, account: 'stage', attempt: 1 } as Operation))).toBe('ignored');
     expect((await getOperation(s.table, op.id))?.state).toBe('QUEUED');
     expect(s.logs.lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['operation result ignored: no such operation', 'operation result ignored: it belongs to account prod']));
+  });
+});
+
+describe('stored outcomes', () => {
+  it('keep every message while they fit the item, and shorten long ones when they would not', () => {
+    const outcome = (i: number, message: string) => ({ index: i, apiVersion: 'v1', kind: 'ConfigMap', name: `c${i}`, result: 'failed' as const, message });
+    const small = [outcome(0, 'x'.repeat(3000))];
+    expect(boundedOutcomes(small)).toEqual(small);
+    // Messages that do not compress, 500 of them: more than the item holds.
+    const large = Array.from({ length: 500 }, (_, i) => outcome(i, randomBytes(3000).toString('base64')));
+    const bounded = boundedOutcomes(large);
+    expect(bounded).toHaveLength(500);
+    expect(bounded.every((o) => (o.message?.length ?? 0) <= 256)).toBe(true);
+    expect(compress(bounded).length).toBeLessThan(300 * 1024);
   });
 });

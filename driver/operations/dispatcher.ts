@@ -12,13 +12,14 @@ import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { OperationEvents, QueuedOperation } from '../../shared/operations/events.ts';
 import { outcomeFromWire, operationMessage, reportOf } from '../../shared/operations/message.ts';
-import { isFinished, queueEntryOf, type QueueEntry } from '../../shared/operations/model.ts';
+import { isFinished, queueEntryOf, type ObjectOutcome, type QueueEntry } from '../../shared/operations/model.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';
 import type { OperationResult__Output } from '../../shared/protocol/messages.ts';
 import { runBounded } from '../../shared/table/bounded.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import {
   claimOperation,
+  compress,
   deleteQueueEntry,
   endDispatch,
   finishOperation,
@@ -33,6 +34,15 @@ import type { AgentDirectory, LocalAgent } from './directory.ts';
 
 /** A queue entry whose operation or request is still missing this long after it was made belongs to a POST that crashed. */
 const ABANDONED_AFTER_MS = 60_000;
+/** Outcomes must leave the operation item under DynamoDB's 400 KB; past this (compressed) their messages are shortened. */
+const MAX_STORED_OUTCOMES_BYTES = 300 * 1024;
+const SHORT_MESSAGE = 256;
+
+/** The outcomes as stored: their messages shortened when all of them would not fit the item. */
+export function boundedOutcomes(outcomes: readonly ObjectOutcome[]): ObjectOutcome[] {
+  if (compress(outcomes).length <= MAX_STORED_OUTCOMES_BYTES) return [...outcomes];
+  return outcomes.map((o) => (o.message !== undefined && o.message.length > SHORT_MESSAGE ? { ...o, message: `${o.message.slice(0, SHORT_MESSAGE - 1)}…` } : o));
+}
 
 export interface DispatcherDeps {
   table: TableRef;
@@ -239,7 +249,7 @@ export class OperationDispatcher {
         account: result.account,
         message: result.message,
         report: reportOf(agentId, result),
-        outcomes: result.outcomes.map(outcomeFromWire),
+        outcomes: boundedOutcomes(result.outcomes.map(outcomeFromWire)),
       },
       clock.now(),
     );
