@@ -115,6 +115,8 @@ export class OperationDispatcher {
     const now = clock.now();
     const open = new Set(entries.map((e) => e.id));
     for (const id of this.#inFlight.keys()) if (!open.has(id)) this.#inFlight.delete(id);
+    // Requests handed over in this process for operations another replica finished.
+    for (const id of this.#requests.keys()) if (!open.has(id)) this.#requests.delete(id);
     // Only read other replicas' sessions when one of their hand-outs is old enough to be suspect.
     const suspect = entries.some((e) => e.dispatch !== undefined && e.dispatch.replicaId !== replicaId && e.dispatch.endedAt === undefined && now - e.dispatch.at >= config.orphanAfterMs);
     const live = suspect ? await directory.liveReplicas(now) : undefined;
