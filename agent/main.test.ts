@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { get } from '../test/support/http.ts';
 import { startChild } from '../test/support/process.ts';
@@ -88,8 +88,8 @@ describe('agent command line', () => {
       server: { host: '127.0.0.1', port: 0 },
       prometheus: { enabled: true, port: 0 },
       logging: { format: 'json' },
-      driver: { grpc: '127.0.0.1:1' },
-      kubernetes: { accounts: [{ name: 'prod', serviceAccount: true }] },
+      driver: { grpc: '127.0.0.1:1', insecure: true },
+      kubernetes: { reconnectTimeoutMs: 50, accounts: [{ name: 'prod', serviceAccount: true }] },
     };
     const path = file(base);
     const env = { ...process.env, VENDOR_AGENT_ID: 'agent-under-test' };
@@ -104,10 +104,17 @@ describe('agent command line', () => {
       expect((await get(`${health}/livez`)).status).toBe(200);
       const ready = await get(`${health}/readyz`);
       expect(ready.status).toBe(503);
-      expect(JSON.parse(ready.text).checks.driver).toEqual({ ok: false, detail: 'not connected to the driver' });
+      expect(JSON.parse(ready.text).checks.driver).toEqual({ ok: false, detail: expect.stringMatching(/^not connected to the driver/) });
+      // Nothing listens there: the agent keeps dialling, and stays not ready.
+      const attempts = () => child.stdout.filter((l) => l.includes('driver stream ended')).length;
+      await vi.waitFor(() => expect(attempts()).toBeGreaterThanOrEqual(3), { timeout: 10_000 });
+      expect((await get(`${health}/readyz`)).status).toBe(503);
       expect((await get(`http://127.0.0.1:${metricsPort}/prometheus_metrics`)).text).toContain('vendor_agent_driver_connected');
 
-      writeFileSync(path, stringify({ ...base, kubernetes: { accounts: [{ name: 'prod', serviceAccount: true }, { name: 'eu', kubeConfigFile: '/kube/eu' }] } }));
+      writeFileSync(
+        path,
+        stringify({ ...base, kubernetes: { ...base.kubernetes, accounts: [{ name: 'prod', serviceAccount: true }, { name: 'eu', kubeConfigFile: '/kube/eu' }] } }),
+      );
       child.process.kill('SIGHUP');
       const reloaded = JSON.parse(await child.line((l) => l.includes('"msg":"configuration reloaded"'))) as Record<string, unknown>;
       expect(reloaded).toMatchObject({ added: ['eu'], changed: [], removed: [] });

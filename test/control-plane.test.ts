@@ -3,8 +3,9 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXAMPLE_ADMIN_TOKEN } from '../scripts/control-plane.ts';
+import { startTestApiServer, type TestApiServer } from './kube/index.ts';
 
 const START = join(import.meta.dirname, '../scripts/start.ts');
 const running: ChildProcess[] = [];
@@ -15,7 +16,12 @@ afterEach(() => {
 
 /** Starts the control plane as `npm start` does (same script, same Node), on a free port. */
 async function start(cwd: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { KUBECONFIG: _k, VENDOR_LOCAL_KUBECONFIG: _l, ...inherited } = process.env;
+  const child = spawn(process.execPath, [START], {
+    cwd,
+    env: { ...inherited, PORT: '0', GRPC_PORT: '0', VENDOR_AGENT_HEALTH_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.push(child);
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
@@ -23,7 +29,8 @@ async function start(cwd: string, env: Record<string, string> = {}): Promise<{ c
   const url = await new Promise<string>((resolve, reject) => {
     const check = () => {
       const match = /API listening on (http:\/\/\S+)/.exec(output);
-      if (match?.[1] !== undefined) resolve(match[1]);
+      // The last line of the start-up says whether an agent runs.
+      if (match?.[1] !== undefined && /agent started|no agent started/.test(output)) resolve(match[1]);
     };
     child.stdout?.on('data', check);
     child.once('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)));
@@ -49,7 +56,7 @@ async function http(url: string, method = 'GET', body?: unknown, token: string |
 
 /** Runs the start script to its exit; returns the exit code and everything it printed. */
 async function refused(cwd: string, env: Record<string, string> = {}): Promise<{ code: number; output: string }> {
-  const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', ...env } });
+  const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', GRPC_PORT: '0', VENDOR_AGENT_HEALTH_PORT: '0', ...env } });
   running.push(child);
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
@@ -64,6 +71,8 @@ describe('local control plane (npm start)', () => {
     writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n    - name: stage\n`);
     const first = await start(cwd);
     expect(first.output()).toContain(join(cwd, 'vendor-driver.yml'));
+    expect(first.output()).toMatch(/driver listening on 127\.0\.0\.1:\d+ \(gRPC/);
+    expect(first.output()).toContain('no agent started: set KUBECONFIG');
     expect(first.output()).toContain('the API accepts the static admin token');
     expect(first.output()).not.toContain(TOKEN);
     expect((await http(`${first.url}/vendor/accounts`, 'GET', undefined, null)).status).toBe(401);
@@ -132,5 +141,40 @@ describe('local control plane (npm start)', () => {
     expect(plane.output()).toMatch(/WARN account permissions are NOT applied.*account=prod.*kubernetes\.accounts\[0\]\.permissions/);
     expect((await http(`${plane.url}/vendor/accounts/prod`)).json).toMatchObject({ permissionsIgnored: true });
     expect(await stop(plane.child)).toBe(0);
+  });
+});
+
+describe('local control plane with an agent (KUBECONFIG=... npm start)', () => {
+  const KUBE_TOKEN = 'local-cluster-token-0000000000001';
+  let kube: TestApiServer;
+  beforeAll(async () => {
+    kube = await startTestApiServer({ tls: true, auth: { tokens: { [KUBE_TOKEN]: 'developer' } } });
+  });
+  afterAll(() => kube.close());
+
+  it('runs an agent too: POST and PATCH the local account and it is ACTIVE, held by that agent', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    const kubeconfig = kube.writeKubeconfig(join(cwd, 'kubeconfig'), { token: KUBE_TOKEN });
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts: []\n`);
+    const plane = await start(cwd, { KUBECONFIG: kubeconfig });
+    await vi.waitFor(() => expect(plane.output()).toMatch(/\[agent\] .*connected to the driver/), { timeout: 20_000 });
+    expect(plane.output()).toContain('agent started for account "local"');
+    expect((await http(`${plane.url}/vendor/accounts/local`)).json).toMatchObject({ source: 'driver', config: { kubeconfigFile: kubeconfig } });
+
+    expect((await http(`${plane.url}/vendor/accounts`, 'POST', [{ name: 'local' }])).status).toBe(200);
+    expect((await http(`${plane.url}/vendor/accounts`, 'PATCH', [{ name: 'local', state: 'ACTIVE' }])).status).toBe(200);
+    await vi.waitFor(
+      async () =>
+        expect((await http(`${plane.url}/vendor/accounts/local`)).json).toMatchObject({
+          state: 'ACTIVE',
+          agents: [{ agentId: 'local-agent', caching: true }],
+          lastAssignmentMsg: `connected to ${kube.url} (Kubernetes v1.30.0)`,
+        }),
+      { timeout: 20_000, interval: 100 },
+    );
+    expect(kube.requests.log().some((r) => r.path === '/version' && r.user === 'developer')).toBe(true);
+    expect(await stop(plane.child)).toBe(0);
+    expect(plane.output()).toContain('[agent] ');
+    expect(plane.output()).toMatch(/agent stopped/);
   });
 });

@@ -67,6 +67,34 @@ export class DriverConnection {
     return true;
   }
 
+  /** Whether a stream is open and welcomed. */
+  get connected(): boolean {
+    return this.sessionId !== undefined;
+  }
+
+  /**
+   * Waits, at most `timeoutMs`, until every response is acknowledged by the driver; true when they
+   * all were. Returns at once when no stream is open, since nothing could be delivered.
+   */
+  async flush(timeoutMs: number): Promise<boolean> {
+    if (this.#outbox.size === 0) return true;
+    if (!this.connected) return false;
+    const stop = new AbortController();
+    try {
+      return await Promise.race([
+        this.#outbox.drained().then(() => true),
+        this.#clock.sleep(timeoutMs, stop.signal).then(() => false),
+      ]);
+    } finally {
+      stop.abort();
+    }
+  }
+
+  /** Ends the current stream; the next one (after the usual wait) says hello again. */
+  reconnect(reason: string): void {
+    this.#stream?.close(new VendorError('unavailable', reason));
+  }
+
   /** Runs until `signal` aborts. */
   async start(signal: AbortSignal): Promise<void> {
     this.#tokens.start(signal);

@@ -46,6 +46,7 @@ export class ResponseOutbox {
   readonly #backOffMs: number;
   readonly #waker = new Waker();
   #sink: ReliableSink | undefined;
+  readonly #drained: (() => void)[] = [];
 
   constructor(retries: ResponseRetrySettings | undefined, deps: { clock: Clock; log: Logger }) {
     const d = CONNECTION_DEFAULTS.responseRetries;
@@ -157,5 +158,12 @@ export class ResponseOutbox {
     e.done = true;
     const i = this.#entries.indexOf(e);
     if (i >= 0) this.#entries.splice(i, 1);
+    if (this.#entries.length === 0) for (const drained of this.#drained.splice(0)) drained();
+  }
+
+  /** Resolves when nothing waits for the driver's acknowledgement any more. */
+  drained(): Promise<void> {
+    if (this.#entries.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#drained.push(resolve));
   }
 }

@@ -172,12 +172,13 @@ export function putAgentResultParams(tableName: string, name: string, result: Ag
 }
 
 /** One page of accounts in name order, starting after `startAfter`. */
-export function queryAccountsParams(tableName: string, limit: number, startAfter?: string): QueryCommandInput {
+export function queryAccountsParams(tableName: string, limit: number, startAfter?: string, consistent = false): QueryCommandInput {
   return {
     TableName: tableName,
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': PK.account },
     Limit: limit,
+    ...(consistent ? { ConsistentRead: true } : {}),
     ...(startAfter === undefined ? {} : { ExclusiveStartKey: accountKey(startAfter) }),
   };
 }
@@ -333,10 +334,10 @@ export async function listAccountPage(t: TableRef, page: number, limit: number):
  * Every account, in name order, a page at a time: for the driver's periodic full reconcile. It reads
  * the whole partition, so it is for background work, never for a request.
  */
-export async function* allAccounts(t: TableRef, pageSize = 500): AsyncGenerator<AccountRecord[]> {
+export async function* allAccounts(t: TableRef, pageSize = 500, options: { consistent?: boolean } = {}): AsyncGenerator<AccountRecord[]> {
   let startAfter: string | undefined;
   for (;;) {
-    const out = await t.client.send(new QueryCommand(queryAccountsParams(t.tableName, pageSize, startAfter)));
+    const out = await t.client.send(new QueryCommand(queryAccountsParams(t.tableName, pageSize, startAfter, options.consistent)));
     const records = (out.Items ?? []).map(fromItem);
     if (records.length > 0) yield records;
     if (out.LastEvaluatedKey === undefined) return;

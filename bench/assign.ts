@@ -1,0 +1,9 @@
+import { benchActivateMany, benchIdleStreams, benchPatchToActive } from './assign-bench.ts';
+
+// `npm run bench:assign`: prints one JSON line per figure, each beside a baseline from the same run.
+const emit = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
+const only = process.env.BENCH_ONLY;
+if (only === undefined || only === 'latency') await benchPatchToActive(Number(process.env.BENCH_ROUNDS ?? 100), emit);
+if (only === undefined || only === 'many') await benchActivateMany(Number(process.env.BENCH_ACCOUNTS ?? 1000), Number(process.env.BENCH_ZONES ?? 10), emit);
+if (only === undefined || only === 'streams') await benchIdleStreams(Number(process.env.BENCH_STREAMS ?? 2000), Number(process.env.BENCH_WINDOW_MS ?? 20_000), emit);
+process.exit(0);

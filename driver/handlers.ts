@@ -1,0 +1,63 @@
+/**
+ * How the driver's work plugs into its endpoint. The endpoint (server.ts, agent-session.ts) carries
+ * streams: authentication, hello and welcome, heartbeats, the lease, sequence numbers and acks.
+ * Everything else is a module: it handles the agent message kinds it names and follows sessions as
+ * they open and close. `DRIVER_MODULES` (driver/modules.ts) lists the modules a driver runs.
+ *
+ * A handler gets the message and the session it came on (`session.agentId`, `session.zone`,
+ * `session.id`, `session.send()`); it reaches the table through the `DriverServices` its module was
+ * built with. A reliable message is acknowledged once its handler resolves. A handler that throws
+ * ends the stream: a `VendorError` with code `protocol_error` (see `protocolError()`) refuses the
+ * message by name (the agent drops it); any other error makes the agent reconnect and send it again.
+ */
+import type { Clock } from '../shared/clock.ts';
+import type { Logger } from '../shared/log.ts';
+import type { AgentBodyKind, AgentMessage__Output } from '../shared/protocol/messages.ts';
+import type { TableRef } from '../shared/table/client.ts';
+import type { AgentSession, Holding } from './agent-session.ts';
+import type { DriverGrpcConfig } from './config.ts';
+
+/** The agent message kinds modules handle; hello, heartbeat and ack belong to the endpoint. */
+export type HandledKind = Exclude<AgentBodyKind, 'hello' | 'heartbeat' | 'ack'>;
+
+export interface IncomingMessage<K extends HandledKind> {
+  /** The message's sequence number; 0 for a message that is not reliable. */
+  seq: number;
+  body: NonNullable<AgentMessage__Output[K]>;
+}
+
+export type AgentMessageHandler<K extends HandledKind> = (message: IncomingMessage<K>, session: AgentSession) => Promise<void> | void;
+
+export type AgentMessageHandlers = { [K in HandledKind]?: AgentMessageHandler<K> };
+
+/** What every module is built with. */
+export interface DriverServices {
+  readonly table: TableRef;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Names this process in sessions and Welcome. */
+  readonly replicaId: string;
+  readonly config: DriverGrpcConfig;
+  /** Sessions of this replica that have been welcomed and not yet ended. */
+  sessions(): readonly AgentSession[];
+  /**
+   * Tells every module that what `session`'s agent holds of `account` changed (`session.holdings`):
+   * for example, confirmed (`state: 'held'`), so queued operations for it may go out.
+   */
+  holdingChanged(session: AgentSession, account: string, holding: Holding | undefined): void;
+}
+
+export interface DriverModule {
+  readonly name: string;
+  readonly handlers?: AgentMessageHandlers;
+  /** Runs before the endpoint accepts agents; what it loads is ready for the first session. */
+  start?(signal: AbortSignal): Promise<void>;
+  onSessionOpen?(session: AgentSession): void;
+  /** Called for sessions that were welcomed, once their stream ended. */
+  onSessionClose?(session: AgentSession, reason: string): void;
+  onHoldingChange?(session: AgentSession, account: string, holding: Holding | undefined): void;
+  /** Ends background work; the streams have ended already. */
+  stop?(): Promise<void>;
+}
+
+export type DriverModuleFactory = (services: DriverServices) => DriverModule;
