@@ -42,14 +42,14 @@ class StreamDouble implements LocalAgent {
 
 class Directory implements AgentDirectory {
   agents: StreamDouble[] = [];
-  live: Map<string, string> | undefined;
+  live = new Set<string>();
   holders(account: string): readonly LocalAgent[] {
     return this.agents.filter((a) => !a.closed && a.accounts.includes(account));
   }
   isOpen(sessionId: string): boolean {
     return this.agents.some((a) => !a.closed && a.id === sessionId);
   }
-  async liveReplicas(): Promise<ReadonlyMap<string, string> | undefined> {
+  async liveSessionIds(): Promise<ReadonlySet<string>> {
     return this.live;
   }
 }
@@ -221,12 +221,12 @@ describe('operation dispatcher', () => {
     await claimOperation(s.table, op.id, 0, { agentId: 'far', sessionId: 'x', replicaId: 'replica-2', at: s.clock.now() }, s.clock.now());
     const b = new StreamDouble('b');
     s.directory.agents = [b];
-    s.directory.live = new Map([['far', 'replica-2']]);
+    s.directory.live = new Set(['x']);
     await s.clock.advance(60_000);
     await s.settle();
     expect(b.sent).toEqual([]);
-    // The agent's session is no longer on replica-2.
-    s.directory.live = new Map();
+    // The stream it went out on is no longer live anywhere.
+    s.directory.live = new Set();
     await s.clock.advance(1000);
     await until(() => b.sent.length === 1);
     expect(b.sent[0]).toMatchObject({ operationId: op.id, attempt: 2 });

@@ -57,6 +57,14 @@ export interface DispatcherDeps {
 
 export type ResultOutcome = 'recorded' | 'ignored';
 
+interface InFlight {
+  agentId: string;
+  sessionId: string;
+  account: string;
+  /** 0 until the claim has set it. */
+  attempt: number;
+}
+
 export class OperationDispatcher {
   readonly #deps: DispatcherDeps;
   readonly #waker = new Waker();
@@ -65,8 +73,8 @@ export class OperationDispatcher {
   readonly #requests = new Map<string, OperationRequest>();
   /** Operations being looked at right now, so a pass and a fast hand-out never race on one. */
   readonly #busy = new Set<string>();
-  /** Operations this replica handed out that have no result yet: id → agent. */
-  readonly #inFlight = new Map<string, string>();
+  /** Operations this replica handed out that have no result yet. */
+  readonly #inFlight = new Map<string, InFlight>();
   #passDue = true;
   #lastPass = -Infinity;
 
@@ -119,11 +127,11 @@ export class OperationDispatcher {
     for (const id of this.#requests.keys()) if (!open.has(id)) this.#requests.delete(id);
     // Only read other replicas' sessions when one of their hand-outs is old enough to be suspect.
     const suspect = entries.some((e) => e.dispatch !== undefined && e.dispatch.replicaId !== replicaId && e.dispatch.endedAt === undefined && now - e.dispatch.at >= config.orphanAfterMs);
-    const live = suspect ? await directory.liveReplicas(now) : undefined;
+    const live = suspect ? await directory.liveSessionIds(now) : undefined;
     await this.#handleAll(entries, live);
   }
 
-  async #handleAll(entries: readonly QueueEntry[], live: ReadonlyMap<string, string> | undefined): Promise<void> {
+  async #handleAll(entries: readonly QueueEntry[], live: ReadonlySet<string> | undefined): Promise<void> {
     await runBounded(
       entries.map((e) => async () => {
         if (this.#busy.has(e.id)) return;
@@ -144,7 +152,7 @@ export class OperationDispatcher {
     return e.createdAt + (e.timeoutMs ?? this.#deps.config.timeoutMs);
   }
 
-  async #handle(e: QueueEntry, live: ReadonlyMap<string, string> | undefined): Promise<void> {
+  async #handle(e: QueueEntry, live: ReadonlySet<string> | undefined): Promise<void> {
     const { clock, table, directory, replicaId, config } = this.#deps;
     const now = clock.now();
     if (isFinished(e.state)) return deleteQueueEntry(table, e.id);
@@ -161,8 +169,8 @@ export class OperationDispatcher {
         if (ended === undefined) return this.#repair(e);
         await syncQueueEntry(table, ended);
       } else {
-        // Another replica's hand-out: only when that replica no longer holds the agent's session.
-        if (live === undefined || now - d.at < config.orphanAfterMs || live.get(d.agentId) === d.replicaId) return;
+        // Another replica's hand-out: only when the stream it went out on is no longer live anywhere.
+        if (live === undefined || now - d.at < config.orphanAfterMs || live.has(d.sessionId)) return;
         endedAt = d.at;
       }
     }
@@ -175,7 +183,7 @@ export class OperationDispatcher {
 
   #leastLoaded(agents: readonly LocalAgent[]): LocalAgent | undefined {
     const load = new Map<string, number>();
-    for (const agentId of this.#inFlight.values()) load.set(agentId, (load.get(agentId) ?? 0) + 1);
+    for (const { agentId } of this.#inFlight.values()) load.set(agentId, (load.get(agentId) ?? 0) + 1);
     let best: LocalAgent | undefined;
     for (const a of agents) if (best === undefined || (load.get(a.agentId) ?? 0) < (load.get(best.agentId) ?? 0)) best = a;
     return best;
@@ -186,7 +194,7 @@ export class OperationDispatcher {
     const agent = preferred ?? this.#leastLoaded(directory.holders(e.account));
     if (agent === undefined) return;
     // Counted at once, so hand-outs decided together spread over the holders.
-    this.#inFlight.set(e.id, agent.agentId);
+    this.#inFlight.set(e.id, { agentId: agent.agentId, sessionId: agent.id, account: e.account, attempt: 0 });
     const request = this.#requests.get(e.id) ?? (await getOperationRequest(table, e.id));
     const now = clock.now();
     const claimed = request === undefined ? undefined : await claimOperation(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now);
@@ -195,6 +203,7 @@ export class OperationDispatcher {
       return this.#repair(e);
     }
     this.#requests.delete(e.id);
+    this.#inFlight.set(e.id, { agentId: agent.agentId, sessionId: agent.id, account: e.account, attempt: claimed.attempt });
     const message = operationMessage(e.id, e.account, claimed.attempt, Math.max(1, this.#deadline(e) - now), request);
     log.info({ operationId: e.id, account: e.account, agentId: agent.agentId, attempt: claimed.attempt, action: request.action }, 'operation handed out');
     const delivered = agent.send({ kind: 'operation', body: message });
@@ -203,7 +212,7 @@ export class OperationDispatcher {
     delivered.catch(async (err: unknown) => {
       // Not taken by the agent: the stream ended first. Say so (after the entry's own update), so it goes out again.
       log.warn({ operationId: e.id, agentId: agent.agentId, err: err instanceof Error ? err.message : String(err) }, 'operation not delivered');
-      if (this.#inFlight.get(e.id) === agent.agentId) this.#inFlight.delete(e.id);
+      if (this.#inFlight.get(e.id)?.sessionId === agent.id) this.#inFlight.delete(e.id);
       await synced;
       const ended = await endDispatch(table, e.id, claimed.attempt, clock.now(), `the stream to agent ${agent.agentId} ended before it took the operation`).catch(() => undefined);
       if (ended !== undefined) await syncQueueEntry(table, ended).catch(() => undefined);
@@ -238,6 +247,24 @@ export class OperationDispatcher {
     log.warn({ operationId: e.id, account: e.account, attempt: e.attempt }, message);
     events?.finished(op);
     await deleteQueueEntry(table, e.id);
+  }
+
+  /**
+   * The agent of stream `sessionId` no longer holds `account` (removed, or it could not use it): what
+   * this replica handed it for that account goes out again, since the agent will not run it.
+   */
+  async holdingLost(sessionId: string, account: string): Promise<void> {
+    const { table, clock, log } = this.#deps;
+    const lost = [...this.#inFlight].filter(([, f]) => f.sessionId === sessionId && f.account === account && f.attempt > 0);
+    for (const [id, f] of lost) {
+      this.#inFlight.delete(id);
+      const ended = await endDispatch(table, id, f.attempt, clock.now(), `agent ${f.agentId} no longer holds account ${account}`);
+      if (ended !== undefined) {
+        log.info({ operationId: id, account, agentId: f.agentId }, 'operation goes out again: its agent no longer holds the account');
+        await syncQueueEntry(table, ended);
+      }
+    }
+    if (lost.length > 0) this.wake();
   }
 
   /** An agent's result: written unless the operation already finished (the first result wins). */
