@@ -18,7 +18,7 @@ export const OperationsConfigSchema = v.strictObject({
   /** An operation without a result this long after it was stored ends TIMED_OUT (a request may ask for another). */
   timeoutMs: v.optional(int(1000, 7 * 86_400_000), DEFAULT_OPERATION_TIMEOUT_MS),
   /** How often each replica reads the queue of open operations. */
-  pollIntervalMs: v.optional(int(10, 60_000), 500),
+  pollIntervalMs: v.optional(int(10, 60_000), 250),
   /** After the stream an operation went out on ended without its result, wait this long for the agent to come back before handing it to another agent. */
   redispatchAfterMs: v.optional(int(0, 3_600_000), 5000),
   /** An operation handed out by another replica whose agent has no live session there for this long is handed out again (that replica is gone). */

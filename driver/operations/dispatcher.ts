@@ -15,7 +15,6 @@ import { outcomeFromWire, operationMessage, reportOf } from '../../shared/operat
 import { isFinished, queueEntryOf, type ObjectOutcome, type QueueEntry } from '../../shared/operations/model.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';
 import type { OperationResult__Output } from '../../shared/protocol/messages.ts';
-import { runBounded } from '../../shared/table/bounded.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import {
   claimOperation,
@@ -68,13 +67,15 @@ interface InFlight {
 export class OperationDispatcher {
   readonly #deps: DispatcherDeps;
   readonly #waker = new Waker();
-  /** Operations the API in this process just stored, with their requests. */
-  #pending: QueuedOperation[] = [];
   readonly #requests = new Map<string, OperationRequest>();
   /** Operations being looked at right now, so a pass and a fast hand-out never race on one. */
   readonly #busy = new Set<string>();
   /** Operations this replica handed out that have no result yet. */
   readonly #inFlight = new Map<string, InFlight>();
+  /** Hand-outs in progress, at most `operations.concurrency` at once; the rest wait their turn. */
+  #active = 0;
+  readonly #turns: (() => void)[] = [];
+  readonly #launched = new Set<Promise<void>>();
   #passDue = true;
   #lastPass = -Infinity;
 
@@ -88,20 +89,17 @@ export class OperationDispatcher {
     this.#waker.wake();
   }
 
-  /** Hands out a just-stored operation without waiting for the next read of the queue. */
+  /** Hands out a just-stored operation at once, without waiting for the next read of the queue. */
   queued(op: QueuedOperation): void {
-    this.#pending.push(op);
-    this.#waker.wake();
+    this.#requests.set(op.record.id, op.request);
+    void this.#launch(queueEntryOf(op.record), undefined);
   }
 
-  /** Runs until `signal` aborts. */
+  /** Runs until `signal` aborts, then waits for the hand-outs in progress. */
   async run(signal: AbortSignal): Promise<void> {
     const unsubscribe = this.#deps.events?.onQueued((op) => this.queued(op));
     try {
       while (!signal.aborted) {
-        const pending = this.#pending.splice(0);
-        for (const op of pending) this.#requests.set(op.record.id, op.request);
-        if (pending.length > 0) await this.#handleAll(pending.map((op) => queueEntryOf(op.record)), undefined);
         const { clock, config } = this.#deps;
         if (this.#passDue || clock.now() - this.#lastPass >= config.pollIntervalMs) {
           this.#passDue = false;
@@ -109,11 +107,34 @@ export class OperationDispatcher {
           await this.#pass().catch((err: unknown) => this.#deps.log.error({ err }, 'reading the operation queue failed'));
         }
         const untilNextPass = this.#lastPass + config.pollIntervalMs - clock.now();
-        if (this.#pending.length === 0 && !this.#passDue && untilNextPass > 0) await this.#waker.wait(clock, untilNextPass, signal);
+        if (!this.#passDue && untilNextPass > 0) await this.#waker.wait(clock, untilNextPass, signal);
       }
     } finally {
       unsubscribe?.();
+      await Promise.allSettled([...this.#launched]);
     }
+  }
+
+  /** Decides about one open operation in its turn; never two decisions about one operation at once. */
+  #launch(e: QueueEntry, live: ReadonlySet<string> | undefined): Promise<void> {
+    if (this.#busy.has(e.id)) return Promise.resolve();
+    this.#busy.add(e.id);
+    const run = (async () => {
+      if (this.#active >= this.#deps.config.concurrency) await new Promise<void>((resolve) => this.#turns.push(resolve));
+      this.#active++;
+      try {
+        await this.#handle(e, live);
+      } catch (err) {
+        this.#deps.log.error({ err, operationId: e.id }, 'dispatching an operation failed');
+      } finally {
+        this.#active--;
+        this.#turns.shift()?.();
+        this.#busy.delete(e.id);
+      }
+    })();
+    this.#launched.add(run);
+    void run.finally(() => this.#launched.delete(run));
+    return run;
   }
 
   /** One read of the queue and a decision for every open operation. */
@@ -124,41 +145,25 @@ export class OperationDispatcher {
     const open = new Set(entries.map((e) => e.id));
     for (const id of this.#inFlight.keys()) if (!open.has(id)) this.#inFlight.delete(id);
     // Requests handed over in this process for operations another replica finished.
-    for (const id of this.#requests.keys()) if (!open.has(id)) this.#requests.delete(id);
+    for (const id of this.#requests.keys()) if (!open.has(id) && !this.#busy.has(id)) this.#requests.delete(id);
     // Only read other replicas' sessions when one of their hand-outs is old enough to be suspect.
     const suspect = entries.some((e) => e.dispatch !== undefined && e.dispatch.replicaId !== replicaId && e.dispatch.endedAt === undefined && now - e.dispatch.at >= config.orphanAfterMs);
     const live = suspect ? await directory.liveSessionIds(now) : undefined;
-    await this.#handleAll(entries, live);
-  }
-
-  async #handleAll(entries: readonly QueueEntry[], live: ReadonlySet<string> | undefined): Promise<void> {
-    await runBounded(
-      entries.map((e) => async () => {
-        if (this.#busy.has(e.id)) return;
-        this.#busy.add(e.id);
-        try {
-          await this.#handle(e, live);
-        } catch (err) {
-          this.#deps.log.error({ err, operationId: e.id }, 'dispatching an operation failed');
-        } finally {
-          this.#busy.delete(e.id);
-        }
-      }),
-      this.#deps.config.concurrency,
-    );
+    await Promise.all(entries.map((e) => this.#launch(e, live)));
   }
 
   #deadline(e: QueueEntry): number {
     return e.createdAt + (e.timeoutMs ?? this.#deps.config.timeoutMs);
   }
 
-  async #handle(e: QueueEntry, live: ReadonlySet<string> | undefined): Promise<void> {
+  /** `fresh`: `e` was just made from the operation itself, not from a possibly stale queue entry. */
+  async #handle(e: QueueEntry, live: ReadonlySet<string> | undefined, fresh = false): Promise<void> {
     const { clock, table, directory, replicaId, config } = this.#deps;
     const now = clock.now();
     if (isFinished(e.state)) return deleteQueueEntry(table, e.id);
     if (now >= this.#deadline(e)) return this.#timeOut(e, now);
     const d = e.dispatch;
-    if (e.state === 'QUEUED' || d === undefined) return this.#dispatch(e, undefined);
+    if (e.state === 'QUEUED' || d === undefined) return this.#dispatch(e, undefined, live, fresh);
     let endedAt = d.endedAt;
     if (endedAt === undefined) {
       if (d.replicaId === replicaId) {
@@ -166,7 +171,7 @@ export class OperationDispatcher {
         // Our stream to the agent ended and nobody has said so in the table yet.
         endedAt = now;
         const ended = await endDispatch(table, e.id, e.attempt, now, `the stream to agent ${d.agentId} ended before its result`);
-        if (ended === undefined) return this.#repair(e);
+        if (ended === undefined) return this.#repair(e, live, fresh);
         await syncQueueEntry(table, ended);
       } else {
         // Another replica's hand-out: only when the stream it went out on is no longer live anywhere.
@@ -176,9 +181,9 @@ export class OperationDispatcher {
     }
     // The same agent back on this replica gets it again at once (it never runs an id twice).
     const same = directory.holders(e.account).find((a) => a.agentId === d.agentId && a.id !== d.sessionId);
-    if (same !== undefined) return this.#dispatch(e, same);
+    if (same !== undefined) return this.#dispatch(e, same, live, fresh);
     if (now - endedAt < config.redispatchAfterMs) return;
-    return this.#dispatch(e, undefined);
+    return this.#dispatch(e, undefined, live, fresh);
   }
 
   #leastLoaded(agents: readonly LocalAgent[]): LocalAgent | undefined {
@@ -189,7 +194,7 @@ export class OperationDispatcher {
     return best;
   }
 
-  async #dispatch(e: QueueEntry, preferred: LocalAgent | undefined): Promise<void> {
+  async #dispatch(e: QueueEntry, preferred: LocalAgent | undefined, live: ReadonlySet<string> | undefined, fresh: boolean): Promise<void> {
     const { table, clock, replicaId, log, directory } = this.#deps;
     const agent = preferred ?? this.#leastLoaded(directory.holders(e.account));
     if (agent === undefined) return;
@@ -200,7 +205,7 @@ export class OperationDispatcher {
     const claimed = request === undefined ? undefined : await claimOperation(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now);
     if (request === undefined || claimed === undefined) {
       this.#inFlight.delete(e.id);
-      return this.#repair(e);
+      return this.#repair(e, live, fresh);
     }
     this.#requests.delete(e.id);
     this.#inFlight.set(e.id, { agentId: agent.agentId, sessionId: agent.id, account: e.account, attempt: claimed.attempt });
@@ -208,7 +213,12 @@ export class OperationDispatcher {
     log.info({ operationId: e.id, account: e.account, agentId: agent.agentId, attempt: claimed.attempt, action: request.action }, 'operation handed out');
     const delivered = agent.send({ kind: 'operation', body: message });
     // After the send, so the entry's write is not on the way to the agent.
-    const synced = syncQueueEntry(table, claimed).catch((err: unknown) => log.warn({ err, operationId: e.id }, 'queue entry not updated'));
+    const synced = syncQueueEntry(table, claimed).then(
+      () => undefined,
+      (err: unknown) => log.warn({ err, operationId: e.id }, 'queue entry not updated'),
+    );
+    this.#launched.add(synced);
+    void synced.finally(() => this.#launched.delete(synced));
     delivered.catch(async (err: unknown) => {
       // Not taken by the agent: the stream ended first. Say so (after the entry's own update), so it goes out again.
       log.warn({ operationId: e.id, agentId: agent.agentId, err: err instanceof Error ? err.message : String(err) }, 'operation not delivered');
@@ -218,33 +228,39 @@ export class OperationDispatcher {
       if (ended !== undefined) await syncQueueEntry(table, ended).catch(() => undefined);
       this.wake();
     });
-    await synced;
   }
 
-  /** The queue entry disagrees with its operation: bring it in line, or drop it. */
-  async #repair(e: QueueEntry): Promise<void> {
+  /**
+   * The queue entry disagrees with its operation: bring it in line, or drop it, and decide again from
+   * the operation itself (once: a decision from fresh data that fails again waits for the next pass).
+   */
+  async #repair(e: QueueEntry, live?: ReadonlySet<string>, fresh = true): Promise<void> {
     const { table, clock } = this.#deps;
     const op = await getOperation(table, e.id);
     if (op === undefined) {
       if (clock.now() - e.createdAt >= ABANDONED_AFTER_MS) await deleteQueueEntry(table, e.id);
       return;
     }
-    if (isFinished(op.state)) await deleteQueueEntry(table, e.id);
-    else await syncQueueEntry(table, op);
+    if (isFinished(op.state)) return deleteQueueEntry(table, e.id);
+    await syncQueueEntry(table, op);
+    if (!fresh) await this.#handle(queueEntryOf(op), live, true);
   }
 
   async #timeOut(e: QueueEntry, now: number): Promise<void> {
     const { table, log, events } = this.#deps;
     const limit = e.timeoutMs ?? this.#deps.config.timeoutMs;
+    // The operation itself says where it was; its queue entry may not have caught up.
+    const current = await getOperation(table, e.id);
+    if (current === undefined || isFinished(current.state)) return this.#repair(e);
     const where =
-      e.dispatch === undefined
+      current.dispatch === undefined
         ? `no agent holding account ${e.account} took it`
-        : `no result from agent ${e.dispatch.agentId} (handed out ${e.attempt} time${e.attempt === 1 ? '' : 's'})`;
+        : `no result from agent ${current.dispatch.agentId} (handed out ${current.attempt} time${current.attempt === 1 ? '' : 's'})`;
     const message = `timed out after ${limit} ms: ${where}; a result that arrives later is ignored`;
     const op = await finishOperation(table, e.id, { state: 'TIMED_OUT', message }, now);
     if (op === undefined) return this.#repair(e);
     this.#inFlight.delete(e.id);
-    log.warn({ operationId: e.id, account: e.account, attempt: e.attempt }, message);
+    log.warn({ operationId: e.id, account: e.account, attempt: op.attempt }, message);
     events?.finished(op);
     await deleteQueueEntry(table, e.id);
   }
@@ -291,7 +307,10 @@ export class OperationDispatcher {
     this.#inFlight.delete(op.id);
     log.info({ operationId: op.id, account: op.account, agentId, attempt: result.attempt, state: op.state }, 'operation finished');
     events?.finished(op);
-    await deleteQueueEntry(table, op.id);
+    // The result is stored: the agent may be told so now; the queue entry goes after (a pass drops it if this fails).
+    const dropped = deleteQueueEntry(table, op.id).catch((err: unknown) => log.warn({ err, operationId: op.id }, 'queue entry not deleted'));
+    this.#launched.add(dropped);
+    void dropped.finally(() => this.#launched.delete(dropped));
     return 'recorded';
   }
 }

@@ -107,33 +107,39 @@ export async function submitOperation(
   return { view: toOperationView(op), created };
 }
 
-/** Waits between reads of an operation someone is waiting for: soon at first, then every second. */
-const POLL_STEPS_MS = [25, 50, 100, 200, 400, 800, 1000];
+/**
+ * How long to wait before reading an operation someone waits for again: soon at first, every 250 ms
+ * for the first five seconds, then every second. With a driver in the same process its news comes at
+ * once and the reads are only a fallback, once a second.
+ */
+function pollStep(step: number, waitedMs: number, news: boolean): number {
+  if (news) return 1000;
+  if (waitedMs >= 5000) return 1000;
+  return Math.min(250, 25 * 2 ** step);
+}
 
-async function waitFinished(deps: OperationDeps, op: OperationRecord, waitMs: number, signal: AbortSignal): Promise<OperationRecord> {
-  const deadline = deps.clock.now() + waitMs;
-  const stop = new AbortController();
-  const onAbort = () => stop.abort();
-  signal.addEventListener('abort', onAbort, { once: true });
-  const notified = deps.events?.waitFinished(op.id, stop.signal);
-  try {
-    let current = op;
-    for (let step = 0; !isFinished(current.state); step++) {
-      const left = deadline - deps.clock.now();
-      if (left <= 0 || stop.signal.aborted) return current;
-      const pause = Math.min(left, POLL_STEPS_MS[Math.min(step, POLL_STEPS_MS.length - 1)] as number);
-      const news = await Promise.race([
-        deps.clock.sleep(pause, stop.signal).then(() => undefined, () => undefined),
-        ...(notified === undefined ? [] : [notified]),
-      ]);
-      if (news !== undefined) return news;
-      current = (await getOperation(deps.table, op.id)) ?? current;
-    }
-    return current;
-  } finally {
-    stop.abort();
-    signal.removeEventListener('abort', onAbort);
+async function waitFinished(
+  deps: OperationDeps,
+  op: OperationRecord,
+  waitMs: number,
+  signal: AbortSignal,
+  notified: Promise<OperationRecord | undefined> | undefined,
+): Promise<OperationRecord> {
+  const started = deps.clock.now();
+  const deadline = started + waitMs;
+  let current = op;
+  for (let step = 0; !isFinished(current.state); step++) {
+    const left = deadline - deps.clock.now();
+    if (left <= 0 || signal.aborted) return current;
+    const pause = Math.min(left, pollStep(step, deps.clock.now() - started, notified !== undefined));
+    const news = await Promise.race([
+      deps.clock.sleep(pause, signal).then(() => undefined, () => undefined),
+      ...(notified === undefined ? [] : [notified]),
+    ]);
+    if (news !== undefined) return news;
+    current = (await getOperation(deps.table, op.id)) ?? current;
   }
+  return current;
 }
 
 /**
@@ -141,14 +147,25 @@ async function waitFinished(deps: OperationDeps, op: OperationRecord, waitMs: nu
  * may read its account may read it; to anyone else it does not exist (404, as for an unknown id).
  */
 export async function getOperationView(deps: OperationDeps, caller: Caller, id: string, waitSeconds: number, signal: AbortSignal): Promise<OperationView> {
-  const op = isOperationId(id) ? await getOperation(deps.table, id) : undefined;
   const notFound = new VendorError('not_found', `no operation with id "${id.slice(0, 64)}"`);
-  if (op === undefined) throw notFound;
-  if (!caller.manager) {
-    const account = await getAccount(deps.table, op.account);
-    if (account === undefined) throw notFound;
-    deps.permissionsLog?.note(account);
-    if (!canRead(caller, account)) throw notFound;
+  if (!isOperationId(id)) throw notFound;
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  // Listening before the read, so a result stored between the read and the wait is not missed.
+  const notified = waitSeconds > 0 ? deps.events?.waitFinished(id, stop.signal) : undefined;
+  try {
+    const op = await getOperation(deps.table, id);
+    if (op === undefined) throw notFound;
+    if (!caller.manager) {
+      const account = await getAccount(deps.table, op.account);
+      if (account === undefined) throw notFound;
+      deps.permissionsLog?.note(account);
+      if (!canRead(caller, account)) throw notFound;
+    }
+    return toOperationView(waitSeconds > 0 && !isFinished(op.state) ? await waitFinished(deps, op, waitSeconds * 1000, stop.signal, notified) : op);
+  } finally {
+    stop.abort();
+    signal.removeEventListener('abort', onAbort);
   }
-  return toOperationView(waitSeconds > 0 ? await waitFinished(deps, op, waitSeconds * 1000, signal) : op);
 }
