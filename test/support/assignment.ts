@@ -116,7 +116,9 @@ export class AssignmentWorld {
       assignment?: Partial<typeof FAST_ASSIGNMENT>;
       operations?: Partial<typeof FAST_OPERATIONS>;
       replicaId?: string;
+      /** Modules besides `base` (every production module by default). */
       modules?: readonly DriverModuleFactory[];
+      base?: readonly DriverModuleFactory[];
     } = {},
   ): Promise<Driver> {
     const driver = await startDriver({
@@ -129,7 +131,7 @@ export class AssignmentWorld {
       }),
       table: this.table,
       log: this.driverLogs.log,
-      modules: [...DRIVER_MODULES, ...(options.modules ?? [])],
+      modules: [...(options.base ?? DRIVER_MODULES), ...(options.modules ?? [])],
       operationEvents: this.operationEvents,
       ...(options.replicaId === undefined ? {} : { replicaId: options.replicaId }),
     });
