@@ -42,7 +42,7 @@ export const KUBE_TOKEN = 'assignment-kube-token-000000000001';
 
 /** Timing small enough for tests; every bound still holds as documented, only shorter. */
 export const FAST_ASSIGNMENT = { pollIntervalMs: 25, sweepIntervalMs: 50, handoverGraceMs: 400, fullReconcileIntervalMs: 60_000, clockSkewMs: 2_000 };
-export const FAST_OPERATIONS = { pollIntervalMs: 25, redispatchAfterMs: 200, orphanAfterMs: 1_000, timeoutMs: 3_900_000 };
+export const FAST_OPERATIONS = { pollIntervalMs: 100, redispatchAfterMs: 200, orphanAfterMs: 1_000, timeoutMs: 3_900_000 };
 
 export interface TestAgentOptions {
   /** `<deploymentName>_<namespace>` is the zone. */
