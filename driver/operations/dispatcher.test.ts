@@ -23,7 +23,7 @@ class StreamDouble implements LocalAgent {
   fail: Error | undefined;
   readonly agentId: string;
   readonly id: string;
-  readonly accounts: readonly string[];
+  accounts: readonly string[];
   constructor(agentId: string, id = `session-${agentId}`, accounts = ['prod']) {
     this.agentId = agentId;
     this.id = id;
@@ -213,6 +213,23 @@ describe('operation dispatcher', () => {
     s.dispatcher.wake();
     await until(() => back.sent.length === 1);
     expect(back.sent[0]?.attempt).toBe(2);
+  });
+
+  it('hands out again what an agent had for an account it no longer holds', async () => {
+    const s = await setup({ redispatchAfterMs: 0 });
+    const a = new StreamDouble('a');
+    s.directory.agents = [a];
+    const op = await s.create();
+    s.dispatcher.wake();
+    await until(() => a.sent.length === 1);
+    const b = new StreamDouble('b');
+    s.directory.agents = [a, b];
+    // Agent a was refused the account (or it was removed from it): it will not run what it got.
+    a.accounts = [];
+    await s.dispatcher.holdingLost(a.id, 'prod');
+    expect((await getOperation(s.table, op.id))?.dispatch).toMatchObject({ agentId: 'a', endReason: 'agent a no longer holds account prod' });
+    await until(() => b.sent.length === 1);
+    expect(b.sent[0]).toMatchObject({ operationId: op.id, attempt: 2 });
   });
 
   it('takes over the operations of a replica that is gone, after orphanAfterMs', async () => {
