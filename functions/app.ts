@@ -16,6 +16,7 @@ import { authentication } from './auth/middleware.ts';
 import { problemResponse } from './http.ts';
 import { openApiDocument } from './openapi.ts';
 import { toVendorError } from './problem.ts';
+import { corsFor, securityHeaders } from './security.ts';
 
 export interface AppDeps {
   table: TableRef;
@@ -27,6 +28,8 @@ export interface AppDeps {
   maxBodyBytes?: number;
   /** Operation news shared with a driver in the same process (`npm start`). */
   operationEvents?: OperationEvents;
+  /** Browser origins allowed to call the API (CORS); none, so CORS is off, when absent. */
+  corsOrigins?: readonly string[];
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -57,6 +60,9 @@ export function createApp(deps: AppDeps): Hono<ApiEnv> {
   });
   app.notFound((c) => problemResponse(c, new VendorError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
 
+  app.use('*', securityHeaders());
+  const cors = corsFor(deps.corsOrigins ?? []);
+  if (cors !== undefined) app.use('*', cors);
   app.use('*', authentication(deps.auth, OPEN_PATHS));
   const permissionsLog = new IgnoredPermissionsLog(logger);
   app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock, permissionsLog }, limit));

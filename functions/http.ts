@@ -1,14 +1,16 @@
 import type { Context } from 'hono';
 import { VendorError } from '../shared/errors.ts';
-import { PROBLEM_CONTENT_TYPE, challengeFor, toProblem } from './problem.ts';
+import { PROBLEM_CONTENT_TYPE, challengeFor, retryAfterSeconds, toProblem } from './problem.ts';
 
-/** Answers with RFC 9457 problem details for the error (and the bearer challenge of a 401). */
+/** Answers with RFC 9457 problem details for the error (and the bearer challenge of a 401, the `Retry-After` of a 503). */
 export function problemResponse(c: Context, err: VendorError): Response {
   const problem = toProblem(err, c.req.path);
   const challenge = challengeFor(err.code, c.req.header('authorization') !== undefined);
+  const retryAfter = retryAfterSeconds(err);
   return c.body(JSON.stringify(problem), problem.status as 400, {
     'content-type': PROBLEM_CONTENT_TYPE,
     ...(challenge === undefined ? {} : { 'www-authenticate': challenge }),
+    ...(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }),
   });
 }
 
@@ -32,7 +34,9 @@ const POSITIVE_INTEGER = /^[1-9][0-9]{0,15}$/;
 
 /**
  * Reads integer query parameters: each at most once, digits only, within [1, max]. Unknown
- * parameters are refused too, so a misspelt `limt=10` does not silently return 100 items.
+ * parameters are refused too, so a misspelt `limt=10` does not silently return 100 items. The query is
+ * read with URLSearchParams into a Map, so names such as `__proto__` or `constructor` are names like
+ * any other (unknown ones), never properties of an object.
  */
 export function integerQuery(
   c: Context,
@@ -40,12 +44,18 @@ export function integerQuery(
 ): Record<string, number> {
   const issues: { path: string; message: string }[] = [];
   const out: Record<string, number> = {};
-  const given = c.req.queries();
-  for (const name of Object.keys(given)) {
-    if (!(name in spec)) issues.push({ path: name, message: `unknown query parameter; allowed: ${Object.keys(spec).join(', ')}` });
+  const given = new Map<string, string[]>();
+  for (const [name, value] of new URL(c.req.url).searchParams) {
+    const values = given.get(name);
+    if (values === undefined) given.set(name, [value]);
+    else values.push(value);
   }
-  for (const [name, { default: fallback, max }] of Object.entries(spec)) {
-    const values = given[name];
+  const known = new Map(Object.entries(spec));
+  for (const name of given.keys()) {
+    if (!known.has(name)) issues.push({ path: name, message: `unknown query parameter; allowed: ${[...known.keys()].join(', ')}` });
+  }
+  for (const [name, { default: fallback, max }] of known) {
+    const values = given.get(name);
     if (values === undefined) {
       out[name] = fallback;
       continue;

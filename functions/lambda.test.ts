@@ -76,7 +76,10 @@ describe('Lambda handler', () => {
     const anonymous = await invoke(event('GET', '/vendor/accounts'), {});
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.headers['www-authenticate']).toBe('Bearer realm="vendor-agent"');
-    expect((await invoke(event('GET', '/healthz'), {})).statusCode).toBe(200);
+    const health = await invoke(event('GET', '/healthz'), {});
+    expect(health.statusCode).toBe(200);
+    // Behind API Gateway every request came over TLS: HSTS and the other security headers are sent.
+    expect(health.headers).toMatchObject({ 'strict-transport-security': 'max-age=31536000; includeSubDomains', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
   });
 
   it('is production mode: refuses to load without an OIDC issuer, whatever else is set', async () => {

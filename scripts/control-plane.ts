@@ -118,7 +118,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     );
     // The API's new operations wake the driver's dispatcher in this process at once.
     const operationEvents = new OperationEvents();
-    const app = createApp({ table, clock, logger, auth, operationEvents });
+    const corsOrigins = file.api.cors?.allowOrigins ?? [];
+    if (corsOrigins.length > 0) logger.info({ origins: corsOrigins }, 'browsers on these origins may call the API (CORS)');
+    const app = createApp({ table, clock, logger, auth, corsOrigins, operationEvents });
     const server = await startApiServer(app, { port, hostname: host });
     stops.push(() => server.close());
     logger.info({ accounts: await rankTotal(table), dataDir }, `API listening on ${server.url}`);

@@ -142,6 +142,34 @@ describe('local control plane (npm start)', () => {
     expect((await http(`${plane.url}/vendor/accounts/prod`)).json).toMatchObject({ permissionsIgnored: true });
     expect(await stop(plane.child)).toBe(0);
   });
+
+  it('answers over real HTTP with the security headers, the body limit and the configured CORS origins', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    const origin = 'https://console.example.com';
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}  cors:\n    allowOrigins: [${origin}]\nkubernetes:\n  accounts:\n    - name: prod\n`);
+    const { child, url, output } = await start(cwd);
+    expect(output()).toContain('browsers on these origins may call the API (CORS)');
+    const res = await fetch(`${url}/vendor/accounts`, { headers: { authorization: `Bearer ${TOKEN}`, origin } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('strict-transport-security')).toBeNull();
+    const preflight = await fetch(`${url}/vendor/accounts`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'PATCH' } });
+    expect(preflight.status).toBe(204);
+    // A body over 1 MiB sent in chunks, with no length announced.
+    const chunk = new TextEncoder().encode(`[${'{"name":"prod"},'.repeat(4096)}`);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 20; i++) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    const big = await fetch(`${url}/vendor/accounts`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body, duplex: 'half' } as RequestInit);
+    expect(big.status).toBe(413);
+    expect(big.headers.get('content-type')).toBe('application/problem+json');
+    expect(await stop(child)).toBe(0);
+  });
 });
 
 describe('local control plane with an agent (KUBECONFIG=... npm start)', () => {

@@ -203,6 +203,7 @@ describe('bearer JWTs from an OIDC issuer', () => {
       const res = await GET(fresh, await issuer.token({ sub: 'a' }, { kid }));
       expect(res.status).toBe(503);
       expect(res.json.code).toBe('unavailable');
+      expect(res.headers.get('retry-after')).toBe('5');
       // Within the cooldown it does not ask again.
       const asked = issuer.requests.length;
       expect((await GET(fresh, await issuer.token({ sub: 'a' }, { kid }))).status).toBe(503);

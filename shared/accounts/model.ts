@@ -67,4 +67,6 @@ export interface AccountRecord {
   /** Raised on each caching takeover; the driver refuses events with an older epoch. */
   cachingEpoch?: number;
   updatedAt: number;
+  /** Id of the last write by `mutateAccount`: tells a writer whose answer was lost that its write landed. */
+  lastWriteId?: string;
 }

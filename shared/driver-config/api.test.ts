@@ -90,3 +90,17 @@ describe('api.auth in vendor-driver.yml', () => {
     expect(issues).toEqual([{ path: 'api.auth.adminToken', message: 'must be letters, digits and . _ ~ + / = - only' }]);
   });
 });
+
+describe('api.cors in vendor-driver.yml', () => {
+  it('is absent (CORS off) unless given, and takes exact origins', () => {
+    expect(parseDriverConfig(yaml('api:', '  auth:', `    adminToken: ${TOKEN}`), 'f.yml').api.cors).toBeUndefined();
+    const config = parseDriverConfig(yaml('api:', '  cors:', '    allowOrigins: [https://console.example.com, "http://localhost:3000"]'), 'f.yml');
+    expect(config.api.cors).toEqual({ allowOrigins: ['https://console.example.com', 'http://localhost:3000'] });
+  });
+
+  it('refuses anything but an origin, naming the key', () => {
+    for (const bad of ['https://console.example.com/', 'https://console.example.com/app', '*', 'console.example.com', 'ftp://x.example.com']) {
+      expect(() => parseDriverConfig(yaml('api:', '  cors:', `    allowOrigins: ["${bad}"]`), 'f.yml'), bad).toThrow(/api\.cors\.allowOrigins\[0\]/);
+    }
+  });
+});

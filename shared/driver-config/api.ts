@@ -75,8 +75,28 @@ export const apiAuthSchema = v.strictObject({
   accountManagerRoles: v.optional(v.array(apiRoleNameSchema, 'must be a list of role names'), []),
 });
 
+/** A browser origin as the `Origin` header carries it: `scheme://host[:port]`, nothing more. */
+export function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+export const corsSchema = v.strictObject({
+  /** Browser origins allowed to call the API; CORS is off without any. */
+  allowOrigins: v.array(
+    v.pipe(v.string('must be a string'), v.check(isOrigin, 'must be an origin such as https://console.example.com (scheme, host and port only, no path or trailing slash)')),
+    'must be a list of origins',
+  ),
+});
+
 export const apiSectionSchema = v.strictObject({
   auth: v.optional(apiAuthSchema, { accountManagerRoles: [] }),
+  /** Cross-origin access for browser consoles; off when absent. */
+  cors: v.optional(corsSchema),
 });
 
 export type ApiAuthConfig = v.InferOutput<typeof apiAuthSchema>;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   BatchGetCommand,
   DeleteCommand,
@@ -107,6 +108,7 @@ export function deleteAccountParams(tableName: string, name: string, expectedVer
 /**
  * The generic conditional update: applies `changes` only if the item is still at `expectedVersion`,
  * and raises the version. One item, one write, so a lost race is a clean `precondition_failed`.
+ * `writeId`, when given, is stored as `lastWriteId` so the writer can recognise its own write later.
  */
 export function updateAccountParams(
   tableName: string,
@@ -114,6 +116,7 @@ export function updateAccountParams(
   expectedVersion: number,
   changes: AccountChanges,
   now: number,
+  writeId?: string,
 ): UpdateCommandInput {
   const set: string[] = ['version = version + :one', 'updatedAt = :now'];
   const remove: string[] = [];
@@ -135,6 +138,10 @@ export function updateAccountParams(
   scalar('lastAssignmentMsg', changes.lastAssignmentMsg);
   scalar('cachingAgentId', changes.cachingAgentId);
   scalar('cachingEpoch', changes.cachingEpoch);
+  if (writeId !== undefined) {
+    set.push('lastWriteId = :writeId');
+    values[':writeId'] = writeId;
+  }
   (changes.setAgents ?? []).forEach((result, i) => {
     names[`#sa${i}`] = result.agentId;
     values[`:sa${i}`] = result;
@@ -232,9 +239,10 @@ export async function updateAccount(
   expectedVersion: number,
   changes: AccountChanges,
   now: number,
+  writeId?: string,
 ): Promise<AccountRecord> {
   try {
-    const out = await t.client.send(new UpdateCommand(updateAccountParams(t.tableName, name, expectedVersion, changes, now)));
+    const out = await t.client.send(new UpdateCommand(updateAccountParams(t.tableName, name, expectedVersion, changes, now, writeId)));
     return fromItem(out.Attributes ?? {});
   } catch (err) {
     if (isConditionFailure(err)) {
@@ -247,6 +255,11 @@ export async function updateAccount(
 /**
  * Read, decide, conditionally write, and start over when another writer got there first. `decide`
  * returns the changes to make, or undefined to leave the account as it is; it may throw to refuse.
+ *
+ * The SDK sends a write again when its answer is lost (a timeout, a dropped connection): the first
+ * one may have landed, and the second then fails its version condition. Each write carries an id, so
+ * that case is told apart from another writer's change by reading the item back: it is our write,
+ * and it counts as done (`changed`), not as a race to decide again.
  */
 export async function mutateAccount(
   t: TableRef,
@@ -256,15 +269,20 @@ export async function mutateAccount(
   options: { maxAttempts?: number; /** A record just read strongly, saving the first read. */ initial?: AccountRecord } = {},
 ): Promise<{ record: AccountRecord | undefined; changed: boolean }> {
   const maxAttempts = options.maxAttempts ?? 10;
+  let known: { record: AccountRecord | undefined } | undefined = options.initial === undefined ? undefined : { record: options.initial };
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
-    const record = attempt === 0 && options.initial !== undefined ? options.initial : await getAccount(t, name, { consistent: true });
+    const record = known === undefined ? await getAccount(t, name, { consistent: true }) : known.record;
     const changes = await decide(record);
     if (changes === undefined || record === undefined) return { record, changed: false };
+    const writeId = randomUUID();
     try {
-      return { record: await updateAccount(t, name, record.version, changes, now()), changed: true };
+      return { record: await updateAccount(t, name, record.version, changes, now(), writeId), changed: true };
     } catch (err) {
       if ((err as VendorError).code !== 'precondition_failed') throw err;
     }
+    const current = await getAccount(t, name, { consistent: true });
+    if (current?.lastWriteId === writeId) return { record: current, changed: true };
+    known = { record: current };
   }
   throw new VendorError('precondition_failed', `account ${name} is being changed by others; try again`);
 }

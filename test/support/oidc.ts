@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { OidcConfig } from '../../shared/driver-config/api.ts';
 import type { AddressInfo } from 'node:net';
-import { SignJWT, base64url, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import { SignJWT, base64url, exportJWK, exportPKCS8, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 
 interface SigningKey {
   kid: string;
@@ -77,6 +77,23 @@ export class TestIssuer {
     this.#keys.set(kid, { kid, alg, privateKey, publicKey, jwk });
     if (options.publish ?? true) this.#published.push(kid);
     return kid;
+  }
+
+  /**
+   * The private parts of every key, by name (`key-1 d`, `key-1 pkcs8`, ...), for a secret scanner:
+   * none of them may ever appear in what the API answers or logs.
+   */
+  async privateParts(): Promise<Record<string, string>> {
+    const parts: Record<string, string> = {};
+    for (const { kid, privateKey } of this.#keys.values()) {
+      const jwk = await exportJWK(privateKey);
+      for (const field of ['d', 'p', 'q', 'dp', 'dq', 'qi'] as const) {
+        const value = jwk[field];
+        if (value !== undefined) parts[`${kid} ${field}`] = value;
+      }
+      parts[`${kid} pkcs8`] = await exportPKCS8(privateKey);
+    }
+    return parts;
   }
 
   /** Sets which keys the JWKS serves. */
