@@ -18,6 +18,7 @@ describe('parseDriverGrpcConfig', () => {
       auth: { tokens: [token] },
       sessions: { heartbeatIntervalMs: 10_000, leaseMs: 30_000 },
       assignment: { pollIntervalMs: 250, clockSkewMs: 5_000, fullReconcileIntervalMs: 60_000, handoverGraceMs: 10_000, sweepIntervalMs: 2_000, concurrency: 16 },
+      operations: { timeoutMs: 3_900_000, pollIntervalMs: 250, redispatchAfterMs: 5_000, orphanAfterMs: 60_000, concurrency: 32 },
     });
   });
 

@@ -8,6 +8,7 @@ import { parseDriverConfig } from '../shared/driver-config/load.ts';
 import { driverConfigSchemaWith } from '../shared/driver-config/schema.ts';
 import { VendorError, type Issue } from '../shared/errors.ts';
 import { SST_LINKS, linkedField } from '../shared/links.ts';
+import { OperationsConfigSchema } from './operations/config.ts';
 
 const int = (min: number, max: number) =>
   v.pipe(v.number(), v.integer('must be an integer'), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`));
@@ -98,6 +99,8 @@ export const driverSectionEntries = {
     {},
   ),
   assignment: v.optional(AssignmentSchema, {}),
+  /** Dispatch and timeouts of deployment operations (docs/operations.md). */
+  operations: v.optional(OperationsConfigSchema, {}),
 };
 
 export const DriverGrpcConfigSchema = v.pipe(
@@ -150,8 +153,8 @@ export async function loadDriverFile(file: string): Promise<DriverFile> {
 
 /** The endpoint settings of a file, with bearer tokens from elsewhere (a secret, a generated local token) accepted too. */
 export function endpointConfig(file: DriverFile, extraTokens: readonly string[] = []): DriverGrpcConfig {
-  const { grpc, auth, sessions, assignment } = file;
-  return parseDriverGrpcConfig({ grpc, sessions, assignment, auth: { tokens: [...new Set([...auth.tokens, ...extraTokens])] } });
+  const { grpc, auth, sessions, assignment, operations } = file;
+  return parseDriverGrpcConfig({ grpc, sessions, assignment, operations, auth: { tokens: [...new Set([...auth.tokens, ...extraTokens])] } });
 }
 
 /** Tokens of the SST link `VendorAgentTokens` (separated by commas or white space); none when it is not linked. */

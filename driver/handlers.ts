@@ -12,6 +12,7 @@
  */
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/log.ts';
+import type { OperationEvents } from '../shared/operations/events.ts';
 import type { AgentBodyKind, AgentMessage__Output } from '../shared/protocol/messages.ts';
 import type { TableRef } from '../shared/table/client.ts';
 import type { AgentSession, Holding } from './agent-session.ts';
@@ -38,6 +39,8 @@ export interface DriverServices {
   /** Names this process in sessions and Welcome. */
   readonly replicaId: string;
   readonly config: DriverGrpcConfig;
+  /** Operation news shared with the API when both run in this process (`npm start`). */
+  readonly operationEvents?: OperationEvents | undefined;
   /** Sessions of this replica that have been welcomed and not yet ended. */
   sessions(): readonly AgentSession[];
   /**

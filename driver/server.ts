@@ -16,6 +16,7 @@ import { HealthImplementation } from 'grpc-health-check';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import { VendorError } from '../shared/errors.ts';
 import type { Logger } from '../shared/log.ts';
+import type { OperationEvents } from '../shared/operations/events.ts';
 import { agentProtocol } from '../shared/protocol/loader.ts';
 import { AGENT_SERVICE_NAME, type DriverMessage } from '../shared/protocol/messages.ts';
 import { ERROR_CODE_TRAILER } from '../shared/protocol/wire.ts';
@@ -39,6 +40,8 @@ export interface DriverOptions {
   replicaId?: string;
   /** The modules to run (driver/modules.ts lists the production set). */
   modules: readonly DriverModuleFactory[];
+  /** Operation news shared with the API in this process (`npm start`): new operations are handed out at once. */
+  operationEvents?: OperationEvents;
 }
 
 export interface Driver {
@@ -123,6 +126,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
     log,
     replicaId,
     config,
+    operationEvents: options.operationEvents,
     sessions: () => [...live],
     holdingChanged: (session, account, holding) => {
       for (const m of modules) m.onHoldingChange?.(session, account, holding);

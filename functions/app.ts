@@ -4,9 +4,11 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { VendorError } from '../shared/errors.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import { silentLogger, type Logger } from '../shared/log.ts';
+import type { OperationEvents } from '../shared/operations/events.ts';
 import type { TableRef } from '../shared/table/client.ts';
 import { getRankDirParams } from '../shared/table/rank.ts';
 import { accountRoutes } from './accounts/routes.ts';
+import { operationRoutes } from './operations/routes.ts';
 import { IgnoredPermissionsLog } from './auth/access.ts';
 import type { ApiAuth } from './auth/authenticator.ts';
 import type { ApiEnv } from './auth/caller.ts';
@@ -24,6 +26,8 @@ export interface AppDeps {
   logger?: Logger;
   /** Largest accepted request body; larger ones get 413. */
   maxBodyBytes?: number;
+  /** Operation news shared with a driver in the same process (`npm start`). */
+  operationEvents?: OperationEvents;
   /** Browser origins allowed to call the API (CORS); none, so CORS is off, when absent. */
   corsOrigins?: readonly string[];
 }
@@ -61,7 +65,9 @@ export function createApp(deps: AppDeps): Hono<ApiEnv> {
   const cors = corsFor(deps.corsOrigins ?? []);
   if (cors !== undefined) app.use('*', cors);
   app.use('*', authentication(deps.auth, OPEN_PATHS));
-  app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock, permissionsLog: new IgnoredPermissionsLog(logger) }, limit));
+  const permissionsLog = new IgnoredPermissionsLog(logger);
+  app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock, permissionsLog }, limit));
+  app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents, permissionsLog }, limit));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
   // Healthy means the table answers: one small read of the rank directory.
   app.get('/healthz', async (c) => {

@@ -15,10 +15,10 @@ export function problemResponse(c: Context, err: VendorError): Response {
 }
 
 /** The request body as JSON; an empty or malformed body is `invalid_input`, never a crash. */
-export async function jsonBody(c: Context): Promise<unknown> {
+export async function jsonBody(c: Context, expected = 'a JSON array of account records'): Promise<unknown> {
   const text = await c.req.text();
   if (text.trim() === '') {
-    throw new VendorError('invalid_input', 'the request body is empty; expected a JSON array of account records', {
+    throw new VendorError('invalid_input', `the request body is empty; expected ${expected}`, {
       issues: [{ path: '', message: 'empty body' }],
     });
   }

@@ -43,6 +43,14 @@ describe('OpenAPI document', () => {
     expect(Object.keys(doc.components.schemas.AccountPage?.properties ?? {})).toEqual(['items', 'page', 'limit', 'total']);
   });
 
+  it('describes operation requests per action and the operation served', () => {
+    const doc = openApiDocument() as { components: { schemas: Record<string, { oneOf?: { properties?: Record<string, { const?: string }>; required?: string[] }[]; properties?: Record<string, unknown> }> } };
+    const actions = (doc.components.schemas.OperationRequest?.oneOf ?? []).map((s) => s.properties?.action?.const);
+    expect(actions).toEqual(['deploy', 'delete', 'scale', 'patch', 'rolloutRestart', 'rolloutUndo']);
+    expect(doc.components.schemas.OperationRequest?.oneOf?.[0]?.required).toEqual(['action', 'manifests']);
+    expect(Object.keys(doc.components.schemas.Operation?.properties ?? {})).toEqual(expect.arrayContaining(['id', 'state', 'outcomes', 'createdAt', 'finishedAt']));
+  });
+
   it('says how callers authenticate and what each refusal looks like', () => {
     type Op = { security?: unknown[]; responses: Record<string, unknown> };
     const doc = openApiDocument() as {

@@ -7,7 +7,10 @@ import {
   registrationBatchSchema,
 } from '../shared/accounts/schema.ts';
 import { ERROR_CODES } from '../shared/errors.ts';
+import { operationBodySchema } from '../shared/operations/request.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE } from './accounts/routes.ts';
+import { IDEMPOTENCY_HEADER, MAX_WAIT_SECONDS } from './operations/service.ts';
+import { operationViewSchema } from './operations/view.ts';
 import { PROBLEM_CONTENT_TYPE } from './problem.ts';
 
 function schemaOf(schema: v.GenericSchema, typeMode: 'input' | 'output'): Record<string, unknown> {
@@ -139,6 +142,58 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/vendor/accounts/{accountId}/operations': {
+        post: {
+          operationId: 'submitOperation',
+          summary: 'Queues a deployment operation on the account: deploy (server-side apply), delete, scale, patch, rollout restart or rollout undo (docs/operations.md).',
+          parameters: [
+            accountNameParam('accountId', 'The account name.'),
+            {
+              name: IDEMPOTENCY_HEADER,
+              in: 'header',
+              required: true,
+              description: 'Unique per operation (1–255 visible ASCII characters); a retry sends it again unchanged. The same key with the same request answers the same operation; with another request, 409.',
+              schema: { type: 'string', minLength: 1, maxLength: 255 },
+            },
+          ],
+          requestBody: { required: true, content: json(ref('OperationRequest')) },
+          responses: {
+            '202': {
+              description: 'Stored as QUEUED (or, for a repeated key, the operation it stands for, with `Idempotent-Replayed: true`). `Location` names it.',
+              headers: { Location: { schema: { type: 'string' }, description: '`/vendor/operations/{operationId}`' } },
+              content: json(ref('Operation')),
+            },
+            '400': problem('Missing Idempotency-Key, invalid body or manifests, or objects the account may not touch (namespaces, onlyNamespacedResources, unlisted CRDs), each by path; nothing is stored.'),
+            '404': problem('No account with that name.'),
+            '409': problem('The Idempotency-Key was used for a different request, or the account is not served by agents.'),
+            '413': problem('Body too large, or the operation too large to store.'),
+            ...authResponses,
+            '403': problem('The account has permissions and the caller holds none of its WRITE roles (nor an account-manager role).'),
+          },
+        },
+      },
+      '/vendor/operations/{operationId}': {
+        get: {
+          operationId: 'getOperation',
+          summary: 'One operation: state, per-object outcomes with the API server\'s own messages, timestamps.',
+          parameters: [
+            { name: 'operationId', in: 'path', required: true, schema: { type: 'string' } },
+            {
+              name: 'wait',
+              in: 'query',
+              description: 'Answer once the operation has finished, or after this many seconds.',
+              schema: { type: 'integer', minimum: 1, maximum: MAX_WAIT_SECONDS },
+            },
+          ],
+          responses: {
+            '200': { description: 'The operation.', content: json(ref('Operation')) },
+            '400': problem('Bad `wait`.'),
+            '404': problem('No operation with that id.'),
+            ...authResponses,
+            '403': problem("The operation's account has permissions and the caller holds none of its READ or WRITE roles (nor an account-manager role)."),
+          },
+        },
+      },
       '/openapi.json': { get: { operationId: 'openApi', summary: 'This document (no credentials needed).', security: [], responses: { '200': { description: 'OpenAPI 3.1.' } } } },
       '/healthz': {
         get: {
@@ -164,6 +219,8 @@ export function openApiDocument(): Record<string, unknown> {
         AccountPage: schemaOf(accountPageSchema, 'output'),
         RegistrationBatch: schemaOf(registrationBatchSchema, 'input'),
         ActivationBatch: schemaOf(activationBatchSchema, 'input'),
+        OperationRequest: schemaOf(operationBodySchema, 'input'),
+        Operation: schemaOf(operationViewSchema, 'output'),
         Problem: problemSchema,
       },
     },

@@ -13,6 +13,7 @@ import { systemClock } from '../shared/clock.ts';
 import { resolveDriverConfigPath } from '../shared/driver-config/load.ts';
 import { driverConfigSource } from '../shared/driver-config/source.ts';
 import type { Logger } from '../shared/log.ts';
+import { OperationEvents } from '../shared/operations/events.ts';
 import { ensureAccessIndex } from '../shared/table/access.ts';
 import { VendorError } from '../shared/errors.ts';
 import type { DriverConfig } from '../shared/driver-config/schema.ts';
@@ -115,9 +116,11 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       { driverConfig, added: result?.upserted.length, removed: result?.removed.length, unchanged: result?.unchanged },
       'driver-defined accounts loaded',
     );
+    // The API's new operations wake the driver's dispatcher in this process at once.
+    const operationEvents = new OperationEvents();
     const corsOrigins = file.api.cors?.allowOrigins ?? [];
     if (corsOrigins.length > 0) logger.info({ origins: corsOrigins }, 'browsers on these origins may call the API (CORS)');
-    const app = createApp({ table, clock, logger, auth, corsOrigins });
+    const app = createApp({ table, clock, logger, auth, corsOrigins, operationEvents });
     const server = await startApiServer(app, { port, hostname: host });
     stops.push(() => server.close());
     logger.info({ accounts: await rankTotal(table), dataDir }, `API listening on ${server.url}`);
@@ -130,6 +133,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       log: logger.child({ component: 'driver' }),
       clock,
       modules: DRIVER_MODULES,
+      operationEvents,
     });
     stops.push(() => driver.close(2_000));
     const grpcAddress = `${grpcHost.includes(':') ? `[${grpcHost}]` : grpcHost}:${driver.port}`;

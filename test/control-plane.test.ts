@@ -202,6 +202,18 @@ describe('local control plane with an agent (KUBECONFIG=... npm start)', () => {
       { timeout: 20_000, interval: 100 },
     );
     expect(kube.requests.log().some((r) => r.path === '/version' && r.user === 'developer')).toBe(true);
+
+    // An operation goes from the API through the driver of the same process to the agent, and back.
+    const submitted = await fetch(`${plane.url}/vendor/accounts/local/operations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'Idempotency-Key': 'npm-start-1' },
+      body: JSON.stringify({ action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'from-npm-start', namespace: 'default' }, data: { a: '1' } }] }),
+    });
+    expect(submitted.status).toBe(202);
+    const { id } = (await submitted.json()) as { id: string };
+    const done = await http(`${plane.url}/vendor/operations/${id}?wait=20`);
+    expect(done.json).toMatchObject({ state: 'SUCCEEDED', agentId: 'local-agent', outcomes: [{ result: 'created', code: 201 }] });
+    expect(kube.requests.log().some((r) => r.verb === 'patch' && r.name === 'from-npm-start' && r.user === 'developer')).toBe(true);
     expect(await stop(plane.child)).toBe(0);
     expect(plane.output()).toContain('[agent] ');
     expect(plane.output()).toMatch(/agent stopped/);

@@ -1,3 +1,4 @@
+import { operationsWorkerFactory } from '../operations/worker.ts';
 import type { AccountWorkerFactory } from './worker.ts';
 
 /**
@@ -5,4 +6,4 @@ import type { AccountWorkerFactory } from './worker.ts';
  * whether its work applies to an account. The resource cache, pod metrics and deployment
  * operations register their factories here.
  */
-export const ACCOUNT_WORKERS: readonly AccountWorkerFactory[] = [];
+export const ACCOUNT_WORKERS: readonly AccountWorkerFactory[] = [operationsWorkerFactory];

@@ -16,6 +16,10 @@ export type { Hello, Hello__Output } from './generated/vendor/agent/v1/Hello.ts'
 export type { RemoveAccount, RemoveAccount__Output } from './generated/vendor/agent/v1/RemoveAccount.ts';
 export type { StaticAccount, StaticAccount__Output } from './generated/vendor/agent/v1/StaticAccount.ts';
 export type { Welcome, Welcome__Output } from './generated/vendor/agent/v1/Welcome.ts';
+export type { ObjectOutcome, ObjectOutcome__Output } from './generated/vendor/agent/v1/ObjectOutcome.ts';
+export type { ObjectRef, ObjectRef__Output } from './generated/vendor/agent/v1/ObjectRef.ts';
+export type { Operation, Operation__Output } from './generated/vendor/agent/v1/Operation.ts';
+export type { OperationResult, OperationResult__Output } from './generated/vendor/agent/v1/OperationResult.ts';
 export type { AgentServiceClient, AgentServiceHandlers } from './generated/vendor/agent/v1/AgentService.ts';
 
 /** The protocol version this code speaks (`vendor.agent.v1`). */

@@ -53,7 +53,13 @@ const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
   }),
   resourceEvents: accountRef,
   resumeQuery: accountRef,
-  operationResult: v.looseObject({ operationId: id, account: id }),
+  operationResult: v.looseObject({
+    operationId: id,
+    account: id,
+    attempt: positive,
+    message: v.pipe(v.string(), v.maxLength(MAX_TEXT)),
+    outcomes: v.array(v.looseObject({ result: v.pipe(v.string(), v.nonEmpty('is required')), message: v.pipe(v.string(), v.maxLength(MAX_TEXT)) })),
+  }),
   podMetrics: accountRef,
 };
 
@@ -73,7 +79,10 @@ const DRIVER_BODIES: Record<DriverBodyKind, v.GenericSchema> = {
   assignAccount: v.looseObject({ account: id, generation: positive }),
   removeAccount: v.looseObject({ account: id, generation: positive }),
   resumeInfo: accountRef,
-  operation: v.looseObject({ operationId: id, account: id }),
+  operation: v.pipe(
+    v.looseObject({ operationId: id, account: id, attempt: positive }),
+    v.check((o) => typeof (o as { action?: unknown }).action === 'string', 'operation names no action'),
+  ),
 };
 
 interface RawEnvelope {

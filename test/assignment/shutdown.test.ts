@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { AccountWorkerFactory } from '../../agent/accounts/worker.ts';
+import { assignmentModule } from '../../driver/assignment/module.ts';
 import type { DriverModuleFactory } from '../../driver/handlers.ts';
 import { WAIT, useAssignmentWorld } from '../support/assignment.ts';
 
@@ -14,17 +15,17 @@ describe('an agent stopping', () => {
       update: () => undefined,
       stop: async () => {
         events.push(`worker of ${account.name} stopping`);
-        void host.respond({ kind: 'operationResult', body: { operationId: 'op-1', account: account.name } });
+        void host.respond({ kind: 'operationResult', body: { operationId: 'op-1', account: account.name, attempt: 1 } });
       },
     });
-    // The driver side: a module that takes operation results and notes when each stream ends.
+    // The driver side: a module that takes operation results (in place of the operations module) and notes when each stream ends.
     const recorder: DriverModuleFactory = () => ({
       name: 'recorder',
       handlers: { operationResult: ({ body }, session) => void events.push(`driver got ${body.operationId} from ${session.agentId}`) },
       onSessionClose: (session) => void events.push(`stream of ${session.agentId} ended`),
     });
     await world.fresh([{ name: 'prod' }]);
-    const driver = await world.driver({ modules: [recorder] });
+    const driver = await world.driver({ base: [assignmentModule], modules: [recorder] });
     const agent = await world.agent('a1', { target: `127.0.0.1:${driver.port}`, workers: [lastWords] });
     await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
     await world.activate('prod');

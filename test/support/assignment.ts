@@ -14,6 +14,7 @@ import { accountHolderWith } from '../../agent/accounts/component.ts';
 import type { AccountWorkerFactory } from '../../agent/accounts/worker.ts';
 import { ACCOUNT_WORKERS } from '../../agent/accounts/workers.ts';
 import { startAgent, type RunningAgent } from '../../agent/agent.ts';
+import { budgetComponent } from '../../agent/tasks/component.ts';
 import { driverConnectionComponent } from '../../agent/connection/component.ts';
 import { driverLink } from '../../agent/connection/link.ts';
 import { parseConfig } from '../../agent/config/load.ts';
@@ -27,11 +28,12 @@ import type { ApiEnv } from '../../functions/auth/caller.ts';
 import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { AccountSettings } from '../../shared/accounts/schema.ts';
 import { systemClock } from '../../shared/clock.ts';
+import { OperationEvents } from '../../shared/operations/events.ts';
 import { getAccount } from '../../shared/table/accounts.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { syncSource } from '../../shared/table/sources.ts';
 import { captureLogger } from '../capture-log.ts';
-import { startTestApiServer, type TestApiServer } from '../kube/index.ts';
+import { startTestApiServer, type TestApiServer, type TestApiServerOptions } from '../kube/index.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from './api.ts';
 import { TestTables } from './table.ts';
 
@@ -40,6 +42,7 @@ export const KUBE_TOKEN = 'assignment-kube-token-000000000001';
 
 /** Timing small enough for tests; every bound still holds as documented, only shorter. */
 export const FAST_ASSIGNMENT = { pollIntervalMs: 25, sweepIntervalMs: 50, handoverGraceMs: 400, fullReconcileIntervalMs: 60_000, clockSkewMs: 2_000 };
+export const FAST_OPERATIONS = { pollIntervalMs: 100, redispatchAfterMs: 200, orphanAfterMs: 1_000, timeoutMs: 3_900_000 };
 
 export interface TestAgentOptions {
   /** `<deploymentName>_<namespace>` is the zone. */
@@ -49,6 +52,8 @@ export interface TestAgentOptions {
   target: string;
   /** `kubernetes.accounts[]` of the agent's own file. */
   accounts?: Record<string, unknown>[];
+  /** `tasks.*` of the agent's own file. */
+  tasks?: Record<string, unknown>;
   /** Worker factories instead of the agent's own. */
   workers?: readonly AccountWorkerFactory[];
 }
@@ -70,9 +75,12 @@ export class AssignmentWorld {
   readonly driverLogs = captureLogger();
   readonly #cleanups: (() => unknown)[] = [];
 
-  async start(): Promise<void> {
+  /** Operation news shared by the API and the drivers of this world, as in one `npm start` process. */
+  operationEvents = new OperationEvents();
+
+  async start(kube: TestApiServerOptions = {}): Promise<void> {
     await this.tables.start();
-    this.kube = await startTestApiServer({ tls: true, auth: { tokens: { [KUBE_TOKEN]: { username: 'agent', groups: ['system:masters'] } } } });
+    this.kube = await startTestApiServer({ ...kube, tls: true, auth: { tokens: { [KUBE_TOKEN]: { username: 'agent', groups: ['system:masters'] } } } });
   }
 
   async close(): Promise<void> {
@@ -85,7 +93,8 @@ export class AssignmentWorld {
   /** A fresh table and API, with these driver-defined accounts. */
   async fresh(driverAccounts: AccountSettings[]): Promise<void> {
     this.table = await this.tables.fresh();
-    this.app = createApp({ table: this.table, clock: systemClock, auth: adminTokenAuth() });
+    this.operationEvents = new OperationEvents();
+    this.app = createApp({ table: this.table, clock: systemClock, auth: adminTokenAuth(), operationEvents: this.operationEvents });
     await syncSource(this.table, { id: 'driver-config', kind: 'driver-config' }, driverAccounts, Date.now());
   }
 
@@ -102,7 +111,15 @@ export class AssignmentWorld {
   }
 
   async driver(
-    options: { port?: number; assignment?: Partial<typeof FAST_ASSIGNMENT>; replicaId?: string; modules?: readonly DriverModuleFactory[] } = {},
+    options: {
+      port?: number;
+      assignment?: Partial<typeof FAST_ASSIGNMENT>;
+      operations?: Partial<typeof FAST_OPERATIONS>;
+      replicaId?: string;
+      /** Modules besides `base` (every production module by default). */
+      modules?: readonly DriverModuleFactory[];
+      base?: readonly DriverModuleFactory[];
+    } = {},
   ): Promise<Driver> {
     const driver = await startDriver({
       config: parseDriverGrpcConfig({
@@ -110,10 +127,12 @@ export class AssignmentWorld {
         auth: { tokens: [AGENT_TOKEN] },
         sessions: { heartbeatIntervalMs: 200, leaseMs: 1_000 },
         assignment: { ...FAST_ASSIGNMENT, ...options.assignment },
+        operations: { ...FAST_OPERATIONS, ...options.operations },
       }),
       table: this.table,
       log: this.driverLogs.log,
-      modules: [...DRIVER_MODULES, ...(options.modules ?? [])],
+      modules: [...(options.base ?? DRIVER_MODULES), ...(options.modules ?? [])],
+      operationEvents: this.operationEvents,
       ...(options.replicaId === undefined ? {} : { replicaId: options.replicaId }),
     });
     this.#cleanups.push(() => driver.close(100));
@@ -127,6 +146,7 @@ export class AssignmentWorld {
       driver: { grpc: options.target, insecure: true, auth: { token: AGENT_TOKEN } },
       kubernetes: { reconnectTimeoutMs: 50, retries: { enabled: false }, accounts: options.accounts ?? [] },
       logging: { format: 'json', file: logFile, level: 'debug' },
+      ...(options.tasks === undefined ? {} : { tasks: options.tasks }),
     };
     writeFileSync(path, stringify(raw));
     const parsed = parseConfig(stringify(raw), path);
@@ -136,7 +156,7 @@ export class AssignmentWorld {
       configPath: path,
       env: { VENDOR_AGENT_ID: id, VENDOR_DEPLOYMENT_NAME: options.deployment ?? 'vendor-agent', POD_NAMESPACE: options.namespace ?? 'infra' },
       hostname: id,
-      components: [driverConnectionComponent, accountHolderWith(options.workers ?? ACCOUNT_WORKERS)],
+      components: [budgetComponent, driverConnectionComponent, accountHolderWith(options.workers ?? ACCOUNT_WORKERS)],
       watchFile: false,
       signals: { on: () => undefined, off: () => undefined },
       inCluster: async () => undefined,
@@ -189,9 +209,9 @@ export class AssignmentWorld {
 export const WAIT = { timeout: 15_000, interval: 20 };
 
 /** A world started once for a test file, reset after every test and closed at the end. */
-export function useAssignmentWorld(): AssignmentWorld {
+export function useAssignmentWorld(kube: TestApiServerOptions = {}): AssignmentWorld {
   const world = new AssignmentWorld();
-  beforeAll(() => world.start());
+  beforeAll(() => world.start(kube));
   afterAll(() => world.close());
   afterEach(() => world.reset());
   return world;

@@ -8,19 +8,27 @@ import type { AgentServiceClient as _vendor_agent_v1_AgentServiceClient, AgentSe
 import type { AssignAccount as _vendor_agent_v1_AssignAccount, AssignAccount__Output as _vendor_agent_v1_AssignAccount__Output } from './vendor/agent/v1/AssignAccount.ts';
 import type { AssignmentResult as _vendor_agent_v1_AssignmentResult, AssignmentResult__Output as _vendor_agent_v1_AssignmentResult__Output } from './vendor/agent/v1/AssignmentResult.ts';
 import type { CustomResourceDefinition as _vendor_agent_v1_CustomResourceDefinition, CustomResourceDefinition__Output as _vendor_agent_v1_CustomResourceDefinition__Output } from './vendor/agent/v1/CustomResourceDefinition.ts';
+import type { DeleteAction as _vendor_agent_v1_DeleteAction, DeleteAction__Output as _vendor_agent_v1_DeleteAction__Output } from './vendor/agent/v1/DeleteAction.ts';
+import type { DeployAction as _vendor_agent_v1_DeployAction, DeployAction__Output as _vendor_agent_v1_DeployAction__Output } from './vendor/agent/v1/DeployAction.ts';
 import type { DriverMessage as _vendor_agent_v1_DriverMessage, DriverMessage__Output as _vendor_agent_v1_DriverMessage__Output } from './vendor/agent/v1/DriverMessage.ts';
 import type { Heartbeat as _vendor_agent_v1_Heartbeat, Heartbeat__Output as _vendor_agent_v1_Heartbeat__Output } from './vendor/agent/v1/Heartbeat.ts';
 import type { HeartbeatAck as _vendor_agent_v1_HeartbeatAck, HeartbeatAck__Output as _vendor_agent_v1_HeartbeatAck__Output } from './vendor/agent/v1/HeartbeatAck.ts';
 import type { HeldAccount as _vendor_agent_v1_HeldAccount, HeldAccount__Output as _vendor_agent_v1_HeldAccount__Output } from './vendor/agent/v1/HeldAccount.ts';
 import type { Hello as _vendor_agent_v1_Hello, Hello__Output as _vendor_agent_v1_Hello__Output } from './vendor/agent/v1/Hello.ts';
+import type { ObjectOutcome as _vendor_agent_v1_ObjectOutcome, ObjectOutcome__Output as _vendor_agent_v1_ObjectOutcome__Output } from './vendor/agent/v1/ObjectOutcome.ts';
+import type { ObjectRef as _vendor_agent_v1_ObjectRef, ObjectRef__Output as _vendor_agent_v1_ObjectRef__Output } from './vendor/agent/v1/ObjectRef.ts';
 import type { Operation as _vendor_agent_v1_Operation, Operation__Output as _vendor_agent_v1_Operation__Output } from './vendor/agent/v1/Operation.ts';
 import type { OperationResult as _vendor_agent_v1_OperationResult, OperationResult__Output as _vendor_agent_v1_OperationResult__Output } from './vendor/agent/v1/OperationResult.ts';
+import type { PatchAction as _vendor_agent_v1_PatchAction, PatchAction__Output as _vendor_agent_v1_PatchAction__Output } from './vendor/agent/v1/PatchAction.ts';
 import type { Permissions as _vendor_agent_v1_Permissions, Permissions__Output as _vendor_agent_v1_Permissions__Output } from './vendor/agent/v1/Permissions.ts';
 import type { PodMetrics as _vendor_agent_v1_PodMetrics, PodMetrics__Output as _vendor_agent_v1_PodMetrics__Output } from './vendor/agent/v1/PodMetrics.ts';
 import type { RemoveAccount as _vendor_agent_v1_RemoveAccount, RemoveAccount__Output as _vendor_agent_v1_RemoveAccount__Output } from './vendor/agent/v1/RemoveAccount.ts';
 import type { ResourceEvents as _vendor_agent_v1_ResourceEvents, ResourceEvents__Output as _vendor_agent_v1_ResourceEvents__Output } from './vendor/agent/v1/ResourceEvents.ts';
 import type { ResumeInfo as _vendor_agent_v1_ResumeInfo, ResumeInfo__Output as _vendor_agent_v1_ResumeInfo__Output } from './vendor/agent/v1/ResumeInfo.ts';
 import type { ResumeQuery as _vendor_agent_v1_ResumeQuery, ResumeQuery__Output as _vendor_agent_v1_ResumeQuery__Output } from './vendor/agent/v1/ResumeQuery.ts';
+import type { RolloutRestartAction as _vendor_agent_v1_RolloutRestartAction, RolloutRestartAction__Output as _vendor_agent_v1_RolloutRestartAction__Output } from './vendor/agent/v1/RolloutRestartAction.ts';
+import type { RolloutUndoAction as _vendor_agent_v1_RolloutUndoAction, RolloutUndoAction__Output as _vendor_agent_v1_RolloutUndoAction__Output } from './vendor/agent/v1/RolloutUndoAction.ts';
+import type { ScaleAction as _vendor_agent_v1_ScaleAction, ScaleAction__Output as _vendor_agent_v1_ScaleAction__Output } from './vendor/agent/v1/ScaleAction.ts';
 import type { SessionResume as _vendor_agent_v1_SessionResume, SessionResume__Output as _vendor_agent_v1_SessionResume__Output } from './vendor/agent/v1/SessionResume.ts';
 import type { StaticAccount as _vendor_agent_v1_StaticAccount, StaticAccount__Output as _vendor_agent_v1_StaticAccount__Output } from './vendor/agent/v1/StaticAccount.ts';
 import type { Welcome as _vendor_agent_v1_Welcome, Welcome__Output as _vendor_agent_v1_Welcome__Output } from './vendor/agent/v1/Welcome.ts';
@@ -40,19 +48,27 @@ export interface ProtoGrpcType {
         AssignAccount: MessageTypeDefinition<_vendor_agent_v1_AssignAccount, _vendor_agent_v1_AssignAccount__Output>
         AssignmentResult: MessageTypeDefinition<_vendor_agent_v1_AssignmentResult, _vendor_agent_v1_AssignmentResult__Output>
         CustomResourceDefinition: MessageTypeDefinition<_vendor_agent_v1_CustomResourceDefinition, _vendor_agent_v1_CustomResourceDefinition__Output>
+        DeleteAction: MessageTypeDefinition<_vendor_agent_v1_DeleteAction, _vendor_agent_v1_DeleteAction__Output>
+        DeployAction: MessageTypeDefinition<_vendor_agent_v1_DeployAction, _vendor_agent_v1_DeployAction__Output>
         DriverMessage: MessageTypeDefinition<_vendor_agent_v1_DriverMessage, _vendor_agent_v1_DriverMessage__Output>
         Heartbeat: MessageTypeDefinition<_vendor_agent_v1_Heartbeat, _vendor_agent_v1_Heartbeat__Output>
         HeartbeatAck: MessageTypeDefinition<_vendor_agent_v1_HeartbeatAck, _vendor_agent_v1_HeartbeatAck__Output>
         HeldAccount: MessageTypeDefinition<_vendor_agent_v1_HeldAccount, _vendor_agent_v1_HeldAccount__Output>
         Hello: MessageTypeDefinition<_vendor_agent_v1_Hello, _vendor_agent_v1_Hello__Output>
+        ObjectOutcome: MessageTypeDefinition<_vendor_agent_v1_ObjectOutcome, _vendor_agent_v1_ObjectOutcome__Output>
+        ObjectRef: MessageTypeDefinition<_vendor_agent_v1_ObjectRef, _vendor_agent_v1_ObjectRef__Output>
         Operation: MessageTypeDefinition<_vendor_agent_v1_Operation, _vendor_agent_v1_Operation__Output>
         OperationResult: MessageTypeDefinition<_vendor_agent_v1_OperationResult, _vendor_agent_v1_OperationResult__Output>
+        PatchAction: MessageTypeDefinition<_vendor_agent_v1_PatchAction, _vendor_agent_v1_PatchAction__Output>
         Permissions: MessageTypeDefinition<_vendor_agent_v1_Permissions, _vendor_agent_v1_Permissions__Output>
         PodMetrics: MessageTypeDefinition<_vendor_agent_v1_PodMetrics, _vendor_agent_v1_PodMetrics__Output>
         RemoveAccount: MessageTypeDefinition<_vendor_agent_v1_RemoveAccount, _vendor_agent_v1_RemoveAccount__Output>
         ResourceEvents: MessageTypeDefinition<_vendor_agent_v1_ResourceEvents, _vendor_agent_v1_ResourceEvents__Output>
         ResumeInfo: MessageTypeDefinition<_vendor_agent_v1_ResumeInfo, _vendor_agent_v1_ResumeInfo__Output>
         ResumeQuery: MessageTypeDefinition<_vendor_agent_v1_ResumeQuery, _vendor_agent_v1_ResumeQuery__Output>
+        RolloutRestartAction: MessageTypeDefinition<_vendor_agent_v1_RolloutRestartAction, _vendor_agent_v1_RolloutRestartAction__Output>
+        RolloutUndoAction: MessageTypeDefinition<_vendor_agent_v1_RolloutUndoAction, _vendor_agent_v1_RolloutUndoAction__Output>
+        ScaleAction: MessageTypeDefinition<_vendor_agent_v1_ScaleAction, _vendor_agent_v1_ScaleAction__Output>
         SessionResume: MessageTypeDefinition<_vendor_agent_v1_SessionResume, _vendor_agent_v1_SessionResume__Output>
         StaticAccount: MessageTypeDefinition<_vendor_agent_v1_StaticAccount, _vendor_agent_v1_StaticAccount__Output>
         Welcome: MessageTypeDefinition<_vendor_agent_v1_Welcome, _vendor_agent_v1_Welcome__Output>
