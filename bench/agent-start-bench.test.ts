@@ -13,6 +13,12 @@ describe('bench:agent-start', () => {
     expect(packages.filter((p) => p.startsWith('@aws-sdk/client-dynamodb') || p === 'hono' || p === 'dynalite')).toEqual([]);
   });
 
+  it('the agent starts without @kubernetes/client-node: only the first account loads it', () => {
+    const atStart = packagesImportedBy(join(root, 'agent/main.ts'), { lazy: false });
+    expect(atStart).toEqual(expect.arrayContaining(['@grpc/grpc-js', 'pino', 'prom-client', 'yaml']));
+    expect(atStart).not.toContain('@kubernetes/client-node');
+  });
+
   it('prints start-up figures for each account count beside the bare process', async () => {
     const lines: Record<string, unknown>[] = [];
     await benchAgentStart({ runs: 1, accountCounts: [0, 2], idleMs: 50 }, (l) => void lines.push(l));

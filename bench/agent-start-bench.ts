@@ -52,8 +52,11 @@ export interface AgentStartOptions {
   compileCache?: boolean;
 }
 
-/** Bare package names imported anywhere in the module graph of `entry` (static and `import()`), `node:` excluded. */
-export function packagesImportedBy(entry: string): string[] {
+/**
+ * Bare package names imported anywhere in the module graph of `entry` (static and, unless
+ * `lazy: false`, `import()`), `node:` excluded.
+ */
+export function packagesImportedBy(entry: string, options: { lazy?: boolean } = {}): string[] {
   const packages = new Set<string>();
   const seen = new Set<string>();
   const pattern = /^\s*(?:import|export)\s+(?!type\b)(?:[^'";]*?\sfrom\s+)?'([^']+)'|import\('([^']+)'\)/gm;
@@ -62,6 +65,7 @@ export function packagesImportedBy(entry: string): string[] {
     seen.add(file);
     const source = readFileSync(file, 'utf8');
     for (const m of source.matchAll(pattern)) {
+      if (m[1] === undefined && options.lazy === false) continue;
       const spec = (m[1] ?? m[2]) as string;
       if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
       else if (!spec.startsWith('node:')) packages.add(spec);
