@@ -8,10 +8,13 @@ describe('bench:api', () => {
     const figures = await runApiBench({ accounts: 250, reads: 3, batches: 1 }, (l) => lines.push(l));
     expect(figures.map((f) => f.figure)).toEqual([
       'get_by_id',
+      'get_by_id_new_token_each_time',
       'list_page_1_limit_100',
       'list_page_3_limit_100',
       'post_100_records',
       'patch_100_records',
+      'list_page_1_limit_100_caller_without_roles',
+      'list_page_3_limit_100_caller_without_roles',
     ]);
     const by = new Map(figures.map((f) => [f.figure, f]));
     expect(by.get('get_by_id')).toMatchObject({ rcu_per_req: 0.5, round_trips_per_req: 1, ratio_rcu: 1 });
@@ -23,5 +26,10 @@ describe('bench:api', () => {
     const total = lines.find((l) => l.figure === 'total_cost')!;
     expect(total.rcu_total_from_rank_directory as number).toBeLessThan(total.rcu_counting_every_item as number);
     for (const f of figures) expect(f.ratio_p50).not.toBeNull();
+    // The restricted caller's pages cost what their raw reads cost, far below reading every account.
+    for (const f of figures.filter((x) => x.figure.endsWith('_caller_without_roles'))) {
+      expect(f.ratio_rcu).toBe(1);
+      expect(f.rcu_per_req).toBeLessThan(total.rcu_counting_every_item as number);
+    }
   });
 });

@@ -2,6 +2,10 @@ import { performance } from 'node:perf_hooks';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Agent, request } from 'node:http';
 import { createApp } from '../functions/app.ts';
+import { createApiAuth } from '../functions/auth/authenticator.ts';
+import { queryAccessParams, readAccessIndex } from '../shared/table/access.ts';
+import { listVisibleAccountPage, locateVisiblePage, queryAccountRangeParams } from '../shared/table/visible.ts';
+import { TestIssuer, oidcConfig } from '../test/support/oidc.ts';
 import { startApiServer } from '../functions/node.ts';
 import { getAccountParams, getAccounts, queryAccountsParams, updateAccountParams } from '../shared/table/accounts.ts';
 import { CapacityMeter } from '../shared/table/capacity.ts';
@@ -129,15 +133,29 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
       staticAccounts: [],
     });
 
-    const server = await startApiServer(createApp({ table }));
+    // Callers present real JWTs from a loopback OIDC issuer, verified on every request.
+    const issuer = await TestIssuer.start();
+    await issuer.addKey('ES256');
+    const managerToken = await issuer.token({ sub: 'bench-manager', groups: ['bench-admins'] }, { ttl: 86_400 });
+    const noRolesToken = await issuer.token({ sub: 'bench-reader', groups: [] }, { ttl: 86_400 });
+    let token = managerToken;
+    const auth = createApiAuth({ oidc: oidcConfig(issuer), accountManagerRoles: ['bench-admins'] }, { production: false });
+    const server = await startApiServer(createApp({ table, auth }));
     // A keep-alive node:http client, like the SDK's own, so both sides pay the same kind of HTTP hop.
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const call = (method: string, path: string, body?: unknown) =>
+    const call = (method: string, path: string, body?: unknown, bearer = token) =>
       new Promise<unknown>((resolve, reject) => {
         const payload = body === undefined ? undefined : JSON.stringify(body);
         const req = request(
           `${server.url}${path}`,
-          { method, agent, headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+          {
+            method,
+            agent,
+            headers: {
+              authorization: `Bearer ${bearer}`,
+              ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+            },
+          },
           (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
@@ -174,6 +192,22 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
             meter,
             (i) => get(`/vendor/accounts/${pick(i)}`),
             (i) => client.send(new GetCommand(getAccountParams(tableName, pick(i)))),
+          ),
+        ),
+      );
+
+      // What the signature check costs: each request with a token the API has not seen (verified), beside
+      // the same request with a token it verified moments ago (taken from its cache of verified tokens).
+      const freshTokens = await Promise.all(Array.from({ length: n }, (_, i) => issuer.token({ sub: `bench-${i}`, groups: ['bench-admins'] }, { ttl: 86_400 })));
+      out(
+        figure(
+          'get_by_id_new_token_each_time',
+          'the same GET by id with a token verified moments ago',
+          await measurePair(
+            n,
+            meter,
+            (i) => call('GET', `/vendor/accounts/${pick(i)}`, undefined, freshTokens[i]),
+            (i) => call('GET', `/vendor/accounts/${pick(i)}`, undefined, managerToken),
           ),
         ),
       );
@@ -274,9 +308,50 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
           ),
         ),
       );
+
+      // A caller who may not read everything: restricted accounts are added among the others (one in
+      // eleven), and a caller without roles lists around them. Measured last, so the figures above are
+      // those of the same table as before.
+      const restricted = Array.from({ length: Math.ceil(options.accounts / 10) }, (_, i) => ({
+        name: `${accountName(i * 10)}-r`,
+        kubeconfigFile: `/etc/vendor/kubeconfigs/${accountName(i * 10)}-r.yml`,
+        namespaces: ['apps'],
+        permissions: [{ READ: ['ops'] }],
+      }));
+      await syncSource(table, { id: 'plugin:bench', kind: 'plugin' }, restricted, Date.now(), 16);
+      const hidden = new Set((await readAccessIndex(table)).keys());
+      token = noRolesToken;
+      for (const page of [1, deepPage]) {
+        const located = await locateVisiblePage(table, (page - 1) * 100, 100, hidden);
+        const dirNow = (await client.send(new GetCommand(getRankDirParams(tableName, false)))).Item as { chunks: { id: string; lo: string }[] };
+        const chunkIds = [...new Set(located.names.map((name) => dirNow.chunks.filter((c) => c.lo <= name).at(-1)?.id ?? ''))];
+        const check = await listVisibleAccountPage(table, page, 100, hidden);
+        const expected = Math.min(100, options.accounts - (page - 1) * 100);
+        if (check.records.length !== expected || check.total !== options.accounts || check.records.some((r) => r.name.endsWith('-r'))) {
+          throw new Error('restricted caller sees the wrong accounts');
+        }
+        out(
+          figure(
+            `list_page_${page}_limit_100_caller_without_roles`,
+            `Query(access index, ${hidden.size} entries) + GetItem(rank directory) + ${chunkIds.length} x GetItem(rank chunk) + Query(name range of ${located.span})`,
+            await measurePair(
+              n,
+              meter,
+              () => get(`/vendor/accounts?page=${page}&limit=100`),
+              async () => {
+                await queryAll(table, queryAccessParams(tableName));
+                await client.send(new GetCommand(getRankDirParams(tableName, false)));
+                await Promise.all(chunkIds.map((id) => client.send(new GetCommand(getRankChunkParams(tableName, id, false)))));
+                await queryAll(table, queryAccountRangeParams(tableName, located.names[0] as string, located.names.at(-1) as string));
+              },
+            ),
+          ),
+        );
+      }
     } finally {
       agent.destroy();
       await server.close();
+      await issuer.close();
     }
   } finally {
     await table.close();

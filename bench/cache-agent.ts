@@ -5,6 +5,7 @@
  *
  *   node bench/cache-agent.ts '{"kubeconfig":"...","driver":"127.0.0.1:PORT","token":"...","account":"bench"}'
  */
+import { EMPTY_SETTINGS } from '../agent/accounts/holder.ts';
 import type { HeldAccountView, WorkerHost } from '../agent/accounts/worker.ts';
 import { decoderOf } from '../agent/cache/decoder.ts';
 import { ListGate } from '../agent/cache/list-gate.ts';
@@ -39,22 +40,7 @@ const host: WorkerHost = { respond: (b) => connection.respond(b), notify: (b) =>
 const view: HeldAccountView = {
   name: cfg.account,
   generation: 1,
-  settings: {
-    context: '',
-    serviceAccount: false,
-    insecure: false,
-    noProxy: false,
-    oAuthScopes: [],
-    namespaces: [],
-    omitNamespaces: [],
-    onlyNamespacedResources: false,
-    customResourceDefinitions: [],
-    kinds: BENCH_KINDS.map((k) => k.kind),
-    omitKinds: [],
-    metrics: false,
-    maxResumableResourceAgeMs: 0,
-    permissions: null,
-  },
+  settings: { ...EMPTY_SETTINGS, kinds: BENCH_KINDS.map((k) => k.kind) },
   caching: true,
   cachingEpoch: 1,
   cluster,

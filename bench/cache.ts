@@ -26,8 +26,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_RETRY_SETTINGS, connectCluster, type ClusterClient } from '../agent/clusters/index.ts';
 import { parseDriverGrpcConfig } from '../driver/config.ts';
-import { MemorySessionStore } from '../driver/memory-session-store.ts';
-import { cacheHandlers } from '../driver/resources/handlers.ts';
+import type { CacheHandlers } from '../driver/resources/handlers.ts';
+import { cacheModuleWith } from '../driver/resources/module.ts';
 import { startDriver } from '../driver/server.ts';
 import { systemClock } from '../shared/clock.ts';
 import { silentLogger } from '../shared/log.ts';
@@ -178,13 +178,13 @@ try {
     await createAccount(table, `${ACCOUNT}-${round}`, 1);
     await updateAccount(table, `${ACCOUNT}-${round}`, 1, { cachingAgentId: 'bench-agent', cachingEpoch: 1 }, 1);
   }
-  const cache = cacheHandlers({ table, clock: systemClock, log: silentLogger(), gateTtlMs: 1000 });
-  cleanups.push(() => cache.close());
+  let cache: CacheHandlers | undefined;
   const driver = await startDriver({
     config: parseDriverGrpcConfig({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: [TOKEN] } }),
-    store: new MemorySessionStore(),
+    table,
+    clock: systemClock,
     log: silentLogger(),
-    handlers: cache.handlers,
+    modules: [cacheModuleWith({ gateTtlMs: 1000 }, (built) => (cache = built))],
   });
   cleanups.push(() => driver.close(100));
   const wire = countBytesTo(() => driver.port);
@@ -232,7 +232,7 @@ try {
     const kubeCpu = (await cpuMsOf(kubePid)) - kubeCpu1;
     const driverCpu = process.cpuUsage(driverCpu1);
     const cpu = (await cpuMsOf(agent.process.pid!)) - agentCpu1;
-    const writer = cache.writer(account)!;
+    const writer = cache!.writer(account)!;
     await writer.idle();
     const result = {
       syncMs: sync.ms as number,

@@ -1,8 +1,9 @@
 /**
  * One agent's stream on this driver: hello and welcome, heartbeats and the lease, sequence numbers
- * and acknowledgements, and the hand-off of what the agent reports to the session store. Messages
- * are processed one at a time in arrival order; the receive time that judges the lease is taken as
- * each message arrives, so a slow store never makes a live agent look dead.
+ * and acknowledgements, and the hand-off of every other message to the handler registered for its
+ * kind (driver/handlers.ts). Messages are processed one at a time in arrival order; the receive
+ * time that judges the lease is taken as each message arrives, so a slow table never makes a live
+ * agent look dead.
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
@@ -11,13 +12,12 @@ import { VendorError, isVendorError } from '../shared/errors.ts';
 import type { Logger } from '../shared/log.ts';
 import {
   PROTOCOL_VERSION,
+  RELIABLE_AGENT_BODIES,
   RELIABLE_DRIVER_BODIES,
   SUPPORTED_PROTOCOL_VERSIONS,
   driverMessage,
   type AgentEnvelope,
   type AgentMessage__Output,
-  type AssignAccount,
-  type AssignmentResult__Output,
   type DriverBody,
   type DriverMessage,
   type Hello__Output,
@@ -27,8 +27,9 @@ import { SequencedEndpoint } from '../shared/protocol/endpoint.ts';
 import { SerialQueue } from '../shared/protocol/serial-queue.ts';
 import { parseAgentMessage } from '../shared/protocol/validate.ts';
 import { statusOfError } from './grpc-status.ts';
-import { dispatch, type MessageHandlers, type SessionPort } from './handlers.ts';
-import type { ResultOutcome, SessionStore } from './session-store.ts';
+import type { AgentMessageHandlers, HandledKind } from './handlers.ts';
+import type { SessionRecord, SessionStore } from './session-store.ts';
+import { staticAccountsOf } from './account-settings.ts';
 
 /** What the service's deserializer hands on when the bytes are not a message at all. */
 export class Undecodable {
@@ -51,14 +52,25 @@ export interface SessionDeps {
   clock: Clock;
   log: Logger;
   settings: SessionSettings;
+  /** What handles each agent message kind other than hello, heartbeat and ack. */
+  handlers: AgentMessageHandlers;
   onOpen(session: AgentSession): void;
   onClose(session: AgentSession, reason: string): void;
-  onResult?(session: AgentSession, result: AssignmentResult__Output, outcome: ResultOutcome): void;
-  /** Handlers of the other bodies (resource events, operation results, ...); see handlers.ts. */
-  handlers?: MessageHandlers;
 }
 
-export class AgentSession implements SessionPort {
+/**
+ * What this stream's agent holds of one account, as far as this stream knows: what it announced in
+ * hello (`held`), what the driver sent and is waiting to hear about (`sent`), what it confirmed
+ * (`held`) or could not use (`failed`), and what is being taken off it (`removing`).
+ */
+export interface Holding {
+  generation: number;
+  caching: boolean;
+  cachingEpoch: number;
+  state: 'sent' | 'held' | 'failed' | 'removing';
+}
+
+export class AgentSession {
   readonly id = randomUUID();
   readonly peer: string;
   readonly #call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>;
@@ -67,11 +79,14 @@ export class AgentSession implements SessionPort {
   readonly #queue: SerialQueue;
   readonly #stop = new AbortController();
   #hello: Hello__Output | undefined;
+  #record: SessionRecord | undefined;
+  #lastProcessedSeq = 0;
   #opened = false;
   #ended = false;
   #lastReceivedAt: number;
   #lastRenewAt: number;
   #closedReason: string | undefined;
+  #closeWritten: Promise<void> = Promise.resolve();
 
   constructor(call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>, deps: SessionDeps) {
     this.#call = call;
@@ -112,17 +127,24 @@ export class AgentSession implements SessionPort {
     return this.#closedReason;
   }
 
+  /** Settles once the end of this session is written to the table (at once for a stream never welcomed). */
+  get closeWritten(): Promise<void> {
+    return this.#closeWritten;
+  }
+
+  /** True from the welcome until the stream ends. */
+  get open(): boolean {
+    return this.#opened && !this.#ended;
+  }
+
+  /** The accounts of this stream's agent, by name; kept by the assignment module. */
+  readonly holdings = new Map<string, Holding>();
+
   /** Sends a message; reliable ones resolve when the agent acknowledges them. */
   send(out: DriverBody): Promise<void> {
     if (this.#ended) return Promise.reject(new VendorError('unavailable', 'the agent stream has ended'));
     if (!this.#opened) return Promise.reject(new VendorError('conflict', 'the agent has not been welcomed yet'));
     return this.#endpoint.send(out).acked;
-  }
-
-  /** Hands an account to the agent: recorded first, so the agent's answer is expected. */
-  async assign(assign: AssignAccount & { account: string; generation: number }): Promise<void> {
-    await this.#deps.store.assigned(this.agentId, assign.account, assign.generation);
-    await this.send({ kind: 'assignAccount', body: assign });
   }
 
   /** Ends the stream with `error` as its status. */
@@ -156,11 +178,14 @@ export class AgentSession implements SessionPort {
       this.end(e);
       return;
     }
-    if (this.#opened && now - this.#lastRenewAt >= this.#deps.settings.heartbeatIntervalMs) {
+    if (this.#opened && this.#record !== undefined && now - this.#lastRenewAt >= this.#deps.settings.heartbeatIntervalMs) {
       this.#lastRenewAt = now;
-      this.#deps.store.renew(this.id, now + this.#deps.settings.leaseMs).catch((e: unknown) => {
-        this.#deps.log.error({ sessionId: this.id, err: e }, 'lease renewal failed');
-      });
+      this.#deps.store.renew(this.#record, now + this.#deps.settings.leaseMs, this.#lastProcessedSeq).then(
+        (held) => {
+          if (!held) this.end(new VendorError('conflict', `a newer stream of agent ${this.agentId} has taken its session over`));
+        },
+        (e: unknown) => this.#deps.log.error({ sessionId: this.id, err: e }, 'lease renewal failed'),
+      );
     }
     this.#queue.push(() => this.#process(env));
   }
@@ -202,48 +227,57 @@ export class AgentSession implements SessionPort {
         return;
       case 'ack':
         return;
-      case 'assignmentResult': {
-        const outcome = await this.#deps.store.recordResult(this.agentId, this.id, env.seq, env.body);
-        this.#deps.log.info(
-          { sessionId: this.id, agentId: this.agentId, account: env.body.account, generation: env.body.generation, ok: env.body.ok, outcome },
-          'assignment result',
-        );
-        this.#deps.onResult?.(this, env.body, outcome);
-        this.#endpoint.processed(env.seq);
-        return;
-      }
       default:
-        if (await dispatch(this.#deps.handlers, env, this)) {
-          if (env.seq > 0) this.#endpoint.processed(env.seq);
-          return;
-        }
-        throw protocolError('unsupported_message', `${env.kind} is not handled by this driver yet`, {
-          details: env.seq > 0 ? { seq: env.seq } : {},
-        });
+        return this.#dispatch(env);
+    }
+  }
+
+  /** Hands a message to the handler of its kind; a reliable one is acknowledged once that is done. */
+  async #dispatch(env: Exclude<AgentEnvelope, { kind: 'hello' | 'heartbeat' | 'ack' }>): Promise<void> {
+    const kind: HandledKind = env.kind;
+    const handler = this.#deps.handlers[kind] as ((m: { seq: number; body: typeof env.body }, s: AgentSession) => Promise<void> | void) | undefined;
+    if (handler === undefined) {
+      throw protocolError('unsupported_message', `${env.kind} is not handled by this driver yet`, {
+        details: env.seq > 0 ? { seq: env.seq } : {},
+      });
+    }
+    try {
+      await handler({ seq: env.seq, body: env.body }, this);
+    } catch (e) {
+      // A refusal of one reliable message names it, so the agent drops it instead of resending it forever.
+      if (isVendorError(e) && e.code === 'protocol_error' && env.seq > 0 && e.details['seq'] === undefined) {
+        throw new VendorError(e.code, e.message, { issues: e.issues, details: { ...e.details, seq: env.seq } });
+      }
+      throw e;
+    }
+    if (RELIABLE_AGENT_BODIES.has(env.kind)) {
+      this.#lastProcessedSeq = Math.max(this.#lastProcessedSeq, env.seq);
+      this.#endpoint.processed(env.seq);
     }
   }
 
   async #open(hello: Hello__Output): Promise<void> {
-    const { settings, clock, store } = this.#deps;
+    const { settings, clock, store, log } = this.#deps;
     const now = clock.now();
-    const resume = await store.open(
-      {
-        sessionId: this.id,
-        agentId: hello.agentId,
-        zone: hello.zone,
-        agentVersion: hello.agentVersion,
-        replicaId: settings.replicaId,
-        peer: this.peer,
-        openedAt: now,
-        leaseExpiresAt: this.#lastReceivedAt + settings.leaseMs,
-        staticAccounts: hello.staticAccounts,
-        heldAccounts: hello.heldAccounts,
-      },
-      hello.previousSessionId,
-    );
+    const record: SessionRecord = {
+      sessionId: this.id,
+      agentId: hello.agentId,
+      zone: hello.zone,
+      agentVersion: hello.agentVersion,
+      replicaId: settings.replicaId,
+      peer: this.peer,
+      openedAt: now,
+      leaseExpiresAt: this.#lastReceivedAt + settings.leaseMs,
+      staticAccounts: staticAccountsOf(hello, (problem) => log.warn({ sessionId: this.id, agentId: hello.agentId, peer: this.peer }, problem)),
+    };
+    const resume = await store.open(record, hello.previousSessionId);
+    this.#record = record;
     if (this.#ended) {
-      await store.close(this.id, this.#closedReason ?? 'ended');
+      await store.close(record, this.#closedReason ?? 'ended', clock.now(), this.#lastProcessedSeq);
       return;
+    }
+    for (const held of hello.heldAccounts) {
+      this.holdings.set(held.name, { generation: held.generation, caching: held.caching, cachingEpoch: held.cachingEpoch, state: 'held' });
     }
     this.#opened = true;
     this.#lastRenewAt = now;
@@ -258,8 +292,8 @@ export class AgentSession implements SessionPort {
         resume,
       },
     });
-    this.#deps.log.info(
-      { sessionId: this.id, agentId: hello.agentId, zone: hello.zone, agentVersion: hello.agentVersion, peer: this.peer },
+    log.info(
+      { sessionId: this.id, agentId: hello.agentId, zone: hello.zone, agentVersion: hello.agentVersion, peer: this.peer, held: hello.heldAccounts.length },
       'agent session opened',
     );
     this.#deps.onOpen(this);
@@ -287,8 +321,8 @@ export class AgentSession implements SessionPort {
     this.#queue.stop();
     const gone = new VendorError('unavailable', `the agent stream has ended: ${reason}`);
     this.#endpoint.close(() => gone);
-    if (this.#opened) {
-      this.#deps.store.close(this.id, reason).catch((e: unknown) => {
+    if (this.#opened && this.#record !== undefined) {
+      this.#closeWritten = this.#deps.store.close(this.#record, reason, this.#deps.clock.now(), this.#lastProcessedSeq).catch((e: unknown) => {
         this.#deps.log.error({ sessionId: this.id, err: e }, 'closing the session record failed');
       });
       this.#deps.log.info({ sessionId: this.id, agentId: this.agentId, reason }, 'agent session closed');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { refusal } from '../test/refusal.ts';
-import { parseDriverGrpcConfig } from './config.ts';
+import { endpointConfig, linkedAgentTokens, parseDriverFile, parseDriverGrpcConfig } from './config.ts';
 
 const token = 'a-token-of-enough-length';
 
@@ -17,6 +17,8 @@ describe('parseDriverGrpcConfig', () => {
       },
       auth: { tokens: [token] },
       sessions: { heartbeatIntervalMs: 10_000, leaseMs: 30_000 },
+      assignment: { pollIntervalMs: 250, clockSkewMs: 5_000, fullReconcileIntervalMs: 60_000, handoverGraceMs: 10_000, sweepIntervalMs: 2_000, concurrency: 16 },
+      operations: { timeoutMs: 3_900_000, pollIntervalMs: 250, redispatchAfterMs: 5_000, orphanAfterMs: 60_000, concurrency: 32 },
     });
   });
 
@@ -44,5 +46,32 @@ describe('parseDriverGrpcConfig', () => {
   it('refuses a lease not longer than the heartbeat interval', () => {
     const err = refused({ auth: { tokens: [token] }, sessions: { heartbeatIntervalMs: 5000, leaseMs: 5000 } });
     expect(err.issues).toEqual([{ path: 'sessions.leaseMs', message: 'must be longer than sessions.heartbeatIntervalMs' }]);
+  });
+});
+
+describe('vendor-driver.yml as a whole', () => {
+  const text = ['kubernetes:', '  accounts:', '    - name: prod', 'grpc:', '  port: 9999', 'assignment:', '  pollIntervalMs: 100'].join('\n');
+
+  it('holds the driver-defined accounts and the endpoint sections in one strict file', () => {
+    const file = parseDriverFile(text, 'vendor-driver.yml');
+    expect(file.kubernetes.accounts.map((a) => a.name)).toEqual(['prod']);
+    expect(file.grpc.port).toBe(9999);
+    const err = refusal(() => parseDriverFile(`${text}\ncolour: red\n`, 'vendor-driver.yml'));
+    expect(err.issues).toEqual([{ path: 'colour', message: 'unknown field' }]);
+  });
+
+  it('takes tokens from elsewhere besides the file, and refuses a driver no agent could join', () => {
+    const file = parseDriverFile(text, 'vendor-driver.yml');
+    expect(refusal(() => endpointConfig(file)).message).toContain('agents must authenticate');
+    const config = endpointConfig(file, [token]);
+    expect(config.auth.tokens).toEqual([token]);
+    expect(config.assignment.pollIntervalMs).toBe(100);
+    expect(refusal(() => endpointConfig(file, ['short'])).message).not.toContain('short');
+  });
+
+  it('reads agent tokens from the SST link, separated by commas or white space', () => {
+    expect(linkedAgentTokens({})).toEqual([]);
+    const env = { SST_RESOURCE_VendorAgentTokens: JSON.stringify({ value: `${token}, second-token-long-enough\nthird-token-long-enough` }) };
+    expect(linkedAgentTokens(env)).toEqual([token, 'second-token-long-enough', 'third-token-long-enough']);
   });
 });

@@ -1,51 +1,66 @@
 /**
- * How the driver handles agent messages beyond the session's own (hello, heartbeat, ack, assignment
- * results): a map from body kind to a handler, given to `startDriver()`. Each concern (the resource
- * cache, operations) builds its handlers from its own dependencies and the maps are merged.
+ * How the driver's work plugs into its endpoint. The endpoint (server.ts, agent-session.ts) carries
+ * streams: authentication, hello and welcome, heartbeats, the lease, sequence numbers and acks.
+ * Everything else is a module: it handles the agent message kinds it names and follows sessions as
+ * they open and close. `DRIVER_MODULES` (driver/modules.ts) lists the modules a driver runs.
  *
- * A handler runs in the session's serial queue, so messages of one stream are handled one at a time
- * in arrival order. A reliable message is acknowledged once its handler resolves; a handler that
- * throws ends the stream with that error (a `protocol_error` carrying `details.seq` is refused by name,
- * so the agent drops that message instead of sending it forever).
+ * A handler gets the message and the session it came on (`session.agentId`, `session.zone`,
+ * `session.id`, `session.send()`); it reaches the table through the `DriverServices` its module was
+ * built with. A reliable message is acknowledged once its handler resolves. A handler that throws
+ * ends the stream: a `VendorError` with code `protocol_error` (see `protocolError()`) refuses the
+ * message by name (the agent drops it); any other error makes the agent reconnect and send it again.
  */
-import type { AgentBodyKind, AgentEnvelope, DriverBody } from '../shared/protocol/messages.ts';
+import type { Clock } from '../shared/clock.ts';
+import type { Logger } from '../shared/log.ts';
+import type { OperationEvents } from '../shared/operations/events.ts';
+import type { AgentBodyKind, AgentMessage__Output } from '../shared/protocol/messages.ts';
+import type { TableRef } from '../shared/table/client.ts';
+import type { AgentSession, Holding } from './agent-session.ts';
+import type { DriverGrpcConfig } from './config.ts';
 
-/** What a handler may use of the session that received the message. */
-export interface SessionPort {
-  readonly id: string;
-  readonly agentId: string;
-  readonly zone: string;
-  /** Sends a message on this stream; a reliable one resolves when the agent acknowledges it. */
-  send(out: DriverBody): Promise<void>;
+/** The agent message kinds modules handle; hello, heartbeat and ack belong to the endpoint. */
+export type HandledKind = Exclude<AgentBodyKind, 'hello' | 'heartbeat' | 'ack'>;
+
+export interface IncomingMessage<K extends HandledKind> {
+  /** The message's sequence number; 0 for a message that is not reliable. */
+  seq: number;
+  body: NonNullable<AgentMessage__Output[K]>;
 }
 
-export type MessageOf<K extends AgentBodyKind> = Extract<AgentEnvelope, { kind: K }>;
+export type AgentMessageHandler<K extends HandledKind> = (message: IncomingMessage<K>, session: AgentSession) => Promise<void> | void;
 
-export type MessageHandler<K extends AgentBodyKind> = (message: MessageOf<K>, session: SessionPort) => Promise<void> | void;
+export type AgentMessageHandlers = { [K in HandledKind]?: AgentMessageHandler<K> };
 
-export type MessageHandlers = { readonly [K in AgentBodyKind]?: MessageHandler<K> };
-
-/** Bodies the session handles itself; a handler for them is refused. */
-const SESSION_BODIES: ReadonlySet<AgentBodyKind> = new Set<AgentBodyKind>(['hello', 'heartbeat', 'ack', 'assignmentResult']);
-
-/** One map from several; a body kind handled twice, or one the session handles itself, is a programming error. */
-export function mergeHandlers(...sets: MessageHandlers[]): MessageHandlers {
-  const out: Record<string, unknown> = {};
-  for (const set of sets) {
-    for (const [kind, handler] of Object.entries(set)) {
-      if (handler === undefined) continue;
-      if (SESSION_BODIES.has(kind as AgentBodyKind)) throw new Error(`${kind} is handled by the session itself`);
-      if (kind in out) throw new Error(`two handlers for ${kind}`);
-      out[kind] = handler;
-    }
-  }
-  return out as MessageHandlers;
+/** What every module is built with. */
+export interface DriverServices {
+  readonly table: TableRef;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Names this process in sessions and Welcome. */
+  readonly replicaId: string;
+  readonly config: DriverGrpcConfig;
+  /** Operation news shared with the API when both run in this process (`npm start`). */
+  readonly operationEvents?: OperationEvents | undefined;
+  /** Sessions of this replica that have been welcomed and not yet ended. */
+  sessions(): readonly AgentSession[];
+  /**
+   * Tells every module that what `session`'s agent holds of `account` changed (`session.holdings`):
+   * for example, confirmed (`state: 'held'`), so queued operations for it may go out.
+   */
+  holdingChanged(session: AgentSession, account: string, holding: Holding | undefined): void;
 }
 
-/** The handler for `message`, called with it, or false when there is none. */
-export async function dispatch(handlers: MessageHandlers | undefined, message: AgentEnvelope, session: SessionPort): Promise<boolean> {
-  const handler = handlers?.[message.kind] as MessageHandler<typeof message.kind> | undefined;
-  if (handler === undefined || SESSION_BODIES.has(message.kind)) return false;
-  await (handler as (m: AgentEnvelope, s: SessionPort) => Promise<void> | void)(message, session);
-  return true;
+export interface DriverModule {
+  readonly name: string;
+  readonly handlers?: AgentMessageHandlers;
+  /** Runs before the endpoint accepts agents; what it loads is ready for the first session. */
+  start?(signal: AbortSignal): Promise<void>;
+  onSessionOpen?(session: AgentSession): void;
+  /** Called for sessions that were welcomed, once their stream ended. */
+  onSessionClose?(session: AgentSession, reason: string): void;
+  onHoldingChange?(session: AgentSession, account: string, holding: Holding | undefined): void;
+  /** Ends background work; the streams have ended already. */
+  stop?(): Promise<void>;
 }
+
+export type DriverModuleFactory = (services: DriverServices) => DriverModule;

@@ -1,11 +1,14 @@
 import { Client, credentials, makeGenericClientConstructor, status, type ServiceError } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../shared/clock.ts';
+import { allSessions, liveSessions, type Session } from '../shared/table/sessions.ts';
 import { captureLogger } from '../test/capture-log.ts';
+import { recordResults, type RecordedResult } from '../test/connection-harness.ts';
 import { RawAgent, helloMessage } from '../test/raw-agent.ts';
+import { TestTables } from '../test/support/table.ts';
+import { assignmentModule } from './assignment/module.ts';
 import { parseDriverGrpcConfig } from './config.ts';
-import { MemorySessionStore } from './memory-session-store.ts';
 import { startDriver, type Driver, type DriverOptions } from './server.ts';
 
 const TOKEN = 'token-number-one-0123';
@@ -15,18 +18,25 @@ const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
+const tables = new TestTables();
+beforeAll(() => tables.start());
+afterAll(() => tables.close());
 
+/** A driver with the assignment module, or with `overrides.modules`. */
 async function driver(overrides: Partial<DriverOptions> = {}, config: Record<string, unknown> = {}) {
-  const store = new MemorySessionStore();
+  const table = await tables.fresh();
   const logs = captureLogger();
   const d = await startDriver({
     config: parseDriverGrpcConfig({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: [TOKEN, SECOND_TOKEN] }, ...config }),
-    store,
+    table,
     log: logs.log,
+    modules: [assignmentModule],
     ...overrides,
   });
   cleanups.push(() => d.close(100));
-  return { d, store, logs };
+  const sessions = async (): Promise<Session[]> => allSessions(table);
+  const live = async (): Promise<string[]> => (await liveSessions(table, Date.now())).map((x) => x.agentId);
+  return { d, table, logs, sessions, live };
 }
 
 /** `null` connects without a token. */
@@ -46,7 +56,7 @@ async function welcomed(d: Driver, agentId = 'agent-1'): Promise<RawAgent> {
 
 describe('driver endpoint: authentication', () => {
   it('welcomes an agent with a valid token and records its session', async () => {
-    const { d, store } = await driver({ replicaId: 'replica-a' });
+    const { d, sessions } = await driver({ replicaId: 'replica-a' });
     const a = agent(d);
     a.send(helloMessage('agent-1', { staticAccounts: [{ name: 'prod' }] }));
     const m = await a.next();
@@ -58,8 +68,9 @@ describe('driver endpoint: authentication', () => {
       resume: { known: false },
     });
     const sessionId = m.welcome?.sessionId ?? '';
-    expect(store.sessions.get(sessionId)).toMatchObject({ agentId: 'agent-1', zone: 'vendor-agent_infra', replicaId: 'replica-a' });
-    expect(store.sessions.get(sessionId)?.staticAccounts.map((s) => s.name)).toEqual(['prod']);
+    expect(await sessions()).toMatchObject([
+      { sessionId, agentId: 'agent-1', zoneId: 'vendor-agent_infra', replicaId: 'replica-a', staticAccounts: ['prod'] },
+    ]);
     expect(d.sessions().map((s) => s.agentId)).toEqual(['agent-1']);
   });
 
@@ -71,7 +82,7 @@ describe('driver endpoint: authentication', () => {
   });
 
   it('refuses a missing or wrong token with UNAUTHENTICATED and records nothing', async () => {
-    const { d, store, logs } = await driver();
+    const { d, sessions, logs } = await driver();
     for (const token of [null, 'not-a-token-we-know-0123']) {
       const a = agent(d, token);
       a.send(helloMessage('intruder'));
@@ -79,7 +90,7 @@ describe('driver endpoint: authentication', () => {
       expect(s.code).toBe(status.UNAUTHENTICATED);
       expect(s.details).toBe(token === null ? 'missing bearer token' : 'bearer token not accepted');
     }
-    expect(store.sessions.size).toBe(0);
+    expect(await sessions()).toEqual([]);
     expect(d.sessions()).toEqual([]);
     expect(logs.text()).not.toContain('not-a-token-we-know-0123');
   });
@@ -107,20 +118,22 @@ describe('driver endpoint: health', () => {
 
 describe('driver endpoint: assignment round trip', () => {
   it('sends a numbered assignment, resolves it on the agent ack, records the result and acks it', async () => {
-    const results: string[] = [];
-    const { d, store } = await driver({ onResult: (_s, r, outcome) => results.push(`${r.account}:${outcome}`) });
+    const results: RecordedResult[] = [];
+    const { d } = await driver({ modules: [recordResults(results)] });
     const a = await welcomed(d);
     const session = d.sessions()[0];
     if (session === undefined) throw new Error('no session');
-    const delivered = session.assign({ account: 'prod', generation: 3, kubeconfigRef: 'encryptedFile:k8s/prod', caching: true, cachingEpoch: 1 });
+    const delivered = session.send({
+      kind: 'assignAccount',
+      body: { account: 'prod', generation: 3, kubeconfigRef: 'encryptedFile:k8s/prod', caching: true, cachingEpoch: 1 },
+    });
     const assign = await a.next();
     expect(assign).toMatchObject({ seq: 1, body: 'assignAccount', assignAccount: { account: 'prod', generation: 3, caching: true } });
     a.send({ seq: 1, ackSeq: 1, assignmentResult: { account: 'prod', generation: 3, ok: false, message: 'invalid kubeconfig' } });
     await delivered;
     const ack = await a.next();
     expect(ack).toMatchObject({ body: 'ack', ackSeq: 1, seq: 0 });
-    expect(store.assignments.get('agent-1')?.get('prod')?.result).toMatchObject({ ok: false, message: 'invalid kubeconfig' });
-    expect(results).toEqual(['prod:recorded']);
+    expect(results).toMatchObject([{ agentId: 'agent-1', result: { account: 'prod', ok: false, message: 'invalid kubeconfig' } }]);
   });
 
   it('answers heartbeats', async () => {
@@ -132,7 +145,7 @@ describe('driver endpoint: assignment round trip', () => {
 
   it('ends a stream that never says hello once the lease time has passed', async () => {
     const clock = new ManualClock(1_000);
-    const { d } = await driver({ clock });
+    const { d } = await driver({ clock, modules: [] });
     const silent = agent(d);
     await vi.waitFor(() => expect(clock.pendingSleeps).toBe(1));
     await clock.advance(30_000);
@@ -143,7 +156,7 @@ describe('driver endpoint: assignment round trip', () => {
 
   it('ends a session whose lease expires, judged by its own clock', async () => {
     const clock = new ManualClock(1_000);
-    const { d, store } = await driver({ clock });
+    const { d, table } = await driver({ clock, modules: [] });
     const a = await welcomed(d);
     await vi.waitFor(() => expect(clock.pendingSleeps).toBe(1));
     await clock.advance(29_999);
@@ -152,7 +165,7 @@ describe('driver endpoint: assignment round trip', () => {
     const s = await a.status;
     expect(s.code).toBe(status.DEADLINE_EXCEEDED);
     expect(s.details).toBe('lease expired: nothing received from the agent for 30000 ms');
-    expect(store.openSessions()).toEqual([]);
+    await vi.waitFor(async () => expect(await liveSessions(table, clock.now())).toEqual([]));
   });
 });
 
@@ -225,7 +238,7 @@ describe('driver endpoint: protocol violations', () => {
   ];
 
   it.each(cases)('answers $name with INVALID_ARGUMENT naming it, logs it, and keeps other streams', async ({ send, problem, details }) => {
-    const { d, store, logs } = await driver();
+    const { d, live, logs } = await driver();
     const healthy = await welcomed(d, 'healthy-agent');
     const bad = agent(d);
     send(bad);
@@ -237,7 +250,7 @@ describe('driver endpoint: protocol violations', () => {
     expect(logs.lines.some((l) => l['problem'] === problem && String(l['msg']).includes('agent stream ended'))).toBe(true);
     healthy.send({ heartbeat: { id: 7 } });
     expect(await healthy.next()).toMatchObject({ heartbeatAck: { id: 7 } });
-    expect(store.openSessions().map((x) => x.agentId)).toEqual(['healthy-agent']);
+    await vi.waitFor(async () => expect(await live()).toEqual(['healthy-agent']));
   });
 
   it('names the offending reliable message so the agent can drop it', async () => {

@@ -16,29 +16,33 @@ import { HealthImplementation } from 'grpc-health-check';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import { VendorError } from '../shared/errors.ts';
 import type { Logger } from '../shared/log.ts';
+import type { OperationEvents } from '../shared/operations/events.ts';
 import { agentProtocol } from '../shared/protocol/loader.ts';
-import { AGENT_SERVICE_NAME, type AssignmentResult__Output, type DriverMessage } from '../shared/protocol/messages.ts';
+import { AGENT_SERVICE_NAME, type DriverMessage } from '../shared/protocol/messages.ts';
 import { ERROR_CODE_TRAILER } from '../shared/protocol/wire.ts';
+import type { TableRef } from '../shared/table/client.ts';
 import { AgentSession, Undecodable, type IncomingAgentMessage } from './agent-session.ts';
 import { bearerTokenCheck } from './auth.ts';
 import type { DriverGrpcConfig } from './config.ts';
-import { statusOfError } from './grpc-status.ts';
-import type { MessageHandlers } from './handlers.ts';
 import { widenFlowWindow } from './flow-window.ts';
+import { statusOfError } from './grpc-status.ts';
+import type { AgentMessageHandlers, DriverModule, DriverModuleFactory, DriverServices, HandledKind } from './handlers.ts';
 import { enforcePingPolicy } from './ping-policy.ts';
-import type { ResultOutcome, SessionStore } from './session-store.ts';
+import { TableSessionStore } from './session-store.ts';
 import { serverCredentials } from './tls.ts';
 
 export interface DriverOptions {
   config: DriverGrpcConfig;
-  store: SessionStore;
+  /** Sessions, accounts and everything the modules keep. */
+  table: TableRef;
   log: Logger;
   clock?: Clock;
   /** Names this process in sessions and Welcome; defaults to host name, pid and a random suffix. */
   replicaId?: string;
-  onResult?(session: AgentSession, result: AssignmentResult__Output, outcome: ResultOutcome): void;
-  /** Handlers of agent messages beyond the session's own (driver/handlers.ts). */
-  handlers?: MessageHandlers;
+  /** The modules to run (driver/modules.ts lists the production set). */
+  modules: readonly DriverModuleFactory[];
+  /** Operation news shared with the API in this process (`npm start`): new operations are handed out at once. */
+  operationEvents?: OperationEvents;
 }
 
 export interface Driver {
@@ -47,8 +51,23 @@ export interface Driver {
   /** Sessions on this replica that have been welcomed and not yet ended. */
   sessions(): AgentSession[];
   readonly health: HealthImplementation;
-  /** Stops accepting agents, ends every stream with UNAVAILABLE, and waits up to `graceMs` for them to go. */
+  /**
+   * Stops accepting agents, ends every stream with UNAVAILABLE, waits up to `graceMs` for them to go,
+   * then stops the modules.
+   */
   close(graceMs?: number): Promise<void>;
+}
+
+/** Every module's handlers in one registry; two modules handling the same kind is a programming error. */
+function mergeHandlers(modules: readonly DriverModule[]): AgentMessageHandlers {
+  const merged: Record<string, unknown> = {};
+  for (const m of modules) {
+    for (const [kind, handler] of Object.entries(m.handlers ?? {})) {
+      if (merged[kind] !== undefined) throw new Error(`two driver modules handle ${kind as HandledKind}`);
+      merged[kind] = handler;
+    }
+  }
+  return merged as AgentMessageHandlers;
 }
 
 const CONNECT_PATH = `/${AGENT_SERVICE_NAME}/Connect`;
@@ -91,12 +110,42 @@ function transportStatusLogger(log: Logger): ServerInterceptor {
 }
 
 export async function startDriver(options: DriverOptions): Promise<Driver> {
-  const { config, store, log } = options;
+  const { config, table, log } = options;
   const clock = options.clock ?? systemClock;
   const replicaId = options.replicaId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const { grpc, auth, sessions: sessionSettings } = config;
   const checkToken = bearerTokenCheck(auth.tokens);
   const live = new Set<AgentSession>();
+  /** Session ends still being written, awaited on close so none is cut off. */
+  const closing = new Set<Promise<void>>();
+  const store = new TableSessionStore(table, log);
+
+  const modules: DriverModule[] = [];
+  const services: DriverServices = {
+    table,
+    clock,
+    log,
+    replicaId,
+    config,
+    operationEvents: options.operationEvents,
+    sessions: () => [...live],
+    holdingChanged: (session, account, holding) => {
+      for (const m of modules) m.onHoldingChange?.(session, account, holding);
+    },
+  };
+  for (const factory of options.modules) modules.push(factory(services));
+  const handlers = mergeHandlers(modules);
+  const stopModules = new AbortController();
+  const stopAll = async () => {
+    stopModules.abort();
+    for (const m of [...modules].reverse()) await m.stop?.();
+  };
+  try {
+    for (const m of modules) await m.start?.(stopModules.signal);
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
 
   const server = new Server({
     'grpc.max_receive_message_length': grpc.maxMessageBytes,
@@ -108,6 +157,16 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
 
   const health = new HealthImplementation({ '': 'SERVING', [AGENT_SERVICE_NAME]: 'SERVING' });
   health.addToServer(server);
+
+  const notify = (what: string, hook: (m: DriverModule) => void) => {
+    for (const m of modules) {
+      try {
+        hook(m);
+      } catch (e) {
+        log.error({ module: m.name, err: e }, `driver module failed on ${what}`);
+      }
+    }
+  };
 
   server.addService(agentServiceDefinition(), {
     Connect: (call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>) => {
@@ -123,21 +182,35 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
         store,
         clock,
         log,
+        handlers,
         settings: { replicaId, ...sessionSettings },
-        onOpen: (s) => live.add(s),
-        onClose: (s) => live.delete(s),
-        ...(options.onResult ? { onResult: options.onResult } : {}),
-        ...(options.handlers ? { handlers: options.handlers } : {}),
+        onOpen: (s) => {
+          live.add(s);
+          notify('session open', (m) => m.onSessionOpen?.(s));
+        },
+        onClose: (s, reason) => {
+          const written = s.closeWritten;
+          closing.add(written);
+          void written.finally(() => closing.delete(written));
+          if (!live.delete(s)) return;
+          notify('session close', (m) => m.onSessionClose?.(s, reason));
+        },
       });
     },
   });
 
   const address = grpc.host.includes(':') ? `[${grpc.host}]:${grpc.port}` : `${grpc.host}:${grpc.port}`;
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(address, serverCredentials(grpc.tls), (err, bound) =>
-      err ? reject(new VendorError('unavailable', `cannot listen on ${address}: ${err.message}`, { cause: err })) : resolve(bound),
-    );
-  });
+  let port: number;
+  try {
+    port = await new Promise<number>((resolve, reject) => {
+      server.bindAsync(address, serverCredentials(grpc.tls), (err, bound) =>
+        err ? reject(new VendorError('unavailable', `cannot listen on ${address}: ${err.message}`, { cause: err })) : resolve(bound),
+      );
+    });
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
 
   const stopPingPolicy = enforcePingPolicy(
     grpc.keepalive,
@@ -151,27 +224,32 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
 
   log.info({ port, replicaId, tls: grpc.tls !== undefined, mtls: grpc.tls?.clientCaFile !== undefined }, 'driver listening');
 
+  let closed: Promise<void> | undefined;
   return {
     port,
     replicaId,
     health,
     sessions: () => [...live],
-    close: async (graceMs = 5000) => {
-      health.setStatus('', 'NOT_SERVING');
-      health.setStatus(AGENT_SERVICE_NAME, 'NOT_SERVING');
-      stopPingPolicy();
-      stopFlowWindow();
-      for (const s of live) s.end(new VendorError('unavailable', 'driver shutting down'));
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, graceMs);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
+    close: (graceMs = 5000) =>
+      (closed ??= (async () => {
+        health.setStatus('', 'NOT_SERVING');
+        health.setStatus(AGENT_SERVICE_NAME, 'NOT_SERVING');
+        stopPingPolicy();
+        stopFlowWindow();
+        for (const s of [...live]) s.end(new VendorError('unavailable', 'driver shutting down'));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            server.forceShutdown();
+            resolve();
+          }, graceMs);
+          server.tryShutdown(() => {
+            clearTimeout(timer);
+            resolve();
+          });
         });
-      });
-    },
+        // The session ends are written before the modules stop, so other replicas see the agents go.
+        await Promise.race([Promise.all(closing), new Promise((r) => setTimeout(r, Math.max(graceMs, 2_000)).unref())]);
+        await stopAll();
+      })()),
   };
 }

@@ -1,9 +1,13 @@
 /**
- * Where the driver keeps what outlives one stream: agent sessions with their leases, what each
- * agent was handed, and each agent's answers. The table-backed store implements this for several
- * replicas; `MemorySessionStore` implements it in-process for a single driver.
+ * Where the driver keeps an agent's session: one item per agent instance in the table, so that any
+ * replica can tell which agents are live, and an agent that reconnects through another replica
+ * resumes where its last stream left off. Nothing here lives in one replica's memory.
  */
-import type { AssignmentResult__Output, HeldAccount__Output, StaticAccount__Output } from '../shared/protocol/messages.ts';
+import type { AccountSettings } from '../shared/accounts/schema.ts';
+import type { Logger } from '../shared/log.ts';
+import type { TableRef } from '../shared/table/client.ts';
+import { endSession, getSession, putSession, renewSession } from '../shared/table/sessions.ts';
+import { putAgentStaticAccounts } from '../shared/table/sources.ts';
 
 export interface SessionRecord {
   sessionId: string;
@@ -16,8 +20,8 @@ export interface SessionRecord {
   openedAt: number;
   /** Judged by the driver's own receive times, so the agent's clock does not matter. */
   leaseExpiresAt: number;
-  staticAccounts: StaticAccount__Output[];
-  heldAccounts: HeldAccount__Output[];
+  /** The agent's static accounts, already checked and in the table's shape. */
+  staticAccounts: AccountSettings[];
 }
 
 /** What the driver knows of an agent's previous session, for Welcome.resume. */
@@ -26,20 +30,57 @@ export interface ResumeState {
   lastProcessedSeq: number;
 }
 
-export type ResultOutcome = 'recorded' | 'stale';
-
 export interface SessionStore {
-  /** Records a session once its agent has said hello; tells what is known of `previousSessionId`. */
-  open(record: SessionRecord, previousSessionId: string): Promise<ResumeState>;
-  renew(sessionId: string, leaseExpiresAt: number): Promise<void>;
-  close(sessionId: string, reason: string): Promise<void>;
-  /** Records that `account` at `generation` was handed to `agentId`. */
-  assigned(agentId: string, account: string, generation: number): Promise<void>;
   /**
-   * Records an agent's answer, received as reliable message `seq` of `sessionId`. Answers for an
-   * older generation than the latest handed out are `stale` and change nothing. Throws a
-   * `protocol_error` (problem `unknown_account`) for an account never handed to this agent or a
-   * generation never handed out.
+   * Records a session once its agent has said hello (replacing the agent's previous one) and the
+   * static accounts it announced; tells how far the driver processed `previousSessionId`.
    */
-  recordResult(agentId: string, sessionId: string, seq: number, result: AssignmentResult__Output): Promise<ResultOutcome>;
+  open(record: SessionRecord, previousSessionId: string): Promise<ResumeState>;
+  /** Extends the lease; false when a newer stream of the same agent has taken the session over. */
+  renew(record: SessionRecord, leaseExpiresAt: number, lastProcessedSeq: number): Promise<boolean>;
+  /** Marks the session ended; the agent keeps its accounts for the hand-over grace (docs/protocol.md). */
+  close(record: SessionRecord, reason: string, now: number, lastProcessedSeq: number): Promise<void>;
+}
+
+export class TableSessionStore implements SessionStore {
+  readonly #table: TableRef;
+  readonly #log: Logger;
+
+  constructor(table: TableRef, log: Logger) {
+    this.#table = table;
+    this.#log = log;
+  }
+
+  async open(record: SessionRecord, previousSessionId: string): Promise<ResumeState> {
+    const previous = previousSessionId === '' ? undefined : await getSession(this.#table, record.zone, record.agentId);
+    const resume: ResumeState =
+      previous !== undefined && previous.sessionId === previousSessionId
+        ? { known: true, lastProcessedSeq: previous.lastProcessedSeq ?? 0 }
+        : { known: false, lastProcessedSeq: 0 };
+    await putSession(this.#table, {
+      agentId: record.agentId,
+      zoneId: record.zone,
+      replicaId: record.replicaId,
+      sessionId: record.sessionId,
+      peer: record.peer,
+      connectedAt: record.openedAt,
+      leaseExpiresAt: record.leaseExpiresAt,
+      agentVersion: record.agentVersion,
+      staticAccounts: record.staticAccounts.map((a) => a.name),
+      lastProcessedSeq: 0,
+    });
+    const synced = await putAgentStaticAccounts(this.#table, record.agentId, record.zone, record.staticAccounts, record.openedAt);
+    if (synced.upserted.length + synced.removed.length > 0) {
+      this.#log.info({ agentId: record.agentId, changed: synced.upserted, removed: synced.removed }, 'static accounts of the agent recorded');
+    }
+    return resume;
+  }
+
+  renew(record: SessionRecord, leaseExpiresAt: number, lastProcessedSeq: number): Promise<boolean> {
+    return renewSession(this.#table, record.zone, record.agentId, record.sessionId, leaseExpiresAt, lastProcessedSeq);
+  }
+
+  async close(record: SessionRecord, reason: string, now: number, lastProcessedSeq: number): Promise<void> {
+    await endSession(this.#table, record.zone, record.agentId, record.sessionId, now, reason, lastProcessedSeq);
+  }
 }

@@ -4,30 +4,47 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { VendorError } from '../shared/errors.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import { silentLogger, type Logger } from '../shared/log.ts';
+import type { OperationEvents } from '../shared/operations/events.ts';
 import type { TableRef } from '../shared/table/client.ts';
 import { getRankDirParams } from '../shared/table/rank.ts';
 import { accountRoutes } from './accounts/routes.ts';
+import { operationRoutes } from './operations/routes.ts';
 import { resourceRoutes } from './resources/routes.ts';
+import { IgnoredPermissionsLog } from './auth/access.ts';
+import type { ApiAuth } from './auth/authenticator.ts';
+import type { ApiEnv } from './auth/caller.ts';
+import { authentication } from './auth/middleware.ts';
 import { problemResponse } from './http.ts';
 import { openApiDocument } from './openapi.ts';
 import { toVendorError } from './problem.ts';
+import { corsFor, securityHeaders } from './security.ts';
 
 export interface AppDeps {
   table: TableRef;
+  /** Authentication of callers (functions/auth/authenticator.ts `createApiAuth`); there is no API without it. */
+  auth: ApiAuth;
   clock?: Clock;
   logger?: Logger;
   /** Largest accepted request body; larger ones get 413. */
   maxBodyBytes?: number;
+  /** Operation news shared with a driver in the same process (`npm start`). */
+  operationEvents?: OperationEvents;
+  /** Browser origins allowed to call the API (CORS); none, so CORS is off, when absent. */
+  corsOrigins?: readonly string[];
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** Room for a full batch (1,000 records) of the largest valid records (about 4.7 KB each), under the 6 MB a Lambda request may carry. */
+export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
+
+/** Paths served without authentication: health checks and the API description. */
+export const OPEN_PATHS = ['/healthz', '/openapi.json'] as const;
 
 /** The management API. The same app runs behind `hono/aws-lambda` and `@hono/node-server`. */
-export function createApp(deps: AppDeps): Hono {
+export function createApp(deps: AppDeps): Hono<ApiEnv> {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? silentLogger();
   const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const app = new Hono();
+  const app = new Hono<ApiEnv>();
 
   // Only on methods that carry a body: touching the body of a GET makes the Node adapter build a full
   // Request with a stream, which costs more than the whole table read.
@@ -45,8 +62,14 @@ export function createApp(deps: AppDeps): Hono {
   });
   app.notFound((c) => problemResponse(c, new VendorError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
 
-  app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock }, limit));
-  app.route('/vendor/accounts', resourceRoutes({ table: deps.table, clock }));
+  app.use('*', securityHeaders());
+  const cors = corsFor(deps.corsOrigins ?? []);
+  if (cors !== undefined) app.use('*', cors);
+  app.use('*', authentication(deps.auth, OPEN_PATHS));
+  const permissionsLog = new IgnoredPermissionsLog(logger);
+  app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock, permissionsLog }, limit));
+  app.route('/vendor/accounts', resourceRoutes({ table: deps.table, clock, permissionsLog }));
+  app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents, permissionsLog }, limit));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
   // Healthy means the table answers: one small read of the rank directory.
   app.get('/healthz', async (c) => {

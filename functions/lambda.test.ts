@@ -1,21 +1,35 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
 import { syncSource } from '../shared/table/sources.ts';
+import { TestIssuer } from '../test/support/oidc.ts';
 
 let table: EmbeddedTable;
+let issuer: TestIssuer;
 beforeAll(async () => {
   table = await startEmbeddedTable();
-  await syncSource(table, { id: 'driver-config', kind: 'driver-config' }, [{ name: 'prod' }], Date.now());
+  issuer = await TestIssuer.start();
+  await issuer.addKey('ES256');
+  await syncSource(
+    table,
+    { id: 'driver-config', kind: 'driver-config' },
+    [{ name: 'prod' }, { name: 'restricted', permissions: [{ READ: ['ops'] }] }],
+    Date.now(),
+  );
 });
-afterAll(() => table.close());
+afterAll(async () => {
+  await issuer.close();
+  await table.close();
+});
 
-function event(method: string, path: string, query = '') {
+const link = (value: string) => JSON.stringify({ type: 'sst.sst.Secret', value });
+
+function event(method: string, path: string, query = '', headers: Record<string, string> = {}) {
   return {
     version: '2.0',
     routeKey: '$default',
     rawPath: path,
     rawQueryString: query,
-    headers: { host: 'api.example.test' },
+    headers: { host: 'api.example.test', ...headers },
     requestContext: {
       accountId: '1',
       apiId: 'api',
@@ -32,22 +46,46 @@ function event(method: string, path: string, query = '') {
   };
 }
 
+type Invoke = (e: unknown, ctx: unknown) => Promise<{ statusCode: number; body: string; headers: Record<string, string> }>;
+
 describe('Lambda handler', () => {
-  it('serves the same app from the table named in the environment', async () => {
+  it('serves the same app from the table named in the environment, to callers of the linked OIDC issuer', async () => {
     Object.assign(process.env, {
       VENDOR_TABLE_NAME: table.tableName,
       VENDOR_DYNAMODB_ENDPOINT: table.endpoint,
       AWS_REGION: 'local',
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
+      SST_RESOURCE_VendorOidcIssuer: link(issuer.url),
+      SST_RESOURCE_VendorOidcAudience: link('vendor-api'),
+      SST_RESOURCE_VendorOidcRolesClaim: link('realm_access.roles'),
+      SST_RESOURCE_VendorAccountManagerRoles: link('vendor-admins, platform'),
     });
+    vi.resetModules();
     const { handler } = await import('./lambda.ts');
-    const invoke = handler as unknown as (e: unknown, ctx: unknown) => Promise<{ statusCode: number; body: string; headers: Record<string, string> }>;
-    const list = await invoke(event('GET', '/vendor/accounts', 'limit=5'), {});
+    const invoke = handler as unknown as Invoke;
+    const dev = `Bearer ${await issuer.token({ sub: 'dev-1', realm_access: { roles: ['dev'] } })}`;
+    const list = await invoke(event('GET', '/vendor/accounts', 'limit=5', { authorization: dev }), {});
     expect(list.statusCode).toBe(200);
     expect(JSON.parse(list.body)).toMatchObject({ page: 1, limit: 5, total: 1, items: [{ name: 'prod' }] });
-    const missing = await invoke(event('GET', '/vendor/accounts/nope'), {});
+    const manager = `Bearer ${await issuer.token({ sub: 'admin-1', realm_access: { roles: ['platform'] } })}`;
+    expect(JSON.parse((await invoke(event('GET', '/vendor/accounts', '', { authorization: manager }), {})).body)).toMatchObject({ total: 2 });
+    const missing = await invoke(event('GET', '/vendor/accounts/nope', '', { authorization: dev }), {});
     expect(missing.statusCode).toBe(404);
     expect(missing.headers['content-type']).toBe('application/problem+json');
+    const anonymous = await invoke(event('GET', '/vendor/accounts'), {});
+    expect(anonymous.statusCode).toBe(401);
+    expect(anonymous.headers['www-authenticate']).toBe('Bearer realm="vendor-agent"');
+    const health = await invoke(event('GET', '/healthz'), {});
+    expect(health.statusCode).toBe(200);
+    // Behind API Gateway every request came over TLS: HSTS and the other security headers are sent.
+    expect(health.headers).toMatchObject({ 'strict-transport-security': 'max-age=31536000; includeSubDomains', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
+  });
+
+  it('is production mode: refuses to load without an OIDC issuer, whatever else is set', async () => {
+    delete process.env.SST_RESOURCE_VendorOidcIssuer;
+    delete process.env.SST_RESOURCE_VendorOidcAudience;
+    vi.resetModules();
+    await expect(import('./lambda.ts')).rejects.toThrow(/production mode needs an OIDC issuer/);
   });
 });

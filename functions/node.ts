@@ -10,7 +10,7 @@ export interface RunningServer {
 }
 
 /** Serves the app over plain HTTP (local control plane, tests). Port 0 picks a free one. */
-export async function startApiServer(app: Hono, options: { port?: number; hostname?: string } = {}): Promise<RunningServer> {
+export async function startApiServer(app: { fetch: Hono['fetch'] }, options: { port?: number; hostname?: string } = {}): Promise<RunningServer> {
   const hostname = options.hostname ?? '127.0.0.1';
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: options.port ?? 0, hostname }, () => resolve(s));

@@ -7,8 +7,11 @@ import {
   registrationBatchSchema,
 } from '../shared/accounts/schema.ts';
 import { ERROR_CODES } from '../shared/errors.ts';
+import { operationBodySchema } from '../shared/operations/request.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE } from './accounts/routes.ts';
-import { PROBLEM_CONTENT_TYPE } from './problem.ts';
+import { IDEMPOTENCY_HEADER, MAX_WAIT_SECONDS } from './operations/service.ts';
+import { operationViewSchema } from './operations/view.ts';
+import { accountNameParam, authResponses, json, problem, ref, unauthorized } from './openapi-parts.ts';
 import { resourcePaths, resourceSchemas } from './resources/openapi.ts';
 
 function schemaOf(schema: v.GenericSchema, typeMode: 'input' | 'output'): Record<string, unknown> {
@@ -37,17 +40,7 @@ const problemSchema = {
   },
 };
 
-export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-export const json = (schema: unknown) => ({ 'application/json': { schema } });
-export const problem = (description: string) => ({ description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') } } });
-
-export const accountNameParam = (name: string, description: string) => ({
-  name,
-  in: 'path',
-  required: true,
-  description,
-  schema: { type: 'string' },
-});
+const managerOnly = { '403': problem('The caller holds no account-manager role.') };
 
 /** The OpenAPI 3.1 document of the management API, built from the same valibot schemas the API validates with. */
 export function openApiDocument(): Record<string, unknown> {
@@ -56,13 +49,19 @@ export function openApiDocument(): Record<string, unknown> {
     info: {
       title: 'vendor-agent account management API',
       version: '1.0.0',
-      description: 'Lists, registers, activates and removes the Kubernetes accounts served by agents. Errors are RFC 9457 problem details.',
+      description: [
+        'Lists, registers, activates and removes the Kubernetes accounts served by agents. Errors are RFC 9457 problem details.',
+        'Every operation but the health check and this document needs `Authorization: Bearer <token>`: a JWT from the configured OIDC issuer,',
+        'or, for local use only, the configured admin token. Registering, activating and removing accounts need an account-manager role;',
+        "reading an account needs one of its READ or WRITE roles when it has permissions (SPEC 2.6), and the list shows only the accounts the caller may read.",
+      ].join(' '),
     },
+    security: [{ bearerAuth: [] }],
     paths: {
       '/vendor/accounts': {
         get: {
           operationId: 'listAccounts',
-          summary: 'All accounts, static and dynamic, sorted by name ascending.',
+          summary: 'The accounts the caller may read, static and dynamic, sorted by name ascending; `total` counts only those.',
           parameters: [
             { name: 'page', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1 } },
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT } },
@@ -70,6 +69,7 @@ export function openApiDocument(): Record<string, unknown> {
           responses: {
             '200': { description: 'One page; a page past the end has empty `items`.', content: json(ref('AccountPage')) },
             '400': problem('Bad `page` or `limit`, or an unknown query parameter.'),
+            ...authResponses,
           },
         },
         post: {
@@ -79,7 +79,9 @@ export function openApiDocument(): Record<string, unknown> {
           responses: {
             '200': { description: 'The registered accounts, in request order.', content: json({ type: 'array', items: ref('Account') }) },
             '400': problem('Invalid body, duplicate names, or a name not defined in the driver service (nothing is written).'),
-            '413': problem('Body too large.'),
+            '413': problem('Body larger than the limit (5 MiB by default; a batch of 1,000 records of the largest valid size fits).'),
+            ...authResponses,
+            ...managerOnly,
           },
         },
         patch: {
@@ -90,7 +92,9 @@ export function openApiDocument(): Record<string, unknown> {
             '200': { description: 'The activated accounts, in request order.', content: json({ type: 'array', items: ref('Account') }) },
             '400': problem('Invalid body, `state` other than ACTIVE, or a name not defined in the driver service.'),
             '409': problem('An account is not registered or already ACTIVE, or no agent session is live in its zone.'),
-            '413': problem('Body too large.'),
+            '413': problem('Body larger than the limit (5 MiB by default; a batch of 1,000 records of the largest valid size fits).'),
+            ...authResponses,
+            ...managerOnly,
           },
         },
       },
@@ -99,7 +103,12 @@ export function openApiDocument(): Record<string, unknown> {
           operationId: 'getAccount',
           summary: 'One account by name.',
           parameters: [accountNameParam('accountId', 'The account name.')],
-          responses: { '200': { description: 'The account.', content: json(ref('Account')) }, '404': problem('No account with that name.') },
+          responses: {
+            '200': { description: 'The account.', content: json(ref('Account')) },
+            '404': problem('No account with that name.'),
+            ...authResponses,
+            '403': problem('The account has permissions and the caller holds none of its READ or WRITE roles (nor an account-manager role).'),
+          },
         },
         delete: {
           operationId: 'removeAccount',
@@ -108,25 +117,91 @@ export function openApiDocument(): Record<string, unknown> {
           responses: {
             '200': { description: 'The account after removal (no longer registered).', content: json(ref('Account')) },
             '400': problem('The name is not defined in the driver service.'),
+            ...authResponses,
+            ...managerOnly,
+          },
+        },
+      },
+      '/vendor/accounts/{accountId}/operations': {
+        post: {
+          operationId: 'submitOperation',
+          summary: 'Queues a deployment operation on the account: deploy (server-side apply), delete, scale, patch, rollout restart or rollout undo (docs/operations.md).',
+          parameters: [
+            accountNameParam('accountId', 'The account name.'),
+            {
+              name: IDEMPOTENCY_HEADER,
+              in: 'header',
+              required: true,
+              description: 'Unique per operation (1–255 visible ASCII characters); a retry sends it again unchanged. The same key with the same request answers the same operation; with another request, 409.',
+              schema: { type: 'string', minLength: 1, maxLength: 255 },
+            },
+          ],
+          requestBody: { required: true, content: json(ref('OperationRequest')) },
+          responses: {
+            '202': {
+              description: 'Stored as QUEUED (or, for a repeated key, the operation it stands for, with `Idempotent-Replayed: true`). `Location` names it.',
+              headers: { Location: { schema: { type: 'string' }, description: '`/vendor/operations/{operationId}`' } },
+              content: json(ref('Operation')),
+            },
+            '400': problem('Missing Idempotency-Key, invalid body or manifests, or objects the account may not touch (namespaces, onlyNamespacedResources, unlisted CRDs), each by path; nothing is stored.'),
+            '404': problem('No account with that name.'),
+            '409': problem('The Idempotency-Key was used for a different request, or the account is not served by agents.'),
+            '413': problem('Body too large, or the operation too large to store.'),
+            ...authResponses,
+            '403': problem('The account has permissions and the caller holds none of its WRITE roles (nor an account-manager role).'),
+          },
+        },
+      },
+      '/vendor/operations/{operationId}': {
+        get: {
+          operationId: 'getOperation',
+          summary: 'One operation: state, per-object outcomes with the API server\'s own messages, timestamps.',
+          parameters: [
+            { name: 'operationId', in: 'path', required: true, schema: { type: 'string' } },
+            {
+              name: 'wait',
+              in: 'query',
+              description: 'Answer once the operation has finished, or after this many seconds.',
+              schema: { type: 'integer', minimum: 1, maximum: MAX_WAIT_SECONDS },
+            },
+          ],
+          responses: {
+            '200': { description: 'The operation.', content: json(ref('Operation')) },
+            '400': problem('Bad `wait`.'),
+            '404': problem('No operation with that id.'),
+            ...authResponses,
+            '403': problem("The operation's account has permissions and the caller holds none of its READ or WRITE roles (nor an account-manager role)."),
           },
         },
       },
       ...resourcePaths(),
-      '/openapi.json': { get: { operationId: 'openApi', summary: 'This document.', responses: { '200': { description: 'OpenAPI 3.1.' } } } },
+      '/openapi.json': { get: { operationId: 'openApi', summary: 'This document (no credentials needed).', security: [], responses: { '200': { description: 'OpenAPI 3.1.' } } } },
       '/healthz': {
         get: {
           operationId: 'health',
-          summary: 'Healthy when the table answers.',
+          summary: 'Healthy when the table answers (no credentials needed).',
+          security: [],
           responses: { '200': { description: 'ok', content: json({ type: 'object', properties: { status: { const: 'ok' } } }) }, '503': problem('The table is not answering.') },
         },
       },
     },
     components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'A JWT signed by the configured OIDC issuer (`iss`, `aud`, `exp` and `nbf` checked; roles from the configured claim), or the local admin token outside production mode.',
+        },
+      },
+      responses: { Unauthorized: unauthorized },
       schemas: {
         Account: schemaOf(accountSchema, 'output'),
         AccountPage: schemaOf(accountPageSchema, 'output'),
         RegistrationBatch: schemaOf(registrationBatchSchema, 'input'),
         ActivationBatch: schemaOf(activationBatchSchema, 'input'),
+        OperationRequest: schemaOf(operationBodySchema, 'input'),
+        Operation: schemaOf(operationViewSchema, 'output'),
         Problem: problemSchema,
         ...resourceSchemas(),
       },

@@ -1,4 +1,5 @@
 import { isVendorError, VendorError, type ErrorCode } from '../shared/errors.ts';
+import { isTableThrottled, isTableUnavailable } from '../shared/table/unavailable.ts';
 
 /** The one mapping from error codes to HTTP status. */
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -45,11 +46,18 @@ export interface Problem {
   [extension: string]: unknown;
 }
 
+/**
+ * The `WWW-Authenticate` challenge of a 401 (RFC 6750 section 3): `error="invalid_token"` when
+ * credentials were sent, never more about what was wrong with them.
+ */
+export function challengeFor(code: ErrorCode, credentialsSent: boolean): string | undefined {
+  if (code !== 'unauthenticated') return undefined;
+  return credentialsSent ? 'Bearer realm="vendor-agent", error="invalid_token"' : 'Bearer realm="vendor-agent"';
+}
+
 export function problemType(code: ErrorCode): string {
   return `urn:vendor-agent:problem:${code}`;
 }
-
-const THROTTLING = /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|ServiceUnavailable|InternalServerError|ECONNREFUSED|ECONNRESET|ETIMEDOUT|TimeoutError/;
 
 /**
  * Turns anything thrown into a VendorError. A table that does not answer is `unavailable`; anything else
@@ -57,23 +65,51 @@ const THROTTLING = /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|S
  */
 export function toVendorError(err: unknown): VendorError {
   if (isVendorError(err)) return err;
-  const name = (err as { name?: unknown; code?: unknown } | null)?.name;
-  const code = (err as { code?: unknown } | null)?.code;
-  if (THROTTLING.test(String(name)) || THROTTLING.test(String(code))) {
-    return new VendorError('unavailable', 'the table is not answering; try again', { cause: err });
-  }
+  if (isTableUnavailable(err)) return new VendorError('unavailable', 'the table is not answering; try again', { cause: err });
   return new VendorError('internal', 'unexpected error', { cause: err });
 }
 
+/** Seconds a client should wait before trying again after a throttled table. */
+export const RETRY_AFTER_THROTTLED_SECONDS = 1;
+/** Seconds a client should wait before trying again after any other outage (table or identity provider). */
+export const RETRY_AFTER_UNAVAILABLE_SECONDS = 5;
+
+/**
+ * The `Retry-After` of a 503 (RFC 9110 10.2.3): soon after throttling, which passes quickly; longer
+ * when the table or the identity provider did not answer at all.
+ */
+export function retryAfterSeconds(err: VendorError): number | undefined {
+  if (HTTP_STATUS[err.code] !== 503) return undefined;
+  return isTableThrottled(err.cause) ? RETRY_AFTER_THROTTLED_SECONDS : RETRY_AFTER_UNAVAILABLE_SECONDS;
+}
+
+/** Most entries in `errors`; past it one more entry says how many were left out. */
+export const MAX_PROBLEM_ERRORS = 100;
+/** Longest `detail`, and longest `path` or `message` of one entry, in characters. */
+const MAX_DETAIL = 2_000;
+const MAX_ENTRY_TEXT = 300;
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+/**
+ * The problem details of an error. Its size is bounded whatever the request held: a 1 MiB body of
+ * bad elements must not earn a 60 MB answer (over Lambda's 6 MB limit, which would turn a 400 into a
+ * gateway error), so `errors` keeps the first entries and counts the rest, and long texts are cut.
+ */
 export function toProblem(err: VendorError, instance?: string): Problem {
+  const errors = err.issues.slice(0, MAX_PROBLEM_ERRORS).map((i) => ({ path: clip(i.path, MAX_ENTRY_TEXT), message: clip(i.message, MAX_ENTRY_TEXT) }));
+  const more = err.issues.length - errors.length;
+  if (more > 0) errors.push({ path: '', message: `${more} more problems not listed` });
   return {
     ...err.details,
     type: problemType(err.code),
     title: TITLES[err.code],
     status: HTTP_STATUS[err.code],
-    detail: err.message,
+    detail: clip(err.message, MAX_DETAIL),
     code: err.code,
-    errors: err.issues.map((i) => ({ path: i.path, message: i.message })),
-    ...(instance === undefined ? {} : { instance }),
+    errors,
+    ...(instance === undefined ? {} : { instance: clip(instance, MAX_DETAIL) }),
   };
 }

@@ -1,14 +1,26 @@
 import { join, resolve } from 'node:path';
 import { createApp } from '../functions/app.ts';
+import { createApiAuth } from '../functions/auth/authenticator.ts';
+import { isProductionMode } from '../functions/auth/settings.ts';
+import { accessOfSettings } from '../shared/accounts/permissions.ts';
 import { startApiServer } from '../functions/node.ts';
+import { endpointConfig, loadDriverFile } from '../driver/config.ts';
+import { parsePort } from '../driver/main.ts';
+import { DRIVER_MODULES } from '../driver/modules.ts';
+import { startDriver, type Driver } from '../driver/server.ts';
 import type { Clock } from '../shared/clock.ts';
 import { systemClock } from '../shared/clock.ts';
-import { loadDriverConfig, resolveDriverConfigPath } from '../shared/driver-config/load.ts';
+import { resolveDriverConfigPath } from '../shared/driver-config/load.ts';
 import { driverConfigSource } from '../shared/driver-config/source.ts';
 import type { Logger } from '../shared/log.ts';
+import { OperationEvents } from '../shared/operations/events.ts';
+import { ensureAccessIndex } from '../shared/table/access.ts';
+import { VendorError } from '../shared/errors.ts';
+import type { DriverConfig } from '../shared/driver-config/schema.ts';
 import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
 import { ensureRankIndex, rankTotal } from '../shared/table/rank.ts';
 import { syncDefinitionSources } from '../shared/table/sources.ts';
+import { LOCAL_ACCOUNT, LOCAL_ZONE, localAccountSource, localKubeconfig, localToken, startLocalAgent, type LocalAgent } from './local-agent.ts';
 
 export interface ControlPlaneOptions {
   env: NodeJS.ProcessEnv;
@@ -19,56 +31,137 @@ export interface ControlPlaneOptions {
 
 export interface ControlPlane {
   apiUrl: string;
+  /** `host:port` of the driver's gRPC endpoint. */
+  grpcAddress: string;
   table: EmbeddedTable;
   dataDir: string;
   driverConfig: string;
+  /** The agent child process, when a kubeconfig was given. */
+  agent: LocalAgent | undefined;
   close(): Promise<void>;
+}
+
+/** The admin token of the committed `vendor-driver.example.yml`: known to everyone, so loopback only. */
+export const EXAMPLE_ADMIN_TOKEN = 'local-admin-token-for-npm-start-only-change-me';
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+/**
+ * The API's authentication from `api.auth` of the driver config. Never off: a file with neither an
+ * OIDC issuer nor an admin token is refused, as is the admin token in production mode
+ * (`VENDOR_ENV=production`) and the example's well-known token on an address other than loopback.
+ */
+function apiAuthOf(config: DriverConfig, file: string, host: string, options: ControlPlaneOptions, clock: Clock) {
+  const { adminToken, oidc } = config.api.auth;
+  if (adminToken === EXAMPLE_ADMIN_TOKEN && !LOOPBACK.test(host)) {
+    const message = `the admin token of the example config is known to everyone; set your own api.auth.adminToken in ${file} before serving on ${host}`;
+    throw new VendorError('invalid_input', message, { issues: [{ path: 'api.auth.adminToken', message }] });
+  }
+  const auth = createApiAuth(config.api.auth, { production: isProductionMode(options.env, { lambda: false }), clock, logger: options.logger });
+  if (adminToken !== undefined) {
+    options.logger.warn(
+      { driverConfig: file, example: adminToken === EXAMPLE_ADMIN_TOKEN },
+      'the API accepts the static admin token of api.auth.adminToken: for local use only (refused in production mode)',
+    );
+  }
+  if (oidc !== undefined) options.logger.info({ issuer: oidc.issuer, audience: oidc.audience, rolesClaim: oidc.rolesClaim }, 'API callers are authenticated by OIDC bearer tokens');
+  return auth;
+}
+
+/** SPEC 2.6.2, said loudly at start: accounts whose permissions are not applied. */
+function warnIgnoredPermissions(config: DriverConfig, logger: Logger): void {
+  config.kubernetes.accounts.forEach((account, i) => {
+    const access = accessOfSettings(account);
+    if (access.kind === 'ignored') {
+      logger.warn({ account: account.name, path: `kubernetes.accounts[${i}].permissions`, reason: access.reason }, 'account permissions are NOT applied: every caller has access');
+    }
+  });
 }
 
 /**
  * The local control plane: the embedded table on disk under `VENDOR_DATA_DIR` (default `./.data`),
- * the driver-defined accounts of the driver config file synced into it, and the API on `PORT`
- * (default 8080) at `VENDOR_API_HOST` (default 127.0.0.1).
+ * the driver-defined accounts of the driver config file synced into it, the API on `PORT` (default
+ * 8080) at `VENDOR_API_HOST` (default 127.0.0.1), authenticated as `api.auth` says, and the driver's
+ * gRPC endpoint on `GRPC_PORT` (default 9091) at `VENDOR_GRPC_HOST` (default 127.0.0.1) against the
+ * same table. With a kubeconfig (`VENDOR_LOCAL_KUBECONFIG`, else `KUBECONFIG`) it also defines the
+ * driver account `local` for it and runs an agent (scripts/local-agent.ts) that connects to the
+ * driver with a generated local token.
  */
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
   const { env, cwd, logger } = options;
   const clock = options.clock ?? systemClock;
   const dataDir = resolve(cwd, env.VENDOR_DATA_DIR ?? '.data');
   const driverConfig = resolveDriverConfigPath(env, cwd);
-  const port = parsePort(env.PORT, 8080);
-  const config = await loadDriverConfig(driverConfig);
+  const port = parsePort(env.PORT, 'PORT') ?? 8080;
+  const grpcPort = parsePort(env.GRPC_PORT, 'GRPC_PORT') ?? 9091;
+  const agentHealthPort = parsePort(env.VENDOR_AGENT_HEALTH_PORT, 'VENDOR_AGENT_HEALTH_PORT') ?? 8082;
+  const grpcHost = env.VENDOR_GRPC_HOST ?? '127.0.0.1';
+  const file = await loadDriverFile(driverConfig);
+  const kubeconfig = localKubeconfig(env, cwd);
+  const host = env.VENDOR_API_HOST ?? '127.0.0.1';
+  const auth = apiAuthOf(file, driverConfig, host, options, clock);
+  warnIgnoredPermissions(file, logger);
 
   const table = await startEmbeddedTable({ path: join(dataDir, 'table') });
+  const stops: (() => Promise<void>)[] = [() => table.close()];
+  const closeAll = async () => {
+    for (const stop of stops.splice(0).reverse()) await stop();
+  };
   try {
     if (await ensureRankIndex(table)) logger.warn('rank index was missing and has been rebuilt');
-    const synced = await syncDefinitionSources(table, [driverConfigSource(config)], clock.now());
+    if (await ensureAccessIndex(table)) logger.info('access index built');
+    const synced = await syncDefinitionSources(table, [driverConfigSource(file), localAccountSource(kubeconfig)], clock.now());
     const result = synced['driver-config'];
     logger.info(
       { driverConfig, added: result?.upserted.length, removed: result?.removed.length, unchanged: result?.unchanged },
       'driver-defined accounts loaded',
     );
-    const app = createApp({ table, clock, logger });
-    const server = await startApiServer(app, { port, hostname: env.VENDOR_API_HOST ?? '127.0.0.1' });
+    // The API's new operations wake the driver's dispatcher in this process at once.
+    const operationEvents = new OperationEvents();
+    const corsOrigins = file.api.cors?.allowOrigins ?? [];
+    if (corsOrigins.length > 0) logger.info({ origins: corsOrigins }, 'browsers on these origins may call the API (CORS)');
+    const app = createApp({ table, clock, logger, auth, corsOrigins, operationEvents });
+    const server = await startApiServer(app, { port, hostname: host });
+    stops.push(() => server.close());
     logger.info({ accounts: await rankTotal(table), dataDir }, `API listening on ${server.url}`);
-    return {
-      apiUrl: server.url,
+
+    const token = localToken(dataDir);
+    const base = endpointConfig(file, [token]);
+    const driver: Driver = await startDriver({
+      config: { ...base, grpc: { ...base.grpc, host: grpcHost, port: grpcPort } },
       table,
-      dataDir,
-      driverConfig,
-      close: async () => {
-        await server.close();
-        await table.close();
-      },
-    };
+      log: logger.child({ component: 'driver' }),
+      clock,
+      modules: DRIVER_MODULES,
+      operationEvents,
+    });
+    stops.push(() => driver.close(2_000));
+    const grpcAddress = `${grpcHost.includes(':') ? `[${grpcHost}]` : grpcHost}:${driver.port}`;
+    logger.info({ tokenFile: join(dataDir, 'agent-token') }, `driver listening on ${grpcAddress} (gRPC; agents authenticate with the token in the token file)`);
+
+    let agent: LocalAgent | undefined;
+    if (kubeconfig !== undefined) {
+      agent = startLocalAgent({
+        dataDir,
+        driverPort: driver.port,
+        token,
+        healthPort: agentHealthPort,
+        logFormat: env.VENDOR_LOG_FORMAT === 'json' ? 'json' : 'text',
+        env,
+        logger,
+      });
+      const running = agent;
+      stops.push(() => running.stop());
+      logger.info(
+        { pid: agent.pid, config: agent.configPath, kubeconfig, zoneId: `${LOCAL_ZONE.deployment}_${LOCAL_ZONE.namespace}` },
+        `agent started for account "${LOCAL_ACCOUNT}": POST and PATCH it to see it ACTIVE`,
+      );
+    } else {
+      logger.info('no agent started: set KUBECONFIG (or VENDOR_LOCAL_KUBECONFIG) to run one');
+    }
+    return { apiUrl: server.url, grpcAddress, table, dataDir, driverConfig, agent, close: closeAll };
   } catch (err) {
-    await table.close();
+    await closeAll();
     throw err;
   }
-}
-
-function parsePort(raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  const port = Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be an integer from 0 to 65535, got "${raw}"`);
-  return port;
 }

@@ -7,6 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EMPTY_SETTINGS } from '../agent/accounts/holder.ts';
 import type { HeldAccountView, WorkerHost } from '../agent/accounts/worker.ts';
 import { PodMetricsWorker } from '../agent/metrics/worker.ts';
 import { DriverConnection } from '../agent/connection/connection.ts';
@@ -18,8 +19,8 @@ import { DEFAULT_CACHE_TIMING, type CacheTiming } from '../agent/cache/run.ts';
 import { CacheWorker } from '../agent/cache/worker.ts';
 import { createAgentMetrics, type AgentMetrics } from '../agent/observability/metrics.ts';
 import { parseDriverGrpcConfig } from '../driver/config.ts';
-import { MemorySessionStore } from '../driver/memory-session-store.ts';
-import { cacheHandlers, type CacheHandlers } from '../driver/resources/handlers.ts';
+import type { CacheHandlers } from '../driver/resources/handlers.ts';
+import { cacheModuleWith } from '../driver/resources/module.ts';
 import { startDriver, type Driver } from '../driver/server.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import type { AccountSettings__Output } from '../shared/protocol/messages.ts';
@@ -35,23 +36,7 @@ import { TestTables } from './support/table.ts';
 const TOKEN = 'cache-agent-token-0001';
 
 export function accountSettings(over: Partial<AccountSettings__Output> = {}): AccountSettings__Output {
-  return {
-    context: '',
-    serviceAccount: false,
-    insecure: false,
-    noProxy: false,
-    oAuthScopes: [],
-    namespaces: [],
-    omitNamespaces: [],
-    onlyNamespacedResources: false,
-    customResourceDefinitions: [],
-    kinds: [],
-    omitKinds: [],
-    metrics: false,
-    maxResumableResourceAgeMs: 0,
-    permissions: null,
-    ...over,
-  };
+  return { ...EMPTY_SETTINGS, ...over };
 }
 
 /** Reflector and cache timing fast enough for tests on the system clock. */
@@ -116,12 +101,11 @@ export class CacheFixture {
     this.table = await this.#tables.fresh();
     await createAccount(this.table, this.account, 1);
     await this.setCaching('agent-1', 1);
-    this.cache = cacheHandlers({ table: this.table, clock: systemClock, log: this.driverLogs.log, gateTtlMs: 0, writer: { progressIntervalMs: 0, retryMs: 20 } });
     this.driver = await startDriver({
       config: parseDriverGrpcConfig({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: [TOKEN] } }),
-      store: new MemorySessionStore(),
+      table: this.table,
       log: this.driverLogs.log,
-      handlers: this.cache.handlers,
+      modules: [cacheModuleWith({ gateTtlMs: 0, writer: { progressIntervalMs: 0, retryMs: 20 } }, (cache) => (this.cache = cache))],
     });
     return this;
   }
@@ -259,7 +243,7 @@ export class CacheFixture {
 
   async close(): Promise<void> {
     for (const c of this.#cleanups.splice(0).reverse()) await c();
-    await this.cache?.close();
+    // Ends the streams, then stops the cache module, which writes what it holds.
     await this.driver?.close(50);
     await this.kube?.close();
     await this.#tables.close();
@@ -290,6 +274,10 @@ export const BUILT_IN_KINDS: readonly { apiVersion: string; kind: string }[] = [
   { apiVersion: 'batch/v1', kind: 'CronJob' },
   { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress' },
   { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy' },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding' },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding' },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role' },
   { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' },
 ];
 

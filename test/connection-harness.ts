@@ -1,37 +1,79 @@
 /**
  * Starts real drivers and real agent connections on loopback for the connection tests, and keeps
- * what each agent saw (states, work) for the assertions.
+ * what each agent saw (states, work) for the assertions. The drivers keep their sessions in a
+ * dynalite table; instead of the assignment module they run one that records the answers agents
+ * send, so these tests look at the connection alone.
  */
 import { DriverConnection, type HelloContent } from '../agent/connection/connection.ts';
 import type { DriverWork, StreamEnd } from '../agent/connection/driver-stream.ts';
 import type { ConnectionSettings } from '../agent/connection/settings.ts';
 import { parseDriverGrpcConfig } from '../driver/config.ts';
-import { MemorySessionStore } from '../driver/memory-session-store.ts';
+import type { DriverModuleFactory } from '../driver/handlers.ts';
 import { startDriver, type Driver } from '../driver/server.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
-import type { Welcome__Output } from '../shared/protocol/messages.ts';
+import type { AssignmentResult__Output, Welcome__Output } from '../shared/protocol/messages.ts';
+import type { TableRef } from '../shared/table/client.ts';
 import { captureLogger } from './capture-log.ts';
+import { TestTables } from './support/table.ts';
 
 export const TOKENS = ['agent-token-alpha-0001', 'agent-token-bravo-0002'] as const;
 
+export interface RecordedResult {
+  agentId: string;
+  result: AssignmentResult__Output;
+}
+
+/** A driver module that records every assignment result it is sent. */
+export function recordResults(into: RecordedResult[]): DriverModuleFactory {
+  return () => ({
+    name: 'recorder',
+    handlers: { assignmentResult: ({ body }, session) => void into.push({ agentId: session.agentId, result: body }) },
+  });
+}
+
 export interface TestDriver {
   driver: Driver;
-  store: MemorySessionStore;
+  table: TableRef;
+  results: RecordedResult[];
   logs: ReturnType<typeof captureLogger>;
 }
 
 export class Harness {
   readonly #cleanups: (() => unknown)[] = [];
+  #tables = new TestTables();
+  #tablesStarted: Promise<void> | undefined;
 
-  async driver(config: Record<string, unknown> = {}, store = new MemorySessionStore()): Promise<TestDriver> {
+  async table(): Promise<TableRef> {
+    if (this.#tablesStarted === undefined) {
+      const tables = new TestTables();
+      this.#tables = tables;
+      this.#tablesStarted = tables.start();
+      // Last, after the drivers using it have closed.
+      this.#cleanups.unshift(async () => {
+        this.#tablesStarted = undefined;
+        await tables.close();
+      });
+    }
+    await this.#tablesStarted;
+    return this.#tables.fresh();
+  }
+
+  /** A driver on a free loopback port; pass `table` and `results` of an earlier one to play its restart. */
+  async driver(
+    config: Record<string, unknown> = {},
+    options: { table?: TableRef; results?: RecordedResult[]; modules?: readonly DriverModuleFactory[] } = {},
+  ): Promise<TestDriver> {
     const logs = captureLogger();
+    const table = options.table ?? (await this.table());
+    const results = options.results ?? [];
     const driver = await startDriver({
       config: parseDriverGrpcConfig({ auth: { tokens: [...TOKENS] }, ...config, grpc: { host: '127.0.0.1', port: 0, ...(config['grpc'] as object) } }),
-      store,
+      table,
       log: logs.log,
+      modules: options.modules ?? [recordResults(results)],
     });
     this.#cleanups.push(() => driver.close(50));
-    return { driver, store, logs };
+    return { driver, table, results, logs };
   }
 
   agent(

@@ -3,7 +3,10 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { EXAMPLE_ADMIN_TOKEN } from '../scripts/control-plane.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../functions/app.ts';
+import { startTestApiServer, type TestApiServer } from './kube/index.ts';
 
 const START = join(import.meta.dirname, '../scripts/start.ts');
 const running: ChildProcess[] = [];
@@ -14,7 +17,12 @@ afterEach(() => {
 
 /** Starts the control plane as `npm start` does (same script, same Node), on a free port. */
 async function start(cwd: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { KUBECONFIG: _k, VENDOR_LOCAL_KUBECONFIG: _l, ...inherited } = process.env;
+  const child = spawn(process.execPath, [START], {
+    cwd,
+    env: { ...inherited, PORT: '0', GRPC_PORT: '0', VENDOR_AGENT_HEALTH_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.push(child);
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
@@ -22,7 +30,8 @@ async function start(cwd: string, env: Record<string, string> = {}): Promise<{ c
   const url = await new Promise<string>((resolve, reject) => {
     const check = () => {
       const match = /API listening on (http:\/\/\S+)/.exec(output);
-      if (match?.[1] !== undefined) resolve(match[1]);
+      // The last line of the start-up says whether an agent runs.
+      if (match?.[1] !== undefined && /agent started|no agent started/.test(output)) resolve(match[1]);
     };
     child.stdout?.on('data', check);
     child.once('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)));
@@ -36,17 +45,38 @@ async function stop(child: ChildProcess): Promise<number | null> {
   return code;
 }
 
-async function http(url: string, method = 'GET', body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(url, { method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) });
+const TOKEN = 'control-plane-test-token-0123456789abcdef';
+const AUTH = `api:\n  auth:\n    adminToken: ${TOKEN}\n`;
+
+async function http(url: string, method = 'GET', body?: unknown, token: string | null = TOKEN): Promise<{ status: number; json: Record<string, unknown> }> {
+  const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(url, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+/** Runs the start script to its exit; returns the exit code and everything it printed. */
+async function refused(cwd: string, env: Record<string, string> = {}): Promise<{ code: number; output: string }> {
+  const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', GRPC_PORT: '0', VENDOR_AGENT_HEALTH_PORT: '0', ...env } });
+  running.push(child);
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const [code] = (await once(child, 'exit')) as [number];
+  return { code, output };
 }
 
 describe('local control plane (npm start)', () => {
   it('serves the driver config accounts over HTTP and keeps its data across a restart', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
-    writeFileSync(join(cwd, 'vendor-driver.yml'), 'kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n    - name: stage\n');
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n    - name: stage\n`);
     const first = await start(cwd);
     expect(first.output()).toContain(join(cwd, 'vendor-driver.yml'));
+    expect(first.output()).toMatch(/driver listening on 127\.0\.0\.1:\d+ \(gRPC/);
+    expect(first.output()).toContain('no agent started: set KUBECONFIG');
+    expect(first.output()).toContain('the API accepts the static admin token');
+    expect(first.output()).not.toContain(TOKEN);
+    expect((await http(`${first.url}/vendor/accounts`, 'GET', undefined, null)).status).toBe(401);
     const list = await http(`${first.url}/vendor/accounts`);
     expect(list.status).toBe(200);
     expect(list.json).toMatchObject({ total: 2, items: [{ name: 'prod' }, { name: 'stage' }] });
@@ -56,7 +86,7 @@ describe('local control plane (npm start)', () => {
     expect(await stop(first.child)).toBe(0);
 
     // Same data folder: the registration is still there; a changed config file is synced on start.
-    writeFileSync(join(cwd, 'vendor-driver.yml'), 'kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n    - name: dev\n');
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n    - name: dev\n`);
     const second = await start(cwd);
     const prod = await http(`${second.url}/vendor/accounts/prod`);
     expect(prod.json).toMatchObject({ name: 'prod', state: 'INACTIVE', zoneId: 'agents_ns', config: { kubeconfigFile: '/k/prod.yml' } });
@@ -74,20 +104,118 @@ describe('local control plane (npm start)', () => {
     const plane = await start(cwd, { VENDOR_DATA_DIR: dataDir });
     expect(plane.output()).toContain('vendor-driver.example.yml');
     expect(plane.output()).toContain(dataDir);
-    expect((await http(`${plane.url}/vendor/accounts`)).json.total).toBe(2);
+    // The README's quick start: the example's admin token, on loopback.
+    expect((await http(`${plane.url}/vendor/accounts`, 'GET', undefined, EXAMPLE_ADMIN_TOKEN)).json.total).toBe(2);
     expect(await stop(plane.child)).toBe(0);
   });
 
   it('refuses a bad driver config with the key path and exits 1', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
     writeFileSync(join(cwd, 'bad.yml'), 'kubernetes:\n  accounts:\n    - name: ok\n      kinds: 5\n');
-    const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', VENDOR_DRIVER_CONFIG: 'bad.yml' } });
-    running.push(child);
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    const [code] = (await once(child, 'exit')) as [number];
+    const { code, output } = await refused(cwd, { VENDOR_DRIVER_CONFIG: 'bad.yml' });
     expect(code).toBe(1);
     expect(output).toContain('kubernetes.accounts[0].kinds');
     expect(output).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('never runs the API without authentication, nor with the admin token in production mode or the example token off loopback', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    writeFileSync(join(cwd, 'none.yml'), 'kubernetes:\n  accounts: []\n');
+    writeFileSync(join(cwd, 'admin.yml'), AUTH);
+    writeFileSync(join(cwd, 'example.yml'), `api:\n  auth:\n    adminToken: ${EXAMPLE_ADMIN_TOKEN}\n`);
+    const none = await refused(cwd, { VENDOR_DRIVER_CONFIG: 'none.yml' });
+    expect(none.code).toBe(1);
+    expect(none.output).toContain('api.auth: the API does not run without authentication');
+    const production = await refused(cwd, { VENDOR_DRIVER_CONFIG: 'admin.yml', VENDOR_ENV: 'production' });
+    expect(production.code).toBe(1);
+    expect(production.output).toContain('api.auth.adminToken: the admin token is for local use only and is refused in production mode');
+    expect(production.output).not.toContain(TOKEN);
+    const exposed = await refused(cwd, { VENDOR_DRIVER_CONFIG: 'example.yml', VENDOR_API_HOST: '0.0.0.0' });
+    expect(exposed.code).toBe(1);
+    expect(exposed.output).toContain('the admin token of the example config is known to everyone');
+  });
+
+  it('warns at start about accounts whose permissions are not applied (SPEC 2.6.2)', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts:\n    - name: prod\n      permissions:\n        - READ: ["release team"]\n`);
+    const plane = await start(cwd);
+    expect(plane.output()).toMatch(/WARN account permissions are NOT applied.*account=prod.*kubernetes\.accounts\[0\]\.permissions/);
+    expect((await http(`${plane.url}/vendor/accounts/prod`)).json).toMatchObject({ permissionsIgnored: true });
+    expect(await stop(plane.child)).toBe(0);
+  });
+
+  it('answers over real HTTP with the security headers, the body limit and the configured CORS origins', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    const origin = 'https://console.example.com';
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}  cors:\n    allowOrigins: [${origin}]\nkubernetes:\n  accounts:\n    - name: prod\n`);
+    const { child, url, output } = await start(cwd);
+    expect(output()).toContain('browsers on these origins may call the API (CORS)');
+    const res = await fetch(`${url}/vendor/accounts`, { headers: { authorization: `Bearer ${TOKEN}`, origin } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('strict-transport-security')).toBeNull();
+    const preflight = await fetch(`${url}/vendor/accounts`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'PATCH' } });
+    expect(preflight.status).toBe(204);
+    // A body over the limit sent in chunks, with no length announced.
+    const chunk = new TextEncoder().encode(`[${'{"name":"prod"},'.repeat(4096)}`);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i <= DEFAULT_MAX_BODY_BYTES / chunk.length; i++) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    const big = await fetch(`${url}/vendor/accounts`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body, duplex: 'half' } as RequestInit);
+    expect(big.status).toBe(413);
+    expect(big.headers.get('content-type')).toBe('application/problem+json');
+    expect(await stop(child)).toBe(0);
+  });
+});
+
+describe('local control plane with an agent (KUBECONFIG=... npm start)', () => {
+  const KUBE_TOKEN = 'local-cluster-token-0000000000001';
+  let kube: TestApiServer;
+  beforeAll(async () => {
+    kube = await startTestApiServer({ tls: true, auth: { tokens: { [KUBE_TOKEN]: 'developer' } } });
+  });
+  afterAll(() => kube.close());
+
+  it('runs an agent too: POST and PATCH the local account and it is ACTIVE, held by that agent', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    const kubeconfig = kube.writeKubeconfig(join(cwd, 'kubeconfig'), { token: KUBE_TOKEN });
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts: []\n`);
+    const plane = await start(cwd, { KUBECONFIG: kubeconfig });
+    await vi.waitFor(() => expect(plane.output()).toMatch(/\[agent\] .*connected to the driver/), { timeout: 20_000 });
+    expect(plane.output()).toContain('agent started for account "local"');
+    expect((await http(`${plane.url}/vendor/accounts/local`)).json).toMatchObject({ source: 'driver', config: { kubeconfigFile: kubeconfig } });
+
+    expect((await http(`${plane.url}/vendor/accounts`, 'POST', [{ name: 'local' }])).status).toBe(200);
+    expect((await http(`${plane.url}/vendor/accounts`, 'PATCH', [{ name: 'local', state: 'ACTIVE' }])).status).toBe(200);
+    await vi.waitFor(
+      async () =>
+        expect((await http(`${plane.url}/vendor/accounts/local`)).json).toMatchObject({
+          state: 'ACTIVE',
+          agents: [{ agentId: 'local-agent', caching: true }],
+          lastAssignmentMsg: `connected to ${kube.url} (Kubernetes v1.30.0)`,
+        }),
+      { timeout: 20_000, interval: 100 },
+    );
+    expect(kube.requests.log().some((r) => r.path === '/version' && r.user === 'developer')).toBe(true);
+
+    // An operation goes from the API through the driver of the same process to the agent, and back.
+    const submitted = await fetch(`${plane.url}/vendor/accounts/local/operations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'Idempotency-Key': 'npm-start-1' },
+      body: JSON.stringify({ action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'from-npm-start', namespace: 'default' }, data: { a: '1' } }] }),
+    });
+    expect(submitted.status).toBe(202);
+    const { id } = (await submitted.json()) as { id: string };
+    const done = await http(`${plane.url}/vendor/operations/${id}?wait=20`);
+    expect(done.json).toMatchObject({ state: 'SUCCEEDED', agentId: 'local-agent', outcomes: [{ result: 'created', code: 201 }] });
+    expect(kube.requests.log().some((r) => r.verb === 'patch' && r.name === 'from-npm-start' && r.user === 'developer')).toBe(true);
+    expect(await stop(plane.child)).toBe(0);
+    expect(plane.output()).toContain('[agent] ');
+    expect(plane.output()).toMatch(/agent stopped/);
   });
 });

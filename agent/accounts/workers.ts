@@ -1,9 +1,11 @@
-/**
- * The work attached to every held account: each factory decides from the account whether its kind
- * of work applies (the resource cache and pod metrics follow the caching role).
- */
 import { cacheWorkerFactory } from '../cache/worker.ts';
 import { podMetricsWorkerFactory } from '../metrics/worker.ts';
+import { operationsWorkerFactory } from '../operations/worker.ts';
 import type { AccountWorkerFactory } from './worker.ts';
 
-export const ACCOUNT_WORKERS: readonly AccountWorkerFactory[] = [cacheWorkerFactory(), podMetricsWorkerFactory()];
+/**
+ * The kinds of work attached to every account the agent holds (worker.ts): each factory decides
+ * whether its work applies to an account. The resource cache and pod metrics follow the caching
+ * role; deployment operations run on every held account.
+ */
+export const ACCOUNT_WORKERS: readonly AccountWorkerFactory[] = [cacheWorkerFactory(), podMetricsWorkerFactory(), operationsWorkerFactory];

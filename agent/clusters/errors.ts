@@ -41,7 +41,13 @@ export function kubeHttpError(account: string, method: string, path: string, sta
   const said = parsed?.message ?? body.toString('utf8').slice(0, 300).trim();
   const message = `${method} ${path} on the cluster of account ${account}: ${status}${said ? ` ${said}` : ''}`;
   return new VendorError(codeForStatus(status), message, {
-    details: { status, ...(parsed?.reason ? { reason: parsed.reason } : {}), ...(parsed?.details === undefined ? {} : { statusDetails: parsed.details }) },
+    details: {
+      status,
+      ...(parsed?.reason ? { reason: parsed.reason } : {}),
+      ...(parsed?.details === undefined ? {} : { statusDetails: parsed.details }),
+      // The server's own words, for reports that quote them without our prefix.
+      ...(said ? { serverMessage: said } : {}),
+    },
   });
 }
 

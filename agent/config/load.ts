@@ -9,6 +9,9 @@ import { problemsFromIssues, type ConfigProblem, type ConfigWarning } from './pr
 import { semanticWarnings } from './warnings.ts';
 import { unknownKeys } from './keys.ts';
 
+/** Guards against documents built to expand exponentially through aliases. */
+const MAX_ALIAS_COUNT = 1000;
+
 export const DEFAULT_CONFIG_PATHS = ['/opt/vendor/config/vendor-agent.yml', 'vendor-agent.yml'] as const;
 
 export interface ConfigResult {
@@ -45,7 +48,19 @@ export function parseConfig(text: string, source: string): ConfigResult {
     });
     return { source, config: undefined, problems, warnings: [] };
   }
-  const raw = dropNulls(doc.toJS({ maxAliasCount: 1000 }) ?? {});
+  let js: unknown;
+  try {
+    js = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch {
+    // The only failure left after a clean parse: aliases that would expand without bound.
+    return {
+      source,
+      config: undefined,
+      problems: [{ path: '(YAML)', message: `expected a document whose aliases expand to at most ${MAX_ALIAS_COUNT} nodes` }],
+      warnings: [],
+    };
+  }
+  const raw = dropNulls(js ?? {});
   const warnings = [...unknownKeys(agentConfigSchema, raw), ...semanticWarnings(raw)];
   const parsed = v.safeParse(agentConfigSchema, raw);
   if (!parsed.success) return { source, config: undefined, problems: problemsFromIssues(parsed.issues), warnings };

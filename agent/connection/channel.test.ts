@@ -7,12 +7,13 @@ import { channelOptions } from './channel.ts';
 
 describe('channelOptions', () => {
   it('sends keepalive pings every 60 s when keepAliveHeartbeatSeconds is not set', () => {
-    expect(channelOptions({})).toEqual({ 'grpc.keepalive_time_ms': 60_000 });
+    expect(channelOptions({})).toEqual({ 'grpc.use_local_subchannel_pool': 1, 'grpc.keepalive_time_ms': 60_000 });
   });
 
   it('sends none with 0, and every n seconds with n, with the configured timeout', () => {
-    expect(channelOptions({ keepAliveHeartbeatSeconds: 0 })).toEqual({});
+    expect(channelOptions({ keepAliveHeartbeatSeconds: 0 })).toEqual({ 'grpc.use_local_subchannel_pool': 1 });
     expect(channelOptions({ keepAliveHeartbeatSeconds: 15, keepAliveTimeOutSeconds: 5 })).toEqual({
+      'grpc.use_local_subchannel_pool': 1,
       'grpc.keepalive_time_ms': 15_000,
       'grpc.keepalive_timeout_ms': 5_000,
     });
@@ -20,6 +21,7 @@ describe('channelOptions', () => {
 
   it('turns proxy use off with noProxy and overrides the TLS name with tls.serverName', () => {
     expect(channelOptions({ noProxy: true, tls: { serverName: 'driver.internal' } })).toEqual({
+      'grpc.use_local_subchannel_pool': 1,
       'grpc.keepalive_time_ms': 60_000,
       'grpc.enable_http_proxy': 0,
       'grpc.ssl_target_name_override': 'driver.internal',

@@ -51,7 +51,9 @@ export function channelCredentials(driver: DriverSettings): ChannelCredentials {
 }
 
 export function channelOptions(driver: DriverSettings): ChannelOptions {
-  const options: ChannelOptions = {};
+  // Each dial opens its own connection: one left over from the previous stream may lead to a driver
+  // replica that is going away, and agents sharing a process (tests, benchmarks) stay independent.
+  const options: ChannelOptions = { 'grpc.use_local_subchannel_pool': 1 };
   const heartbeat = driver.keepAliveHeartbeatSeconds ?? CONNECTION_DEFAULTS.keepAliveHeartbeatSeconds;
   if (heartbeat > 0) options['grpc.keepalive_time_ms'] = heartbeat * 1000;
   if (driver.keepAliveTimeOutSeconds !== undefined) options['grpc.keepalive_timeout_ms'] = driver.keepAliveTimeOutSeconds * 1000;

@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ManualClock } from '../../shared/clock.ts';
 import { agentProtocol } from '../../shared/protocol/loader.ts';
 import type { AgentMessage__Output, DriverMessage } from '../../shared/protocol/messages.ts';
+import { getAccount } from '../../shared/table/accounts.ts';
+import { allSessions, liveSessions } from '../../shared/table/sessions.ts';
 import { Harness, TOKENS, plain } from '../../test/connection-harness.ts';
 
 const h = new Harness();
@@ -10,31 +12,31 @@ afterEach(() => h.cleanup());
 
 describe('agent connection: authentication', () => {
   it('connects with an accepted token and says hello with its identity and static accounts', async () => {
-    const { driver, store } = await h.driver();
+    const { driver, table } = await h.driver();
     const agent = h.agent(plain(driver.port), { hello: { staticAccounts: [{ name: 'prod', settings: { namespaces: ['web'] } }] } });
     await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
-    const [session] = store.openSessions();
-    expect(session).toMatchObject({ agentId: 'agent-1', zone: 'vendor-agent_infra', agentVersion: '0.1.0' });
-    expect(session?.staticAccounts).toMatchObject([{ name: 'prod', settings: { namespaces: ['web'] } }]);
+    const [session] = await liveSessions(table, Date.now());
+    expect(session).toMatchObject({ agentId: 'agent-1', zoneId: 'vendor-agent_infra', agentVersion: '0.1.0', staticAccounts: ['prod'] });
+    expect((await getAccount(table, 'prod'))?.defs['agent:agent-1']).toMatchObject({ kind: 'static-agent-config', settings: { namespaces: ['web'] } });
     expect(agent.connection.sessionId).toBe(session?.sessionId);
   });
 
   it('connects with each of several valid tokens', async () => {
-    const { driver, store } = await h.driver();
+    const { driver, table } = await h.driver();
     h.agent(plain(driver.port, { auth: { token: TOKENS[0] } }), { agentId: 'a' });
     h.agent(plain(driver.port, { auth: { token: TOKENS[1] } }), { agentId: 'b' });
-    await vi.waitFor(() => expect(store.openSessions().map((s) => s.agentId).sort()).toEqual(['a', 'b']));
+    await vi.waitFor(async () => expect((await liveSessions(table, Date.now())).map((s) => s.agentId).sort()).toEqual(['a', 'b']));
   });
 
   it('is refused with a wrong token, reports it, keeps trying, and never logs the token', async () => {
     const clock = new ManualClock();
-    const { driver, store } = await h.driver();
+    const { driver, table } = await h.driver();
     const agent = h.agent(plain(driver.port, { auth: { token: 'wrong-token-but-long-enough' } }, { kubernetes: { reconnectTimeoutMs: 1000 } }), { clock });
     await vi.waitFor(() => expect(agent.lastEnd()?.error.code).toBe('unauthenticated'));
     expect(agent.lastEnd()?.error.message).toBe('bearer token not accepted');
     await clock.advance(1200);
     await vi.waitFor(() => expect(agent.states.filter((s) => !s.connected)).toHaveLength(2));
-    expect(store.sessions.size).toBe(0);
+    expect(await allSessions(table)).toEqual([]);
     expect(agent.logs.text()).toContain('driver stream ended: bearer token not accepted');
     expect(agent.logs.text()).not.toContain('wrong-token-but-long-enough');
   });
@@ -52,17 +54,17 @@ describe('agent connection: reconnecting', () => {
     await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('driver shutting down'));
     expect(agent.lastEnd()?.error.code).toBe('unavailable');
 
-    const second = await h.driver({ grpc: { port } }, first.store);
+    const second = await h.driver({ grpc: { port } }, { table: first.table });
     // random() is 0.5, so the wait is exactly 2000 ms: nothing happens a millisecond before.
     await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0));
     await clock.advance(1999);
     expect(agent.connectedCount()).toBe(1);
     await clock.advance(1);
     await vi.waitFor(() => expect(agent.connectedCount()).toBe(2));
-    const [reopened] = second.store.openSessions();
+    const [reopened] = await liveSessions(second.table, Date.now());
     expect(reopened?.agentId).toBe('agent-1');
     expect(reopened?.sessionId).not.toBe(firstSession);
-    expect(second.store.sessions.get(firstSession ?? '')?.closedReason).toBeDefined();
+    expect(reopened?.sessionId).toBe(agent.connection.sessionId);
   });
 
   it('keeps trying while nothing listens, forever', async () => {
@@ -85,7 +87,7 @@ describe('agent connection: reconnecting', () => {
 
 describe('agent connection: assignment', () => {
   it('receives an assignment, answers it through the outbox, and the driver records the answer', async () => {
-    const { driver, store } = await h.driver();
+    const { driver, results } = await h.driver();
     const agent = h.agent(plain(driver.port), {
       onWork: (w) => {
         if (w.kind !== 'assignAccount') return;
@@ -96,10 +98,13 @@ describe('agent connection: assignment', () => {
       },
     });
     await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1));
-    await driver.sessions()[0]?.assign({ account: 'prod', generation: 2, kubeconfigRef: 'encryptedFile:k/prod', caching: true, cachingEpoch: 4 });
+    await driver.sessions()[0]?.send({
+      kind: 'assignAccount',
+      body: { account: 'prod', generation: 2, kubeconfigRef: 'encryptedFile:k/prod', caching: true, cachingEpoch: 4 },
+    });
     expect(agent.work[0]).toMatchObject({ kind: 'assignAccount', seq: 1, body: { account: 'prod', caching: true, cachingEpoch: 4 } });
     await vi.waitFor(() =>
-      expect(store.assignments.get('agent-1')?.get('prod')?.result).toMatchObject({ ok: false, message: 'cannot reach the cluster: ECONNREFUSED' }),
+      expect(results).toMatchObject([{ agentId: 'agent-1', result: { account: 'prod', ok: false, message: 'cannot reach the cluster: ECONNREFUSED' } }]),
     );
   });
 
@@ -109,15 +114,15 @@ describe('agent connection: assignment', () => {
     const port = first.driver.port;
     const agent = h.agent(plain(port, {}, { kubernetes: { reconnectTimeoutMs: 500 } }), { clock });
     await vi.waitFor(() => expect(first.driver.sessions()).toHaveLength(1));
-    await first.driver.sessions()[0]?.assign({ account: 'prod', generation: 1 });
+    await first.driver.sessions()[0]?.send({ kind: 'assignAccount', body: { account: 'prod', generation: 1 } });
     await first.driver.close(50);
     await vi.waitFor(() => expect(agent.lastEnd()).toBeDefined());
     const delivered = agent.connection.respond({ kind: 'assignmentResult', body: { account: 'prod', generation: 1, ok: true } });
-    await h.driver({ grpc: { port } }, first.store);
+    await h.driver({ grpc: { port } }, { table: first.table, results: first.results });
     await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0));
     await clock.advance(500);
     await delivered;
-    expect(first.store.assignments.get('agent-1')?.get('prod')?.result?.ok).toBe(true);
+    expect(first.results.map((r) => [r.result.account, r.result.ok])).toEqual([['prod', true]]);
   });
 });
 

@@ -27,6 +27,8 @@ export interface ConnectionDeps {
   clock?: Clock;
   /** Uniform in [0, 1); drives the reconnect jitter. */
   random?: () => number;
+  /** A response to the driver failed and will be sent again (driver.responseRetries). */
+  onRetry?(out: AgentBody): void;
   /** Told about every welcome and every stream end, for health reporting. */
   onState?(state: { connected: true; welcome: Welcome__Output } | { connected: false; end: StreamEnd }): void;
 }
@@ -47,7 +49,11 @@ export class DriverConnection {
     this.#clock = deps.clock ?? systemClock;
     const driver = deps.settings.driver ?? {};
     this.#tokens = new TokenSource(driver.auth, { clock: this.#clock, log: deps.log, retryMs: this.#reconnectMs() });
-    this.#outbox = new ResponseOutbox(driver.responseRetries, { clock: this.#clock, log: deps.log });
+    this.#outbox = new ResponseOutbox(driver.responseRetries, {
+      clock: this.#clock,
+      log: deps.log,
+      ...(deps.onRetry === undefined ? {} : { onRetry: deps.onRetry }),
+    });
   }
 
   /** The session id of the live stream, or undefined between streams. */
@@ -65,6 +71,34 @@ export class DriverConnection {
     if (this.#stream === undefined || this.sessionId === undefined) return false;
     this.#stream.send(out);
     return true;
+  }
+
+  /** Whether a stream is open and welcomed. */
+  get connected(): boolean {
+    return this.sessionId !== undefined;
+  }
+
+  /**
+   * Waits, at most `timeoutMs`, until every response is acknowledged by the driver; true when they
+   * all were. Returns at once when no stream is open, since nothing could be delivered.
+   */
+  async flush(timeoutMs: number): Promise<boolean> {
+    if (this.#outbox.size === 0) return true;
+    if (!this.connected) return false;
+    const stop = new AbortController();
+    try {
+      return await Promise.race([
+        this.#outbox.drained().then(() => true),
+        this.#clock.sleep(timeoutMs, stop.signal).then(() => false),
+      ]);
+    } finally {
+      stop.abort();
+    }
+  }
+
+  /** Ends the current stream; the next one (after the usual wait) says hello again. */
+  reconnect(reason: string): void {
+    this.#stream?.close(new VendorError('unavailable', reason));
   }
 
   /** Runs until `signal` aborts. */

@@ -46,13 +46,17 @@ export class ResponseOutbox {
   readonly #backOffMs: number;
   readonly #waker = new Waker();
   #sink: ReliableSink | undefined;
+  readonly #drained: (() => void)[] = [];
+  readonly #onRetry: ((out: AgentBody) => void) | undefined;
 
-  constructor(retries: ResponseRetrySettings | undefined, deps: { clock: Clock; log: Logger }) {
+  /** `onRetry` is told of every failed attempt that will be tried again (`vendor_agent_retries_total`). */
+  constructor(retries: ResponseRetrySettings | undefined, deps: { clock: Clock; log: Logger; onRetry?: (out: AgentBody) => void }) {
     const d = CONNECTION_DEFAULTS.responseRetries;
     this.#maxFailures = 1 + ((retries?.enabled ?? d.enabled) ? (retries?.maxRetries ?? d.maxRetries) : 0);
     this.#backOffMs = retries?.backOffMs ?? d.backOffMs;
     this.#clock = deps.clock;
     this.#log = deps.log;
+    this.#onRetry = deps.onRetry;
   }
 
   /** Resolves when the driver has acknowledged `out`; rejects when it is dropped. */
@@ -145,6 +149,7 @@ export class ResponseOutbox {
       return;
     }
     e.notBefore = this.#clock.now() + this.#backOffMs;
+    this.#onRetry?.(e.out);
   }
 
   #drop(e: Entry, error: VendorError): void {
@@ -157,5 +162,12 @@ export class ResponseOutbox {
     e.done = true;
     const i = this.#entries.indexOf(e);
     if (i >= 0) this.#entries.splice(i, 1);
+    if (this.#entries.length === 0) for (const drained of this.#drained.splice(0)) drained();
+  }
+
+  /** Resolves when nothing waits for the driver's acknowledgement any more. */
+  drained(): Promise<void> {
+    if (this.#entries.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#drained.push(resolve));
   }
 }

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../shared/clock.ts';
+import { allSessions } from '../../shared/table/sessions.ts';
 import { Harness, TOKENS, type TestAgent } from '../../test/connection-harness.ts';
 import { makePki } from '../../test/pki.ts';
 import { rmSync } from 'node:fs';
@@ -97,10 +98,10 @@ describe('agent connection over mutual TLS', () => {
   });
 
   it('is refused without a client certificate, or with one from another CA', async () => {
-    const { driver, store } = await tlsDriver(true);
+    const { driver, table } = await tlsDriver(true);
     expect(await outcome(tlsAgent(driver.port, { cacertFile: pki.caCert }))).toMatch(/^refused: /);
     const stranger = { cacertFile: pki.caCert, clientCertFile: pki.strangerClientCert, clientKeyFile: pki.strangerClientKey };
     expect(await outcome(tlsAgent(driver.port, stranger))).toMatch(/^refused: /);
-    expect(store.sessions.size).toBe(0);
+    expect(await allSessions(table)).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@ import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { PodUsage } from '../../shared/protocol/messages.ts';
 import type { HeldAccountView, WorkerHost } from '../accounts/worker.ts';
-import { kubeErrorStatus } from '../clusters/index.ts';
+import { kubeErrorStatus } from '../clusters/errors.ts';
 import { Waker } from '../../shared/waker.ts';
 
 /** SPEC 2.5: pod metrics are sent every 20 seconds. */

@@ -49,6 +49,11 @@ export class CachingGate {
     return judge(await this.#refresh(account), agentId, epoch);
   }
 
+  /** The next check of `account` reads the table (the role may have moved). */
+  forget(account: string): void {
+    this.#holders.delete(account);
+  }
+
   /** One read per account at a time; callers arriving meanwhile share it. */
   #refresh(account: string): Promise<Holder> {
     let pending = this.#refreshing.get(account);

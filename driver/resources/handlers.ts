@@ -14,7 +14,8 @@ import type { ScopeResume } from '../../shared/protocol/messages.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { replacePodMetrics, type NamespaceMetrics, type PodUsageRecord } from '../../shared/table/pod-metrics.ts';
 import { scopeProgress, type ScopeProgressRecord } from '../../shared/table/resources.ts';
-import type { MessageHandlers, SessionPort } from '../handlers.ts';
+import type { AgentSession } from '../agent-session.ts';
+import type { AgentMessageHandlers } from '../handlers.ts';
 import { CachingGate } from './caching-gate.ts';
 import { AccountCacheWriter, type WriterOptions } from './writer.ts';
 
@@ -28,12 +29,17 @@ export interface CacheHandlerDeps {
 }
 
 export interface CacheHandlers {
-  readonly handlers: MessageHandlers;
+  readonly handlers: AgentMessageHandlers;
   /** The writer of an account on this replica, if it has one. */
   writer(account: string): AccountCacheWriter | undefined;
+  /** Forgets what the epoch rule remembers of an account, so its next message is judged on a fresh read. */
+  forget(account: string): void;
   /** Writes what every writer holds, then stops them. */
   close(): Promise<void>;
 }
+
+/** What the handlers use of the session a message came on. */
+type Sender = Pick<AgentSession, 'id' | 'agentId'>;
 
 /** Metrics of a namespace that no reading covered for this long are dropped: its pods are gone. */
 export const POD_METRICS_STALE_MS = 90_000;
@@ -53,7 +59,7 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
     return w;
   };
 
-  const admitted = async (kind: string, account: string, epoch: number, session: SessionPort): Promise<boolean> => {
+  const admitted = async (kind: string, account: string, epoch: number, session: Sender): Promise<boolean> => {
     const answer = await gate.check(account, session.agentId, epoch);
     if (answer.ok) return true;
     const key = `${account}\0${session.agentId}`;
@@ -79,7 +85,7 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
       .map((p) => ({ scope: { ...p.scope, synthetic: false }, resourceVersion: p.resourceVersion, objects: p.objects, ageMs: Math.max(0, now - p.at) }));
   };
 
-  const handlers: MessageHandlers = {
+  const handlers: AgentMessageHandlers = {
     resourceEvents: async ({ body }, session) => {
       if (!(await admitted('resource events', body.account, body.cachingEpoch, session))) return;
       await writerOf(body.account).take(body, session.agentId);
@@ -118,6 +124,7 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
   return {
     handlers,
     writer: (account) => writers.get(account),
+    forget: (account) => gate.forget(account),
     close: async () => {
       await Promise.all([...writers.values()].map((w) => w.close()));
     },

@@ -102,6 +102,19 @@ describe.each(['POST', 'PATCH'])('%s /vendor/accounts bad bodies', (method) => {
     expect(JSON.stringify(p)).not.toContain('s3cr3t-token');
   });
 
+  it('many bad elements: the answer names the first 100 and counts the rest, whatever the body held', async () => {
+    const p = await expectBad(method, '/vendor/accounts', `[${Array.from({ length: 499 }, () => '1').join(',')}]`);
+    expect(p.errors).toHaveLength(101);
+    expect(p.errors[0]).toEqual({ path: '[0]', message: expect.any(String) });
+    expect(p.errors[100]).toEqual({ path: '', message: '399 more problems not listed' });
+    expect(p.detail.length).toBeLessThanOrEqual(2_001);
+  });
+
+  it('more than 1,000 records: that alone is the answer, the records are not checked', async () => {
+    const p = await expectBad(method, '/vendor/accounts', `[${Array.from({ length: 1001 }, () => '1').join(',')}]`);
+    expect(p.errors).toEqual([{ path: '', message: 'must hold at most 1000 records' }]);
+  });
+
   it('oversize body: 413', async () => {
     const big = Array.from({ length: 200 }, (_, i) => ({ name: `account-name-${i}`, ...state }));
     expect((await expectBad(method, '/vendor/accounts', big, 413)).code).toBe('payload_too_large');
@@ -126,6 +139,11 @@ describe('GET /vendor/accounts bad page and limit', () => {
     ['limit=1e2', 'limit'],
     ['limit=%20', 'limit'],
     ['size=10', 'size'],
+    // Names of Object.prototype members are unknown parameters like any other.
+    ['__proto__=1', '__proto__'],
+    ['__proto__=1&__proto__=2', '__proto__'],
+    ['constructor=1', 'constructor'],
+    ['toString=1&page=1', 'toString'],
   ])('?%s names %s', async (query, path) => {
     const p = await expectBad('GET', `/vendor/accounts?${query}`, undefined);
     expect(p.code).toBe('invalid_input');

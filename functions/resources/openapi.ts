@@ -1,13 +1,16 @@
 /** The OpenAPI entries of the resource endpoints (functions/resources/routes.ts). */
-import { accountNameParam, json, problem, ref } from '../openapi.ts';
+import { accountNameParam, authResponses, json, problem, ref } from '../openapi-parts.ts';
 import { DEFAULT_RESOURCE_LIMIT, MAX_RESOURCE_LIMIT } from './query.ts';
 
 const ageMs = (what: string) => ({ type: ['integer', 'null'], description: `Milliseconds since ${what}; null when there was none.` });
 
 export function resourcePaths(): Record<string, unknown> {
-  // Built on call: this module and openapi.ts import each other.
   const account = accountNameParam('accountId', 'The account name.');
   const notFound = problem('No account with that name.');
+  const readOnly = {
+    ...authResponses,
+    '403': problem('The account has permissions and the caller holds none of its READ or WRITE roles (nor an account-manager role).'),
+  };
   return {
     '/vendor/accounts/{accountId}/resources': {
       get: {
@@ -27,6 +30,7 @@ export function resourcePaths(): Record<string, unknown> {
           '200': { description: 'One page.', content: json(ref('ResourcePage')) },
           '400': problem('A bad or unknown query parameter, or a cursor this API did not give for these filters.'),
           '404': notFound,
+          ...readOnly,
         },
       },
     },
@@ -35,7 +39,7 @@ export function resourcePaths(): Record<string, unknown> {
         operationId: 'getCacheHealth',
         summary: 'Health of the account\'s resource cache per kind, as its caching agent last reported it.',
         parameters: [account],
-        responses: { '200': { description: 'The cache health; `kinds` is empty before the first report.', content: json(ref('CacheHealth')) }, '400': problem('A query parameter was given.'), '404': notFound },
+        responses: { '200': { description: 'The cache health; `kinds` is empty before the first report.', content: json(ref('CacheHealth')) }, '400': problem('A query parameter was given.'), '404': notFound, ...readOnly },
       },
     },
     '/vendor/accounts/{accountId}/metrics': {
@@ -43,7 +47,7 @@ export function resourcePaths(): Record<string, unknown> {
         operationId: 'getPodMetrics',
         summary: 'The latest pod metrics of the account (`metrics: true`), refreshed every 20 seconds by its caching agent.',
         parameters: [account, { name: 'namespace', in: 'query', schema: { type: 'string' } }],
-        responses: { '200': { description: 'Pods sorted by namespace and name.', content: json(ref('PodMetrics')) }, '400': problem('A bad or unknown query parameter.'), '404': notFound },
+        responses: { '200': { description: 'Pods sorted by namespace and name.', content: json(ref('PodMetrics')) }, '400': problem('A bad or unknown query parameter.'), '404': notFound, ...readOnly },
       },
     },
   };

@@ -5,7 +5,8 @@
  */
 import type { Context } from 'hono';
 import * as v from 'valibot';
-import { VendorError, type Issue } from '../../shared/errors.ts';
+import { VendorError } from '../../shared/errors.ts';
+import { queryValues } from '../http.ts';
 
 export const DEFAULT_RESOURCE_LIMIT = 100;
 export const MAX_RESOURCE_LIMIT = 1000;
@@ -37,17 +38,10 @@ export const metricsQuerySchema = v.object({ namespace: v.optional(namespace) })
 
 export const noQuerySchema = v.object({});
 
-/** The query of `c` checked against `schema` (an object of optional parameters). */
+/** The query of `c` checked against `schema` (an object of optional parameters); every problem reported together. */
 export function parseQuery<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(c: Context, schema: S): v.InferOutput<S> {
-  const issues: Issue[] = [];
-  const single: Record<string, string> = {};
-  const allowed = Object.keys(schema.entries);
-  for (const [key, values] of Object.entries(c.req.queries())) {
-    if (!allowed.includes(key)) issues.push({ path: key, message: `unknown query parameter; allowed: ${allowed.join(', ')}` });
-    else if (values.length > 1) issues.push({ path: key, message: 'given more than once' });
-    else single[key] = values[0] ?? '';
-  }
-  const result = v.safeParse(schema, single, { abortEarly: false });
+  const { values, issues } = queryValues(c, Object.keys(schema.entries));
+  const result = v.safeParse(schema, Object.fromEntries(values), { abortEarly: false });
   if (!result.success) for (const i of result.issues) issues.push({ path: v.getDotPath(i) ?? '', message: i.message });
   if (issues.length > 0 || !result.success) {
     throw new VendorError('invalid_input', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues });

@@ -1,25 +1,20 @@
 /**
  * What the resource endpoints read: an account's cached objects a page at a time, its cache health,
- * and its latest pod metrics. Every answer first checks that the account exists (404 otherwise).
+ * and its latest pod metrics. The routes hand over an account the caller may read (its existence and
+ * the caller's access are checked by `requireAccountAccess`).
  */
+import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
-import { getAccount } from '../../shared/table/accounts.ts';
 import type { TableRef } from '../../shared/table/client.ts';
+import type { IgnoredPermissionsLog } from '../auth/access.ts';
 import { podMetrics, type PodUsageRecord } from '../../shared/table/pod-metrics.ts';
 import { getCacheHealth, listResources, type ResourceFilter } from '../../shared/table/resources.ts';
 
 export interface ResourceDeps {
   table: TableRef;
   clock: Clock;
-}
-
-const MAX_NAME = 256;
-
-export async function requireAccount(deps: ResourceDeps, name: string): Promise<{ cachingAgentId?: string; cachingEpoch?: number }> {
-  const record = name.length <= MAX_NAME ? await getAccount(deps.table, name) : undefined;
-  if (record === undefined) throw new VendorError('not_found', `no account named "${name.slice(0, MAX_NAME)}"`);
-  return record;
+  permissionsLog?: IgnoredPermissionsLog;
 }
 
 export interface ResourceItem {
@@ -58,7 +53,6 @@ export async function listAccountResources(
   account: string,
   query: { kind?: string; namespace?: string; name?: string; limit: number; cursor?: string },
 ): Promise<{ items: ResourceItem[]; nextCursor?: string }> {
-  await requireAccount(deps, account);
   const filter: ResourceFilter = {
     ...kindFilter(query.kind),
     ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
@@ -84,8 +78,8 @@ export async function listAccountResources(
 
 const age = (now: number, at: number | undefined): number | null => (at === undefined ? null : Math.max(0, now - at));
 
-export async function cacheHealthView(deps: ResourceDeps, account: string) {
-  const record = await requireAccount(deps, account);
+export async function cacheHealthView(deps: ResourceDeps, record: Pick<AccountRecord, 'name' | 'cachingAgentId' | 'cachingEpoch'>) {
+  const account = record.name;
   const health = await getCacheHealth(deps.table, account);
   const now = deps.clock.now();
   return {
@@ -110,7 +104,6 @@ export async function cacheHealthView(deps: ResourceDeps, account: string) {
 }
 
 export async function podMetricsView(deps: ResourceDeps, account: string, namespace: string | undefined): Promise<{ account: string; storedAt: string | null; pods: PodUsageRecord[] }> {
-  await requireAccount(deps, account);
   const { pods, at } = await podMetrics(deps.table, account);
   return {
     account,

@@ -44,6 +44,10 @@ export interface AgentResult {
   message?: string;
   /** The account generation the agent was answering for. */
   generation?: number;
+  /** The latest generation the driver handed to this agent (an assignment, or with `removing` a removal). */
+  assigned?: number;
+  /** The driver is taking the account off this agent; the entry goes once the agent confirms. */
+  removing?: boolean;
   at: number;
 }
 
@@ -63,4 +67,6 @@ export interface AccountRecord {
   /** Raised on each caching takeover; the driver refuses events with an older epoch. */
   cachingEpoch?: number;
   updatedAt: number;
+  /** Id of the last write by `mutateAccount`: tells a writer whose answer was lost that its write landed. */
+  lastWriteId?: string;
 }

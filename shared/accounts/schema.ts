@@ -41,15 +41,10 @@ export const kubeconfigReferenceSchema = v.pipe(
   ),
 );
 
-const roleNames = v.array(
-  v.pipe(
-    v.string(),
-    v.minLength(1, 'must not be empty'),
-    // SPEC 2.6: a role name with whitespace disables the permissions and opens the account to everyone,
-    // so such a definition is refused instead of loaded.
-    v.regex(/^\S+$/, 'role names must contain no whitespace'),
-  ),
-);
+// SPEC 2.6.2: a role name with whitespace is accepted, but then the account's permissions are not
+// applied and every caller gets access (`shared/accounts/permissions.ts`); the API flags such accounts
+// and the control plane warns about them.
+const roleNames = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')));
 
 const stringList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')));
 
@@ -113,7 +108,7 @@ export const accountSettingsSchema = v.pipe(
 export type AccountSettings = v.InferOutput<typeof accountSettingsSchema>;
 
 /** Longest batch of records in one POST or PATCH. */
-export const MAX_BATCH = 500;
+export const MAX_BATCH = 1000;
 
 const registrationEntries = {
   // Any string is accepted here: a name no source defines is answered as an unknown account.
@@ -173,6 +168,13 @@ export const accountSchema = v.object({
   agents: v.array(agentRecordSchema),
   lastAssignmentMsg: v.string(),
   state: v.optional(v.picklist(ACCOUNT_STATES)),
+  permissionsIgnored: v.optional(
+    v.pipe(
+      v.literal(true),
+      v.description('Present (true) when a role name in the permissions contains whitespace: per SPEC 2.6.2 the permissions are then not applied and every authenticated caller may read and write the account.'),
+    ),
+  ),
+  permissionsIgnoredReason: v.optional(v.pipe(v.string(), v.description('Why `permissionsIgnored` is set, naming the role.'))),
 });
 
 export type Account = v.InferOutput<typeof accountSchema>;

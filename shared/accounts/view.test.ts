@@ -51,4 +51,17 @@ describe('toAccount', () => {
     });
     expect(account).toMatchObject({ source: 'static-agent-config', zoneId: 'agent-zone', config: { serviceAccount: true } });
   });
+
+  it('flags an account whose role names contain whitespace (SPEC 2.6.2)', () => {
+    const spaced = toAccount({
+      ...base,
+      defs: { 'driver-config': { kind: 'driver-config', settings: { permissions: [{ READ: ['dev'] }, { WRITE: ['release team'] }] }, at: 1 } },
+    });
+    expect(spaced.permissionsIgnored).toBe(true);
+    expect(spaced.permissionsIgnoredReason).toContain('"release team"');
+    expect(spaced.config).toEqual({ permissions: [{ READ: ['dev'] }, { WRITE: ['release team'] }] });
+    const plain = toAccount({ ...base, defs: { 'driver-config': { kind: 'driver-config', settings: { permissions: [{ READ: ['dev'] }] }, at: 1 } } });
+    expect(plain).not.toHaveProperty('permissionsIgnored');
+    expect(plain).not.toHaveProperty('permissionsIgnoredReason');
+  });
 });

@@ -1,11 +1,13 @@
 import type { AccountRecord } from './model.ts';
+import { accessOfSettings } from './permissions.ts';
 import { winningDefinition } from './precedence.ts';
 import type { Account } from './schema.ts';
 
 /**
  * The account as served (SPEC 2.1 plus `state`), resolved from its stored record. `config` holds the
  * winning definition's settings, with the migration's kubeconfig reference in place when one was
- * registered; it carries references only, never kubeconfig contents or secret values.
+ * registered; it carries references only, never kubeconfig contents or secret values. An account whose
+ * role names contain whitespace is flagged, since its permissions are not applied (SPEC 2.6.2).
  */
 export function toAccount(record: AccountRecord): Account {
   const winner = winningDefinition(record.defs);
@@ -15,6 +17,7 @@ export function toAccount(record: AccountRecord): Account {
   const reg = record.registration;
   if (!fromAgent && reg?.kubeconfigFile !== undefined) config.kubeconfigFile = reg.kubeconfigFile;
   const zoneId = fromAgent ? def?.zoneId : reg?.zoneId;
+  const access = accessOfSettings(def?.settings);
   const agents = Object.values(record.agents)
     .filter((a) => a.ok)
     .sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0))
@@ -28,5 +31,6 @@ export function toAccount(record: AccountRecord): Account {
     agents,
     lastAssignmentMsg: record.lastAssignmentMsg ?? '',
     ...(record.state === undefined ? {} : { state: record.state }),
+    ...(access.kind === 'ignored' ? { permissionsIgnored: true as const, permissionsIgnoredReason: access.reason } : {}),
   };
 }

@@ -2,18 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { issuesOf } from '../../test/support/issues.ts';
 import * as v from 'valibot';
 import { loadDriverConfig, parseDriverConfig, resolveDriverConfigPath } from './load.ts';
 import { driverConfigSchemaWith } from './schema.ts';
 
-function issuesOf(fn: () => unknown): { path: string; message: string }[] {
-  try {
-    fn();
-  } catch (err) {
-    return [...((err as { issues: { path: string; message: string }[] }).issues ?? [])];
-  }
-  throw new Error('expected a failure');
-}
 
 describe('driver config', () => {
   it('loads the committed example', async () => {
@@ -28,7 +21,7 @@ describe('driver config', () => {
   });
 
   it('treats an empty file as no accounts', () => {
-    expect(parseDriverConfig('', 'f.yml')).toEqual({ kubernetes: { accounts: [] } });
+    expect(parseDriverConfig('', 'f.yml')).toEqual({ kubernetes: { accounts: [] }, api: { auth: { accountManagerRoles: [] } } });
   });
 
   it('names every bad key path', () => {
@@ -41,7 +34,7 @@ describe('driver config', () => {
       '      kubeconfigFile: "apiVersion: v1\\nclusters: []"',
       '    - name: p',
       '      permissions:',
-      '        - READ: ["role with space"]',
+      '        - READ: ["role with space", ""]',
       '      surprise: true',
       'extra: 1',
     ].join('\n');
@@ -51,11 +44,16 @@ describe('driver config', () => {
         'kubernetes.accounts[1].name',
         'kubernetes.accounts[1].kinds',
         'kubernetes.accounts[1].kubeconfigFile',
-        'kubernetes.accounts[2].permissions[0].READ[0]',
+        'kubernetes.accounts[2].permissions[0].READ[1]',
         'kubernetes.accounts[2].surprise',
         'extra',
       ]),
     );
+  });
+
+  it('loads role names with whitespace (SPEC 2.6.2: the permissions are then not applied)', () => {
+    const config = parseDriverConfig('kubernetes:\n  accounts:\n    - name: a\n      permissions:\n        - READ: ["release team"]\n', 'f.yml');
+    expect(config.kubernetes.accounts[0]?.permissions).toEqual([{ READ: ['release team'] }]);
   });
 
   it('refuses duplicate names, bad YAML, and both spellings at once', () => {
@@ -63,6 +61,10 @@ describe('driver config', () => {
       { path: 'kubernetes.accounts[1].name', message: 'duplicate name "a" (first at kubernetes.accounts[0])' },
     ]);
     expect(() => parseDriverConfig('kubernetes: [', 'f.yml')).toThrow(/not valid YAML/);
+    // The YAML error names the position but never quotes the file: it may hold the admin token.
+    const secret = 'x'.repeat(20) + 'SECRET';
+    expect(() => parseDriverConfig(`api:\n  auth:\n    adminToken: "${secret}\n  x: [`, 'f.yml')).toThrow(/not valid YAML: .*line \d+, column \d+$/);
+    expect(() => parseDriverConfig(`api:\n  auth:\n    adminToken: "${secret}\n  x: [`, 'f.yml')).not.toThrow(/SECRET/);
     expect(issuesOf(() => parseDriverConfig('kubernetes:\n  accounts:\n    - {name: a, kubeconfigFile: /a, kubeConfigFile: /b}\n', 'f.yml'))).toEqual([
       { path: 'kubernetes.accounts[0].kubeConfigFile', message: 'give kubeconfigFile or kubeConfigFile, not both' },
     ]);
@@ -70,7 +72,7 @@ describe('driver config', () => {
 
   it('composes with further sections', () => {
     const schema = driverConfigSchemaWith({ grpc: v.optional(v.strictObject({ port: v.number() })) });
-    expect(parseDriverConfig('grpc:\n  port: 9091\n', 'f.yml', schema)).toEqual({ kubernetes: { accounts: [] }, grpc: { port: 9091 } });
+    expect(parseDriverConfig('grpc:\n  port: 9091\n', 'f.yml', schema)).toMatchObject({ kubernetes: { accounts: [] }, grpc: { port: 9091 } });
   });
 
   it('resolves the file from the env var, the local file, or the example', () => {

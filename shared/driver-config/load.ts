@@ -33,8 +33,11 @@ export function parseDriverConfig<TSchema extends v.GenericSchema<unknown, Drive
 ): v.InferOutput<TSchema> {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    throw new VendorError('invalid_input', `${file} is not valid YAML: ${doc.errors.map((e) => e.message).join('; ')}`, {
-      issues: doc.errors.map((e) => ({ path: '(yaml)', message: e.message })),
+    // The first line names the problem and its position; the code frame after it would quote the
+    // file, which may hold a secret.
+    const messages = doc.errors.map((e) => (e.message.split('\n')[0] ?? e.code).replace(/:$/, ''));
+    throw new VendorError('invalid_input', `${file} is not valid YAML: ${messages.join('; ')}`, {
+      issues: messages.map((message) => ({ path: '(yaml)', message })),
     });
   }
   const raw: unknown = doc.toJS() ?? {};

@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { accountSettingsSchema } from '../accounts/schema.ts';
+import { apiSectionSchema } from './api.ts';
 
 /**
  * The control plane's own config file, `vendor-driver.yml`. Its `kubernetes.accounts[]` are the
@@ -13,6 +14,8 @@ export const kubernetesSectionSchema = v.strictObject({
 
 export const driverConfigEntries = {
   kubernetes: v.optional(kubernetesSectionSchema, { accounts: [] }),
+  /** The management API's caller authentication (`api.auth`); read by the API, ignored by the driver. */
+  api: v.optional(apiSectionSchema, { auth: { accountManagerRoles: [] } }),
 };
 
 export function driverConfigSchemaWith<TExtra extends v.ObjectEntries>(extra: TExtra) {

@@ -27,6 +27,10 @@ export type { ResumeQuery, ResumeQuery__Output } from './generated/vendor/agent/
 export type { ResumeInfo, ResumeInfo__Output } from './generated/vendor/agent/v1/ResumeInfo.ts';
 export type { PodMetrics, PodMetrics__Output } from './generated/vendor/agent/v1/PodMetrics.ts';
 export type { PodUsage, PodUsage__Output } from './generated/vendor/agent/v1/PodUsage.ts';
+export type { ObjectOutcome, ObjectOutcome__Output } from './generated/vendor/agent/v1/ObjectOutcome.ts';
+export type { ObjectRef, ObjectRef__Output } from './generated/vendor/agent/v1/ObjectRef.ts';
+export type { Operation, Operation__Output } from './generated/vendor/agent/v1/Operation.ts';
+export type { OperationResult, OperationResult__Output } from './generated/vendor/agent/v1/OperationResult.ts';
 export type { AgentServiceClient, AgentServiceHandlers } from './generated/vendor/agent/v1/AgentService.ts';
 
 /** The protocol version this code speaks (`vendor.agent.v1`). */

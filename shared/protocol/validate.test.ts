@@ -70,3 +70,25 @@ describe('parseDriverMessage', () => {
     expect(err.issues[0]?.path).toBe('assignAccount.account');
   });
 });
+
+describe('operations', () => {
+  const operation = { operationId: 'op-1', account: 'prod', attempt: 1, deploy: { manifests: ['{}'] } };
+
+  it('accepts an operation naming its action, and refuses one without an action or attempt', () => {
+    const env = fromDriver({ seq: 1, operation });
+    expect(env.kind).toBe('operation');
+    if (env.kind !== 'operation') return;
+    expect(env.body.action).toBe('deploy');
+    expect(refusal(() => fromDriver({ seq: 1, operation: { operationId: 'op-1', account: 'prod', attempt: 1 } })).message).toContain(
+      'operation names no action',
+    );
+    expect(refusal(() => fromDriver({ seq: 1, operation: { ...operation, attempt: 0 } })).issues[0]?.path).toBe('operation.attempt');
+  });
+
+  it('accepts a result with outcomes and refuses one with an unnamed outcome', () => {
+    const result = { operationId: 'op-1', account: 'prod', attempt: 1, ok: true, outcomes: [{ index: 0, result: 'created' }] };
+    expect(fromAgent({ seq: 1, operationResult: result }).kind).toBe('operationResult');
+    const err = refusal(() => fromAgent({ seq: 1, operationResult: { ...result, outcomes: [{ index: 0 }] } }));
+    expect(err.issues[0]?.path).toBe('operationResult.outcomes.0.result');
+  });
+});

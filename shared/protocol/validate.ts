@@ -61,7 +61,13 @@ const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
     scopeSet: v.nullish(v.looseObject({ scopes: v.array(scopeRef) })),
   }),
   resumeQuery: v.looseObject({ queryId: positive, account: id }),
-  operationResult: v.looseObject({ operationId: id, account: id }),
+  operationResult: v.looseObject({
+    operationId: id,
+    account: id,
+    attempt: positive,
+    message: v.pipe(v.string(), v.maxLength(MAX_TEXT)),
+    outcomes: v.array(v.looseObject({ result: v.pipe(v.string(), v.nonEmpty('is required')), message: v.pipe(v.string(), v.maxLength(MAX_TEXT)) })),
+  }),
   podMetrics: v.looseObject({ account: id, pods: v.array(v.looseObject({ namespace: id, name: id })) }),
 };
 
@@ -81,7 +87,10 @@ const DRIVER_BODIES: Record<DriverBodyKind, v.GenericSchema> = {
   assignAccount: v.looseObject({ account: id, generation: positive }),
   removeAccount: v.looseObject({ account: id, generation: positive }),
   resumeInfo: v.looseObject({ queryId: positive, account: id }),
-  operation: v.looseObject({ operationId: id, account: id }),
+  operation: v.pipe(
+    v.looseObject({ operationId: id, account: id, attempt: positive }),
+    v.check((o) => typeof (o as { action?: unknown }).action === 'string', 'operation names no action'),
+  ),
 };
 
 interface RawEnvelope {

@@ -15,6 +15,7 @@ import {
   updateAccountParams,
 } from './accounts.ts';
 import { rankAdd } from './rank.ts';
+import { faultyTable } from '../../test/support/store-faults.ts';
 
 const def: Definition = { kind: 'driver-config', settings: { context: 'c' }, at: 1 };
 
@@ -26,6 +27,13 @@ describe('account builders', () => {
       'SET version = version + :one, updatedAt = :now, #state = :state, #cachingEpoch = :cachingEpoch REMOVE #lastAssignmentMsg',
     );
     expect(p.ExpressionAttributeValues).toMatchObject({ ':expected': 7, ':state': 'FAILED', ':cachingEpoch': 3 });
+  });
+
+  it('stores the writer\'s id with the update when given', () => {
+    const p = updateAccountParams('t', 'prod', 7, { state: 'ACTIVE' }, 100, 'w-1');
+    expect(p.UpdateExpression).toContain('lastWriteId = :writeId');
+    expect(p.ExpressionAttributeValues).toMatchObject({ ':writeId': 'w-1' });
+    expect(updateAccountParams('t', 'prod', 7, { state: 'ACTIVE' }, 100).UpdateExpression).not.toContain('lastWriteId');
   });
 
   it('keys per-agent results by agentId, so setting and removing them are map paths', () => {
@@ -87,6 +95,32 @@ describe('accounts against dynalite', () => {
     );
     expect(calls).toBe(2);
     expect(record).toMatchObject({ lastAssignmentMsg: 'other', generation: 1, version: 3 });
+  });
+
+  it('mutateAccount counts its own write as done when the SDK sent it twice (the first answer lost)', async () => {
+    const t = await tables.fresh();
+    await createAccount(t, 'prod', 1);
+    const { table, faults } = await faultyTable(t);
+    try {
+      faults.set({ kind: 'lost-answer' }, { only: ['UpdateItem'], times: 1 });
+      let calls = 0;
+      const result = await mutateAccount(
+        table,
+        'prod',
+        (r) => {
+          calls++;
+          // Refuses what is already done, as activation does for an ACTIVE account.
+          if (r?.state === 'ACTIVE') throw new Error('already active');
+          return { state: 'ACTIVE', generation: (r?.generation ?? 0) + 1 };
+        },
+        () => 5,
+      );
+      expect(faults.injected()).toEqual({ 'lost-answer': 1 });
+      expect(calls).toBe(1);
+      expect(result).toMatchObject({ changed: true, record: { state: 'ACTIVE', generation: 1, version: 2 } });
+    } finally {
+      await faults.close();
+    }
   });
 
   it('writes each agent answer idempotently and drops answers for another generation', async () => {

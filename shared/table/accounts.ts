@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   BatchGetCommand,
   DeleteCommand,
@@ -41,7 +42,8 @@ export interface AccountChanges {
   cachingEpoch?: number;
 }
 
-function fromItem(item: Record<string, unknown>): AccountRecord {
+/** An account item as its record (without the table keys). */
+export function fromItem(item: Record<string, unknown>): AccountRecord {
   const { pk: _pk, sk: _sk, ...rest } = item;
   return rest as unknown as AccountRecord;
 }
@@ -106,6 +108,7 @@ export function deleteAccountParams(tableName: string, name: string, expectedVer
 /**
  * The generic conditional update: applies `changes` only if the item is still at `expectedVersion`,
  * and raises the version. One item, one write, so a lost race is a clean `precondition_failed`.
+ * `writeId`, when given, is stored as `lastWriteId` so the writer can recognise its own write later.
  */
 export function updateAccountParams(
   tableName: string,
@@ -113,6 +116,7 @@ export function updateAccountParams(
   expectedVersion: number,
   changes: AccountChanges,
   now: number,
+  writeId?: string,
 ): UpdateCommandInput {
   const set: string[] = ['version = version + :one', 'updatedAt = :now'];
   const remove: string[] = [];
@@ -134,6 +138,10 @@ export function updateAccountParams(
   scalar('lastAssignmentMsg', changes.lastAssignmentMsg);
   scalar('cachingAgentId', changes.cachingAgentId);
   scalar('cachingEpoch', changes.cachingEpoch);
+  if (writeId !== undefined) {
+    set.push('lastWriteId = :writeId');
+    values[':writeId'] = writeId;
+  }
   (changes.setAgents ?? []).forEach((result, i) => {
     names[`#sa${i}`] = result.agentId;
     values[`:sa${i}`] = result;
@@ -171,12 +179,13 @@ export function putAgentResultParams(tableName: string, name: string, result: Ag
 }
 
 /** One page of accounts in name order, starting after `startAfter`. */
-export function queryAccountsParams(tableName: string, limit: number, startAfter?: string): QueryCommandInput {
+export function queryAccountsParams(tableName: string, limit: number, startAfter?: string, consistent = false): QueryCommandInput {
   return {
     TableName: tableName,
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': PK.account },
     Limit: limit,
+    ...(consistent ? { ConsistentRead: true } : {}),
     ...(startAfter === undefined ? {} : { ExclusiveStartKey: accountKey(startAfter) }),
   };
 }
@@ -230,9 +239,10 @@ export async function updateAccount(
   expectedVersion: number,
   changes: AccountChanges,
   now: number,
+  writeId?: string,
 ): Promise<AccountRecord> {
   try {
-    const out = await t.client.send(new UpdateCommand(updateAccountParams(t.tableName, name, expectedVersion, changes, now)));
+    const out = await t.client.send(new UpdateCommand(updateAccountParams(t.tableName, name, expectedVersion, changes, now, writeId)));
     return fromItem(out.Attributes ?? {});
   } catch (err) {
     if (isConditionFailure(err)) {
@@ -245,6 +255,11 @@ export async function updateAccount(
 /**
  * Read, decide, conditionally write, and start over when another writer got there first. `decide`
  * returns the changes to make, or undefined to leave the account as it is; it may throw to refuse.
+ *
+ * The SDK sends a write again when its answer is lost (a timeout, a dropped connection): the first
+ * one may have landed, and the second then fails its version condition. Each write carries an id, so
+ * that case is told apart from another writer's change by reading the item back: it is our write,
+ * and it counts as done (`changed`), not as a race to decide again.
  */
 export async function mutateAccount(
   t: TableRef,
@@ -254,15 +269,20 @@ export async function mutateAccount(
   options: { maxAttempts?: number; /** A record just read strongly, saving the first read. */ initial?: AccountRecord } = {},
 ): Promise<{ record: AccountRecord | undefined; changed: boolean }> {
   const maxAttempts = options.maxAttempts ?? 10;
+  let known: { record: AccountRecord | undefined } | undefined = options.initial === undefined ? undefined : { record: options.initial };
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
-    const record = attempt === 0 && options.initial !== undefined ? options.initial : await getAccount(t, name, { consistent: true });
+    const record = known === undefined ? await getAccount(t, name, { consistent: true }) : known.record;
     const changes = await decide(record);
     if (changes === undefined || record === undefined) return { record, changed: false };
+    const writeId = randomUUID();
     try {
-      return { record: await updateAccount(t, name, record.version, changes, now()), changed: true };
+      return { record: await updateAccount(t, name, record.version, changes, now(), writeId), changed: true };
     } catch (err) {
       if ((err as VendorError).code !== 'precondition_failed') throw err;
     }
+    const current = await getAccount(t, name, { consistent: true });
+    if (current?.lastWriteId === writeId) return { record: current, changed: true };
+    known = { record: current };
   }
   throw new VendorError('precondition_failed', `account ${name} is being changed by others; try again`);
 }
@@ -332,10 +352,10 @@ export async function listAccountPage(t: TableRef, page: number, limit: number):
  * Every account, in name order, a page at a time: for the driver's periodic full reconcile. It reads
  * the whole partition, so it is for background work, never for a request.
  */
-export async function* allAccounts(t: TableRef, pageSize = 500): AsyncGenerator<AccountRecord[]> {
+export async function* allAccounts(t: TableRef, pageSize = 500, options: { consistent?: boolean } = {}): AsyncGenerator<AccountRecord[]> {
   let startAfter: string | undefined;
   for (;;) {
-    const out = await t.client.send(new QueryCommand(queryAccountsParams(t.tableName, pageSize, startAfter)));
+    const out = await t.client.send(new QueryCommand(queryAccountsParams(t.tableName, pageSize, startAfter, options.consistent)));
     const records = (out.Items ?? []).map(fromItem);
     if (records.length > 0) yield records;
     if (out.LastEvaluatedKey === undefined) return;

@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { tableFromEnv } from './client.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { faultyTable } from '../../test/support/store-faults.ts';
+import { TestTables } from '../../test/support/table.ts';
+import { createDocumentClient, STORE_MAX_ATTEMPTS, tableFromEnv } from './client.ts';
 import { createTableInput } from './schema.ts';
 
 describe('tableFromEnv', () => {
@@ -23,5 +26,26 @@ describe('createTableInput', () => {
       { AttributeName: 'sk', AttributeType: 'S' },
     ]);
     expect(input.GlobalSecondaryIndexes).toBeUndefined();
+  });
+});
+
+describe('timeouts and retries of the table client', () => {
+  const tables = new TestTables();
+  beforeAll(() => tables.start());
+  afterAll(() => tables.close());
+
+  it('tries each command STORE_MAX_ATTEMPTS times', async () => {
+    expect(await createDocumentClient({ region: 'local' }).config.maxAttempts()).toBe(STORE_MAX_ATTEMPTS);
+  });
+
+  // The SDK's own default would wait five minutes for this answer: past the test's limit.
+  it('gives up on a table that does not answer after its request timeout', async () => {
+    const { table, faults } = await faultyTable(await tables.fresh(), { maxAttempts: 1 });
+    try {
+      faults.set({ kind: 'hang' });
+      await expect(table.client.send(new GetCommand({ TableName: table.tableName, Key: { pk: 'a', sk: 'b' } }))).rejects.toMatchObject({ name: 'TimeoutError' });
+    } finally {
+      await faults.close();
+    }
   });
 });

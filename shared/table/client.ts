@@ -16,14 +16,36 @@ export interface ClientOptions {
   credentials?: DynamoDBClientConfig['credentials'];
   /** When given, every command asks for its consumed capacity and the meter adds it up. */
   meter?: CapacityMeter;
+  /** Tries of one command, the first included (default `STORE_MAX_ATTEMPTS`). */
+  maxAttempts?: number;
+  /** Longest wait for a connection to the table (default `STORE_CONNECTION_TIMEOUT_MS`). */
+  connectionTimeoutMs?: number;
+  /** Longest one try may take, from sending to the whole answer (default `STORE_REQUEST_TIMEOUT_MS`). */
+  requestTimeoutMs?: number;
 }
+
+/**
+ * How long a table command may take before the caller hears that the table is unavailable
+ * (docs/table.md, "Timeouts and retries"). The SDK's own defaults wait five minutes for a silent
+ * socket, longer than the API may take to answer; these bound one command to about
+ * `STORE_MAX_ATTEMPTS * STORE_REQUEST_TIMEOUT_MS` plus the SDK's backoff (at most 3 s when throttled).
+ */
+export const STORE_MAX_ATTEMPTS = 3;
+export const STORE_CONNECTION_TIMEOUT_MS = 1_000;
+export const STORE_REQUEST_TIMEOUT_MS = 3_000;
 
 export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
     ...(options.region === undefined ? {} : { region: options.region }),
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
-    maxAttempts: 3,
+    maxAttempts: options.maxAttempts ?? STORE_MAX_ATTEMPTS,
+    requestHandler: {
+      connectionTimeout: options.connectionTimeoutMs ?? STORE_CONNECTION_TIMEOUT_MS,
+      requestTimeout: options.requestTimeoutMs ?? STORE_REQUEST_TIMEOUT_MS,
+      // Without this the SDK only warns when a try outlives requestTimeout, and keeps waiting.
+      throwOnRequestTimeout: true,
+    },
   });
   const meter = options.meter;
   if (meter !== undefined) {

@@ -1,4 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand, type UpdateCommandInput, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 
 /** True when a conditional write lost (the item changed, or was or was not there). */
 export function isConditionFailure(err: unknown): boolean {
@@ -12,6 +13,20 @@ export async function tryConditional(write: () => Promise<unknown>): Promise<boo
     return true;
   } catch (err) {
     if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** Runs a conditional update and answers the item after it, or undefined when the condition failed. */
+export async function updateIfCondition(
+  t: { client: { send(command: UpdateCommand): Promise<UpdateCommandOutput> } },
+  input: UpdateCommandInput,
+): Promise<Record<string, unknown> | undefined> {
+  try {
+    const out = await t.client.send(new UpdateCommand(input));
+    return out.Attributes ?? {};
+  } catch (err) {
+    if (isConditionFailure(err)) return undefined;
     throw err;
   }
 }

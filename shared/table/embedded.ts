@@ -15,6 +15,12 @@ export interface EmbeddedTableOptions {
   meter?: CapacityMeter;
 }
 
+/**
+ * dynalite runs in this very process, so a try that outlives the deployed timeout means a busy event
+ * loop, not a lost table: its client waits longer rather than retry writes that are merely late.
+ */
+export const EMBEDDED_REQUEST_TIMEOUT_MS = 30_000;
+
 export interface EmbeddedTable extends TableRef {
   client: DynamoDBDocumentClient;
   tableName: string;
@@ -49,6 +55,7 @@ export async function startEmbeddedTable(options: EmbeddedTableOptions = {}): Pr
     endpoint,
     region: 'local',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    requestTimeoutMs: EMBEDDED_REQUEST_TIMEOUT_MS,
     ...(options.meter === undefined ? {} : { meter: options.meter }),
   });
 

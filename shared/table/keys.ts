@@ -11,6 +11,16 @@ export const PK = {
   session: 'SESSION',
   /** The assignment work feed, sorted by time. */
   change: 'CHANGE',
+  /** The access index: one item per account whose permissions restrict reading, sorted by name. */
+  access: 'ACCESS',
+  /** Deployment operations, one item each, by id (ids start with their creation time). */
+  operation: 'OPERATION',
+  /** The request of each operation, written once and read by the dispatching driver. */
+  operationRequest: 'OPREQUEST',
+  /** One entry per operation not finished yet: what the driver replicas dispatch from. */
+  operationQueue: 'OPQUEUE',
+  /** Idempotency keys of operation requests, by `<account>#<key>`. */
+  operationKey: 'OPKEY',
 } as const;
 
 /** Membership of one account name in one definition source: `SOURCE#<sourceId>` / name. */
@@ -37,6 +47,13 @@ export function rankChunkKey(id: string): Key {
   return { pk: PK.rank, sk: `CHUNK#${id}` };
 }
 
+export function accessKey(name: string): Key {
+  return { pk: PK.access, sk: name };
+}
+
+/** Says the access index was built; `#` sorts before every account name, which starts alphanumeric. */
+export const ACCESS_BUILT_KEY: Key = { pk: PK.access, sk: '#BUILT' };
+
 export function sessionKey(zoneId: string, agentId: string): Key {
   return { pk: PK.session, sk: `${zoneId}#${agentId}` };
 }
@@ -48,4 +65,21 @@ export function padMs(ms: number): string {
 
 export function changeKey(at: number, name: string, generation: number): Key {
   return { pk: PK.change, sk: `${padMs(at)}#${name}#${String(generation).padStart(10, '0')}` };
+}
+
+export function operationKey(id: string): Key {
+  return { pk: PK.operation, sk: id };
+}
+
+export function operationRequestKey(id: string): Key {
+  return { pk: PK.operationRequest, sk: id };
+}
+
+export function operationQueueKey(id: string): Key {
+  return { pk: PK.operationQueue, sk: id };
+}
+
+/** Account names hold no `#`, so `<account>#<key>` is unambiguous. */
+export function idempotencyKeyKey(account: string, key: string): Key {
+  return { pk: PK.operationKey, sk: `${account}#${key}` };
 }

@@ -169,12 +169,12 @@ export function childChunkId(parentId: string, part: number): string {
 
 // ---- I/O ----
 
-async function readDir(t: TableRef, consistent: boolean): Promise<RankDir | undefined> {
+export async function readDir(t: TableRef, consistent: boolean): Promise<RankDir | undefined> {
   const out = await t.client.send(new GetCommand(getRankDirParams(t.tableName, consistent)));
   return out.Item === undefined ? undefined : { version: out.Item.version as number, chunks: out.Item.chunks as RankEntry[] };
 }
 
-async function readChunk(t: TableRef, id: string, consistent: boolean): Promise<RankChunk | undefined> {
+export async function readChunk(t: TableRef, id: string, consistent: boolean): Promise<RankChunk | undefined> {
   const out = await t.client.send(new GetCommand(getRankChunkParams(t.tableName, id, consistent)));
   if (out.Item === undefined) return undefined;
   const { id: chunkId, version, names, retired } = out.Item as RankChunk;

@@ -1,8 +1,10 @@
 import {
   DeleteCommand,
+  GetCommand,
   PutCommand,
   UpdateCommand,
   type DeleteCommandInput,
+  type GetCommandInput,
   type PutCommandInput,
   type QueryCommandInput,
   type UpdateCommandInput,
@@ -11,43 +13,101 @@ import type { TableRef } from './client.ts';
 import { tryConditional } from './conditional.ts';
 import { PK, sessionKey } from './keys.ts';
 import { queryAll } from './query.ts';
+import { TTL_ATTRIBUTE } from './schema.ts';
 
 /**
- * One item per connected agent instance, written by the driver replica holding its stream. A session
- * is live while `leaseExpiresAt` (ms, set from the driver's receive clock) is in the future.
+ * One item per agent instance (`<zoneId>#<agentId>`), written by the driver replica holding its
+ * stream. A session is live while `leaseExpiresAt` (ms, from the driver's receive clock) is in the
+ * future. When the stream ends the item stays, marked ended, so that the agent's next stream (on any
+ * replica) can resume from it and the driver knows since when the agent is gone; the next stream of
+ * the same agent replaces it.
  */
 export interface Session {
   agentId: string;
   zoneId: string;
-  /** The driver replica holding the stream; only it renews or ends the session. */
+  /** The driver replica holding the stream. */
   replicaId: string;
+  /** Id of the stream; renewals and the end are conditional on it, so a newer stream is never undone. */
+  sessionId?: string;
+  /** Address of the agent as the driver sees it. */
+  peer?: string;
   connectedAt: number;
   leaseExpiresAt: number;
   agentVersion: string;
   /** Names of the static accounts the agent announced. */
   staticAccounts: string[];
+  /** Highest reliable agent message processed on this stream; written with renewals, so it may lag. */
+  lastProcessedSeq?: number;
+  endedAt?: number;
+  endReason?: string;
+}
+
+/** Session items outlive their lease this long (real DynamoDB deletes them by TTL; the driver's sweep elsewhere). */
+export const SESSION_RETENTION_MS = 24 * 3600 * 1000;
+
+const ttl = (ms: number): number => Math.ceil((ms + SESSION_RETENTION_MS) / 1000);
+
+/** Since when the agent of `s` is gone (ms), or undefined while its session is live at `now`. */
+export function goneSince(s: Session, now: number): number | undefined {
+  if (s.endedAt !== undefined) return Math.min(s.endedAt, s.leaseExpiresAt);
+  return s.leaseExpiresAt > now ? undefined : s.leaseExpiresAt;
 }
 
 export function putSessionParams(tableName: string, session: Session): PutCommandInput {
-  return { TableName: tableName, Item: { ...sessionKey(session.zoneId, session.agentId), ...session } };
-}
-
-export function renewSessionParams(tableName: string, zoneId: string, agentId: string, replicaId: string, leaseExpiresAt: number): UpdateCommandInput {
   return {
     TableName: tableName,
-    Key: sessionKey(zoneId, agentId),
-    UpdateExpression: 'SET leaseExpiresAt = :lease',
-    ConditionExpression: 'replicaId = :replica',
-    ExpressionAttributeValues: { ':lease': leaseExpiresAt, ':replica': replicaId },
+    Item: { ...sessionKey(session.zoneId, session.agentId), ...session, [TTL_ATTRIBUTE]: ttl(session.leaseExpiresAt) },
   };
 }
 
-export function endSessionParams(tableName: string, zoneId: string, agentId: string, replicaId: string): DeleteCommandInput {
+export function getSessionParams(tableName: string, zoneId: string, agentId: string): GetCommandInput {
+  return { TableName: tableName, Key: sessionKey(zoneId, agentId), ConsistentRead: true };
+}
+
+export function renewSessionParams(
+  tableName: string,
+  zoneId: string,
+  agentId: string,
+  sessionId: string,
+  leaseExpiresAt: number,
+  lastProcessedSeq: number,
+): UpdateCommandInput {
   return {
     TableName: tableName,
     Key: sessionKey(zoneId, agentId),
-    ConditionExpression: 'replicaId = :replica',
-    ExpressionAttributeValues: { ':replica': replicaId },
+    UpdateExpression: 'SET leaseExpiresAt = :lease, lastProcessedSeq = :seq, #ttl = :ttl',
+    ConditionExpression: 'sessionId = :sid AND attribute_not_exists(endedAt)',
+    ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+    ExpressionAttributeValues: { ':lease': leaseExpiresAt, ':seq': lastProcessedSeq, ':sid': sessionId, ':ttl': ttl(leaseExpiresAt) },
+  };
+}
+
+export function endSessionParams(
+  tableName: string,
+  zoneId: string,
+  agentId: string,
+  sessionId: string,
+  now: number,
+  reason: string,
+  lastProcessedSeq: number,
+): UpdateCommandInput {
+  return {
+    TableName: tableName,
+    Key: sessionKey(zoneId, agentId),
+    UpdateExpression: 'SET leaseExpiresAt = :now, endedAt = :now, endReason = :reason, lastProcessedSeq = :seq, #ttl = :ttl',
+    ConditionExpression: 'sessionId = :sid AND attribute_not_exists(endedAt)',
+    ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
+    ExpressionAttributeValues: { ':now': now, ':reason': reason.slice(0, 512), ':seq': lastProcessedSeq, ':sid': sessionId, ':ttl': ttl(now) },
+  };
+}
+
+/** Deletes the item of a session that is over, unless a newer stream of the agent replaced it or it came back to life. */
+export function deleteSessionParams(tableName: string, zoneId: string, agentId: string, sessionId: string | undefined, now: number): DeleteCommandInput {
+  return {
+    TableName: tableName,
+    Key: sessionKey(zoneId, agentId),
+    ConditionExpression: sessionId === undefined ? 'attribute_not_exists(sessionId) AND leaseExpiresAt <= :now' : 'sessionId = :sid AND leaseExpiresAt <= :now',
+    ExpressionAttributeValues: { ':now': now, ...(sessionId === undefined ? {} : { ':sid': sessionId }) },
   };
 }
 
@@ -65,22 +125,60 @@ export function liveSessionsParams(tableName: string, now: number, zoneId?: stri
   };
 }
 
-/** Records a session; a reconnect through another replica takes the session over. */
+export function allSessionsParams(tableName: string): QueryCommandInput {
+  return { TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.session }, ConsistentRead: true };
+}
+
+function fromItem(item: Record<string, unknown>): Session {
+  const { pk: _pk, sk: _sk, [TTL_ATTRIBUTE]: _ttl, ...session } = item;
+  return session as unknown as Session;
+}
+
+/** Records a session; a reconnect (through any replica) replaces the agent's previous item. */
 export async function putSession(t: TableRef, session: Session): Promise<void> {
   await t.client.send(new PutCommand(putSessionParams(t.tableName, session)));
 }
 
-/** Extends the lease; false when another replica took the session over or it was ended. */
-export function renewSession(t: TableRef, zoneId: string, agentId: string, replicaId: string, leaseExpiresAt: number): Promise<boolean> {
-  return tryConditional(() => t.client.send(new UpdateCommand(renewSessionParams(t.tableName, zoneId, agentId, replicaId, leaseExpiresAt))));
+export async function getSession(t: TableRef, zoneId: string, agentId: string): Promise<Session | undefined> {
+  const out = await t.client.send(new GetCommand(getSessionParams(t.tableName, zoneId, agentId)));
+  return out.Item === undefined ? undefined : fromItem(out.Item);
 }
 
-/** Ends the session if this replica still holds it. */
-export function endSession(t: TableRef, zoneId: string, agentId: string, replicaId: string): Promise<boolean> {
-  return tryConditional(() => t.client.send(new DeleteCommand(endSessionParams(t.tableName, zoneId, agentId, replicaId))));
+/** Extends the lease; false when a newer stream of the agent took the session over, or it was ended. */
+export function renewSession(
+  t: TableRef,
+  zoneId: string,
+  agentId: string,
+  sessionId: string,
+  leaseExpiresAt: number,
+  lastProcessedSeq = 0,
+): Promise<boolean> {
+  return tryConditional(() => t.client.send(new UpdateCommand(renewSessionParams(t.tableName, zoneId, agentId, sessionId, leaseExpiresAt, lastProcessedSeq))));
+}
+
+/** Marks the session ended (no longer live); false when a newer stream replaced it or it had ended. */
+export function endSession(
+  t: TableRef,
+  zoneId: string,
+  agentId: string,
+  sessionId: string,
+  now: number,
+  reason: string,
+  lastProcessedSeq = 0,
+): Promise<boolean> {
+  return tryConditional(() => t.client.send(new UpdateCommand(endSessionParams(t.tableName, zoneId, agentId, sessionId, now, reason, lastProcessedSeq))));
+}
+
+export function deleteSession(t: TableRef, s: Session, now: number): Promise<boolean> {
+  return tryConditional(() => t.client.send(new DeleteCommand(deleteSessionParams(t.tableName, s.zoneId, s.agentId, s.sessionId, now))));
 }
 
 export async function liveSessions(t: TableRef, now: number, zoneId?: string): Promise<Session[]> {
   const items = await queryAll(t, liveSessionsParams(t.tableName, now, zoneId));
-  return items.map(({ pk: _pk, sk: _sk, ...session }) => session as unknown as Session);
+  return items.map(fromItem);
+}
+
+/** Every session item, live or ended: the partition holds one item per agent instance seen recently. */
+export async function allSessions(t: TableRef): Promise<Session[]> {
+  return (await queryAll(t, allSessionsParams(t.tableName))).map(fromItem);
 }

@@ -6,7 +6,9 @@ import { duplicateNameIssues } from '../accounts/duplicates.ts';
 import { accountSettingsSchema, type AccountSettings } from '../accounts/schema.ts';
 import { parseOrThrow } from '../accounts/validate.ts';
 import { VendorError } from '../errors.ts';
-import { createAccount, deleteAccount, getAccount, removeDefinition, setDefinition, updateAccount } from './accounts.ts';
+import { winningDefinition } from '../accounts/precedence.ts';
+import { createAccount, deleteAccount, getAccount, newAccountRecord, removeDefinition, setDefinition, updateAccount } from './accounts.ts';
+import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from './access.ts';
 import { appendChanges } from './changes.ts';
 import type { TableRef } from './client.ts';
 import { sourceMemberKey, sourcePk } from './keys.ts';
@@ -76,9 +78,15 @@ async function members(t: TableRef, sourceId: string): Promise<Map<string, strin
   return new Map(items.map((item) => [item.sk as string, item.hash as string | undefined]));
 }
 
-/** A migrated, active account whose definition changed is queued again so agents get the new settings. */
-async function requeueIfActive(t: TableRef, record: AccountRecord, now: number): Promise<void> {
-  if (record.registration === undefined || record.state !== 'ACTIVE') return;
+/**
+ * Agents holding the account must get its new definition: a migrated, active account whose definition
+ * changed, or an account served from an agent's own file whose entry changed (`staticChanged`), gets a
+ * new generation and is queued again. Without the new generation a driver could not tell an agent
+ * holding the old settings from one holding the new (it compares generations, not settings).
+ */
+async function requeueIfActive(t: TableRef, record: AccountRecord, now: number, staticChanged = false): Promise<void> {
+  const servedFromAgent = winningDefinition(record.defs)?.[1].kind === 'static-agent-config';
+  if (!(staticChanged && servedFromAgent) && (record.registration === undefined || record.state !== 'ACTIVE')) return;
   try {
     const after = await updateAccount(t, record.name, record.version, { generation: record.generation + 1 }, now);
     await appendChanges(t, [{ name: record.name, action: 'assign', generation: after.generation, at: now }]);
@@ -101,13 +109,19 @@ async function upsert(t: TableRef, name: string, sourceId: string, def: Definiti
   // Membership first, without a hash: a crash before the hash is set makes the next sync redo this name.
   await t.client.send(new PutCommand({ TableName: t.tableName, Item: sourceMemberKey(sourceId, name) }));
   // A name new to this source is usually new to the table: one conditional put creates it whole.
-  if (likelyNew && (await createAccount(t, name, now, { [sourceId]: def }))) return;
+  if (likelyNew && (await createAccount(t, name, now, { [sourceId]: def }))) {
+    await putNewAccessEntry(t, { ...newAccountRecord(name, now), defs: { [sourceId]: def } });
+    return;
+  }
   let record = await setDefinition(t, name, sourceId, def, now);
   if (record === undefined) {
     await createAccount(t, name, now);
     record = await setDefinition(t, name, sourceId, def, now);
   }
-  if (record !== undefined) await requeueIfActive(t, record, now);
+  if (record !== undefined) {
+    await syncAccessEntry(t, record);
+    await requeueIfActive(t, record, now, def.kind === 'static-agent-config' && !likelyNew);
+  }
 }
 
 /** Takes one definition out of its account item; true when that left no definition and the item went. */
@@ -115,10 +129,13 @@ async function remove(t: TableRef, name: string, sourceId: string, now: number):
   const after = await removeDefinition(t, name, sourceId, now);
   if (after === undefined) return true;
   if (Object.keys(after.defs).length > 0) {
+    await syncAccessEntry(t, after);
     await requeueIfActive(t, after, now);
     return false;
   }
-  // No source defines the account any more: it goes, and agents holding it are told to drop it.
+  // No source defines the account any more: it goes, and agents holding it are told to drop it. Its
+  // access entry goes first, so a crash cannot leave one behind for a later account of that name.
+  await dropAccessEntry(t, name);
   let last: AccountRecord | undefined = after;
   for (let attempt = 0; attempt < 10 && last !== undefined && Object.keys(last.defs).length === 0; attempt++) {
     if (await deleteAccount(t, name, last.version)) {

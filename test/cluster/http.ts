@@ -1,5 +1,6 @@
 import { type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { gunzipSync } from 'node:zlib';
 import type { ClusterTarget, Credentials } from './target.ts';
 
 /** A JSON object as the API server sends it; scenarios read fields with `field()`. */
@@ -19,6 +20,8 @@ export interface RequestOptions {
   /** Defaults to application/json when there is a body. */
   contentType?: string;
   accept?: string;
+  /** Sent as Accept-Encoding; a gzip answer is decompressed (its headers still say how it came). */
+  acceptEncoding?: string;
 }
 
 function connection(target: ClusterTarget, credentials: Credentials, method: string, path: string, headers: OutgoingHttpHeaders) {
@@ -54,7 +57,13 @@ export function kubeRequest(
   const payload =
     options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
   const headers: OutgoingHttpHeaders = { accept: options.accept ?? 'application/json' };
-  if (payload !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
+  if (options.acceptEncoding !== undefined) headers['accept-encoding'] = options.acceptEncoding;
+  if (payload !== undefined) {
+    headers['content-type'] = options.contentType ?? 'application/json';
+    // Node sends DELETE bodies without framing unless told their length: the server would read the
+    // body as the next request (kube-apiserver then ignores the DeleteOptions).
+    headers['content-length'] = Buffer.byteLength(payload);
+  }
   return new Promise((resolve, reject) => {
     const req = connection(target, credentials, method, path, headers);
     req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path} timed out`)));
@@ -64,7 +73,8 @@ export function kubeRequest(
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', reject);
       res.once('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
+        const raw = Buffer.concat(chunks);
+        const text = (res.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8');
         resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parseJson(text) });
       });
     });

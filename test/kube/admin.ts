@@ -113,6 +113,9 @@ const ROUTES: Record<string, Route> = {
     d.faults.compact(b.resourceVersion, b.only);
     send(res, 200, { compactedResourceVersion: d.store.compactedResourceVersion });
   },
+  'POST /_test/history/expire': async (d, _req, res) => {
+    send(res, 200, { compactedResourceVersion: d.faults.expireHistory() });
+  },
   'PUT /_test/metrics/pods': async (d, req, res) => {
     const b = await body(req, MetricsBody);
     d.podMetrics.set(b.namespace, b.name, b.containers, b.labels ?? {});

@@ -2,7 +2,8 @@ import { parse as parseYaml } from 'yaml';
 import type { Clock } from '../../shared/clock.ts';
 import { applyCreateDefaults, ClusterIpAllocator, initialStatus } from './defaults.ts';
 import { listResponse, type ListQuery, parseResourceVersion } from './list.ts';
-import { apply, conflictMessage, type FieldSetOptions, recordUpdate } from './managed-fields.ts';
+import type { WatchCache } from './watch-cache.ts';
+import { apply, conflictingManager, conflictMessage, type FieldSetOptions, recordUpdate } from './managed-fields.ts';
 import {
   clone, deepEqual, generateNameSuffix, isJsonObject, type JsonObject, type JsonValue, type KubeObject, newUid, timestamp,
 } from './objects.ts';
@@ -73,6 +74,8 @@ export interface ApiOptions {
   tooLargeResourceVersionWaitMs: number;
   /** Looks up the resource type of a namespace-scoped check; supplied by the server. */
   namespaces: ResourceType;
+  /** Serves reads at "0" and "not older than" a version, as the watch cache does. */
+  cache: WatchCache;
 }
 
 export function qualified(rt: ResourceType): QualifiedResource {
@@ -86,6 +89,7 @@ export class KubeApi {
   readonly #clock: Clock;
   readonly #waitMs: number;
   readonly #namespaces: ResourceType;
+  readonly #cache: WatchCache;
   readonly #ips = new ClusterIpAllocator();
   readonly #observers: WriteObserver[] = [];
 
@@ -94,6 +98,7 @@ export class KubeApi {
     this.#clock = options.clock;
     this.#waitMs = options.tooLargeResourceVersionWaitMs;
     this.#namespaces = options.namespaces;
+    this.#cache = options.cache;
   }
 
   observe(observer: WriteObserver): void {
@@ -113,21 +118,24 @@ export class KubeApi {
   /** GET of one object, answering `json` as served at `version`. */
   async get(rt: ResourceType, version: string, namespace: string, name: string, resourceVersion?: string): Promise<string> {
     if (resourceVersion !== undefined && resourceVersion !== '' && resourceVersion !== '0') {
-      await this.#waitNotOlderThan(parseResourceVersion(resourceVersion));
+      await this.#waitNotOlderThan(rt, parseResourceVersion(resourceVersion));
     }
     const rev = this.store.get(rt, rt.namespaced ? namespace : '', name);
     if (rev?.json == null) throw notFound(qualified(rt), name);
     return servedAs(rt, version, rev.json);
   }
 
-  async #waitNotOlderThan(rv: number): Promise<void> {
-    if (rv <= this.store.resourceVersion) return;
-    if (!(await this.store.waitForRv(rv, this.#waitMs))) throw tooLargeResourceVersion(rv, this.store.resourceVersion);
+  /** Reads not older than a version are served by the watch cache, which waits a while for it. */
+  async #waitNotOlderThan(rt: ResourceType, rv: number): Promise<void> {
+    if (!(await this.#cache.reached(rt, rv, this.#waitMs))) throw tooLargeResourceVersion(rv, this.#cache.rv(rt));
   }
 
   /** A LIST response body, following the resourceVersion, resourceVersionMatch, limit and continue rules. */
   list(rt: ResourceType, version: string, namespace: string | undefined, q: ListQuery): Promise<string> {
-    return listResponse(this.store, rt, version, namespace, q, (rv) => this.#waitNotOlderThan(rv));
+    return listResponse(this.store, rt, version, namespace, q, {
+      rv: () => this.#cache.rv(rt),
+      waitNotOlderThan: (rv) => this.#waitNotOlderThan(rt, rv),
+    });
   }
 
   // ---- writes ----
@@ -349,7 +357,7 @@ export class KubeApi {
     if (!result.ok) {
       const message = conflictMessage(result.conflicts);
       throw new StatusError(failure(409, 'Conflict', message, {
-        causes: result.conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}" using ${c.apiVersion}`, field: c.path })),
+        causes: result.conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with ${conflictingManager(c)}`, field: c.path })),
       }));
     }
     const merged = result.object;
@@ -387,9 +395,20 @@ export class KubeApi {
       }
       const next = clone(live);
       next.metadata.deletionTimestamp = this.now();
+      if (rt.gracefulDeletion === true) next.metadata.deletionGracePeriodSeconds = 0;
       if (finalizers.length > 0) next.metadata.finalizers = finalizers;
       if (isNamespace) next.status = { phase: 'Terminating' };
       const result = this.#commit(rt, next, wctx, false);
+      return { code: 200, body: result.object };
+    }
+    if (rt.gracefulDeletion === true) {
+      // No kubelet runs here, so every pod is deleted as one never scheduled is: marked with a zero
+      // grace period (what DELETE answers and watchers see as MODIFIED), then removed.
+      const marked = clone(live);
+      marked.metadata.deletionTimestamp = this.now();
+      marked.metadata.deletionGracePeriodSeconds = 0;
+      const result = this.#commit(rt, marked, wctx, false);
+      this.#finalize(rt, result.object, wctx);
       return { code: 200, body: result.object };
     }
     const result = this.#finalize(rt, live, wctx);

@@ -83,6 +83,21 @@ describe('TLS and authentication', () => {
     expect(named.json).toMatchObject({ message: 'deployments.apps "web" is forbidden: User "bob" cannot delete resource "deployments" in API group "apps" in the namespace "default"', details: { name: 'web', group: 'apps', kind: 'deployments' } });
   });
 
+  it('lets anonymous requests, when allowed, read /version but not discovery, as the default roles do', async () => {
+    const open = await startTestApiServer({ auth: { tokens: { t: 'someone' }, anonymous: true } });
+    try {
+      expect((await raw(open.url, '/version')).status).toBe(200);
+      const refused = await raw(open.url, '/apis');
+      expect(refused.status).toBe(403);
+      expect(refused.json).toEqual({
+        kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'forbidden: User "system:anonymous" cannot get path "/apis"', reason: 'Forbidden', details: {}, code: 403,
+      });
+      expect((await raw(open.url, '/apis', { headers: { authorization: 'Bearer t' } })).status).toBe(200);
+    } finally {
+      await open.close();
+    }
+  });
+
   it('writes kubeconfigs with the CA and a token or a client certificate', () => {
     const byToken = server.kubeconfig({ token: 'viewer-token', namespace: 'default' });
     expect(byToken).toMatchObject({

@@ -100,3 +100,15 @@ export function forbiddenFor(user: UserInfo, a: RequestAttributes): StatusError 
   if (a.name === '') delete (details as { name?: string }).name;
   return forbidden(message, details);
 }
+
+/**
+ * Paths that are not resources, as every cluster's default roles grant them: discovery to any
+ * authenticated user (system:discovery), `/version` also to anonymous ones (system:public-info-viewer).
+ */
+export function mayReadDocument(user: UserInfo, path: string): boolean {
+  return user.groups.includes('system:authenticated') || path === '/version' || path === '/version/';
+}
+
+export function forbiddenPath(user: UserInfo, method: string, path: string): StatusError {
+  return forbidden(`forbidden: User "${user.username}" cannot ${method.toLowerCase()} path "${path}"`, {});
+}

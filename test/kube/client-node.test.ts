@@ -64,8 +64,8 @@ describe('@kubernetes/client-node against the test API server', () => {
     server.store.create(pod('w1', 'cn'));
     server.store.delete({ apiVersion: 'v1', kind: 'Pod', namespace: 'cn', name: 'w1' });
     server.faults.sendBookmarks();
-    await until(() => (events.length >= 2 ? true : undefined), 'watch events');
-    expect(events.slice(0, 2)).toEqual([['ADDED', 'w1'], ['DELETED', 'w1']]);
+    await until(() => (events.length >= 3 ? true : undefined), 'watch events');
+    expect(events.slice(0, 3)).toEqual([['ADDED', 'w1'], ['MODIFIED', 'w1'], ['DELETED', 'w1']]);
     controller.abort();
   });
 

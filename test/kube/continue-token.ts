@@ -26,14 +26,14 @@ export function decodeContinue(text: string): ContinueToken {
   try {
     parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
   } catch {
-    throw badRequest('continue key is not valid: illegal base64 data');
+    throw badRequest('invalid continue token: continue key is not valid: illegal base64 data');
   }
   const p = parsed as Record<string, unknown> | null;
   if (p === null || typeof p !== 'object' || p.v !== 'meta.k8s.io/v1') {
-    throw badRequest('continue key is not valid: server does not recognize this encoded key');
+    throw badRequest('invalid continue token: continue key is not valid: server does not recognize this encoded key');
   }
   if (typeof p.rv !== 'number' || typeof p.start !== 'string' || p.rv === 0) {
-    throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+    throw badRequest('invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
   }
   const token: ContinueToken = { rv: p.rv, start: p.start };
   if (typeof p.n === 'number') token.offset = p.n;

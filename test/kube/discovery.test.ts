@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApiServer, type TestApiServer } from './index.ts';
-import { at, raw } from './http-client.test-helper.ts';
+import { at, raw, watch } from './http-client.test-helper.ts';
 
 let server: TestApiServer;
 
@@ -99,12 +99,25 @@ describe('discovery', () => {
     const established = await raw(server.url, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com');
     expect(at(established.json, 'status.conditions')).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'Established', status: 'True' })]));
 
+    const widgets = await watch(server.url, `/apis/example.com/v1/namespaces/default/widgets?watch=1&resourceVersion=${server.store.resourceVersion}`);
     const del = await raw(server.url, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com', { method: 'DELETE' });
     expect(del.status).toBe(200);
     await server.settled();
+    // Watches on the kind see its objects go, then end, as kube-apiserver ends them with the definition.
+    expect(await widgets.next()).toMatchObject({ type: 'DELETED', object: { metadata: { name: 'w1' } } });
+    await widgets.ended;
     expect((await raw(server.url, '/apis/example.com/v1/namespaces/default/widgets')).status).toBe(404);
     expect(resource((await raw(server.url, '/apis/example.com/v1')).json, 'widgets')).toBeUndefined();
     expect((await raw(server.url, '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com')).status).toBe(404);
+  });
+
+  it('serves the RBAC kinds, namespaced and cluster-scoped', async () => {
+    const rbac = await raw(server.url, '/apis/rbac.authorization.k8s.io/v1');
+    expect(resource(rbac.json, 'clusterroles')).toMatchObject({ namespaced: false, kind: 'ClusterRole' });
+    expect(resource(rbac.json, 'rolebindings')).toMatchObject({ namespaced: true, kind: 'RoleBinding' });
+    const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'reader' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] };
+    expect((await raw(server.url, '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles', { method: 'POST', body: role })).status).toBe(201);
+    expect(at((await raw(server.url, '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/reader')).json, 'rules')).toEqual(role.rules);
   });
 
   it('requires the approval annotation for CRDs in protected groups', async () => {

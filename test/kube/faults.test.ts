@@ -126,6 +126,10 @@ describe('admin endpoints', () => {
 
     const compact = await raw(server.url, '/_test/compact', { method: 'POST', body: {} });
     expect(compact.json).toEqual({ compactedResourceVersion: server.store.resourceVersion });
+    const before = server.store.resourceVersion;
+    const expire = await raw(server.url, '/_test/history/expire', { method: 'POST' });
+    expect(expire.json).toEqual({ compactedResourceVersion: before + 1 });
+    expect(server.store.compactedResourceVersion).toBe(before + 1);
 
     await raw(server.url, '/_test/metrics/api', { method: 'POST', body: { enabled: false } });
     expect((await raw(server.url, '/apis/metrics.k8s.io/v1beta1/pods')).status).toBe(404);

@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { gzip } from 'node:zlib';
 import type { Clock } from '../../shared/clock.ts';
 import { parse as parseYaml } from 'yaml';
 import { type DeleteOptions, type KubeApi, type ListQuery, type WriteContext } from './api.ts';
-import { authenticate, type AuthOptions, type Authorizer, forbiddenFor } from './auth.ts';
+import { authenticate, type AuthOptions, type Authorizer, forbiddenFor, forbiddenPath, mayReadDocument } from './auth.ts';
 import { type FaultPlan, type RequestInfo, statusFor } from './faults.ts';
 import { isJsonObject, type JsonObject, type JsonValue } from './objects.ts';
 import type { PodMetrics } from './pod-metrics.ts';
@@ -43,6 +44,8 @@ export interface HttpDeps {
   admin: ((req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>) | undefined;
   /** Injected latency waits on this clock. */
   clock: Clock;
+  /** gzip large answers for clients that accept it, as kube-apiserver does. */
+  compression: boolean;
 }
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -138,12 +141,36 @@ function infoOf(method: string, r: Resolved, q: URLSearchParams, path: string): 
   return { verb, group: '', resource: '', subresource: '', namespace: '', name: '', path };
 }
 
+/** Answers whose client accepts gzip, when the server compresses. */
+const gzipAccepted = new WeakSet<ServerResponse>();
+/** kube-apiserver compresses answers from this size on (its APIResponseCompression threshold). */
+const GZIP_THRESHOLD_BYTES = 128 * 1024;
+
+function acceptsGzip(req: IncomingMessage): boolean {
+  return (req.headers['accept-encoding'] ?? '').split(',').some((e) => e.split(';')[0]?.trim().toLowerCase() === 'gzip');
+}
+
 export function writeJson(res: ServerResponse, code: number, body: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', ...headers, 'Content-Length': Buffer.byteLength(body) });
+  const size = Buffer.byteLength(body);
+  if (size >= GZIP_THRESHOLD_BYTES && gzipAccepted.has(res)) {
+    // Compressed off the event loop, as large lists are what a busy test server spends its time on.
+    // Level 1: large lists are sent often, and on loopback speed matters more than size.
+    gzip(body, { level: 1 }, (err, zipped) => {
+      if (res.destroyed) return;
+      if (err !== null) {
+        res.destroy(err);
+        return;
+      }
+      res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', ...headers, 'Content-Encoding': 'gzip', 'Content-Length': zipped.length });
+      res.end(zipped);
+    });
+    return;
+  }
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', ...headers, 'Content-Length': size });
   res.end(body);
 }
 
@@ -364,6 +391,7 @@ async function handle(deps: HttpDeps, req: IncomingMessage, res: ServerResponse)
     res.end('ok');
     return;
   }
+  if (deps.compression && acceptsGzip(req)) gzipAccepted.add(res);
   const record: RequestRecord = { method, verb: 'other', group: '', resource: '', subresource: '', namespace: '', name: '', path, query: url.search, user: '', code: 0 };
   res.on('finish', () => {
     record.code = res.statusCode;
@@ -376,6 +404,7 @@ async function handle(deps: HttpDeps, req: IncomingMessage, res: ServerResponse)
     const resolved = resolve(deps.registry, deps, path);
     const info = infoOf(method, resolved, url.searchParams, path);
     Object.assign(record, info);
+    if (resolved.type === 'document' && !mayReadDocument(user, path)) throw forbiddenPath(user, method, path);
     if (resolved.type !== 'document' && deps.authorize !== undefined && !deps.authorize(user, info)) throw forbiddenFor(user, info);
     const wait = deps.faults.delayFor(info);
     if (wait > 0) await deps.clock.sleep(wait);

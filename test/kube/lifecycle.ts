@@ -40,11 +40,19 @@ export class Lifecycle implements WriteObserver {
   #idle: (() => void)[] = [];
 
   readonly #deploymentController: boolean;
+  readonly #unserved: (rt: ResourceType) => void;
 
-  constructor(api: KubeApi, registry: Registry, options: { deploymentController: boolean }) {
+  /** `unserved` hears of a custom resource that is no longer served, to end the watches on it. */
+  constructor(api: KubeApi, registry: Registry, options: { deploymentController: boolean; unserved?: (rt: ResourceType) => void }) {
     this.#api = api;
     this.#registry = registry;
     this.#deploymentController = options.deploymentController;
+    this.#unserved = options.unserved ?? (() => {});
+  }
+
+  #stopServing(rt: ResourceType): void {
+    this.#registry.remove(rt.group, rt.plural);
+    this.#unserved(rt);
   }
 
   committed(rt: ResourceType, event: StoreEvent, obj: KubeObject): void {
@@ -64,7 +72,7 @@ export class Lifecycle implements WriteObserver {
       this.#enqueue(() => this.#collectDependents(uid));
       if (rk === CRD_RESOURCE_KEY) {
         const defined = crdResourceType(obj);
-        if (defined !== undefined) this.#registry.remove(defined.group, defined.plural);
+        if (defined !== undefined) this.#stopServing(defined);
       }
       return;
     }
@@ -256,7 +264,7 @@ export class Lifecycle implements WriteObserver {
     const store = this.#api.store;
     if (store.page(pending.rt, { atRv: store.resourceVersion, limit: 1 }).items.length > 0) return;
     this.#removingCrds.delete(name);
-    this.#registry.remove(pending.rt.group, pending.rt.plural);
+    this.#stopServing(pending.rt);
     this.#removeFinalizer(pending.crdType, pending.crd, CRD_FINALIZER);
   }
 }

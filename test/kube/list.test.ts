@@ -124,7 +124,19 @@ describe('list', () => {
     const rv = server.store.resourceVersion + 100;
     const res = await raw(server.url, `/api/v1/pods?resourceVersion=${rv}&resourceVersionMatch=NotOlderThan`);
     expect(res.status).toBe(504);
-    expect(res.json).toMatchObject({ reason: 'Timeout', message: `Too large resource version: ${rv}, current: ${server.store.resourceVersion}`, details: { causes: [{ reason: 'ResourceVersionTooLarge' }] } });
+    expect(res.json).toMatchObject({ reason: 'Timeout', message: `Timeout: Too large resource version: ${rv}, current: ${server.store.resourceVersion}`, details: { causes: [{ reason: 'ResourceVersionTooLarge' }] } });
+  });
+
+  it('answers an exact read of a future revision, and a malformed resourceVersion, with the bare 500 etcd errors give', async () => {
+    const rv = server.store.resourceVersion + 100;
+    for (const query of [`resourceVersion=${rv}&resourceVersionMatch=Exact`, `resourceVersion=${rv}&limit=5`]) {
+      const res = await raw(server.url, `/api/v1/pods?${query}`);
+      expect(res.status).toBe(500);
+      expect(res.json).toEqual({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'etcdserver: mvcc: required revision is a future revision', code: 500 });
+    }
+    const bad = await raw(server.url, '/api/v1/pods?resourceVersion=-1');
+    expect(bad.status).toBe(500);
+    expect(bad.json).toMatchObject({ message: 'resourceVersion: Invalid value: "-1": strconv.ParseUint: parsing "-1": invalid syntax' });
   });
 
   it('validates list options like kube-apiserver (422 on ListOptions, 400 on bad tokens)', async () => {

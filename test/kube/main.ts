@@ -22,6 +22,7 @@ const USAGE = `options:
   --bookmark-interval-ms N interval of watch BOOKMARK events (default 60000)
   --no-watch-list          answer watches like Kubernetes 1.20 (no WatchList)
   --no-metrics             serve no metrics.k8s.io API
+  --no-compression         never gzip answers (large lists are gzipped for clients that ask, by default)
   --kubeconfig PATH        write a kubeconfig for the server to PATH
   --version X.Y.Z          Kubernetes version to report (default 1.30.0)`;
 
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
       port: { type: 'string' }, host: { type: 'string' }, tls: { type: 'boolean' }, token: { type: 'string', multiple: true }, 'token-file': { type: 'string' },
       seed: { type: 'string' }, namespaces: { type: 'string' }, 'max-revisions': { type: 'string' },
       'bookmark-interval-ms': { type: 'string' }, 'no-watch-list': { type: 'boolean' }, 'no-metrics': { type: 'boolean' },
-      kubeconfig: { type: 'string' }, version: { type: 'string' }, help: { type: 'boolean' },
+      'no-compression': { type: 'boolean' }, kubeconfig: { type: 'string' }, version: { type: 'string' }, help: { type: 'boolean' },
     },
     strict: true,
   });
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
     tls: values.tls === true,
     watchList: values['no-watch-list'] !== true,
     metricsApi: values['no-metrics'] !== true,
+    compression: values['no-compression'] !== true,
   };
   const port = int(values.port, 'port');
   if (port !== undefined) options.port = port;

@@ -218,6 +218,7 @@ function mergeApplied(live: JsonValue, applied: JsonValue, field: string, keyed:
 
 export interface ApplyConflict {
   manager: string;
+  operation: string;
   apiVersion: string;
   path: string;
 }
@@ -251,7 +252,7 @@ export function apply(input: ApplyInput): ApplyResult {
       if (!before.found || deepEqual(before.value, valueAt(applied as unknown as JsonObject, path).value)) continue;
       for (const o of others) {
         if (ownedBy(o.set, path)) {
-          conflicts.push({ manager: o.entry.manager, apiVersion: o.entry.apiVersion, path: describePath(path) });
+          conflicts.push({ manager: o.entry.manager, operation: o.entry.operation, apiVersion: o.entry.apiVersion, path: describePath(path) });
           stolen.add(path);
         }
       }
@@ -320,13 +321,23 @@ export function recordUpdate(input: UpdateInput): void {
     if (input.subresource !== undefined) entry.subresource = input.subresource;
     out.push(entry);
   }
-  next.metadata.managedFields = out.map(entryJson);
+  // An empty list is left out, as Go's omitempty does (an object created with nothing but its name).
+  if (out.length > 0) next.metadata.managedFields = out.map(entryJson);
+  else delete next.metadata.managedFields;
+}
+
+/**
+ * How kube-apiserver names the other manager in a conflict: an applier by name alone (its entry is
+ * the same whatever version it applied with), an updater with the version it wrote.
+ */
+export function conflictingManager(c: ApplyConflict): string {
+  return c.operation === 'Apply' ? `"${c.manager}"` : `"${c.manager}" using ${c.apiVersion}`;
 }
 
 export function conflictMessage(conflicts: readonly ApplyConflict[]): string {
   const byManager = new Map<string, ApplyConflict[]>();
   for (const c of conflicts) {
-    const k = `"${c.manager}" using ${c.apiVersion}`;
+    const k = conflictingManager(c);
     byManager.set(k, [...(byManager.get(k) ?? []), c]);
   }
   const n = conflicts.length;

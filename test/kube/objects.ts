@@ -15,6 +15,7 @@ export interface ObjectMeta {
   generation?: number;
   creationTimestamp?: string;
   deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   ownerReferences?: OwnerReference[];

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { VendorError } from '../../shared/errors.ts';
 import { isJsonObject, type JsonObject, type KubeObject } from './objects.ts';
-import { apiVersionOf, BUILTIN_RESOURCES, type ResourceType, STANDARD_VERBS } from './resource-types.ts';
+import { apiVersionOf, BUILTIN_RESOURCES, CUSTOM_RESOURCE_VERBS, type ResourceType } from './resource-types.ts';
 
 /**
  * What the server serves: built-in kinds plus those CustomResourceDefinitions add, looked up by
@@ -179,7 +179,7 @@ export function resourceTypeFromCrd(crd: KubeObject): ResourceType {
     kind,
     listKind: String(names.listKind ?? `${kind}List`),
     namespaced: spec.scope !== 'Cluster',
-    verbs: STANDARD_VERBS,
+    verbs: CUSTOM_RESOURCE_VERBS,
     shortNames: Array.isArray(names.shortNames) ? names.shortNames.map(String) : [],
     categories: Array.isArray(names.categories) ? names.categories.map(String) : [],
     statusSubresource: isJsonObject(storageSub.status),

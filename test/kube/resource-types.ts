@@ -32,6 +32,11 @@ export interface ResourceType {
   generation: boolean;
   /** Whether DELETE answers with the deleted object rather than a Success Status. */
   returnDeletedObject: boolean;
+  /**
+   * Deletion is graceful (pods): DELETE first marks the object with `deletionTimestamp` and
+   * `deletionGracePeriodSeconds` (a MODIFIED event, the state DELETE answers), then removes it.
+   */
+  gracefulDeletion?: boolean;
   /** Built-in kinds know their list merge keys; custom resources only take JSON and merge patches. */
   strategicMerge: boolean;
   /** Name of the CustomResourceDefinition that defines this resource, for custom resources. */
@@ -39,6 +44,8 @@ export interface ResourceType {
 }
 
 export const STANDARD_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+/** kube-apiserver lists a custom resource's verbs in this order, not sorted as for built-in kinds. */
+export const CUSTOM_RESOURCE_VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
 
 export function storageVersion(rt: ResourceType): string {
   const v = rt.versions[0];
@@ -77,6 +84,7 @@ interface BuiltinSpec {
   generation?: boolean;
   returnDeleted?: boolean;
   verbs?: string[];
+  graceful?: boolean;
 }
 
 const REPLICAS_SCALE: ScaleSubresource = {
@@ -103,6 +111,7 @@ function builtin(spec: BuiltinSpec): ResourceType {
     returnDeletedObject: spec.returnDeleted ?? false,
     strategicMerge: true,
   };
+  if (spec.graceful === true) rt.gracefulDeletion = true;
   if (spec.scale === true) rt.scale = REPLICAS_SCALE;
   return rt;
 }
@@ -130,7 +139,7 @@ export const BUILTIN_RESOURCES: readonly ResourceType[] = [
   builtin({
     group: '', version: 'v1', plural: 'pods', kind: 'Pod', shortNames: ['po'], categories: ['all'], status: true,
     fields: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
-    returnDeleted: true,
+    returnDeleted: true, graceful: true,
   }),
   builtin({
     group: '', version: 'v1', plural: 'services', kind: 'Service', shortNames: ['svc'], categories: ['all'], status: true,
@@ -177,6 +186,10 @@ export const BUILTIN_RESOURCES: readonly ResourceType[] = [
     group: 'networking.k8s.io', version: 'v1', plural: 'networkpolicies', kind: 'NetworkPolicy', shortNames: ['netpol'],
     generation: true,
   }),
+  builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false }),
+  builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', kind: 'ClusterRole', namespaced: false }),
+  builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', kind: 'RoleBinding' }),
+  builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'roles', kind: 'Role' }),
   builtin({
     group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition',
     namespaced: false, shortNames: ['crd', 'crds'], categories: ['api-extensions'], status: true, generation: true,

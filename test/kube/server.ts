@@ -17,6 +17,7 @@ import { NAMESPACE_RESOURCE_KEY, resourceKey } from './resource-types.ts';
 import { Store } from './store.ts';
 import { TestStore } from './test-store.ts';
 import { WatchHub } from './watch.ts';
+import { WatchCache } from './watch-cache.ts';
 import { TestFaults } from './test-faults.ts';
 
 /**
@@ -39,6 +40,15 @@ export interface TestApiServerOptions {
   kubernetesVersion?: string;
   /** false answers watches as Kubernetes 1.20 did (no WatchList, resourceVersionMatch refused). Default true. */
   watchList?: boolean;
+  /**
+   * The watch cache of every kind follows the newest revision, as a kube-apiserver whose cache
+   * learns etcd's progress (1.21 on): bookmarks reach watches of kinds without new events, and a
+   * version learnt from one kind can be read "not older than" on another. false answers as 1.20:
+   * a kind's cache stands at its newest event (or the revision at start), so bookmarks carry that
+   * version and come only once it moved, lists at "0" report it, and reads not older than a newer
+   * version wait and then answer 504. Default true.
+   */
+  watchCacheProgress?: boolean;
   /** Interval of BOOKMARK events on watches that allow them; 60000 by default, 0 for none. */
   bookmarkIntervalMs?: number;
   /** Server-side watch timeout when the client gives none; 1800 by default. */
@@ -60,6 +70,11 @@ export interface TestApiServerOptions {
    * Off by default, as on a cluster without controller-manager; no pods are made either way.
    */
   deploymentController?: boolean;
+  /**
+   * gzip answers of 128 KiB or more (large lists) for clients that send `Accept-Encoding: gzip`, as
+   * kube-apiserver does; watches are never compressed. Default true.
+   */
+  compression?: boolean;
   /** Requests kept in `requests.log()`; 10000 by default. */
   requestLogSize?: number;
   /** Timestamps, watch timeouts and the bookmark interval follow this clock; the system clock by default. */
@@ -133,8 +148,13 @@ export async function startTestApiServer(given: TestApiServerOptions = {}): Prom
   const namespaces = registry.all().find((t) => resourceKey(t) === NAMESPACE_RESOURCE_KEY);
   if (namespaces === undefined) throw new VendorError('internal', 'namespaces are not a built-in resource');
   const waitMs = options.tooLargeResourceVersionWaitMs ?? 3000;
-  const api = new KubeApi({ store, clock, tooLargeResourceVersionWaitMs: waitMs, namespaces });
-  const lifecycle = new Lifecycle(api, registry, { deploymentController: options.deploymentController ?? false });
+  const cache = new WatchCache(store, options.watchCacheProgress ?? true);
+  const api = new KubeApi({ store, clock, tooLargeResourceVersionWaitMs: waitMs, namespaces, cache });
+  const lifecycle = new Lifecycle(api, registry, {
+    deploymentController: options.deploymentController ?? false,
+    // kube-apiserver ends the watches on a custom resource once its definition is gone.
+    unserved: (rt) => watches.drop({ group: rt.group, resource: rt.plural }, 'end'),
+  });
   api.observe(lifecycle);
   const watches = new WatchHub(store, {
     watchList: options.watchList ?? true,
@@ -143,11 +163,13 @@ export async function startTestApiServer(given: TestApiServerOptions = {}): Prom
     tooLargeResourceVersionWaitMs: waitMs,
     maxBufferedBytes: options.maxWatchBufferBytes ?? 64 * 1024 * 1024,
     clock,
+    cache,
   });
   const faultPlan = new FaultPlan();
   const testStore = new TestStore(api, registry, store, lifecycle);
   const podMetrics = new PodMetrics(clock, (ns, name) => testStore.get({ apiVersion: 'v1', kind: 'Pod', namespace: ns, name })?.metadata.labels);
   if (options.bootstrap ?? true) bootstrapCluster(testStore);
+  cache.started();
 
   const ca: CertificateAuthority | undefined = options.tls === true ? createCertificateAuthority() : undefined;
   const host = options.host ?? '127.0.0.1';
@@ -173,6 +195,7 @@ export async function startTestApiServer(given: TestApiServerOptions = {}): Prom
     },
     hung,
     clock,
+    compression: options.compression ?? true,
     admin: options.admin === true
       ? (req: IncomingMessage, res: ServerResponse, url: URL) => handleAdmin({ store: testStore, faults, podMetrics, metricsState, watches }, req, res, url)
       : undefined,

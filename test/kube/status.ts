@@ -128,7 +128,11 @@ export function invalid(group: string, kind: string, name: string, errors: reado
   const qualifiedKind = group === '' ? kind : `${kind}.${group}`;
   const parts = errors.map((e) => `${e.field}: ${fieldErrorText(e)}`);
   const summary = parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`;
-  const details: StatusDetails = group === '' ? { name, kind } : { name, group, kind };
+  // Empty fields are left out of `details`, as Go's omitempty does (ListOptions "" has no name).
+  const details: StatusDetails = {};
+  if (name !== '') details.name = name;
+  if (group !== '') details.group = group;
+  details.kind = kind;
   details.causes = errors.map((e) => ({ reason: e.type, message: fieldErrorText(e), field: e.field }));
   return new StatusError(failure(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${summary}`, details));
 }
@@ -157,6 +161,16 @@ export function internalError(cause: string): StatusError {
   );
 }
 
+/**
+ * A storage error kube-apiserver passes on as it is: `500`, the message and nothing else (no
+ * reason, no details), e.g. etcd refusing a revision it has not made yet.
+ */
+export function storageError(message: string): StatusError {
+  return new StatusError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, code: 500 });
+}
+
+export const FUTURE_REVISION = 'etcdserver: mvcc: required revision is a future revision';
+
 export function serviceUnavailable(message: string): StatusError {
   return new StatusError(failure(503, 'ServiceUnavailable', message));
 }
@@ -168,7 +182,7 @@ export function timeout(message = 'Timeout: request did not complete within requ
 
 export function tooLargeResourceVersion(requested: number, current: number): StatusError {
   return new StatusError(
-    failure(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`, {
+    failure(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
       causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
       retryAfterSeconds: 1,
     }),

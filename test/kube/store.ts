@@ -59,6 +59,8 @@ class Bucket {
   live = 0;
   events: StoreEvent[] = [];
   eventsHead = 0;
+  /** Version of this resource's newest event, kept through compaction. */
+  lastEventRv = 0;
   /** History of this resource alone compacted up to here (a test knob; etcd compacts globally). */
   compactedRv = 0;
   readonly allNamespaces = new Set<Subscriber>();
@@ -137,7 +139,7 @@ export class Store {
   #compactedRv = 0;
   readonly #buckets = new Map<string, Bucket>();
   readonly #maxRevisions: number;
-  #rvWaiters: { rv: number; resolve: () => void }[] = [];
+  #rvWaiters: { check: () => boolean; resolve: () => void }[] = [];
 
   constructor(options: StoreOptions) {
     this.#maxRevisions = options.maxRevisions;
@@ -229,6 +231,7 @@ export class Store {
 
   #record(bucket: Bucket, event: StoreEvent): StoreEvent {
     this.#rv = event.rv;
+    bucket.lastEventRv = event.rv;
     bucket.events.push(event);
     for (const s of bucket.allNamespaces) s.deliver(event);
     const nsSubs = bucket.byNamespace.get(event.namespace);
@@ -272,6 +275,11 @@ export class Store {
       if (page.lastKey === undefined) return n;
       key = `${page.lastKey}\u0000`;
     }
+  }
+
+  /** The version of the newest change to a resource: where a watch cache of that resource alone stands. */
+  lastEventRv(rt: ResourceType): number {
+    return this.#buckets.get(resourceKey(rt))?.lastEventRv ?? 0;
   }
 
   /** Retained events of a resource after `rv`, oldest first; `undefined` when `rv` is compacted. */
@@ -331,22 +339,38 @@ export class Store {
     for (const bucket of this.#buckets.values()) compactBucket(bucket, target);
   }
 
+  /**
+   * A revision that changes no object of any served kind, as a write to another etcd key (a lease,
+   * the API server's compaction key) does: versions handed out so far are then all in the past.
+   */
+  advance(): number {
+    this.#rv++;
+    if (this.#rvWaiters.length > 0) this.#wakeWaiters();
+    return this.#rv;
+  }
+
   /** Resolves true once the store reaches `rv`, false after `ms`. */
   waitForRv(rv: number, ms: number): Promise<boolean> {
-    if (this.#rv >= rv) return Promise.resolve(true);
+    return this.waitUntil(() => this.#rv >= rv, ms);
+  }
+
+  /** Resolves true once `check` holds after a write (or at once), false after `ms`. */
+  waitUntil(check: () => boolean, ms: number): Promise<boolean> {
+    if (check()) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const waiter = { rv, resolve: () => resolve(true) };
+      const waiter = { check, resolve: () => resolve(true) };
       this.#rvWaiters.push(waiter);
       setTimeout(() => {
         this.#rvWaiters = this.#rvWaiters.filter((w) => w !== waiter);
-        resolve(this.#rv >= rv);
+        resolve(check());
       }, ms).unref();
     });
   }
 
   #wakeWaiters(): void {
-    const due = this.#rvWaiters.filter((w) => w.rv <= this.#rv);
-    this.#rvWaiters = this.#rvWaiters.filter((w) => w.rv > this.#rv);
+    const due = this.#rvWaiters.filter((w) => w.check());
+    if (due.length === 0) return;
+    this.#rvWaiters = this.#rvWaiters.filter((w) => !due.includes(w));
     for (const w of due) w.resolve();
   }
 

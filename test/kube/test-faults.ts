@@ -75,6 +75,17 @@ export class TestFaults {
     this.#store.compact(rv, only);
   }
 
+  /**
+   * Expires every resourceVersion handed out so far, the newest included: the revision moves on
+   * without a change (as kube-apiserver's own compaction write does) and history is compacted there.
+   * Watches from those versions, lists at them and continue tokens made at them answer 410.
+   */
+  expireHistory(): number {
+    const rv = this.#store.advance();
+    this.#store.compact(rv);
+    return rv;
+  }
+
   /** Sends a BOOKMARK now on every watch that allows them and has news. */
   sendBookmarks(): void {
     this.#watches.sendBookmarks();

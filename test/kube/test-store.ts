@@ -142,6 +142,11 @@ export class TestStore {
     this.#store.compact(rv, only === undefined ? undefined : this.#type(only.apiVersion, only.kind));
   }
 
+  /** Moves the resourceVersion on by one without changing any object (a write elsewhere in etcd); returns it. */
+  advance(): number {
+    return this.#store.advance();
+  }
+
   /** The newest compacted resourceVersion of a kind. */
   compactedFor(apiVersion: string, kind: string): number {
     return this.#store.compactedFor(this.#type(apiVersion, kind));

@@ -23,6 +23,12 @@ function quoted(v: JsonValue | undefined): string {
   return JSON.stringify(v ?? null);
 }
 
+/** A label map as kube-apiserver prints a bad value of that type (Go's `%#v`, keys sorted). */
+function goStringMap(m: Record<string, JsonValue>): string {
+  const pairs = Object.keys(m).sort().map((k) => `${JSON.stringify(k)}:${JSON.stringify(String(m[k]))}`);
+  return `map[string]string{${pairs.join(', ')}}`;
+}
+
 function validateName(rt: ResourceType, name: string, errors: FieldError[]): void {
   const labelNamed = LABEL_NAMED.has(rt.kind) && rt.group === '';
   const ok = labelNamed ? LABEL.test(name) && name.length <= 63 : SUBDOMAIN.test(name) && name.length <= 253;
@@ -71,7 +77,7 @@ function validateWorkload(obj: KubeObject, errors: FieldError[]): void {
   const templateLabels = getPath(obj, 'spec.template.metadata.labels');
   const labels = isJsonObject(templateLabels) ? templateLabels : {};
   if (matchLabels !== undefined && !Object.entries(matchLabels).every(([k, v]) => labels[k] === v)) {
-    errors.push({ type: 'FieldValueInvalid', field: 'spec.template.metadata.labels', detail: `${quoted(labels)}: \`selector\` does not match template \`labels\`` });
+    errors.push({ type: 'FieldValueInvalid', field: 'spec.template.metadata.labels', detail: `${goStringMap(labels)}: \`selector\` does not match template \`labels\`` });
   }
   validateContainers(getPath(obj, 'spec.template.spec') as JsonValue | undefined, 'spec.template.spec', errors);
 }

@@ -28,10 +28,12 @@ describe('watch', () => {
     server.store.patch(podRef('a'), { metadata: { labels: { v: '2' } } });
     server.store.create(pod('elsewhere', 'quiet'));
     server.store.delete(podRef('a'));
-    const events = [await w.next(), await w.next(), await w.next()];
-    expect(events.map((e) => e?.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
+    const events = [await w.next(), await w.next(), await w.next(), await w.next()];
+    // A pod's deletion is graceful: first marked (MODIFIED, zero grace period as for a pod never scheduled), then gone.
+    expect(events.map((e) => e?.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED', 'DELETED']);
     expect(events[1]?.object).toMatchObject({ kind: 'Pod', apiVersion: 'v1', metadata: { name: 'a', labels: { v: '2' } } });
-    const deletedRv = Number(str(events[2]?.object, 'metadata.resourceVersion'));
+    expect(events[2]?.object).toMatchObject({ metadata: { name: 'a', deletionGracePeriodSeconds: 0 } });
+    const deletedRv = Number(str(events[3]?.object, 'metadata.resourceVersion'));
     expect(deletedRv).toBe(server.store.resourceVersion);
     expect(w.lines[0]?.startsWith('{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","namespace":"w"')).toBe(true);
     w.close();
@@ -64,6 +66,36 @@ describe('watch', () => {
     expect(await w.next()).toBeUndefined();
   });
 
+  it('expires the newest version too with faults.expireHistory(), as a compaction after another write does', async () => {
+    server.store.create(pod('e1', 'w'));
+    const newest = server.store.resourceVersion;
+    const compacted = server.faults.expireHistory();
+    expect(compacted).toBe(newest + 1);
+    expect(server.store.compactedResourceVersion).toBe(compacted);
+    const w = await watch(server.url, `/api/v1/namespaces/w/pods?watch=1&resourceVersion=${newest}`);
+    expect(await w.next()).toMatchObject({ type: 'ERROR', object: { code: 410, message: `too old resource version: ${newest} (${compacted})` } });
+    await w.ended;
+    const list = await raw(server.url, `/api/v1/namespaces/w/pods?resourceVersion=${newest}&resourceVersionMatch=Exact`);
+    expect(list.status).toBe(410);
+    // The version the expiry moved to is a valid starting point, and nothing changed for it.
+    const fresh = await watch(server.url, `/api/v1/namespaces/w/pods?watch=1&resourceVersion=${compacted}`);
+    server.store.create(pod('e2', 'w'));
+    expect(await fresh.next()).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'e2', resourceVersion: String(compacted + 1) } } });
+    fresh.close();
+  });
+
+  it('answers a plain watch from a version it has not reached with silence, then the events after that version', async () => {
+    const ahead = server.store.resourceVersion + 2;
+    const w = await watch(server.url, `/api/v1/namespaces/w/pods?watch=1&resourceVersion=${ahead}`);
+    expect(w.status).toBe(200);
+    server.store.create(pod('a1', 'w'));
+    server.store.create(pod('a2', 'w'));
+    server.store.create(pod('a3', 'w'));
+    expect(await w.next()).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'a3' } } });
+    expect(w.lines).toHaveLength(1);
+    w.close();
+  });
+
   it('expires only the compacted kind when one kind is compacted alone', async () => {
     const from = server.store.resourceVersion;
     server.store.create(pod('k1', 'w'));
@@ -80,7 +112,8 @@ describe('watch', () => {
   });
 
   it('without a resourceVersion sends the current state as ADDED events and then changes', async () => {
-    const w = await watch(server.url, '/api/v1/namespaces/w/pods?watch=1');
+    // Bookmarks allowed, yet no initial-events-end bookmark: that ends WatchList requests only.
+    const w = await watch(server.url, '/api/v1/namespaces/w/pods?watch=1&allowWatchBookmarks=true');
     const initial = await w.until((e) => str(e.object, 'metadata.name') === 'r2');
     expect(initial.every((e) => e.type === 'ADDED')).toBe(true);
     server.store.create(pod('after', 'w'));
@@ -119,7 +152,18 @@ describe('watch', () => {
     try {
       const res = await raw(old.url, '/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true');
       expect(res.status).toBe(422);
-      expect(res.json).toMatchObject({ reason: 'Invalid', details: { causes: [{ field: 'resourceVersionMatch', message: 'Forbidden: resourceVersionMatch is forbidden for watch' }] } });
+      expect(res.json).toMatchObject({
+        reason: 'Invalid',
+        details: {
+          causes: [
+            { field: 'resourceVersionMatch', message: 'Forbidden: resourceVersionMatch is forbidden for watch' },
+            { field: 'resourceVersionMatch', message: 'Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided' },
+          ],
+        },
+      });
+      const withRv = await raw(old.url, '/api/v1/pods?watch=1&resourceVersion=1&resourceVersionMatch=NotOlderThan');
+      expect(withRv.json).toMatchObject({ details: { causes: [{ message: 'Forbidden: resourceVersionMatch is forbidden for watch' }] } });
+      expect((withRv.json as { details: { causes: unknown[] } }).details.causes).toHaveLength(1);
     } finally {
       await old.close();
     }
@@ -139,6 +183,28 @@ describe('watch', () => {
     expect(without.lines).toHaveLength(1);
     withBookmarks.close();
     without.close();
+  });
+
+  it('with watchCacheProgress off, bookmarks only follow an event of the watched kind and carry its version', async () => {
+    const old = await startTestApiServer({ watchCacheProgress: false, bookmarkIntervalMs: 0 });
+    try {
+      old.store.ensureNamespace('q');
+      const rv = old.store.resourceVersion;
+      const w = await watch(old.url, `/api/v1/namespaces/q/secrets?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`);
+      old.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other-kind', namespace: 'q' } });
+      old.faults.sendBookmarks();
+      const secret = old.store.create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'elsewhere', namespace: 'default' } });
+      old.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'later', namespace: 'q' } });
+      old.faults.sendBookmarks();
+      old.faults.sendBookmarks();
+      expect(await w.next()).toEqual({
+        type: 'BOOKMARK', object: { kind: 'Secret', apiVersion: 'v1', metadata: { resourceVersion: secret.metadata.resourceVersion, creationTimestamp: null } },
+      });
+      expect(w.lines).toHaveLength(1);
+      w.close();
+    } finally {
+      await old.close();
+    }
   });
 
   it('ends the stream after timeoutSeconds, with a last bookmark, and sends bookmarks on its interval', async () => {

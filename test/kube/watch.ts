@@ -1,10 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
-import { listOptionsInvalid, parseResourceVersion } from './list.ts';
+import { parseResourceVersion, throwListOptionsErrors } from './list.ts';
 import { apiVersionOf, type ResourceType, servedAs } from './resource-types.ts';
 import { type Labels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
-import { expired, type Status, tooLargeResourceVersion } from './status.ts';
+import { expired, type FieldError, type Status, tooLargeResourceVersion } from './status.ts';
 import type { Store, StoreEvent, Subscriber } from './store.ts';
+import type { WatchCache } from './watch-cache.ts';
 
 /**
  * Watch streams: newline-delimited `{"type":..,"object":..}` events, resumable from a
@@ -37,6 +38,8 @@ export interface WatchSettings {
   maxBufferedBytes: number;
   /** Drives watch timeouts and the bookmark interval. */
   clock: Clock;
+  /** Bookmarks carry the version the watch cache of their resource stands at. */
+  cache: WatchCache;
 }
 
 /** Which watches a fault applies to. */
@@ -48,6 +51,17 @@ export interface WatchFilter {
 
 type Selectors = (labels: Labels, fields: Readonly<Record<string, string>>) => boolean;
 
+/** A validated watch request: its selectors, where it starts, and whether it begins with the current state. */
+interface Prepared {
+  matches: Selectors | undefined;
+  /** `undefined`: from the current state. */
+  fromRv: number | undefined;
+  /** Send the current objects as ADDED first. */
+  initial: boolean;
+  /** A WatchList request: the initial events end with the `k8s.io/initial-events-end` bookmark. */
+  initialEventsEnd: boolean;
+}
+
 export class WatchStream implements Subscriber {
   readonly rt: ResourceType;
   readonly namespace: string | null;
@@ -58,6 +72,8 @@ export class WatchStream implements Subscriber {
   readonly #settings: WatchSettings;
   readonly #onClose: () => void;
   #lastRv = 0;
+  /** Events at or below this version are not sent (a watch from a version the server has not reached). */
+  #fromRv = 0;
   #silent = false;
   #closed = false;
   #corked = false;
@@ -89,10 +105,11 @@ export class WatchStream implements Subscriber {
 
   start(store: Store, fromRv: number, timeoutSeconds: number): void {
     this.#lastRv = fromRv;
+    this.#fromRv = fromRv;
     this.#unsubscribe = store.subscribe(this.rt, this);
     this.#settings.clock.sleep(timeoutSeconds * 1000, this.#timer.signal).then(
       () => {
-        this.bookmark(store.resourceVersion);
+        this.bookmark(this.#settings.cache.rv(this.rt));
         this.end();
       },
       () => {},
@@ -100,7 +117,7 @@ export class WatchStream implements Subscriber {
   }
 
   deliver(event: StoreEvent): void {
-    if (this.#silent || this.#closed) return;
+    if (this.#silent || this.#closed || event.rv <= this.#fromRv) return;
     let type = event.type;
     if (this.#matches !== undefined) {
       const now = this.#matches(event.labels, event.fields);
@@ -236,23 +253,35 @@ export class WatchStream implements Subscriber {
   }
 }
 
+/**
+ * The watch ListOptions checks: servers with WatchList accept `resourceVersionMatch=NotOlderThan`
+ * only together with `sendInitialEvents`; 1.20 knows neither and forbids `resourceVersionMatch`
+ * on any watch (ignoring `sendInitialEvents`). Every error is reported at once, as kube-apiserver does.
+ */
 function validateWatchOptions(q: WatchQuery, watchList: boolean): void {
   const match = q.resourceVersionMatch ?? '';
+  const errors: FieldError[] = [];
+  const forbid = (detail: string): void => {
+    errors.push({ type: 'FieldValueForbidden', field: 'resourceVersionMatch', detail });
+  };
   if (!watchList) {
-    if (match !== '') throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch is forbidden for watch');
+    if (match !== '') {
+      forbid('resourceVersionMatch is forbidden for watch');
+      if ((q.resourceVersion ?? '') === '') forbid('resourceVersionMatch is forbidden unless resourceVersion is provided');
+      if (match !== 'Exact' && match !== 'NotOlderThan') {
+        errors.push({ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', detail: `"${match}": supported values: "Exact", "NotOlderThan", ""` });
+      }
+      if (match === 'Exact' && q.resourceVersion === '0') forbid('resourceVersionMatch "exact" is forbidden for resourceVersion "0"');
+    }
+    throwListOptionsErrors(errors);
     return;
   }
-  if (q.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
-    throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
-  }
+  if (q.sendInitialEvents !== undefined && match !== 'NotOlderThan') forbid('sendInitialEvents requires setting resourceVersionMatch to NotOlderThan');
   if (match !== '') {
-    if (q.sendInitialEvents === undefined) {
-      throw listOptionsInvalid('resourceVersionMatch', 'FieldValueForbidden', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
-    }
-    if (match !== 'NotOlderThan') {
-      throw listOptionsInvalid('resourceVersionMatch', 'FieldValueNotSupported', `"${match}": supported values: "NotOlderThan"`);
-    }
+    if (q.sendInitialEvents === undefined) forbid('resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided');
+    if (match !== 'NotOlderThan') errors.push({ type: 'FieldValueNotSupported', field: 'resourceVersionMatch', detail: `"${match}": supported values: "NotOlderThan"` });
   }
+  throwListOptionsErrors(errors);
 }
 
 /** Every open watch of the server, for bookmarks on a timer and for the fault knobs. */
@@ -284,15 +313,14 @@ export class WatchHub {
   }
 
   sendBookmarks(): void {
-    const rv = this.#store.resourceVersion;
-    for (const s of this.#streams) s.bookmark(rv);
+    for (const s of this.#streams) s.bookmark(this.#settings.cache.rv(s.rt));
   }
 
   /**
    * Validates the watch options and selectors and waits for a too-new resourceVersion; throws a
    * StatusError before anything is written, so the caller answers it as a plain HTTP error.
    */
-  async prepare(q: WatchQuery): Promise<{ matches: Selectors | undefined; fromRv: number | undefined; initial: boolean }> {
+  async prepare(q: WatchQuery): Promise<Prepared> {
     validateWatchOptions(q, this.#settings.watchList);
     const labels = parseLabelSelector(q.labelSelector);
     const fields = parseFieldSelector(q.fieldSelector, q.rt.selectableFields);
@@ -300,19 +328,18 @@ export class WatchHub {
     const rvText = q.resourceVersion ?? '';
     const rv = rvText === '' ? 0 : parseResourceVersion(rvText);
     const watchList = this.#settings.watchList && q.sendInitialEvents !== undefined;
-    if (rv > this.#store.resourceVersion) {
-      await this.#store.waitForRv(rv, this.#settings.tooLargeResourceVersionWaitMs);
-    }
     if (watchList) {
+      if (rv > this.#store.resourceVersion) await this.#store.waitForRv(rv, this.#settings.tooLargeResourceVersionWaitMs);
       if (rv > this.#store.resourceVersion) throw tooLargeResourceVersion(rv, this.#store.resourceVersion);
-      return { matches, fromRv: q.sendInitialEvents === true || rv === 0 ? undefined : rv, initial: q.sendInitialEvents === true };
+      const initial = q.sendInitialEvents === true;
+      return { matches, fromRv: initial || rv === 0 ? undefined : rv, initial, initialEventsEnd: initial };
     }
     // Legacy semantics: no resourceVersion (or "0") means "send the current state as ADDED, then changes".
-    return { matches, fromRv: rv === 0 ? undefined : rv, initial: rv === 0 };
+    return { matches, fromRv: rv === 0 ? undefined : rv, initial: rv === 0, initialEventsEnd: false };
   }
 
   /** Starts streaming; the response status and headers are written here. */
-  open(q: WatchQuery, res: ServerResponse, prepared: { matches: Selectors | undefined; fromRv: number | undefined; initial: boolean }, watchListBookmark: boolean): WatchStream {
+  open(q: WatchQuery, res: ServerResponse, prepared: Prepared, watchListBookmark: boolean): WatchStream {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
     res.flushHeaders();
     const stream = new WatchStream(q, res, prepared.matches, this.#settings, () => this.#streams.delete(stream));
@@ -328,17 +355,14 @@ export class WatchHub {
         for (const rev of store.page(q.rt, { namespace: q.namespace, atRv: current, filter }).items) stream.sendInitial(rev.json as string);
       }
       stream.start(store, current, timeoutSeconds);
-      if (watchListBookmark && prepared.initial) stream.bookmark(current, true);
+      // Only a WatchList request gets the initial-events-end bookmark; a plain watch from "" or "0" never does.
+      if (watchListBookmark && prepared.initialEventsEnd) stream.bookmark(current, true);
       stream.endCatchUp();
       return stream;
     }
     const backlog = store.eventsAfter(q.rt, prepared.fromRv);
     if (backlog === undefined) {
       stream.error(expired(`too old resource version: ${prepared.fromRv} (${store.compactedFor(q.rt)})`).status);
-      return stream;
-    }
-    if (prepared.fromRv > current) {
-      stream.error(tooLargeResourceVersion(prepared.fromRv, current).status);
       return stream;
     }
     stream.beginCatchUp();

@@ -23,6 +23,12 @@ export class TestTables {
     return { client: server.client, tableName };
   }
 
+  /** `http://127.0.0.1:<port>` of the dynalite, for processes that share it. */
+  get endpoint(): string {
+    if (this.#server === undefined) throw new Error('start() first');
+    return this.#server.endpoint;
+  }
+
   async close(): Promise<void> {
     await this.#server?.close();
   }

@@ -1,5 +1,6 @@
 import { KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
 import { expect } from 'vitest';
+import type { Json } from '../http.ts';
 import { kubeConfigFor } from '../target.ts';
 import { type Scenario, expectStatusBody, field, newNamespace, resourceVersion } from './kube.ts';
 
@@ -94,6 +95,46 @@ export const applyScenarios: Scenario[] = [
           causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }],
         },
       });
+    },
+  },
+  {
+    name: 'server-side apply of a Deployment: containers merge by name across managers; a field an updater set conflicts, naming its version; force takes it',
+    async run(target) {
+      const { c, ns } = await newNamespace(target, 'apply-deploy');
+      const path = `/apis/apps/v1/namespaces/${ns}/deployments/app`;
+      const desired = (containers: { name: string; image: string }[], replicas?: number) => ({
+        apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'app', namespace: ns },
+        spec: { ...(replicas === undefined ? {} : { replicas }), selector: { matchLabels: { app: 'app' } }, template: { metadata: { labels: { app: 'app' } }, spec: { containers } } },
+      });
+      const main = (image: string) => ({ name: 'main', image });
+      const images = (obj: Json) => (field(obj, 'spec.template.spec.containers') as { name: string; image: string }[]).map((k) => `${k.name}=${k.image}`);
+
+      const created = await c.expect(201, `${path}?fieldManager=deployer`, { method: 'PATCH', contentType: APPLY, body: desired([main('app:1')], 2) });
+      expect(managers(created)[0]).toMatchObject({ manager: 'deployer', operation: 'Apply', apiVersion: 'apps/v1' });
+      expect(field(managers(created)[0], 'fieldsV1.f:spec.f:template.f:spec.f:containers')).toEqual({ 'k:{"name":"main"}': { '.': {}, 'f:image': {}, 'f:name': {} } });
+
+      // Another applier adds a container: lists of containers merge by name.
+      const injected = await c.expect(200, `${path}?fieldManager=injector`, { method: 'PATCH', contentType: APPLY, body: desired([{ name: 'sidecar', image: 'proxy:1' }]) });
+      expect(images(injected)).toEqual(['main=app:1', 'sidecar=proxy:1']);
+      // The first applier changes its container only; the other one's stays.
+      const rolled = await c.expect(200, `${path}?fieldManager=deployer`, { method: 'PATCH', contentType: APPLY, body: desired([main('app:2')], 2) });
+      expect(images(rolled)).toEqual(['main=app:2', 'sidecar=proxy:1']);
+
+      // An ordinary update (a scaler) takes the field it changed.
+      const scaled = await c.expect(200, `${path}?fieldManager=scaler`, { method: 'PATCH', contentType: 'application/merge-patch+json', body: { spec: { replicas: 5 } } });
+      expect(managers(scaled).find((m) => m.manager === 'scaler')).toMatchObject({ operation: 'Update', fieldsV1: { 'f:spec': { 'f:replicas': {} } } });
+      const conflict = await c.expect(409, `${path}?fieldManager=deployer`, { method: 'PATCH', contentType: APPLY, body: desired([main('app:3')], 2) });
+      expectStatusBody(conflict, {
+        code: 409,
+        reason: 'Conflict',
+        message: 'Apply failed with 1 conflict: conflict with "scaler" using apps/v1: .spec.replicas',
+        details: { causes: [{ reason: 'FieldManagerConflict', message: 'conflict with "scaler" using apps/v1', field: '.spec.replicas' }] },
+      });
+      // Leaving the field out shares the object; forcing takes the field, and a manager left with nothing goes.
+      expect(field(await c.expect(200, `${path}?fieldManager=deployer`, { method: 'PATCH', contentType: APPLY, body: desired([main('app:3')]) }), 'spec.replicas')).toBe(5);
+      const forced = await c.expect(200, `${path}?fieldManager=deployer&force=true`, { method: 'PATCH', contentType: APPLY, body: desired([main('app:3')], 3) });
+      expect(field(forced, 'spec.replicas')).toBe(3);
+      expect(managers(forced).map((m) => m.manager).sort()).toEqual(['deployer', 'injector']);
     },
   },
   {

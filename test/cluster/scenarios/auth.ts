@@ -63,6 +63,12 @@ export const authScenarios: Scenario[] = [
         message: 'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
         details: { kind: 'namespaces' },
       });
+      // Every authenticated user may read discovery; anonymous requests only /version and the health paths.
+      await client(target, target.auth.unprivileged).expect(200, '/apis');
+      const anonymousDiscovery = await kubeRequest(target, { kind: 'anonymous' }, '/api');
+      expectHttp(anonymousDiscovery, 403, 'discovery without credentials');
+      expectStatusBody(anonymousDiscovery.body, { code: 403, reason: 'Forbidden', message: 'forbidden: User "system:anonymous" cannot get path "/api"', details: {} });
+      expectHttp(await kubeRequest(target, { kind: 'anonymous' }, '/version'), 200, '/version without credentials');
       // client-node reports the refusal with its status code.
       const core = kubeConfigFor(target, { kind: 'token', token: 'not-a-token' }).makeApiClient(CoreV1Api);
       await expect(core.listNamespacedConfigMap({ namespace: ns })).rejects.toMatchObject({ code: 401 });

@@ -5,7 +5,7 @@ import {
   type Client, type Scenario, client, createNamespace, eventually, field, names, newNamespace, resourceVersion, unique,
 } from './kube.ts';
 
-function crd(group: string, plural: string, kind: string, scope: 'Namespaced' | 'Cluster') {
+function crd(group: string, plural: string, kind: string, scope: 'Namespaced' | 'Cluster', subresources?: object) {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -18,6 +18,7 @@ function crd(group: string, plural: string, kind: string, scope: 'Namespaced' | 
         name: 'v1',
         served: true,
         storage: true,
+        ...(subresources === undefined ? {} : { subresources }),
         schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } },
       }],
     },
@@ -65,6 +66,8 @@ export const crdScenarios: Scenario[] = [
       expect(await c.expect(200, `${base}/w1`)).toMatchObject({ spec: { size: 3, colour: 'blue' } });
       const list = await c.expect(200, base);
       expect(list).toMatchObject({ kind: 'WidgetList', apiVersion: `${group}/v1` });
+      // Unlike built-in kinds, custom resources keep kind and apiVersion on every list item.
+      expect((list.items as Json[])[0]).toMatchObject({ kind: 'Widget', apiVersion: `${group}/v1` });
       expect(names(list)).toEqual(['w1']);
       expect(names(await c.expect(200, `/apis/${group}/v1/widgets`))).toEqual(['w1']);
       const deleted = await c.expect(200, `${base}/w1`, { method: 'DELETE' });
@@ -106,12 +109,17 @@ export const crdScenarios: Scenario[] = [
     },
   },
   {
-    name: 'CRDs: a cluster-scoped CRD is discovered as not namespaced and served without a namespace',
+    name: 'CRDs: a cluster-scoped CRD is discovered as not namespaced, with its subresources, and served without a namespace',
     async run(target) {
       const c = client(target);
       const group = `${unique('cl')}.scenarios.vendor.example`;
-      const resources = await defineKind(c, crd(group, 'gadgets', 'Gadget', 'Cluster'));
-      expect(resources.resources).toEqual([expect.objectContaining({ name: 'gadgets', singularName: 'gadget', namespaced: false, kind: 'Gadget' })]);
+      const subresources = { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas' } };
+      const resources = await defineKind(c, crd(group, 'gadgets', 'Gadget', 'Cluster', subresources));
+      expect(resources.resources).toEqual([
+        expect.objectContaining({ name: 'gadgets', singularName: 'gadget', namespaced: false, kind: 'Gadget' }),
+        { name: 'gadgets/status', singularName: '', namespaced: false, kind: 'Gadget', verbs: ['get', 'patch', 'update'] },
+        { name: 'gadgets/scale', singularName: '', namespaced: false, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] },
+      ]);
       const gadget = { apiVersion: `${group}/v1`, kind: 'Gadget', metadata: { name: 'g1' }, spec: { on: true } };
       const created = await c.expect(201, `/apis/${group}/v1/gadgets`, { method: 'POST', body: gadget });
       expect(field(created, 'metadata.namespace')).toBeUndefined();

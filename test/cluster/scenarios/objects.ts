@@ -1,11 +1,12 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { kubeConfigFor } from '../target.ts';
+import { type Json, openWatch } from '../http.ts';
 import {
-  type Scenario, newNamespace, client, configMap, createConfigMap, createNamespace, expectStatusBody, names, resourceVersion, text, unique,
+  type Scenario, newNamespace, client, configMap, createConfigMap, createNamespace, expectStatusBody, names, resourceVersion, rvNumber, text, unique,
 } from './kube.ts';
 
-function deployment(namespace: string, name: string) {
+function deployment(namespace: string, name: string, templateLabels: Record<string, string> = { app: name }) {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -13,7 +14,7 @@ function deployment(namespace: string, name: string) {
     spec: {
       replicas: 1,
       selector: { matchLabels: { app: name } },
-      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'main', image: 'registry.example/app:1' }] } },
+      template: { metadata: { labels: templateLabels }, spec: { containers: [{ name: 'main', image: 'registry.example/app:1' }] } },
     },
   };
 }
@@ -42,12 +43,17 @@ export const objectScenarios: Scenario[] = [
       expect(inA).toMatchObject({ kind: 'ConfigMapList', apiVersion: 'v1' });
       expect(resourceVersion(inA)).toMatch(/^\d+$/);
       expect(names(inA)).toEqual(['settings']);
+      // List items of built-in kinds carry no kind or apiVersion: only the list says what they are.
+      expect(Object.keys((inA.items as Json[])[0] ?? {})).toEqual(['metadata', 'data']);
       const everywhere = await c.expect(200, '/api/v1/configmaps');
       const ours = (everywhere.items as { metadata: { namespace: string } }[]).filter((i) => [nsA, nsB].includes(i.metadata.namespace));
       expect(ours.map((i) => i.metadata.namespace).sort()).toEqual([nsA, nsB].sort());
 
       const byLabel = await c.expect(200, `/api/v1/namespaces/${nsA}/configmaps?fieldSelector=metadata.name%3Dsettings`);
       expect(names(byLabel)).toEqual(['settings']);
+      // An object written with nothing but its name has no fields to own: no managedFields at all.
+      const bare = await c.expect(201, `/api/v1/namespaces/${nsB}/configmaps`, { method: 'POST', body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bare' } } });
+      expect(bare.metadata).not.toHaveProperty('managedFields');
     },
   },
   {
@@ -77,6 +83,11 @@ export const objectScenarios: Scenario[] = [
       });
       // The failed update changed nothing.
       expect(await c.expect(200, `/api/v1/namespaces/${ns}/configmaps/once`)).toMatchObject({ data: { v: '2' } });
+
+      const missing = unique('missing');
+      expectStatusBody(await c.expect(404, `/api/v1/namespaces/${missing}/configmaps`, { method: 'POST', body: configMap(missing, 'nowhere') }), {
+        code: 404, reason: 'NotFound', message: `namespaces "${missing}" not found`, details: { name: missing, kind: 'namespaces' },
+      });
 
       const invalid = await c.expect(422, `/api/v1/namespaces/${ns}/configmaps`, { method: 'POST', body: configMap(ns, 'Not_A_Name') });
       expectStatusBody(invalid, { code: 422, reason: 'Invalid', message: /^ConfigMap "Not_A_Name" is invalid: metadata.name: Invalid value: "Not_A_Name"/ });
@@ -115,6 +126,59 @@ export const objectScenarios: Scenario[] = [
       });
       expect(gone).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'web', group: 'apps', kind: 'deployments' } });
       await c.expect(404, `/apis/apps/v1/namespaces/${ns}/deployments/web`);
+    },
+  },
+  {
+    name: 'named groups: not found, already exists and invalid carry the group in their Status',
+    async run(target) {
+      const { c, ns } = await newNamespace(target, 'group-errors');
+      const base = `/apis/apps/v1/namespaces/${ns}/deployments`;
+      expectStatusBody(await c.expect(404, `${base}/missing`), {
+        code: 404, reason: 'NotFound', message: 'deployments.apps "missing" not found', details: { name: 'missing', group: 'apps', kind: 'deployments' },
+      });
+      await c.expect(201, base, { method: 'POST', body: deployment(ns, 'web') });
+      expectStatusBody(await c.expect(409, base, { method: 'POST', body: deployment(ns, 'web') }), {
+        code: 409, reason: 'AlreadyExists', message: 'deployments.apps "web" already exists', details: { name: 'web', group: 'apps', kind: 'deployments' },
+      });
+      const mismatched = deployment(ns, 'bad', { app: 'other', tier: 'web' });
+      const detail = 'Invalid value: map[string]string{"app":"other", "tier":"web"}: `selector` does not match template `labels`';
+      expectStatusBody(await c.expect(422, base, { method: 'POST', body: mismatched }), {
+        code: 422,
+        reason: 'Invalid',
+        message: `Deployment.apps "bad" is invalid: spec.template.metadata.labels: ${detail}`,
+        details: { name: 'bad', group: 'apps', kind: 'Deployment', causes: [{ reason: 'FieldValueInvalid', message: detail, field: 'spec.template.metadata.labels' }] },
+      });
+    },
+  },
+  {
+    name: 'delete a pod that never ran: answered with deletionTimestamp and a zero grace period; a watch sees MODIFIED, then DELETED',
+    async run(target) {
+      const { c, ns } = await newNamespace(target, 'pod-delete');
+      const base = `/api/v1/namespaces/${ns}/pods`;
+      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'once', namespace: ns }, spec: { containers: [{ name: 'main', image: 'registry.example/app:1' }] } };
+      const created = await c.expect(201, base, { method: 'POST', body: pod });
+      const watch = openWatch(target, target.auth.admin, `${base}?watch=1&resourceVersion=${resourceVersion(created)}`);
+      expect(await watch.status).toBe(200);
+
+      const answer = await c.expect(200, `${base}/once`, { method: 'DELETE' });
+      expect(answer).toMatchObject({ kind: 'Pod', metadata: { name: 'once', deletionGracePeriodSeconds: 0 } });
+      expect(text(answer, 'metadata.deletionTimestamp')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      const marked = await watch.next();
+      const gone = await watch.next();
+      watch.close();
+      expect(marked).toMatchObject({ type: 'MODIFIED', object: { metadata: { resourceVersion: resourceVersion(answer), deletionGracePeriodSeconds: 0 } } });
+      expect(gone).toMatchObject({ type: 'DELETED', object: { metadata: { name: 'once', deletionGracePeriodSeconds: 0 } } });
+      if (gone !== 'end') expect(rvNumber(gone.object)).toBeGreaterThan(rvNumber(answer));
+      await c.expect(404, `${base}/once`);
+    },
+  },
+  {
+    name: 'delete a namespace: answered with the Namespace, Terminating, with a deletionTimestamp',
+    async run(target) {
+      const { c, ns } = await newNamespace(target, 'ns-delete');
+      const answer = await c.expect(200, `/api/v1/namespaces/${ns}`, { method: 'DELETE' });
+      expect(answer).toMatchObject({ kind: 'Namespace', metadata: { name: ns }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Terminating' } });
+      expect(text(answer, 'metadata.deletionTimestamp')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     },
   },
   {

@@ -1,10 +1,17 @@
 import { Watch } from '@kubernetes/client-node';
 import { expect } from 'vitest';
-import { type WatchEvent, openWatch } from '../http.ts';
+import { type WatchEvent, type WatchStream, openWatch } from '../http.ts';
 import { kubeConfigFor } from '../target.ts';
 import {
   type Scenario, newNamespace, client, configMap, createConfigMap, createNamespace, expectStatusBody, field, names, resourceVersion, rvNumber, unique,
 } from './kube.ts';
+
+/** The events left on a watch until the server ends it. */
+async function rest(watch: WatchStream, timeoutMs = 10_000): Promise<WatchEvent[]> {
+  const out: WatchEvent[] = [];
+  for (let e = await watch.next(timeoutMs); e !== 'end'; e = await watch.next(timeoutMs)) out.push(e);
+  return out;
+}
 
 const summary = (e: WatchEvent) => `${e.type} ${String(field(e.object, 'metadata.name'))} ${String(field(e.object, 'metadata.resourceVersion'))}`;
 
@@ -48,7 +55,8 @@ export const watchScenarios: Scenario[] = [
       const { c, ns } = await newNamespace(target, 'watch-zero');
       await createConfigMap(c, ns, 'x');
       await createConfigMap(c, ns, 'y');
-      const watch = openWatch(target, target.auth.admin, `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=0`);
+      // Bookmarks allowed: a plain watch never gets the initial-events-end bookmark WatchList requests end their initial events with.
+      const watch = openWatch(target, target.auth.admin, `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=0&allowWatchBookmarks=true`);
       const initial = [await watch.next(), await watch.next()];
       expect(initial.map((e) => (e === 'end' ? 'end' : `${e.type} ${String(field(e.object, 'metadata.name'))}`)).sort()).toEqual(['ADDED x', 'ADDED y']);
       await createConfigMap(c, ns, 'z');
@@ -90,13 +98,45 @@ export const watchScenarios: Scenario[] = [
       expect(event.object).not.toHaveProperty('data');
       expect(rvNumber(event.object)).toBeGreaterThanOrEqual(rvNumber(elsewhere));
       // The same bookmark may come again before the stream ends at its timeout; nothing else does.
-      const rest: string[] = [];
-      for (let e = await watch.next(10_000); e !== 'end'; e = await watch.next(10_000)) rest.push(e.type);
-      expect(rest.filter((type) => type !== 'BOOKMARK')).toEqual([]);
+      expect((await rest(watch)).map((e) => e.type).filter((type) => type !== 'BOOKMARK')).toEqual([]);
     },
   },
   {
-    name: 'WatchList: served with an initial-events-end bookmark, or refused with 422 where unsupported (1.20), never a plain watch',
+    name: 'watch from a resourceVersion the server has not reached: 200 and no error; older events are not sent and the stream ends at its timeout',
+    timeoutMs: 20_000,
+    async run(target) {
+      const { c, ns } = await newNamespace(target, 'watch-ahead');
+      const base = `/api/v1/namespaces/${ns}/configmaps`;
+      const ahead = rvNumber(await c.expect(200, base)) + 1000;
+      const watch = openWatch(target, target.auth.admin, `${base}?watch=1&timeoutSeconds=2&resourceVersion=${ahead}`);
+      expect(await watch.status).toBe(200);
+      await createConfigMap(c, ns, 'below');
+      expect(await rest(watch)).toEqual([]);
+    },
+  },
+  {
+    name: 'bookmarks: on 1.20 a watch of a quiet kind gets none, however the resourceVersion moves for other kinds',
+    timeoutMs: 20_000,
+    async run(target) {
+      const { c, ns } = await newNamespace(target, 'bookmark-none');
+      const minor = Number.parseInt(String((await c.expect(200, '/version')).minor), 10);
+      const list = await c.expect(200, `/api/v1/namespaces/${ns}/secrets`);
+      const watch = openWatch(target, target.auth.admin,
+        `/api/v1/namespaces/${ns}/secrets?watch=1&allowWatchBookmarks=true&timeoutSeconds=3&resourceVersion=${resourceVersion(list)}`);
+      expect(await watch.status).toBe(200);
+      await createConfigMap(c, ns, 'another-kind');
+      const events = await rest(watch);
+      // 1.20's watch cache of a kind moves only on that kind's events; later servers also learn etcd's
+      // progress and may send a bookmark of a quiet kind, at a version not older than the watch's.
+      if (minor <= 20) expect(events).toEqual([]);
+      for (const e of events) {
+        expect(e.type).toBe('BOOKMARK');
+        expect(rvNumber(e.object)).toBeGreaterThanOrEqual(rvNumber(list));
+      }
+    },
+  },
+  {
+    name: 'WatchList: served with an initial-events-end bookmark, or refused with 422 where unsupported (1.20), never a plain watch; sendInitialEvents alone is a plain watch on 1.20',
     timeoutMs: 20_000,
     async run(target) {
       const { c, ns } = await newNamespace(target, 'watch-list');
@@ -121,6 +161,10 @@ export const watchScenarios: Scenario[] = [
             ],
           },
         });
+        // sendInitialEvents alone is not a WatchList request there: a plain watch, never an initial-events-end bookmark.
+        const plain = openWatch(target, target.auth.admin, `/api/v1/namespaces/${ns}/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&timeoutSeconds=1`);
+        expect(await plain.status).toBe(200);
+        expect((await rest(plain)).map((e) => `${e.type} ${String(field(e.object, 'metadata.name'))}`)).toEqual(['ADDED existing']);
         return;
       }
       expect(status).toBe(200);
@@ -128,6 +172,10 @@ export const watchScenarios: Scenario[] = [
       watch.close();
       expect(seen.slice(0, -1).map((e) => `${e.type} ${String(field(e.object, 'metadata.name'))}`)).toEqual(['ADDED existing']);
       expect(field(event.object, 'metadata.annotations')).toEqual({ 'k8s.io/initial-events-end': 'true' });
+      // With WatchList, sendInitialEvents needs resourceVersionMatch=NotOlderThan.
+      const alone = await client(target).call(`/api/v1/namespaces/${ns}/configmaps?watch=1&sendInitialEvents=true`);
+      expect(alone.status).toBe(422);
+      expectStatusBody(alone.body, { code: 422, reason: 'Invalid', message: /sendInitialEvents requires setting resourceVersionMatch to NotOlderThan/ });
     },
   },
   {

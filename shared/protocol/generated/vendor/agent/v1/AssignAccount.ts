@@ -27,6 +27,11 @@ export interface AssignAccount {
    */
   'cachingEpoch'?: (number | string | Long);
   'zoneId'?: (string);
+  /**
+   * True for one of the agent's own static accounts (announced in Hello): the agent connects with
+   * its own vendor-agent.yml entry, and `kubeconfig_ref` is empty.
+   */
+  'staticAccount'?: (boolean);
 }
 
 /**
@@ -53,4 +58,9 @@ export interface AssignAccount__Output {
    */
   'cachingEpoch': (number);
   'zoneId': (string);
+  /**
+   * True for one of the agent's own static accounts (announced in Hello): the agent connects with
+   * its own vendor-agent.yml entry, and `kubeconfig_ref` is empty.
+   */
+  'staticAccount': (boolean);
 }

@@ -1,0 +1,331 @@
+/**
+ * The accounts this agent holds, one entry each, exactly as the driver assigned them: a migrated
+ * account with the kubeconfig reference it came with, or one of the agent's static accounts
+ * (`static_account`) with its own vendor-agent.yml entry. To confirm an assignment the agent
+ * connects to the cluster and asks for GET /version; the answer (ok, or the real error) goes back
+ * as the assignment result. A held account's workers (workers.ts) follow it: built when it is
+ * first held, updated when it changes (settings, generation, caching role), stopped when it goes.
+ *
+ * Work for one account runs in order; different accounts are checked side by side, a bounded
+ * number at a time. An assignment is taken (and acknowledged) at once; its result follows when the
+ * check is done.
+ */
+import { VendorError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/log.ts';
+import type { AccountSettings__Output, AssignAccount__Output, HeldAccount } from '../../shared/protocol/messages.ts';
+import type { ClusterClient, ClusterSpec } from '../clusters/index.ts';
+import type { AgentContext } from '../component.ts';
+import type { AccountConfig } from '../config/schema.ts';
+import type { DriverWork } from '../connection/driver-stream.ts';
+import { accountLogger } from '../observability/logger.ts';
+import type { AccountWorker, AccountWorkerFactory, HeldAccountView, WorkerHost } from './worker.ts';
+
+/** Longest message an assignment result may carry (the protocol's limit). */
+const MAX_MESSAGE = 8192;
+
+export interface HolderDeps {
+  ctx: AgentContext;
+  host: WorkerHost;
+  factories: readonly AccountWorkerFactory[];
+  /** Connects to one account's cluster (the clusters module, with the agent's settings). */
+  connect(spec: ClusterSpec, logger: Logger): Promise<ClusterClient>;
+  /** Cluster checks running at once. */
+  concurrency?: number;
+}
+
+interface Entry {
+  view: HeldAccountView;
+  /** The connection settings the cluster client was built from; a change means a new client. */
+  connectionKey: string;
+  /** What the last successful check said, repeated when an update needs no new check. */
+  message: string;
+  workers: AccountWorker[];
+}
+
+/** The per-account settings of SPEC 2.5 at their defaults, as an assignment without settings means them. */
+export const EMPTY_SETTINGS: AccountSettings__Output = {
+  context: '',
+  serviceAccount: false,
+  insecure: false,
+  noProxy: false,
+  oAuthScopes: [],
+  namespaces: [],
+  omitNamespaces: [],
+  onlyNamespacedResources: false,
+  customResourceDefinitions: [],
+  kinds: [],
+  omitKinds: [],
+  metrics: false,
+  maxResumableResourceAgeMs: 0,
+  permissions: { read: [], write: [] },
+};
+
+function connectionKey(spec: ClusterSpec): string {
+  return JSON.stringify([spec.kubeConfigFile ?? '', spec.context, spec.serviceAccount, spec.insecure, spec.noProxy, spec.oAuthScopes]);
+}
+
+function specOfStatic(name: string, own: AccountConfig): ClusterSpec {
+  return {
+    account: name,
+    kubeConfigFile: own.kubeConfigFile,
+    context: own.context,
+    serviceAccount: own.serviceAccount,
+    insecure: own.insecure,
+    noProxy: own.noProxy,
+    oAuthScopes: own.oAuthScopes,
+  };
+}
+
+function specOfAssignment(a: AssignAccount__Output, s: AccountSettings__Output): ClusterSpec {
+  return {
+    account: a.account,
+    kubeConfigFile: a.kubeconfigRef === '' ? undefined : a.kubeconfigRef,
+    context: s.context,
+    serviceAccount: s.serviceAccount,
+    insecure: s.insecure,
+    noProxy: s.noProxy,
+    oAuthScopes: s.oAuthScopes,
+  };
+}
+
+function clip(message: string): string {
+  return message.length <= MAX_MESSAGE ? message : `${message.slice(0, MAX_MESSAGE - 3)}...`;
+}
+
+export class AccountHolder {
+  readonly #deps: HolderDeps;
+  readonly #entries = new Map<string, Entry>();
+  /** Accounts whose latest assignment could not be confirmed. */
+  readonly #refused = new Set<string>();
+  readonly #chains = new Map<string, Promise<void>>();
+  readonly #log: Logger;
+  #running = 0;
+  readonly #waiting: (() => void)[] = [];
+  #stopped = false;
+  readonly #stopping = new AbortController();
+
+  constructor(deps: HolderDeps) {
+    this.#deps = deps;
+    this.#log = deps.ctx.logger.child({ component: 'accounts' });
+  }
+
+  /** The accounts held now, for Hello after a reconnect. */
+  held(): HeldAccount[] {
+    return [...this.#entries.values()].map(({ view }) => ({
+      name: view.name,
+      generation: view.generation,
+      caching: view.caching,
+      cachingEpoch: view.cachingEpoch,
+    }));
+  }
+
+  /** The view workers see of one held account. */
+  view(name: string): HeldAccountView | undefined {
+    return this.#entries.get(name)?.view;
+  }
+
+  /**
+   * Takes a message from the driver. An assignment or removal returns once it is queued (the driver
+   * learns the outcome from the result); other work for an account returns once its workers took it.
+   */
+  async handle(work: DriverWork): Promise<void> {
+    if (this.#stopped) throw new VendorError('unavailable', 'the agent is stopping');
+    switch (work.kind) {
+      case 'assignAccount': {
+        const body = work.body;
+        void this.#inOrder(body.account, () => this.#assign(body));
+        return;
+      }
+      case 'removeAccount': {
+        const name = work.body.account;
+        void this.#inOrder(name, async () => {
+          this.#refused.delete(name);
+          await this.#drop(name, 'removed by the driver');
+        });
+        return;
+      }
+      default: {
+        const name = work.body.account;
+        await this.#inOrder(name, async () => {
+          const entry = this.#entries.get(name);
+          if (entry === undefined) {
+            this.#log.warn({ account: name, kind: work.kind }, `${work.kind} for an account this agent does not hold; ignored`);
+            return;
+          }
+          for (const w of entry.workers) await w.handle?.(work);
+        });
+      }
+    }
+  }
+
+  /** A new stream to the driver is open. */
+  connected(): void {
+    for (const entry of this.#entries.values()) for (const w of entry.workers) this.#guard(entry.view.name, 'connected', () => w.connected?.());
+  }
+
+  /**
+   * Static accounts whose own entry changed or went: they are dropped, so that the driver, told again
+   * at the next hello, assigns them afresh with the new settings. Returns their names.
+   */
+  dropStatic(names: readonly string[]): Promise<void> {
+    return Promise.all(
+      names.filter((n) => this.#entries.has(n)).map((n) => this.#inOrder(n, () => this.#drop(n, 'its vendor-agent.yml entry changed'))),
+    ).then(() => undefined);
+  }
+
+  /** Stops every worker and closes every cluster client. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#stopping.abort();
+    await Promise.all([...this.#chains.values()]);
+    await Promise.all([...this.#entries.keys()].map((name) => this.#drop(name, 'the agent is stopping')));
+  }
+
+  #inOrder(name: string, task: () => Promise<void>): Promise<void> {
+    const run = (this.#chains.get(name) ?? Promise.resolve()).then(task).catch((e: unknown) => {
+      this.#log.error({ account: name, err: e instanceof Error ? e.message : String(e) }, 'account work failed');
+    });
+    this.#chains.set(name, run);
+    void run.then(() => {
+      if (this.#chains.get(name) === run) this.#chains.delete(name);
+    });
+    return run;
+  }
+
+  async #assign(a: AssignAccount__Output): Promise<void> {
+    const name = a.account;
+    const logger = accountLogger(this.#deps.ctx.logger, name);
+    let spec: ClusterSpec;
+    if (a.staticAccount) {
+      const own = this.#deps.ctx.config().kubernetes.accounts.find((x) => x.name === name);
+      if (own === undefined) {
+        await this.#refuse(a, `account ${name} was assigned as a static account, but vendor-agent.yml has no entry for it`);
+        return;
+      }
+      spec = specOfStatic(name, own);
+    } else {
+      spec = specOfAssignment(a, a.settings ?? EMPTY_SETTINGS);
+    }
+    const key = connectionKey(spec);
+    const existing = this.#entries.get(name);
+    const base = { name, generation: a.generation, settings: a.settings ?? EMPTY_SETTINGS, caching: a.caching, cachingEpoch: a.cachingEpoch, logger };
+    if (existing !== undefined && existing.connectionKey === key) {
+      // Same cluster, same credentials: a new generation or caching role needs no new check.
+      this.#update(existing, { ...base, cluster: existing.view.cluster });
+      this.#respond(a, true, existing.message);
+      return;
+    }
+    let checked: { client: ClusterClient; message: string };
+    try {
+      checked = await this.#bounded(async () => {
+        const c = await this.#deps.connect(spec, logger);
+        try {
+          const version = await c.version(this.#stopping.signal);
+          return { client: c, message: `connected to ${c.server} (Kubernetes ${version.gitVersion})` };
+        } catch (e) {
+          c.close();
+          throw e;
+        }
+      });
+    } catch (e) {
+      if (this.#stopped) return;
+      await this.#refuse(a, e instanceof Error ? e.message : String(e));
+      return;
+    }
+    const { client, message } = checked;
+    if (this.#stopped) {
+      client.close();
+      return;
+    }
+    const view: HeldAccountView = { ...base, cluster: client };
+    if (existing !== undefined) {
+      const previous = existing.view.cluster;
+      existing.connectionKey = key;
+      existing.message = message;
+      this.#update(existing, view);
+      previous.close();
+    } else {
+      const entry: Entry = { view, connectionKey: key, message, workers: [] };
+      this.#entries.set(name, entry);
+      for (const factory of this.#deps.factories) {
+        const worker = this.#guard(name, 'start', () => factory(view, this.#deps.host, this.#deps.ctx));
+        if (worker !== undefined) entry.workers.push(worker);
+      }
+      logger.info({ server: client.server, caching: a.caching, cachingEpoch: a.cachingEpoch, generation: a.generation }, 'account held');
+    }
+    this.#refused.delete(name);
+    this.#count();
+    this.#respond(a, true, message);
+  }
+
+  #update(entry: Entry, view: HeldAccountView): void {
+    const before = entry.view;
+    entry.view = view;
+    if (before.caching !== view.caching || before.cachingEpoch !== view.cachingEpoch) {
+      view.logger.info({ caching: view.caching, cachingEpoch: view.cachingEpoch }, 'caching role changed');
+    }
+    for (const w of entry.workers) {
+      void Promise.resolve(this.#guard(view.name, 'update', () => w.update(view))).catch((e: unknown) =>
+        view.logger.error({ err: e instanceof Error ? e.message : String(e) }, 'a worker failed to take an update'),
+      );
+    }
+  }
+
+  /** The account cannot be held: the driver gets the real reason, and an earlier hold of it ends. */
+  async #refuse(a: AssignAccount__Output, reason: string): Promise<void> {
+    this.#log.warn({ account: a.account, generation: a.generation }, `assignment refused: ${reason}`);
+    await this.#drop(a.account, 'its assignment could not be confirmed');
+    this.#refused.add(a.account);
+    this.#count();
+    this.#respond(a, false, reason);
+  }
+
+  /** `vendor_agent_accounts{state}`: accounts held (ACTIVE) and accounts whose assignment failed (FAILED). */
+  #count(): void {
+    this.#deps.ctx.metrics.accounts.set({ state: 'ACTIVE' }, this.#entries.size);
+    this.#deps.ctx.metrics.accounts.set({ state: 'FAILED' }, this.#refused.size);
+  }
+
+  #respond(a: AssignAccount__Output, ok: boolean, message: string): void {
+    this.#deps.host
+      .respond({ kind: 'assignmentResult', body: { account: a.account, generation: a.generation, ok, message: clip(message) } })
+      .catch(() => undefined); // the outbox has logged why it gave up
+  }
+
+  async #drop(name: string, why: string): Promise<void> {
+    const entry = this.#entries.get(name);
+    if (entry === undefined) return;
+    this.#entries.delete(name);
+    for (const w of entry.workers) {
+      try {
+        await w.stop();
+      } catch (e) {
+        entry.view.logger.error({ err: e instanceof Error ? e.message : String(e) }, 'a worker did not stop cleanly');
+      }
+    }
+    entry.view.cluster.close();
+    this.#count();
+    entry.view.logger.info(`account no longer held: ${why}`);
+  }
+
+  #guard<T>(name: string, what: string, fn: () => T): T | undefined {
+    try {
+      return fn();
+    } catch (e) {
+      this.#log.error({ account: name, err: e instanceof Error ? e.message : String(e) }, `a worker failed on ${what}`);
+      return undefined;
+    }
+  }
+
+  async #bounded<T>(task: () => Promise<T>): Promise<T> {
+    const limit = this.#deps.concurrency ?? 16;
+    while (this.#running >= limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    this.#running++;
+    try {
+      return await task();
+    } finally {
+      this.#running--;
+      this.#waiting.shift()?.();
+    }
+  }
+}

@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { runOperationsBench } from './operations-bench.ts';
+
+// Runs the benchmark small, to keep it working; only machine-independent figures are asserted.
+describe('bench:operations', () => {
+  it('prints each figure beside its baseline, with the table calls an operation costs', async () => {
+    const lines = await runOperationsBench({ single: 3, polled: 1, fifty: 1, agents: 2, throughputOps: 6, concurrency: 2 }, () => undefined);
+    expect(lines.map((l) => l.figure)).toEqual(['deploy_1_manifest', 'deploy_1_manifest_polled', 'deploy_50_manifests', 'throughput_2_agents', 'targets']);
+    const single = lines[0] as { ratio_p50: number | null; table_calls_per_op: Record<string, number>; wcu_per_op: number };
+    expect(single.ratio_p50).not.toBeNull();
+    // Idempotency key, request, operation and queue entry; the account read that authorizes it and the GET.
+    expect(single.table_calls_per_op.PutItem).toBe(4);
+    expect(single.table_calls_per_op.GetItem).toBeGreaterThanOrEqual(2);
+    expect(single.wcu_per_op).toBeGreaterThanOrEqual(6);
+    for (const l of lines.slice(0, 3)) expect((l as { ratio_p50: number | null }).ratio_p50).not.toBeNull();
+    expect(lines[3]).toMatchObject({ operations: 6, agents: 2 });
+  }, 120_000);
+});

@@ -1,0 +1,54 @@
+/**
+ * Reads the assignment work feed (shared/table/changes.ts) for one replica. Each read starts
+ * `clockSkewMs` before the newest entry already seen (never ahead of this replica's own clock), so
+ * an entry from a writer whose clock lags, or whose write landed late, is still found; entries
+ * already seen are skipped. An entry older than that window is missed here and repaired by the
+ * periodic full reconcile.
+ */
+import type { Clock } from '../../shared/clock.ts';
+import { changeKeysSince, cursorAt } from '../../shared/table/changes.ts';
+import type { TableRef } from '../../shared/table/client.ts';
+
+/**
+ * Entries per Query. A burst (a PATCH of 1,000 accounts) stays inside the re-read window for
+ * `clockSkewMs`, so every poll in that time reads it again: large pages keep that to a few round
+ * trips (DynamoDB returns at most 1 MB per page; an entry is about 120 bytes).
+ */
+const PAGE = 1000;
+
+export class FeedReader {
+  readonly #table: TableRef;
+  readonly #clock: Clock;
+  readonly #skewMs: number;
+  readonly #seen = new Map<string, number>();
+  #newest: number;
+
+  constructor(table: TableRef, clock: Clock, skewMs: number) {
+    this.#table = table;
+    this.#clock = clock;
+    this.#skewMs = skewMs;
+    // What happened before this replica started is covered by its first full reconcile.
+    this.#newest = clock.now();
+  }
+
+  /** Names of the accounts with entries not seen before. */
+  async poll(): Promise<string[]> {
+    const from = Math.min(this.#newest, this.#clock.now()) - this.#skewMs;
+    const names = new Set<string>();
+    let cursor = cursorAt(Math.max(0, from));
+    for (;;) {
+      const page = await changeKeysSince(this.#table, cursor, PAGE);
+      for (const c of page.keys) {
+        if (this.#seen.has(c.sk)) continue;
+        this.#seen.set(c.sk, c.at);
+        names.add(c.name);
+        this.#newest = Math.max(this.#newest, c.at);
+      }
+      if (page.keys.length < PAGE) break;
+      cursor = page.cursor;
+    }
+    const horizon = Math.min(this.#newest, this.#clock.now()) - this.#skewMs;
+    for (const [key, at] of this.#seen) if (at < horizon) this.#seen.delete(key);
+    return [...names];
+  }
+}

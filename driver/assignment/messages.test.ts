@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import type { AccountRecord } from '../../shared/accounts/model.ts';
+import { messageFor } from './messages.ts';
+import { wantedFor } from './wanted.ts';
+
+const record = (over: Partial<AccountRecord> = {}): AccountRecord => ({
+  name: 'prod',
+  version: 1,
+  generation: 4,
+  defs: { 'driver-config': { kind: 'driver-config', settings: { kubeconfigFile: '/k/def', context: 'c1', kinds: ['pod'] }, at: 1 } },
+  registration: { zoneId: 'z', kubeconfigFile: 'encryptedFile:s3!b:x!f:prod', at: 1 },
+  state: 'ACTIVE',
+  agents: { a1: { agentId: 'a1', caching: true, ok: true, generation: 4, assigned: 4, at: 1 } },
+  cachingAgentId: 'a1',
+  cachingEpoch: 2,
+  updatedAt: 1,
+  ...over,
+});
+
+describe('wantedFor', () => {
+  it('sends the registration kubeconfig reference, else the definition own, to agents of the zone only', () => {
+    expect(wantedFor(record(), 'a1', 'z')).toMatchObject({ account: 'prod', generation: 4, kubeconfigRef: 'encryptedFile:s3!b:x!f:prod', zoneId: 'z', staticAccount: false, settings: { context: 'c1', kinds: ['pod'] } });
+    expect(wantedFor(record({ registration: { at: 1 } }), 'a1', 'anything')).toMatchObject({ kubeconfigRef: '/k/def', zoneId: '' });
+    expect(wantedFor(record(), 'a1', 'elsewhere')).toBeUndefined();
+    expect(wantedFor(record({ state: 'INACTIVE' }), 'a1', 'z')).toBeUndefined();
+  });
+});
+
+describe('messageFor', () => {
+  it('assigns what an agent does not hold, with its caching role', () => {
+    expect(messageFor('prod', record(), 'a2', 'z', undefined)).toEqual({
+      kind: 'assignAccount',
+      body: expect.objectContaining({ account: 'prod', generation: 4, caching: false, cachingEpoch: 2 }),
+    });
+  });
+
+  it('says nothing when the agent holds what it should, or is waiting to answer it, or refused it', () => {
+    expect(messageFor('prod', record(), 'a1', 'z', { generation: 4, caching: true, cachingEpoch: 2, state: 'held' })).toBeUndefined();
+    expect(messageFor('prod', record(), 'a2', 'z', { generation: 4, caching: false, cachingEpoch: 2, state: 'sent' })).toBeUndefined();
+    expect(messageFor('prod', record(), 'a2', 'z', { generation: 4, caching: false, cachingEpoch: 0, state: 'failed' })).toBeUndefined();
+  });
+
+  it('updates the caching role, a new generation, or a hold it has no answer for', () => {
+    expect(messageFor('prod', record(), 'a1', 'z', { generation: 4, caching: true, cachingEpoch: 1, state: 'held' })?.body).toMatchObject({ caching: true, cachingEpoch: 2 });
+    expect(messageFor('prod', record(), 'a1', 'z', { generation: 3, caching: true, cachingEpoch: 2, state: 'held' })?.kind).toBe('assignAccount');
+    // Announced in hello, but the table has no answer from this agent: it is asked to confirm.
+    expect(messageFor('prod', record(), 'a3', 'z', { generation: 4, caching: false, cachingEpoch: 2, state: 'held' })?.kind).toBe('assignAccount');
+  });
+
+  it('removes what an agent should no longer hold, also when the account is gone', () => {
+    expect(messageFor('prod', record({ registration: undefined, state: undefined, generation: 5 }), 'a1', 'z', { generation: 4, caching: true, cachingEpoch: 2, state: 'held' })).toEqual({
+      kind: 'removeAccount',
+      body: { account: 'prod', generation: 5 },
+    });
+    expect(messageFor('prod', undefined, 'a1', 'z', { generation: 4, caching: true, cachingEpoch: 2, state: 'held' })).toEqual({ kind: 'removeAccount', body: { account: 'prod', generation: 5 } });
+    expect(messageFor('prod', undefined, 'a1', 'z', { generation: 4, caching: false, cachingEpoch: 2, state: 'removing' })).toBeUndefined();
+  });
+});

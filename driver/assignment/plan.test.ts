@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import type { AccountRecord, AgentResult } from '../../shared/accounts/model.ts';
+import { planAccount, type Presence } from './plan.ts';
+
+const NOW = 1_000;
+
+function record(over: Partial<AccountRecord> = {}): AccountRecord {
+  return {
+    name: 'prod',
+    version: 3,
+    generation: 2,
+    defs: { 'driver-config': { kind: 'driver-config', settings: { kubeconfigFile: '/k/prod' }, at: 1 } },
+    registration: { zoneId: 'z', at: 1 },
+    state: 'ACTIVE',
+    agents: {},
+    updatedAt: 1,
+    ...over,
+  };
+}
+
+const entry = (agentId: string, over: Partial<AgentResult> = {}): AgentResult => ({ agentId, caching: false, ok: true, generation: 2, assigned: 2, at: 1, ...over });
+const presence = (live: Record<string, string>, inGrace: string[] = []): Presence => ({ live: new Map(Object.entries(live)), inGrace: new Set(inGrace) });
+const local = (m: Record<string, string>) => new Map(Object.entries(m));
+
+describe('planAccount', () => {
+  it('records the hand-out to a local agent before it is sent, and elects it to cache with a raised epoch', () => {
+    const changes = planAccount({ record: record({ cachingEpoch: 4 }), now: NOW, local: local({ a1: 'z' }), presence: presence({ a1: 'z' }) });
+    expect(changes).toEqual({
+      setAgents: [{ agentId: 'a1', caching: true, ok: false, assigned: 2, at: NOW }],
+      cachingAgentId: 'a1',
+      cachingEpoch: 5,
+    });
+  });
+
+  it('leaves an account alone when everything already matches', () => {
+    const r = record({ agents: { a1: entry('a1', { caching: true }) }, cachingAgentId: 'a1', cachingEpoch: 1 });
+    expect(planAccount({ record: r, now: NOW, local: local({ a1: 'z' }), presence: presence({ a1: 'z' }) })).toBeUndefined();
+  });
+
+  it('keeps the caching agent while it is live or within the grace, whichever replica holds it', () => {
+    const r = record({ agents: { a1: entry('a1', { caching: true }), a2: entry('a2') }, cachingAgentId: 'a1', cachingEpoch: 1 });
+    expect(planAccount({ record: r, now: NOW, local: local({ a2: 'z' }), presence: presence({ a1: 'z', a2: 'z' }) })).toBeUndefined();
+    expect(planAccount({ record: r, now: NOW, local: local({ a2: 'z' }), presence: presence({ a2: 'z' }, ['a1']) })).toBeUndefined();
+  });
+
+  it('drops an agent gone past the grace and moves the caching role to a live one', () => {
+    const r = record({ agents: { a1: entry('a1', { caching: true }), a2: entry('a2') }, cachingAgentId: 'a1', cachingEpoch: 7 });
+    expect(planAccount({ record: r, now: NOW, local: local({}), presence: presence({ a2: 'z' }) })).toEqual({
+      setAgents: [{ ...entry('a2'), caching: true }],
+      removeAgents: ['a1'],
+      cachingAgentId: 'a2',
+      cachingEpoch: 8,
+    });
+  });
+
+  it('moves caching off an agent that refused the current generation, preferring one that confirmed, then one of this replica', () => {
+    const r = record({
+      agents: { a1: entry('a1', { caching: true, ok: false }), a2: entry('a2', { ok: false, generation: 1 }), a3: entry('a3') },
+      cachingAgentId: 'a1',
+      cachingEpoch: 1,
+    });
+    const changes = planAccount({ record: r, now: NOW, local: local({}), presence: presence({ a1: 'z', a2: 'z', a3: 'z' }) });
+    expect(changes).toMatchObject({ cachingAgentId: 'a3', cachingEpoch: 2 });
+    const pending = record({ agents: {}, cachingAgentId: undefined });
+    expect(planAccount({ record: pending, now: NOW, local: local({ b2: 'z' }), presence: presence({ a9: 'z', b2: 'z' }) })).toMatchObject({ cachingAgentId: 'b2' });
+  });
+
+  it('FAILED once every agent it went to refused it, with the last message kept', () => {
+    const r = record({ agents: { a1: entry('a1', { caching: true, ok: false, message: 'bad' }), a2: entry('a2', { generation: 1, assigned: 2, ok: false }) }, cachingAgentId: 'a1', cachingEpoch: 1 });
+    // a2 has not answered generation 2 yet: nothing is decided.
+    expect(planAccount({ record: r, now: NOW, local: local({}), presence: presence({ a1: 'z', a2: 'z' }) })?.state).toBeUndefined();
+    const answer = { agentId: 'a2', ok: false, message: 'unreachable', generation: 2 };
+    expect(planAccount({ record: r, now: NOW, local: local({}), presence: presence({ a1: 'z', a2: 'z' }), answer })).toMatchObject({
+      state: 'FAILED',
+      lastAssignmentMsg: 'unreachable',
+    });
+  });
+
+  it('ACTIVE as soon as one agent confirms, and FAILED when no agent of the zone is there to hold it', () => {
+    const r = record({ state: 'FAILED', agents: { a1: entry('a1', { ok: false, generation: 1 }) }, cachingAgentId: 'a1', cachingEpoch: 1 });
+    const answer = { agentId: 'a1', ok: true, message: 'connected', generation: 2 };
+    expect(planAccount({ record: r, now: NOW, local: local({ a1: 'z' }), presence: presence({ a1: 'z' }), answer })).toMatchObject({
+      state: 'ACTIVE',
+      lastAssignmentMsg: 'connected',
+      setAgents: [{ agentId: 'a1', ok: true, caching: true, generation: 2 }],
+    });
+    const nobody = record({ agents: {} });
+    expect(planAccount({ record: nobody, now: NOW, local: local({ b1: 'other' }), presence: presence({ b1: 'other' }) })).toEqual({
+      state: 'FAILED',
+      lastAssignmentMsg: 'no agent is connected in zone z to hold the account',
+    });
+  });
+
+  it('waits for a live agent of another replica that has not been handed the account yet', () => {
+    expect(planAccount({ record: record(), now: NOW, local: local({}), presence: presence({ remote: 'z' }) })).toEqual({ cachingAgentId: 'remote', cachingEpoch: 1 });
+  });
+
+  it('takes an account that is no longer wanted off local agents and clears the caching role, keeping the epoch', () => {
+    const r = record({ registration: undefined, state: undefined, generation: 3, agents: { a1: entry('a1', { caching: true }) }, cachingAgentId: 'a1', cachingEpoch: 4 });
+    expect(planAccount({ record: r, now: NOW, local: local({ a1: 'z' }), presence: presence({ a1: 'z' }) })).toEqual({
+      setAgents: [{ agentId: 'a1', caching: false, ok: false, assigned: 3, removing: true, at: NOW }],
+      cachingAgentId: null,
+    });
+  });
+
+  it('keeps no state for a static account, which only its announcing agents hold', () => {
+    const r = record({
+      registration: undefined,
+      state: undefined,
+      generation: 0,
+      defs: { 'agent:a1': { kind: 'static-agent-config', agentId: 'a1', zoneId: 'z', settings: {}, at: 1 } },
+    });
+    const changes = planAccount({ record: r, now: NOW, local: local({ a1: 'z', a2: 'z' }), presence: presence({ a1: 'z', a2: 'z' }) });
+    expect(changes).toEqual({ setAgents: [{ agentId: 'a1', caching: true, ok: false, assigned: 1, at: NOW }], cachingAgentId: 'a1', cachingEpoch: 1 });
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * What one replica writes to an account item, decided from the item, the agents this replica
+ * serves, and which agents are live (pure: no I/O). Every replica runs the same rules, and every
+ * write is conditional on the version it was decided from, so two replicas never undo each other:
+ *
+ * - **entries** (`agents[agentId]`): before an account goes to one of this replica's agents, its
+ *   entry records the generation handed out (`assigned`), so the agent's answer can be checked;
+ *   an agent that should no longer hold the account gets a `removing` entry until it confirms;
+ *   entries of agents gone for longer than the hand-over grace are dropped.
+ * - **caching**: exactly one agent per account caches it (`cachingAgentId`). It keeps the role while
+ *   it is live (or within the grace) and has not refused the current generation; otherwise a live
+ *   agent of the account takes over, preferring one that confirmed, then one of this replica, and
+ *   `cachingEpoch` is raised, so cache data carrying the old epoch is refused from then on.
+ * - **state** (migrated accounts only): `ACTIVE` while at least one agent holds the account,
+ *   `FAILED` once every agent it went to has refused it, or when no agent is there to hold it.
+ */
+import type { AccountRecord, AgentResult } from '../../shared/accounts/model.ts';
+import type { AccountChanges } from '../../shared/table/accounts.ts';
+import { assignmentGeneration, isMigrated, wantedAnywhere, wantedFor } from './wanted.ts';
+
+export interface Presence {
+  /** Agents with a live session (from the table, and this replica's own): agentId → zone. */
+  live: ReadonlyMap<string, string>;
+  /** Agents gone for less than the hand-over grace: they keep their entries and caching role. */
+  inGrace: ReadonlySet<string>;
+}
+
+export interface Answer {
+  agentId: string;
+  ok: boolean;
+  message: string;
+  generation: number;
+}
+
+export interface PlanInput {
+  record: AccountRecord;
+  now: number;
+  /** This replica's welcomed sessions: agentId → zone. */
+  local: ReadonlyMap<string, string>;
+  presence: Presence;
+  /** An agent's answer to apply first (already checked to be for the current generation). */
+  answer?: Answer;
+}
+
+const NO_AGENT = 'no agent is connected';
+
+function pending(e: AgentResult): boolean {
+  return !e.removing && (e.generation ?? 0) < (e.assigned ?? 0);
+}
+
+/** Order of preference for a new caching agent: confirmed at this generation, confirmed earlier, waiting. */
+function rank(e: AgentResult | undefined, generation: number): number {
+  if (e === undefined || e.removing) return 2;
+  if (e.ok && e.generation === generation) return 0;
+  return e.ok ? 1 : 2;
+}
+
+export function planAccount(input: PlanInput): AccountChanges | undefined {
+  const { record, now, local, presence, answer } = input;
+  const generation = assignmentGeneration(record);
+  const entries = new Map(Object.entries(record.agents));
+  const set = new Set<string>();
+  const removed = new Set<string>();
+  const put = (e: AgentResult) => {
+    entries.set(e.agentId, e);
+    set.add(e.agentId);
+    removed.delete(e.agentId);
+  };
+
+  if (answer !== undefined) {
+    const e = entries.get(answer.agentId) as AgentResult;
+    put({ ...e, ok: answer.ok, message: answer.message, generation: answer.generation, at: now });
+  }
+
+  for (const [agentId, zone] of local) {
+    const e = entries.get(agentId);
+    if (wantedFor(record, agentId, zone) !== undefined) {
+      if (e === undefined || e.removing || (e.assigned ?? 0) < generation) {
+        const kept = e !== undefined && !e.removing ? e : undefined;
+        put({
+          agentId,
+          caching: false,
+          ok: kept?.ok ?? false,
+          ...(kept?.message === undefined ? {} : { message: kept.message }),
+          ...(kept?.generation === undefined ? {} : { generation: kept.generation }),
+          assigned: generation,
+          at: now,
+        });
+      }
+    } else if (e !== undefined && !e.removing) {
+      put({ agentId, caching: false, ok: false, assigned: generation, removing: true, at: now });
+    }
+  }
+
+  for (const agentId of [...entries.keys()]) {
+    if (local.has(agentId) || presence.live.has(agentId) || presence.inGrace.has(agentId)) continue;
+    entries.delete(agentId);
+    set.delete(agentId);
+    removed.add(agentId);
+  }
+
+  // Live agents that should hold the account, this replica's first.
+  const targets = new Map<string, string>([...local, ...presence.live]);
+  const liveTargets = [...targets].filter(([id, zone]) => wantedFor(record, id, zone) !== undefined).map(([id]) => id);
+
+  const current = record.cachingAgentId;
+  const epoch = record.cachingEpoch ?? 0;
+  const refused = (id: string) => {
+    const e = entries.get(id);
+    return e !== undefined && !e.removing && e.generation === generation && !e.ok;
+  };
+  let caching = current;
+  if (!wantedAnywhere(record)) {
+    caching = undefined;
+  } else {
+    const stays =
+      current !== undefined &&
+      !refused(current) &&
+      (liveTargets.includes(current) || (presence.inGrace.has(current) && entries.has(current) && entries.get(current)?.removing !== true));
+    if (!stays) {
+      const candidates = liveTargets
+        .filter((id) => !refused(id))
+        .sort((a, b) => rank(entries.get(a), generation) - rank(entries.get(b), generation) || Number(local.has(b)) - Number(local.has(a)) || (a < b ? -1 : a > b ? 1 : 0));
+      caching = candidates[0] ?? current;
+    }
+  }
+
+  for (const [agentId, e] of entries) {
+    const want = agentId === caching && !e.removing;
+    if (e.caching !== want) put({ ...e, caching: want });
+  }
+
+  const changes: AccountChanges = {};
+  if (caching !== current) {
+    changes.cachingAgentId = caching ?? null;
+    if (caching !== undefined) changes.cachingEpoch = epoch + 1;
+  }
+  if (answer !== undefined) changes.lastAssignmentMsg = answer.message;
+
+  if (isMigrated(record)) {
+    const held = [...entries.values()].some((e) => e.ok && !e.removing);
+    const waiting =
+      [...entries.values()].some(pending) ||
+      liveTargets.some((id) => {
+        const e = entries.get(id);
+        return e === undefined || e.removing === true || (e.assigned ?? 0) < generation;
+      });
+    if (held) {
+      if (record.state !== 'ACTIVE') changes.state = 'ACTIVE';
+    } else if (!waiting && record.state !== 'FAILED') {
+      changes.state = 'FAILED';
+      if (liveTargets.length === 0 && answer === undefined) {
+        const zone = record.registration?.zoneId;
+        changes.lastAssignmentMsg = zone === undefined ? `${NO_AGENT} to hold the account` : `${NO_AGENT} in zone ${zone} to hold the account`;
+      }
+    }
+  }
+
+  if (set.size > 0) changes.setAgents = [...set].map((id) => entries.get(id) as AgentResult);
+  if (removed.size > 0) changes.removeAgents = [...removed];
+  return Object.keys(changes).length === 0 ? undefined : changes;
+}

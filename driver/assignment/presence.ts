@@ -1,0 +1,57 @@
+/**
+ * Which agents are live, which are within the hand-over grace, and which are gone, as this replica
+ * last read them from the session items, corrected at once by the streams it holds itself. Another
+ * replica's view may lag by one sweep; decisions made from it are conditional writes, and the next
+ * sweep corrects them.
+ */
+import { goneSince, type Session } from '../../shared/table/sessions.ts';
+import type { Presence } from './plan.ts';
+
+export class PresenceTracker implements Presence {
+  readonly #graceMs: number;
+  #live = new Map<string, string>();
+  #inGrace = new Set<string>();
+  readonly #local = new Map<string, string>();
+
+  constructor(graceMs: number) {
+    this.#graceMs = graceMs;
+  }
+
+  get live(): ReadonlyMap<string, string> {
+    return this.#live;
+  }
+
+  get inGrace(): ReadonlySet<string> {
+    return this.#inGrace;
+  }
+
+  /** Takes in a fresh read of every session item; returns the items of agents gone past the grace. */
+  refresh(sessions: readonly Session[], now: number): Session[] {
+    const live = new Map<string, string>(this.#local);
+    const inGrace = new Set<string>();
+    const over: Session[] = [];
+    for (const s of sessions) if (goneSince(s, now) === undefined) live.set(s.agentId, s.zoneId);
+    for (const s of sessions) {
+      const since = goneSince(s, now);
+      if (since === undefined || live.has(s.agentId)) continue;
+      if (since > now - this.#graceMs) inGrace.add(s.agentId);
+      else over.push(s);
+    }
+    this.#live = live;
+    this.#inGrace = inGrace;
+    return over.filter((s) => !inGrace.has(s.agentId));
+  }
+
+  /** One of this replica's streams was welcomed. */
+  opened(agentId: string, zone: string): void {
+    this.#local.set(agentId, zone);
+    this.#live.set(agentId, zone);
+    this.#inGrace.delete(agentId);
+  }
+
+  /** One of this replica's streams ended: the agent is within the grace until a sweep says otherwise. */
+  closed(agentId: string): void {
+    this.#local.delete(agentId);
+    if (this.#live.delete(agentId)) this.#inGrace.add(agentId);
+  }
+}

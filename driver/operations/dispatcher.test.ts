@@ -1,0 +1,298 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { captureLogger } from '../../test/capture-log.ts';
+import { TestTables } from '../../test/support/table.ts';
+import { ManualClock } from '../../shared/clock.ts';
+import { OperationEvents } from '../../shared/operations/events.ts';
+import type { OperationRecord } from '../../shared/operations/model.ts';
+import type { OperationRequest } from '../../shared/operations/request.ts';
+import type { DriverBody, Operation, OperationResult__Output } from '../../shared/protocol/messages.ts';
+import type { TableRef } from '../../shared/table/client.ts';
+import { claimOperation, compress, createOperation, getOperation, newOperationId, openOperations } from '../../shared/table/operations.ts';
+import { operationsConfig, type OperationsConfig } from './config.ts';
+import type { AgentDirectory, LocalAgent } from './directory.ts';
+import { OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
+
+const tables = new TestTables();
+beforeAll(() => tables.start());
+afterAll(() => tables.close());
+
+/** An agent's stream as the dispatcher sees it: records what it is sent; delivery succeeds unless told. */
+class StreamDouble implements LocalAgent {
+  readonly sent: Operation[] = [];
+  fail: Error | undefined;
+  readonly agentId: string;
+  readonly id: string;
+  accounts: readonly string[];
+  constructor(agentId: string, id = `session-${agentId}`, accounts = ['prod']) {
+    this.agentId = agentId;
+    this.id = id;
+    this.accounts = accounts;
+  }
+  closed = false;
+  async send(out: DriverBody): Promise<void> {
+    if (out.kind === 'operation') this.sent.push(out.body);
+    if (this.fail !== undefined) {
+      // A send fails because the stream ended.
+      this.closed = true;
+      throw this.fail;
+    }
+  }
+}
+
+class Directory implements AgentDirectory {
+  agents: StreamDouble[] = [];
+  live = new Set<string>();
+  holders(account: string): readonly LocalAgent[] {
+    return this.agents.filter((a) => !a.closed && a.accounts.includes(account));
+  }
+  isOpen(sessionId: string): boolean {
+    return this.agents.some((a) => !a.closed && a.id === sessionId);
+  }
+  async liveSessionIds(): Promise<ReadonlySet<string>> {
+    return this.live;
+  }
+}
+
+const request: OperationRequest = { action: 'scale', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }], replicas: 2 };
+const running: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const stop of running.splice(0)) await stop();
+});
+
+async function setup(config: Partial<OperationsConfig> = {}, table?: TableRef) {
+  const t = table ?? (await tables.fresh());
+  const clock = new ManualClock(1_700_000_000_000);
+  const events = new OperationEvents();
+  const directory = new Directory();
+  const logs = captureLogger();
+  const finished: OperationRecord[] = [];
+  const dispatcher = new OperationDispatcher({
+    table: t,
+    clock,
+    log: logs.log,
+    replicaId: 'replica-1',
+    directory,
+    config: operationsConfig({ pollIntervalMs: 1000, redispatchAfterMs: 5000, orphanAfterMs: 60_000, timeoutMs: 600_000, ...config }),
+    events,
+  });
+  const stop = new AbortController();
+  const loop = dispatcher.run(stop.signal);
+  running.push(async () => {
+    stop.abort();
+    await loop;
+  });
+  let keys = 0;
+  return {
+    table: t,
+    clock,
+    events,
+    directory,
+    dispatcher,
+    logs,
+    finished,
+    async create(over: { timeoutMs?: number; account?: string } = {}) {
+      const { record } = await createOperation(
+        t,
+        { account: over.account ?? 'prod', idempotencyKey: `k${keys++}`, requestHash: 'h', request: compress(request), record: { action: 'scale', objects: 1, ...(over.timeoutMs === undefined ? {} : { timeoutMs: over.timeoutMs }) }, now: clock.now() },
+        () => newOperationId(clock.now()),
+      );
+      return record;
+    },
+    /** Lets the dispatcher's loop do what is due now. */
+    async settle() {
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setTimeout(r, 30));
+    },
+  };
+}
+
+const result = (op: Operation, ok = true, over: Partial<OperationResult__Output> = {}): OperationResult__Output => ({
+  operationId: op.operationId as string,
+  account: op.account as string,
+  attempt: op.attempt as number,
+  ok,
+  message: ok ? '1 object done' : '1 of 1 failed, 0 skipped',
+  outcomes: [{ index: 0, object: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }, result: ok ? 'scaled' : 'failed', message: '', code: 200, reason: '', resourceVersion: '9', generation: 2 }],
+  startedAtMs: 1,
+  finishedAtMs: 2,
+  budgetWaitMs: 0,
+  ...over,
+});
+
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 5));
+}
+
+describe('operation dispatcher', () => {
+  it('hands a just-stored operation to a holder at once, and records its result', async () => {
+    const s = await setup();
+    const agent = new StreamDouble('agent-1');
+    s.directory.agents = [agent];
+    const op = await s.create();
+    const waiting = s.events.waitFinished(op.id, new AbortController().signal);
+    s.events.queued({ record: op, request });
+    await until(() => agent.sent.length === 1);
+    expect(agent.sent[0]).toMatchObject({ operationId: op.id, account: 'prod', attempt: 1, scale: { replicas: 2 } });
+    expect(await getOperation(s.table, op.id)).toMatchObject({ state: 'RUNNING', attempt: 1, dispatch: { agentId: 'agent-1', replicaId: 'replica-1' } });
+    expect(await s.dispatcher.recordResult('agent-1', result(agent.sent[0]!))).toBe('recorded');
+    expect((await waiting)?.state).toBe('SUCCEEDED');
+    expect(await getOperation(s.table, op.id)).toMatchObject({ state: 'SUCCEEDED', outcomes: [{ result: 'scaled', generation: 2 }], report: { agentId: 'agent-1', attempt: 1 } });
+    await until(async () => (await openOperations(s.table)).length === 0);
+    // The first result wins; a duplicate changes nothing.
+    expect(await s.dispatcher.recordResult('agent-1', result(agent.sent[0]!, false))).toBe('ignored');
+    expect((await getOperation(s.table, op.id))?.state).toBe('SUCCEEDED');
+  });
+
+  it('finds queued operations by reading the queue, and spreads them over the holders', async () => {
+    const s = await setup();
+    const ops = [await s.create(), await s.create(), await s.create(), await s.create()];
+    const a = new StreamDouble('a');
+    const b = new StreamDouble('b');
+    s.directory.agents = [a, b];
+    await s.clock.advance(1000);
+    await until(() => a.sent.length + b.sent.length === 4);
+    expect([a.sent.length, b.sent.length]).toEqual([2, 2]);
+    expect(new Set([...a.sent, ...b.sent].map((o) => o.operationId))).toEqual(new Set(ops.map((o) => o.id)));
+  });
+
+  it('never hands the same attempt out twice, also from two replicas at once', async () => {
+    const first = await setup();
+    const second = await setup({}, first.table);
+    const a = new StreamDouble('a');
+    const b = new StreamDouble('b');
+    first.directory.agents = [a];
+    second.directory.agents = [b];
+    const ops = await Promise.all(Array.from({ length: 12 }, () => first.create()));
+    first.dispatcher.wake();
+    second.dispatcher.wake();
+    await until(() => a.sent.length + b.sent.length === 12);
+    await first.settle();
+    expect(a.sent.length + b.sent.length).toBe(12);
+    expect(new Set([...a.sent, ...b.sent].map((o) => o.operationId)).size).toBe(12);
+    for (const op of ops) expect((await getOperation(first.table, op.id))?.attempt).toBe(1);
+  });
+
+  it('hands an operation out again when its stream ended before the result: to the same agent once back, else to another after redispatchAfterMs', async () => {
+    const s = await setup();
+    const a = new StreamDouble('a');
+    s.directory.agents = [a];
+    const op = await s.create();
+    s.dispatcher.wake();
+    await until(() => a.sent.length === 1);
+    // Agent a's stream ends; it comes back on a new stream.
+    const back = new StreamDouble('a', 'session-a-2');
+    s.directory.agents = [back];
+    s.dispatcher.wake();
+    await until(() => back.sent.length === 1);
+    expect(back.sent[0]).toMatchObject({ operationId: op.id, attempt: 2 });
+    expect((await getOperation(s.table, op.id))?.dispatch).toMatchObject({ agentId: 'a', sessionId: 'session-a-2' });
+    // Its stream ends again, and only agent b is here: b waits redispatchAfterMs.
+    const b = new StreamDouble('b');
+    s.directory.agents = [b];
+    s.dispatcher.wake();
+    await until(async () => (await getOperation(s.table, op.id))?.dispatch?.endedAt !== undefined);
+    await s.settle();
+    expect(b.sent).toEqual([]);
+    await s.clock.advance(5000);
+    await until(() => b.sent.length === 1);
+    expect(b.sent[0]).toMatchObject({ operationId: op.id, attempt: 3 });
+  });
+
+  it('marks a hand-out that the agent never took, so it goes out again', async () => {
+    const s = await setup({ redispatchAfterMs: 0 });
+    const a = new StreamDouble('a');
+    a.fail = new Error('the agent stream has ended: stream cancelled');
+    s.directory.agents = [a];
+    const op = await s.create();
+    s.dispatcher.wake();
+    await until(async () => (await getOperation(s.table, op.id))?.dispatch?.endedAt !== undefined);
+    expect((await getOperation(s.table, op.id))?.dispatch?.endReason).toBe('the stream to agent a ended before it took the operation');
+    const back = new StreamDouble('a', 'session-a-2');
+    s.directory.agents = [back];
+    s.dispatcher.wake();
+    await until(() => back.sent.length === 1);
+    expect(back.sent[0]?.attempt).toBe(2);
+  });
+
+  it('hands out again what an agent had for an account it no longer holds', async () => {
+    const s = await setup({ redispatchAfterMs: 0 });
+    const a = new StreamDouble('a');
+    s.directory.agents = [a];
+    const op = await s.create();
+    s.dispatcher.wake();
+    await until(() => a.sent.length === 1);
+    const b = new StreamDouble('b');
+    s.directory.agents = [a, b];
+    // Agent a was refused the account (or it was removed from it): it will not run what it got.
+    a.accounts = [];
+    await s.dispatcher.holdingLost(a.id, 'prod');
+    expect((await getOperation(s.table, op.id))?.dispatch).toMatchObject({ agentId: 'a', endReason: 'agent a no longer holds account prod' });
+    await until(() => b.sent.length === 1);
+    expect(b.sent[0]).toMatchObject({ operationId: op.id, attempt: 2 });
+  });
+
+  it('takes over the operations of a replica that is gone, after orphanAfterMs', async () => {
+    const s = await setup();
+    const op = await s.create();
+    await claimOperation(s.table, op.id, 0, { agentId: 'far', sessionId: 'x', replicaId: 'replica-2', at: s.clock.now() }, s.clock.now());
+    const b = new StreamDouble('b');
+    s.directory.agents = [b];
+    s.directory.live = new Set(['x']);
+    await s.clock.advance(60_000);
+    await s.settle();
+    expect(b.sent).toEqual([]);
+    // The stream it went out on is no longer live anywhere.
+    s.directory.live = new Set();
+    await s.clock.advance(1000);
+    await until(() => b.sent.length === 1);
+    expect(b.sent[0]).toMatchObject({ operationId: op.id, attempt: 2 });
+  });
+
+  it('ends an operation TIMED_OUT at its deadline, saying where it was, and ignores a later result', async () => {
+    const s = await setup({ timeoutMs: 10_000 });
+    const nobody = await s.create({ account: 'orphaned' });
+    const a = new StreamDouble('a');
+    s.directory.agents = [a];
+    const slow = await s.create({ timeoutMs: 5_000 });
+    s.dispatcher.wake();
+    await until(() => a.sent.length === 1);
+    // The agent is told how long it has.
+    expect(a.sent.find((o) => o.operationId === slow.id)?.timeoutMs).toBe(5000);
+    s.directory.agents = [];
+    await s.clock.advance(5000);
+    await until(async () => (await getOperation(s.table, slow.id))?.state === 'TIMED_OUT');
+    expect((await getOperation(s.table, slow.id))?.message).toBe('timed out after 5000 ms: no result from agent a (handed out 1 time); a result that arrives later is ignored');
+    await s.clock.advance(5000);
+    await until(async () => (await getOperation(s.table, nobody.id))?.state === 'TIMED_OUT');
+    expect((await getOperation(s.table, nobody.id))?.message).toBe('timed out after 10000 ms: no agent holding account orphaned took it; a result that arrives later is ignored');
+    const late = a.sent.find((o) => o.operationId === slow.id) as Operation;
+    expect(await s.dispatcher.recordResult('a', result(late))).toBe('ignored');
+    expect((await getOperation(s.table, slow.id))?.state).toBe('TIMED_OUT');
+    expect(await openOperations(s.table)).toEqual([]);
+  });
+
+  it('ignores results for operations it does not know or of another account', async () => {
+    const s = await setup();
+    const op = await s.create();
+    const ghost = { operationId: '0000000000001-0000000000000000', account: 'prod', attempt: 1 } as Operation;
+    expect(await s.dispatcher.recordResult('a', result(ghost))).toBe('ignored');
+    expect(await s.dispatcher.recordResult('a', result({ operationId: op.id, account: 'stage', attempt: 1 } as Operation))).toBe('ignored');
+    expect((await getOperation(s.table, op.id))?.state).toBe('QUEUED');
+    expect(s.logs.lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['operation result ignored: no such operation', 'operation result ignored: it belongs to account prod']));
+  });
+});
+
+describe('stored outcomes', () => {
+  it('keep every message while they fit the item, and shorten long ones when they would not', () => {
+    const outcome = (i: number, message: string) => ({ index: i, apiVersion: 'v1', kind: 'ConfigMap', name: `c${i}`, result: 'failed' as const, message });
+    const small = [outcome(0, 'x'.repeat(3000))];
+    expect(boundedOutcomes(small)).toEqual(small);
+    // Messages that do not compress, 500 of them: more than the item holds.
+    const large = Array.from({ length: 500 }, (_, i) => outcome(i, randomBytes(3000).toString('base64')));
+    const bounded = boundedOutcomes(large);
+    expect(bounded).toHaveLength(500);
+    expect(bounded.every((o) => (o.message?.length ?? 0) <= 256)).toBe(true);
+    expect(compress(bounded).length).toBeLessThan(300 * 1024);
+  });
+});

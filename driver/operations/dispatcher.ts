@@ -1,0 +1,316 @@
+/**
+ * Dispatch of deployment operations on one driver replica (docs/operations.md, "Dispatch"). Each
+ * replica reads the queue of open operations every `operations.pollIntervalMs` (and at once when the
+ * API in the same process stores one, or an agent connects), and hands each operation whose account
+ * an agent connected here holds to one such agent: it claims the operation with a conditional write
+ * first, so two replicas never hand out the same attempt, then sends it. Results are written back
+ * here; the first one wins. An operation whose stream ended before its result goes out again, to the
+ * same agent when it is back, else after `redispatchAfterMs` to another holder; one whose replica is
+ * gone goes out again after `orphanAfterMs`; one without a result by its deadline ends TIMED_OUT.
+ */
+import type { Clock } from '../../shared/clock.ts';
+import type { Logger } from '../../shared/log.ts';
+import type { OperationEvents, QueuedOperation } from '../../shared/operations/events.ts';
+import { outcomeFromWire, operationMessage, reportOf } from '../../shared/operations/message.ts';
+import { isFinished, queueEntryOf, type ObjectOutcome, type QueueEntry } from '../../shared/operations/model.ts';
+import type { OperationRequest } from '../../shared/operations/request.ts';
+import type { OperationResult__Output } from '../../shared/protocol/messages.ts';
+import type { TableRef } from '../../shared/table/client.ts';
+import {
+  claimOperation,
+  compress,
+  deleteQueueEntry,
+  endDispatch,
+  finishOperation,
+  getOperation,
+  getOperationRequest,
+  openOperations,
+  syncQueueEntry,
+} from '../../shared/table/operations.ts';
+import { Waker } from '../../shared/waker.ts';
+import type { OperationsConfig } from './config.ts';
+import type { AgentDirectory, LocalAgent } from './directory.ts';
+
+/** A queue entry whose operation or request is still missing this long after it was made belongs to a POST that crashed. */
+const ABANDONED_AFTER_MS = 60_000;
+/** Outcomes must leave the operation item under DynamoDB's 400 KB; past this (compressed) their messages are shortened. */
+const MAX_STORED_OUTCOMES_BYTES = 300 * 1024;
+const SHORT_MESSAGE = 256;
+
+/** The outcomes as stored: their messages shortened when all of them would not fit the item. */
+export function boundedOutcomes(outcomes: readonly ObjectOutcome[]): ObjectOutcome[] {
+  if (compress(outcomes).length <= MAX_STORED_OUTCOMES_BYTES) return [...outcomes];
+  return outcomes.map((o) => (o.message !== undefined && o.message.length > SHORT_MESSAGE ? { ...o, message: `${o.message.slice(0, SHORT_MESSAGE - 1)}…` } : o));
+}
+
+export interface DispatcherDeps {
+  table: TableRef;
+  clock: Clock;
+  log: Logger;
+  replicaId: string;
+  directory: AgentDirectory;
+  config: OperationsConfig;
+  /** Operation news in this process: new operations come in here, finished ones go out. */
+  events?: OperationEvents | undefined;
+}
+
+export type ResultOutcome = 'recorded' | 'ignored';
+
+interface InFlight {
+  agentId: string;
+  sessionId: string;
+  account: string;
+  /** 0 until the claim has set it. */
+  attempt: number;
+}
+
+export class OperationDispatcher {
+  readonly #deps: DispatcherDeps;
+  readonly #waker = new Waker();
+  readonly #requests = new Map<string, OperationRequest>();
+  /** Operations being looked at right now, so a pass and a fast hand-out never race on one. */
+  readonly #busy = new Set<string>();
+  /** Operations this replica handed out that have no result yet. */
+  readonly #inFlight = new Map<string, InFlight>();
+  /** Hand-outs in progress, at most `operations.concurrency` at once; the rest wait their turn. */
+  #active = 0;
+  readonly #turns: (() => void)[] = [];
+  readonly #launched = new Set<Promise<void>>();
+  #passDue = true;
+  #lastPass = -Infinity;
+
+  constructor(deps: DispatcherDeps) {
+    this.#deps = deps;
+  }
+
+  /** Reads the queue at once (an agent connected, or a test wants it now). */
+  wake(): void {
+    this.#passDue = true;
+    this.#waker.wake();
+  }
+
+  /** Hands out a just-stored operation at once, without waiting for the next read of the queue. */
+  queued(op: QueuedOperation): void {
+    this.#requests.set(op.record.id, op.request);
+    void this.#launch(queueEntryOf(op.record), undefined);
+  }
+
+  /** Runs until `signal` aborts, then waits for the hand-outs in progress. */
+  async run(signal: AbortSignal): Promise<void> {
+    const unsubscribe = this.#deps.events?.onQueued((op) => this.queued(op));
+    try {
+      while (!signal.aborted) {
+        const { clock, config } = this.#deps;
+        if (this.#passDue || clock.now() - this.#lastPass >= config.pollIntervalMs) {
+          this.#passDue = false;
+          this.#lastPass = clock.now();
+          await this.#pass().catch((err: unknown) => this.#deps.log.error({ err }, 'reading the operation queue failed'));
+        }
+        const untilNextPass = this.#lastPass + config.pollIntervalMs - clock.now();
+        if (!this.#passDue && untilNextPass > 0) await this.#waker.wait(clock, untilNextPass, signal);
+      }
+    } finally {
+      unsubscribe?.();
+      await Promise.allSettled([...this.#launched]);
+    }
+  }
+
+  /** Decides about one open operation in its turn; never two decisions about one operation at once. */
+  #launch(e: QueueEntry, live: ReadonlySet<string> | undefined): Promise<void> {
+    if (this.#busy.has(e.id)) return Promise.resolve();
+    this.#busy.add(e.id);
+    const run = (async () => {
+      if (this.#active >= this.#deps.config.concurrency) await new Promise<void>((resolve) => this.#turns.push(resolve));
+      this.#active++;
+      try {
+        await this.#handle(e, live);
+      } catch (err) {
+        this.#deps.log.error({ err, operationId: e.id }, 'dispatching an operation failed');
+      } finally {
+        this.#active--;
+        this.#turns.shift()?.();
+        this.#busy.delete(e.id);
+      }
+    })();
+    this.#launched.add(run);
+    void run.finally(() => this.#launched.delete(run));
+    return run;
+  }
+
+  /** One read of the queue and a decision for every open operation. */
+  async #pass(): Promise<void> {
+    const { table, clock, config, directory, replicaId } = this.#deps;
+    const entries = await openOperations(table);
+    const now = clock.now();
+    const open = new Set(entries.map((e) => e.id));
+    for (const id of this.#inFlight.keys()) if (!open.has(id)) this.#inFlight.delete(id);
+    // Requests handed over in this process for operations another replica finished.
+    for (const id of this.#requests.keys()) if (!open.has(id) && !this.#busy.has(id)) this.#requests.delete(id);
+    // Only read other replicas' sessions when one of their hand-outs is old enough to be suspect.
+    const suspect = entries.some((e) => e.dispatch !== undefined && e.dispatch.replicaId !== replicaId && e.dispatch.endedAt === undefined && now - e.dispatch.at >= config.orphanAfterMs);
+    const live = suspect ? await directory.liveSessionIds(now) : undefined;
+    await Promise.all(entries.map((e) => this.#launch(e, live)));
+  }
+
+  #deadline(e: QueueEntry): number {
+    return e.createdAt + (e.timeoutMs ?? this.#deps.config.timeoutMs);
+  }
+
+  /** `fresh`: `e` was just made from the operation itself, not from a possibly stale queue entry. */
+  async #handle(e: QueueEntry, live: ReadonlySet<string> | undefined, fresh = false): Promise<void> {
+    const { clock, table, directory, replicaId, config } = this.#deps;
+    const now = clock.now();
+    if (isFinished(e.state)) return deleteQueueEntry(table, e.id);
+    if (now >= this.#deadline(e)) return this.#timeOut(e, now);
+    const d = e.dispatch;
+    if (e.state === 'QUEUED' || d === undefined) return this.#dispatch(e, undefined, live, fresh);
+    let endedAt = d.endedAt;
+    if (endedAt === undefined) {
+      if (d.replicaId === replicaId) {
+        if (directory.isOpen(d.sessionId)) return;
+        // Our stream to the agent ended and nobody has said so in the table yet.
+        endedAt = now;
+        const ended = await endDispatch(table, e.id, e.attempt, now, `the stream to agent ${d.agentId} ended before its result`);
+        if (ended === undefined) return this.#repair(e, live, fresh);
+        await syncQueueEntry(table, ended);
+      } else {
+        // Another replica's hand-out: only when the stream it went out on is no longer live anywhere.
+        if (live === undefined || now - d.at < config.orphanAfterMs || live.has(d.sessionId)) return;
+        endedAt = d.at;
+      }
+    }
+    // The same agent back on this replica gets it again at once (it never runs an id twice).
+    const same = directory.holders(e.account).find((a) => a.agentId === d.agentId && a.id !== d.sessionId);
+    if (same !== undefined) return this.#dispatch(e, same, live, fresh);
+    if (now - endedAt < config.redispatchAfterMs) return;
+    return this.#dispatch(e, undefined, live, fresh);
+  }
+
+  #leastLoaded(agents: readonly LocalAgent[]): LocalAgent | undefined {
+    const load = new Map<string, number>();
+    for (const { agentId } of this.#inFlight.values()) load.set(agentId, (load.get(agentId) ?? 0) + 1);
+    let best: LocalAgent | undefined;
+    for (const a of agents) if (best === undefined || (load.get(a.agentId) ?? 0) < (load.get(best.agentId) ?? 0)) best = a;
+    return best;
+  }
+
+  async #dispatch(e: QueueEntry, preferred: LocalAgent | undefined, live: ReadonlySet<string> | undefined, fresh: boolean): Promise<void> {
+    const { table, clock, replicaId, log, directory } = this.#deps;
+    const agent = preferred ?? this.#leastLoaded(directory.holders(e.account));
+    if (agent === undefined) return;
+    // Counted at once, so hand-outs decided together spread over the holders.
+    this.#inFlight.set(e.id, { agentId: agent.agentId, sessionId: agent.id, account: e.account, attempt: 0 });
+    const request = this.#requests.get(e.id) ?? (await getOperationRequest(table, e.id));
+    const now = clock.now();
+    const claimed = request === undefined ? undefined : await claimOperation(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now);
+    if (request === undefined || claimed === undefined) {
+      this.#inFlight.delete(e.id);
+      return this.#repair(e, live, fresh);
+    }
+    this.#requests.delete(e.id);
+    this.#inFlight.set(e.id, { agentId: agent.agentId, sessionId: agent.id, account: e.account, attempt: claimed.attempt });
+    const message = operationMessage(e.id, e.account, claimed.attempt, Math.max(1, this.#deadline(e) - now), request);
+    log.info({ operationId: e.id, account: e.account, agentId: agent.agentId, attempt: claimed.attempt, action: request.action }, 'operation handed out');
+    const delivered = agent.send({ kind: 'operation', body: message });
+    // After the send, so the entry's write is not on the way to the agent.
+    const synced = syncQueueEntry(table, claimed).then(
+      () => undefined,
+      (err: unknown) => log.warn({ err, operationId: e.id }, 'queue entry not updated'),
+    );
+    this.#launched.add(synced);
+    void synced.finally(() => this.#launched.delete(synced));
+    delivered.catch(async (err: unknown) => {
+      // Not taken by the agent: the stream ended first. Say so (after the entry's own update), so it goes out again.
+      log.warn({ operationId: e.id, agentId: agent.agentId, err: err instanceof Error ? err.message : String(err) }, 'operation not delivered');
+      if (this.#inFlight.get(e.id)?.sessionId === agent.id) this.#inFlight.delete(e.id);
+      await synced;
+      const ended = await endDispatch(table, e.id, claimed.attempt, clock.now(), `the stream to agent ${agent.agentId} ended before it took the operation`).catch(() => undefined);
+      if (ended !== undefined) await syncQueueEntry(table, ended).catch(() => undefined);
+      this.wake();
+    });
+  }
+
+  /**
+   * The queue entry disagrees with its operation: bring it in line, or drop it, and decide again from
+   * the operation itself (once: a decision from fresh data that fails again waits for the next pass).
+   */
+  async #repair(e: QueueEntry, live?: ReadonlySet<string>, fresh = true): Promise<void> {
+    const { table, clock } = this.#deps;
+    const op = await getOperation(table, e.id);
+    if (op === undefined) {
+      if (clock.now() - e.createdAt >= ABANDONED_AFTER_MS) await deleteQueueEntry(table, e.id);
+      return;
+    }
+    if (isFinished(op.state)) return deleteQueueEntry(table, e.id);
+    await syncQueueEntry(table, op);
+    if (!fresh) await this.#handle(queueEntryOf(op), live, true);
+  }
+
+  async #timeOut(e: QueueEntry, now: number): Promise<void> {
+    const { table, log, events } = this.#deps;
+    const limit = e.timeoutMs ?? this.#deps.config.timeoutMs;
+    // The operation itself says where it was; its queue entry may not have caught up.
+    const current = await getOperation(table, e.id);
+    if (current === undefined || isFinished(current.state)) return this.#repair(e);
+    const where =
+      current.dispatch === undefined
+        ? `no agent holding account ${e.account} took it`
+        : `no result from agent ${current.dispatch.agentId} (handed out ${current.attempt} time${current.attempt === 1 ? '' : 's'})`;
+    const message = `timed out after ${limit} ms: ${where}; a result that arrives later is ignored`;
+    const op = await finishOperation(table, e.id, { state: 'TIMED_OUT', message }, now);
+    if (op === undefined) return this.#repair(e);
+    this.#inFlight.delete(e.id);
+    log.warn({ operationId: e.id, account: e.account, attempt: op.attempt }, message);
+    events?.finished(op);
+    await deleteQueueEntry(table, e.id);
+  }
+
+  /**
+   * The agent of stream `sessionId` no longer holds `account` (removed, or it could not use it): what
+   * this replica handed it for that account goes out again, since the agent will not run it.
+   */
+  async holdingLost(sessionId: string, account: string): Promise<void> {
+    const { table, clock, log } = this.#deps;
+    const lost = [...this.#inFlight].filter(([, f]) => f.sessionId === sessionId && f.account === account && f.attempt > 0);
+    for (const [id, f] of lost) {
+      this.#inFlight.delete(id);
+      const ended = await endDispatch(table, id, f.attempt, clock.now(), `agent ${f.agentId} no longer holds account ${account}`);
+      if (ended !== undefined) {
+        log.info({ operationId: id, account, agentId: f.agentId }, 'operation goes out again: its agent no longer holds the account');
+        await syncQueueEntry(table, ended);
+      }
+    }
+    if (lost.length > 0) this.wake();
+  }
+
+  /** An agent's result: written unless the operation already finished (the first result wins). */
+  async recordResult(agentId: string, result: OperationResult__Output): Promise<ResultOutcome> {
+    const { table, clock, log, events } = this.#deps;
+    const op = await finishOperation(
+      table,
+      result.operationId,
+      {
+        state: result.ok ? 'SUCCEEDED' : 'FAILED',
+        account: result.account,
+        message: result.message,
+        report: reportOf(agentId, result),
+        outcomes: boundedOutcomes(result.outcomes.map(outcomeFromWire)),
+      },
+      clock.now(),
+    );
+    if (op === undefined) {
+      const current = await getOperation(table, result.operationId);
+      const why = current === undefined ? 'no such operation' : current.account !== result.account ? `it belongs to account ${current.account}` : `it already ended ${current.state}`;
+      log[current === undefined || current.account !== result.account ? 'warn' : 'info']({ operationId: result.operationId, agentId, attempt: result.attempt }, `operation result ignored: ${why}`);
+      return 'ignored';
+    }
+    this.#inFlight.delete(op.id);
+    log.info({ operationId: op.id, account: op.account, agentId, attempt: result.attempt, state: op.state }, 'operation finished');
+    events?.finished(op);
+    // The result is stored: the agent may be told so now; the queue entry goes after (a pass drops it if this fails).
+    const dropped = deleteQueueEntry(table, op.id).catch((err: unknown) => log.warn({ err, operationId: op.id }, 'queue entry not deleted'));
+    this.#launched.add(dropped);
+    void dropped.finally(() => this.#launched.delete(dropped));
+    return 'recorded';
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * The operations module of the driver (driver/handlers.ts): agents' operation results, and the
+ * dispatcher that hands queued operations to the agents of this replica (dispatcher.ts).
+ */
+import type { DriverModuleFactory } from '../handlers.ts';
+import { SessionDirectory } from './directory.ts';
+import { OperationDispatcher } from './dispatcher.ts';
+
+export const operationsModule: DriverModuleFactory = (services) => {
+  const log = services.log.child({ component: 'operations' });
+  const dispatcher = new OperationDispatcher({
+    table: services.table,
+    clock: services.clock,
+    log,
+    replicaId: services.replicaId,
+    directory: new SessionDirectory(services.sessions, services.table),
+    config: services.config.operations,
+    events: services.operationEvents,
+  });
+  const stop = new AbortController();
+  let loop: Promise<void> | undefined;
+  return {
+    name: 'operations',
+    handlers: {
+      operationResult: async ({ body }, session) => {
+        await dispatcher.recordResult(session.agentId, body);
+      },
+    },
+    start: async (signal) => {
+      signal.addEventListener('abort', () => stop.abort(), { once: true });
+      loop = dispatcher.run(stop.signal).catch((err: unknown) => log.error({ err }, 'operation dispatch stopped'));
+    },
+    onSessionOpen: () => dispatcher.wake(),
+    onSessionClose: () => dispatcher.wake(),
+    onHoldingChange: (session, account, holding) => {
+      if (holding?.state === 'held') dispatcher.wake();
+      else void dispatcher.holdingLost(session.id, account).catch((err: unknown) => log.error({ err, account }, 'handing operations out again failed'));
+    },
+    stop: async () => {
+      stop.abort();
+      await loop;
+    },
+  };
+};

@@ -1,0 +1,95 @@
+import type { MiddlewareHandler } from 'hono';
+import type { AccountRecord } from '../../shared/accounts/model.ts';
+import { accountAccess, grants, type Permission } from '../../shared/accounts/permissions.ts';
+import { MAX_NAME_LENGTH } from '../../shared/accounts/schema.ts';
+import { VendorError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/log.ts';
+import { getAccount } from '../../shared/table/accounts.ts';
+import type { TableRef } from '../../shared/table/client.ts';
+import type { ApiEnv, Caller } from './caller.ts';
+
+/**
+ * Authorization of API callers against accounts (SPEC 2.6). Managers (the admin token, or a configured
+ * account-manager role) may do everything. Otherwise an account's served definition decides: without
+ * permissions, or with a role name containing whitespace (SPEC 2.6.2), every authenticated caller may
+ * read and write it; else reading needs one of its READ or WRITE roles and writing one of its WRITE roles.
+ */
+export function hasAccountAccess(caller: Caller, record: Pick<AccountRecord, 'defs'>, permission: Permission): boolean {
+  return caller.manager || grants(accountAccess(record), caller.roles, permission);
+}
+
+/** May the caller see this account (GET, its resources and metrics)? */
+export function canRead(caller: Caller, record: Pick<AccountRecord, 'defs'>): boolean {
+  return hasAccountAccess(caller, record, 'READ');
+}
+
+/** May the caller change what runs in this account's cluster (operations)? */
+export function canWrite(caller: Caller, record: Pick<AccountRecord, 'defs'>): boolean {
+  return hasAccountAccess(caller, record, 'WRITE');
+}
+
+/** Throws `forbidden` (403) unless the caller holds `permission` on the account. */
+export function assertAccountAccess(caller: Caller, record: AccountRecord, permission: Permission): void {
+  if (!hasAccountAccess(caller, record, permission)) {
+    throw new VendorError('forbidden', `not allowed to ${permission === 'READ' ? 'read' : 'write to'} account "${record.name}"`);
+  }
+}
+
+/** Route guard for registering, activating and removing accounts: managers only (403 otherwise). */
+export function requireManager(): MiddlewareHandler<ApiEnv> {
+  return async (c, next) => {
+    if (!c.get('caller').manager) throw new VendorError('forbidden', 'managing accounts needs an account-manager role');
+    await next();
+  };
+}
+
+/** The Hono environment of a route behind `requireAccountAccess`: the account it checked is in `account`. */
+export interface AccountAccessEnv {
+  Variables: ApiEnv['Variables'] & { account: AccountRecord };
+}
+
+/**
+ * Route guard for routes under one account (`/vendor/accounts/:accountId/...`): reads the account
+ * named by the path parameter (404 when there is none), checks the caller holds `permission` on it
+ * (403 otherwise) and leaves it in `c.get('account')` for the handler. Use `'READ'` for resources and
+ * metrics, `'WRITE'` for operations; writes are authorized on a strongly consistent read.
+ */
+export function requireAccountAccess(
+  deps: { table: TableRef; permissionsLog?: IgnoredPermissionsLog },
+  permission: Permission,
+  param = 'accountId',
+): MiddlewareHandler<AccountAccessEnv> {
+  return async (c, next) => {
+    const name = c.req.param(param) ?? '';
+    const record = name.length > 0 && name.length <= MAX_NAME_LENGTH ? await getAccount(deps.table, name, { consistent: permission === 'WRITE' }) : undefined;
+    if (record === undefined) throw new VendorError('not_found', `no account named "${name.slice(0, MAX_NAME_LENGTH)}"`);
+    deps.permissionsLog?.note(record);
+    assertAccountAccess(c.get('caller'), record, permission);
+    c.set('account', record);
+    await next();
+  };
+}
+
+/**
+ * Warns, once per account and reason in this process, that an account's permissions are not applied
+ * because a role name contains whitespace (SPEC 2.6.2): every caller has access to it.
+ */
+export class IgnoredPermissionsLog {
+  readonly #logger: Logger;
+  readonly #warned = new Set<string>();
+
+  constructor(logger: Logger) {
+    this.#logger = logger;
+  }
+
+  note(record: Pick<AccountRecord, 'name' | 'defs'>): void {
+    const access = accountAccess(record);
+    if (access.kind !== 'ignored') return;
+    const key = `${record.name}\u0000${access.reason}`;
+    if (this.#warned.has(key)) return;
+    // Bounded, so a table of many such accounts cannot grow it without end; a reset warns again.
+    if (this.#warned.size >= 10_000) this.#warned.clear();
+    this.#warned.add(key);
+    this.#logger.warn({ account: record.name, reason: access.reason }, 'account permissions are NOT applied: every caller has access');
+  }
+}

@@ -1,0 +1,19 @@
+/** Who is calling the API, once authenticated. */
+export interface Caller {
+  /** How the caller proved who they are. */
+  via: 'admin-token' | 'oidc';
+  /** The token's `sub`, or `admin-token`; for logs, never for decisions. */
+  subject: string;
+  /** Role names from the configured claim of the token (empty for the admin token). */
+  roles: ReadonlySet<string>;
+  /**
+   * The admin token holder, or a holder of a configured account-manager role: may register, activate
+   * and remove accounts, and read and write every account whatever its permissions.
+   */
+  manager: boolean;
+}
+
+/** The Hono environment of every authenticated route: the caller is set before any handler runs. */
+export interface ApiEnv {
+  Variables: { caller: Caller };
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { rolesFromClaim } from './roles.ts';
+import { apiAuthFromLinks, isProductionMode } from './settings.ts';
+
+const link = (value: string) => JSON.stringify({ type: 'sst.sst.Secret', value });
+
+describe('roles from the configured claim', () => {
+  it('reads a claim by name or dot path, as a list or a space-separated string', () => {
+    const payload = { groups: ['dev', 'ops', 3, null], realm_access: { roles: ['admin'] }, scope: 'read  write', role: 'solo', nested: { list: 'x' } };
+    expect([...rolesFromClaim(payload, 'groups')]).toEqual(['dev', 'ops']);
+    expect([...rolesFromClaim(payload, 'realm_access.roles')]).toEqual(['admin']);
+    expect([...rolesFromClaim(payload, 'scope')]).toEqual(['read', 'write']);
+    expect([...rolesFromClaim(payload, 'role')]).toEqual(['solo']);
+    for (const path of ['missing', 'groups.0', 'realm_access', 'realm_access.roles.x', 'nested.list.more', 'toString', '__proto__']) {
+      expect([...rolesFromClaim(payload, path)], path).toEqual([]);
+    }
+  });
+});
+
+describe('production mode and the deployed settings', () => {
+  it('is production as the Lambda handler or with VENDOR_ENV=production', () => {
+    expect(isProductionMode({}, { lambda: true })).toBe(true);
+    expect(isProductionMode({ VENDOR_ENV: 'production' }, { lambda: false })).toBe(true);
+    expect(isProductionMode({ VENDOR_ENV: 'staging' }, { lambda: false })).toBe(false);
+    expect(isProductionMode({}, { lambda: false })).toBe(false);
+  });
+
+  it('reads the SST links', () => {
+    expect(
+      apiAuthFromLinks({
+        SST_RESOURCE_VendorOidcIssuer: link('https://idp.example.com/realms/ops'),
+        SST_RESOURCE_VendorOidcAudience: link('vendor-api, ci'),
+        SST_RESOURCE_VendorOidcRolesClaim: link('realm_access.roles'),
+        SST_RESOURCE_VendorAccountManagerRoles: link('vendor-admins platform'),
+      }),
+    ).toEqual({
+      oidc: { issuer: 'https://idp.example.com/realms/ops', audience: ['vendor-api', 'ci'], rolesClaim: 'realm_access.roles', clockSkewSeconds: 60, jwksMaxAgeSeconds: 600, jwksCooldownSeconds: 30 },
+      accountManagerRoles: ['vendor-admins', 'platform'],
+    });
+    expect(apiAuthFromLinks({})).toEqual({ accountManagerRoles: [] });
+  });
+
+  it('names the link of a bad or missing value', () => {
+    expect(() => apiAuthFromLinks({ SST_RESOURCE_VendorOidcIssuer: link('http://idp.example.com') })).toThrow(
+      /SST link VendorOidcIssuer: must be an https URL.*SST link VendorOidcAudience: must be a string or a list of strings/,
+    );
+    expect(() => apiAuthFromLinks({ SST_RESOURCE_VendorOidcAudience: link('a') })).toThrow(/SST link VendorOidcIssuer/);
+  });
+});

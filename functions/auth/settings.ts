@@ -1,0 +1,72 @@
+import * as v from 'valibot';
+import { toIssues } from '../../shared/accounts/validate.ts';
+import { apiAuthSchema, type ApiAuthConfig } from '../../shared/driver-config/api.ts';
+import { VendorError, type Issue } from '../../shared/errors.ts';
+import { SST_LINKS, linkedField } from '../../shared/links.ts';
+
+/**
+ * Production mode: the API runs as the deployed Lambda handler, or `VENDOR_ENV=production` is set
+ * (for instance a Node server run by an operator). In production mode the admin token is refused and
+ * an OIDC issuer is required; outside it (`npm start`, tests) either may be used. Authentication is
+ * never off: a configuration with neither is refused in every mode.
+ */
+export function isProductionMode(env: NodeJS.ProcessEnv, runtime: { lambda: boolean }): boolean {
+  return runtime.lambda || env.VENDOR_ENV === 'production';
+}
+
+/** What production mode or a missing method makes of an otherwise valid `api.auth`; empty when it may be used. */
+export function authConfigIssues(config: ApiAuthConfig, production: boolean, prefix = 'api.auth'): Issue[] {
+  const issues: Issue[] = [];
+  if (production && config.adminToken !== undefined) {
+    issues.push({ path: `${prefix}.adminToken`, message: 'the admin token is for local use only and is refused in production mode; use an OIDC issuer' });
+  }
+  if (production && config.oidc === undefined) {
+    issues.push({ path: `${prefix}.oidc`, message: 'production mode needs an OIDC issuer (issuer and audience)' });
+  } else if (config.oidc === undefined && config.adminToken === undefined) {
+    issues.push({ path: prefix, message: 'the API does not run without authentication: set oidc (issuer and audience), or adminToken for local use' });
+  }
+  return issues;
+}
+
+export function checkAuthConfig(config: ApiAuthConfig, production: boolean, prefix = 'api.auth'): void {
+  const issues = authConfigIssues(config, production, prefix);
+  if (issues.length > 0) {
+    throw new VendorError('invalid_input', `API authentication is not usable: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+  }
+}
+
+/** Role lists in one linked value: names separated by commas or white space. */
+function listOf(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : value.split(/[\s,]+/).filter((r) => r !== '');
+}
+
+/**
+ * The deployed API's `api.auth`, from its SST links: issuer (`VendorOidcIssuer`), audience
+ * (`VendorOidcAudience`, one or several separated by commas), roles claim (`VendorOidcRolesClaim`,
+ * default `groups`) and account-manager roles (`VendorAccountManagerRoles`). Validated by the same
+ * schema as the file; issues are named by link.
+ */
+export function apiAuthFromLinks(env: NodeJS.ProcessEnv): ApiAuthConfig {
+  const issuer = linkedField(env, SST_LINKS.oidcIssuer, 'value');
+  const audience = listOf(linkedField(env, SST_LINKS.oidcAudience, 'value'));
+  const rolesClaim = linkedField(env, SST_LINKS.oidcRolesClaim, 'value');
+  const managerRoles = listOf(linkedField(env, SST_LINKS.accountManagerRoles, 'value'));
+  const raw: Record<string, unknown> = { ...(managerRoles === undefined ? {} : { accountManagerRoles: managerRoles }) };
+  if (issuer !== undefined || audience !== undefined) {
+    raw.oidc = { issuer, audience: audience?.length === 1 ? audience[0] : audience, ...(rolesClaim === undefined ? {} : { rolesClaim }) };
+  }
+  const byLink: Record<string, string> = {
+    'oidc.issuer': SST_LINKS.oidcIssuer,
+    'oidc.audience': SST_LINKS.oidcAudience,
+    'oidc.rolesClaim': SST_LINKS.oidcRolesClaim,
+    accountManagerRoles: SST_LINKS.accountManagerRoles,
+  };
+  const result = v.safeParse(apiAuthSchema, raw, { abortEarly: false });
+  if (result.success) return result.output;
+  // The same messages as for the file, but named by the link an operator sets.
+  const issues = toIssues(result.issues).map((i) => {
+    const key = Object.keys(byLink).find((k) => i.path === k || i.path.startsWith(`${k}[`));
+    return { path: key === undefined ? i.path : `SST link ${byLink[key]}`, message: i.message };
+  });
+  throw new VendorError('invalid_input', `API authentication links are invalid: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+}

@@ -1,0 +1,284 @@
+import { randomBytes } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestTables } from '../../test/support/table.ts';
+import { ManualClock } from '../../shared/clock.ts';
+import { OperationEvents, type QueuedOperation } from '../../shared/operations/events.ts';
+import type { TableRef } from '../../shared/table/client.ts';
+import { PK } from '../../shared/table/keys.ts';
+import { claimOperation, finishOperation } from '../../shared/table/operations.ts';
+import { putAgentStaticAccounts, syncSource } from '../../shared/table/sources.ts';
+import { adminTokenAuth, TEST_ADMIN_TOKEN } from '../../test/support/api.ts';
+import { TestIssuer, oidcConfig } from '../../test/support/oidc.ts';
+import type { ApiAuth } from '../auth/authenticator.ts';
+import { createApiAuth } from '../auth/authenticator.ts';
+import { createApp } from '../app.ts';
+
+const tables = new TestTables();
+beforeAll(() => tables.start());
+afterAll(() => tables.close());
+
+interface Reply {
+  status: number;
+  headers: Headers;
+  json: Record<string, unknown>;
+}
+
+async function fixture(options: { maxBodyBytes?: number; auth?: ApiAuth } = {}) {
+  const table = await tables.fresh();
+  const clock = new ManualClock(1_700_000_000_000);
+  const events = new OperationEvents();
+  const queued: QueuedOperation[] = [];
+  events.onQueued((op) => queued.push(op));
+  await putAgentStaticAccounts(table, 'agent-1', 'agents_ns', [
+    { name: 'prod' },
+    { name: 'locked', namespaces: ['shop'], onlyNamespacedResources: true, customResourceDefinitions: [{ kind: 'Rollout.argoproj.io' }] },
+    { name: 'guarded', permissions: [{ READ: ['dev'] }, { WRITE: ['ops'] }] },
+  ], clock.now());
+  await syncSource(table, { id: 'driver-config', kind: 'driver-config' }, [{ name: 'native' }], clock.now());
+  const app = createApp({ table, clock, operationEvents: events, auth: adminTokenAuth(), ...options });
+  let token = TEST_ADMIN_TOKEN;
+  const send = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> => {
+    const res = await app.request(path, { method, headers: { authorization: `Bearer ${token}`, ...headers }, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+  };
+  return {
+    table,
+    clock,
+    events,
+    queued,
+    post: (account: string, body: unknown, key: string | null = 'key-1') => send('POST', `/vendor/accounts/${account}/operations`, body, key === null ? {} : { 'Idempotency-Key': key }),
+    get: (id: string, query = '') => send('GET', `/vendor/operations/${id}${query}`),
+    /** Calls as the holder of `bearer` from now on. */
+    as(bearer: string) {
+      token = bearer;
+    },
+  };
+}
+
+async function count(t: TableRef, pk: string): Promise<number> {
+  const out = await t.client.send(new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }));
+  return out.Items?.length ?? 0;
+}
+
+async function stored(t: TableRef): Promise<number[]> {
+  return Promise.all([PK.operation, PK.operationRequest, PK.operationQueue, PK.operationKey].map((pk) => count(t, pk)));
+}
+
+const deployment = (name: string, namespace = 'shop') => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace },
+  spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'nginx' }] } } },
+});
+
+describe('POST /vendor/accounts/{accountId}/operations', () => {
+  it('stores a queued operation before answering 202 with its location, and wakes a local driver', async () => {
+    const f = await fixture();
+    const res = await f.post('prod', { action: 'deploy', manifests: [deployment('web')] });
+    expect(res.status).toBe(202);
+    const id = res.json.id as string;
+    expect(res.headers.get('location')).toBe(`/vendor/operations/${id}`);
+    expect(res.headers.get('idempotent-replayed')).toBeNull();
+    expect(res.json).toMatchObject({ account: 'prod', action: 'deploy', state: 'QUEUED', objects: 1, attempts: 0, outcomes: [], idempotencyKey: 'key-1', createdAt: '2023-11-14T22:13:20.000Z' });
+    expect(await stored(f.table)).toEqual([1, 1, 1, 1]);
+    expect(f.queued.map((q) => [q.record.id, q.request.action])).toEqual([[id, 'deploy']]);
+    expect((await f.get(id)).json).toEqual(res.json);
+  });
+
+  it('answers a retried request with the same operation, stored once, also for YAML of the same manifests and for concurrent retries', async () => {
+    const f = await fixture();
+    const first = await f.post('prod', { action: 'deploy', manifests: [deployment('web')], namespace: 'shop' });
+    const yaml = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec:\n  template:\n    spec: {containers: [{name: app, image: nginx}]}\n    metadata: {labels: {app: web}}\n  selector: {matchLabels: {app: web}}\n';
+    const again = await f.post('prod', { namespace: 'shop', manifests: yaml, action: 'deploy' });
+    expect(again.status).toBe(202);
+    expect(again.json.id).toBe(first.json.id);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const racing = await Promise.all(Array.from({ length: 8 }, () => f.post('prod', { action: 'scale', targets: [deployment('web').metadata].map((m) => ({ apiVersion: 'apps/v1', kind: 'Deployment', ...m })), replicas: 2 }, 'key-2')));
+    expect(racing.every((r) => r.status === 202)).toBe(true);
+    expect(new Set(racing.map((r) => r.json.id)).size).toBe(1);
+    expect(await stored(f.table)).toEqual([2, 2, 2, 2]);
+    expect(f.queued).toHaveLength(2);
+  });
+
+  it('refuses the same key with another request (409, naming the operation) and stores nothing new', async () => {
+    const f = await fixture();
+    const first = await f.post('prod', { action: 'deploy', manifests: [deployment('web')] });
+    const res = await f.post('prod', { action: 'deploy', manifests: [deployment('api')] });
+    expect(res.status).toBe(409);
+    expect(res.json).toMatchObject({ code: 'conflict', operationId: first.json.id });
+    expect(res.json.detail).toContain('Idempotency-Key "key-1" was already used for a different request');
+    expect(await stored(f.table)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('requires an Idempotency-Key of visible ASCII', async () => {
+    const f = await fixture();
+    const none = await f.post('prod', { action: 'deploy', manifests: [deployment('web')] }, null);
+    expect(none.status).toBe(400);
+    expect(none.json.errors).toEqual([{ path: 'Idempotency-Key', message: 'is required' }]);
+    expect((await f.post('prod', { action: 'deploy', manifests: [deployment('web')] }, 'x'.repeat(256))).status).toBe(400);
+    expect((await f.post('prod', { action: 'deploy', manifests: [deployment('web')] }, '"quoted"')).status).toBe(202);
+    expect(await stored(f.table)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('answers bad manifests with 400 naming each one, and stores nothing', async () => {
+    const f = await fixture();
+    const bad = await f.post('prod', { action: 'deploy', manifests: [deployment('ok'), { kind: 'Service', metadata: { name: 's' } }, 42] });
+    expect(bad.status).toBe(400);
+    expect(bad.json.code).toBe('invalid_input');
+    expect(bad.json.errors).toEqual([
+      { path: 'manifests[1].apiVersion', message: 'is required' },
+      { path: 'manifests[2]', message: 'must be an object (a Kubernetes manifest)' },
+    ]);
+    const yaml = await f.post('prod', { action: 'deploy', manifests: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n' });
+    expect(yaml.status).toBe(400);
+    expect((yaml.json.errors as { path: string; message: string }[])[0]?.message).toMatch(/^YAML document 1 is not valid YAML/);
+    expect((await f.post('prod', { action: 'launch' })).status).toBe(400);
+    expect((await f.post('prod', '{"action": "deploy",')).status).toBe(400);
+    expect((await f.post('prod', '')).status).toBe(400);
+    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+  });
+
+  it("refuses what the account's settings forbid, per manifest, and stores nothing", async () => {
+    const f = await fixture();
+    const res = await f.post('locked', {
+      action: 'deploy',
+      manifests: [
+        deployment('web', 'shop'),
+        deployment('api', 'payments'),
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'payments' } },
+        { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'shop' } },
+        { apiVersion: 'argoproj.io/v1alpha1', kind: 'Rollout', metadata: { name: 'r', namespace: 'shop' } },
+      ],
+    });
+    expect(res.status).toBe(400);
+    expect((res.json.errors as { path: string }[]).map((e) => e.path)).toEqual(['manifests[1]', 'manifests[2]', 'manifests[3]']);
+    expect(res.json.detail).toContain('not one of the account\'s namespaces (shop)');
+    expect(res.json.detail).toContain('Widget.example.com is a custom resource not listed');
+    const scale = await f.post('locked', { action: 'scale', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'kube-system', name: 'dns' }], replicas: 0 });
+    expect(scale.status).toBe(400);
+    expect(scale.json.errors).toEqual([{ path: 'targets[0]', message: 'namespace "kube-system" is not one of the account\'s namespaces (shop)' }]);
+    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+    expect((await f.post('locked', { action: 'deploy', manifests: [deployment('web', 'elsewhere')], namespace: 'shop' })).status).toBe(202);
+  });
+
+  it('answers oversize bodies and requests too large to store with 413', async () => {
+    const small = await fixture({ maxBodyBytes: 2048 });
+    const big = await small.post('prod', { action: 'deploy', manifests: [{ ...deployment('web'), data: 'x'.repeat(4096) }] });
+    expect(big.status).toBe(413);
+    const f = await fixture();
+    // Random bytes do not compress: 500 KB of them cannot fit the stored request.
+    const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'blob', namespace: 'shop' }, binaryData: { blob: randomBytes(500 * 1024).toString('base64') } };
+    const res = await f.post('prod', { action: 'deploy', manifests: [configMap] });
+    expect(res.status).toBe(413);
+    expect(res.json.detail).toContain('too large to store');
+    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+    expect(await stored(small.table)).toEqual([0, 0, 0, 0]);
+  });
+
+  it('answers 404 for an unknown account and 409 for a driver account not served by agents', async () => {
+    const f = await fixture();
+    expect((await f.post('ghost', { action: 'deploy', manifests: [deployment('web')] })).status).toBe(404);
+    const native = await f.post('native', { action: 'deploy', manifests: [deployment('web')] });
+    expect(native.status).toBe(409);
+    expect(native.json.detail).toContain('account "native" is not served by agents');
+    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+  });
+});
+
+describe('GET /vendor/operations/{operationId}', () => {
+  it('answers 404 for ids that are not there or cannot be ids', async () => {
+    const f = await fixture();
+    expect((await f.get('0000000001000-0000000000000000')).status).toBe(404);
+    expect((await f.get('..%2Fetc')).status).toBe(404);
+    expect((await f.get('0000000001000-0000000000000000', '?wait=0')).status).toBe(400);
+  });
+
+  it('serves the outcome, the agent and its timing once finished', async () => {
+    const f = await fixture();
+    const id = (await f.post('prod', { action: 'scale', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }], replicas: 3 })).json.id as string;
+    await claimOperation(f.table, id, 0, { agentId: 'agent-1', sessionId: 's', replicaId: 'r', at: f.clock.now() + 10 }, f.clock.now() + 10);
+    const running = await f.get(id);
+    expect(running.json).toMatchObject({ state: 'RUNNING', attempts: 1, agentId: 'agent-1', dispatchedAt: '2023-11-14T22:13:20.010Z' });
+    await finishOperation(f.table, id, {
+      state: 'FAILED',
+      message: '1 of 1 objects failed',
+      report: { agentId: 'agent-1', attempt: 1, startedAt: f.clock.now() + 20, finishedAt: f.clock.now() + 30, budgetWaitMs: 0 },
+      outcomes: [{ index: 0, apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web', result: 'failed', code: 404, reason: 'NotFound', message: 'deployments.apps "web" not found' }],
+    }, f.clock.now() + 40);
+    expect((await f.get(id)).json).toMatchObject({
+      state: 'FAILED',
+      message: '1 of 1 objects failed',
+      finishedAt: '2023-11-14T22:13:20.040Z',
+      agentStartedAt: '2023-11-14T22:13:20.020Z',
+      budgetWaitMs: 0,
+      outcomes: [{ result: 'failed', code: 404, reason: 'NotFound', message: 'deployments.apps "web" not found' }],
+    });
+  });
+
+  it('with wait, answers when a driver in the same process finishes the operation', async () => {
+    const f = await fixture();
+    const id = (await f.post('prod', { action: 'rolloutRestart', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }] })).json.id as string;
+    const waiting = f.get(id, '?wait=30');
+    const done = await finishOperation(f.table, id, { state: 'SUCCEEDED', outcomes: [] }, f.clock.now());
+    f.events.finished(done!);
+    expect((await waiting).json).toMatchObject({ id, state: 'SUCCEEDED' });
+  });
+
+  it('with wait and no driver in the process, reads the table until it finishes or the wait is over', async () => {
+    const table = await tables.fresh();
+    const clock = new ManualClock(1_700_000_000_000);
+    await putAgentStaticAccounts(table, 'agent-1', 'agents_ns', [{ name: 'prod' }], clock.now());
+    const app = createApp({ table, clock, auth: adminTokenAuth() });
+    const authorization = `Bearer ${TEST_ADMIN_TOKEN}`;
+    const post = await app.request('/vendor/accounts/prod/operations', {
+      method: 'POST',
+      headers: { 'Idempotency-Key': 'k', authorization },
+      body: JSON.stringify({ action: 'rolloutRestart', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }] }),
+    });
+    const id = ((await post.json()) as { id: string }).id;
+    const expired = Promise.resolve(app.request(`/vendor/operations/${id}?wait=1`, { headers: { authorization } })).then((r) => r.json() as Promise<{ state: string }>);
+    while (clock.pendingSleeps === 0) await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 12; i++) await clock.advance(100);
+    expect((await expired).state).toBe('QUEUED');
+    const finished = Promise.resolve(app.request(`/vendor/operations/${id}?wait=10`, { headers: { authorization } })).then((r) => r.json() as Promise<{ state: string }>);
+    await finishOperation(table, id, { state: 'SUCCEEDED' }, clock.now());
+    while (clock.pendingSleeps === 0) await new Promise((r) => setImmediate(r));
+    await clock.advance(25);
+    expect((await finished).state).toBe('SUCCEEDED');
+  });
+});
+
+describe('who may submit and read operations (SPEC 2.6)', () => {
+  let issuer: TestIssuer;
+  let kid: string;
+  beforeAll(async () => {
+    issuer = await TestIssuer.start();
+    kid = await issuer.addKey('ES256');
+  });
+  afterAll(() => issuer.close());
+
+  it("needs one of the account's WRITE roles to submit, and READ to read; to others the operation does not exist", async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const f = await fixture({ auth: createApiAuth({ oidc: oidcConfig(issuer), accountManagerRoles: [] }, { production: false, clock }) });
+    issuer.now = () => Math.floor(f.clock.now() / 1000);
+    const as = (...groups: string[]) => issuer.token({ sub: `user-${groups.join('-')}`, groups }, { kid });
+    const body = { action: 'deploy', manifests: [deployment('web')] };
+    f.as(await as('dev'));
+    const refused = await f.post('guarded', body);
+    expect(refused.status).toBe(403);
+    expect(refused.json.detail).toBe('not allowed to write to account "guarded"');
+    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+    f.as(await as('ops'));
+    const accepted = await f.post('guarded', body);
+    expect(accepted.status).toBe(202);
+    f.as(await as('dev'));
+    expect((await f.get(accepted.json.id as string)).status).toBe(200);
+    f.as(await as('someone-else'));
+    expect((await f.get(accepted.json.id as string)).status).toBe(404);
+    f.as('not-a-token');
+    expect((await f.get(accepted.json.id as string)).status).toBe(401);
+    expect((await f.post('guarded', body, 'key-9')).status).toBe(401);
+  });
+});

@@ -1,0 +1,28 @@
+import { Hono, type MiddlewareHandler } from 'hono';
+import { requireAccountAccess } from '../auth/access.ts';
+import type { ApiEnv } from '../auth/caller.ts';
+import { integerQuery, jsonBody } from '../http.ts';
+import { IDEMPOTENCY_HEADER, MAX_WAIT_SECONDS, getOperationView, idempotencyKeyOf, submitOperation, type OperationDeps } from './service.ts';
+
+/**
+ * Deployment operations (docs/operations.md), mounted under `/vendor`:
+ * `POST /accounts/{accountId}/operations` queues one (one of the account's WRITE roles needed, checked
+ * before the body is read), `GET /operations/{operationId}` reads it (READ on its account).
+ */
+export function operationRoutes(deps: OperationDeps, bodyLimit: MiddlewareHandler): Hono<ApiEnv> {
+  const write = requireAccountAccess(deps, 'WRITE');
+  return new Hono<ApiEnv>()
+    .post('/accounts/:accountId/operations', write, bodyLimit, async (c) => {
+      const key = idempotencyKeyOf(c.req.header(IDEMPOTENCY_HEADER));
+      const body = await jsonBody(c, 'a JSON object naming an action');
+      const { view, created } = await submitOperation(deps, c.get('account'), key, body);
+      c.header('Location', `/vendor/operations/${view.id}`);
+      // A replay answers as the first request did, and says so.
+      if (!created) c.header('Idempotent-Replayed', 'true');
+      return c.json(view, 202);
+    })
+    .get('/operations/:operationId', async (c) => {
+      const { wait } = integerQuery(c, { wait: { default: 0, max: MAX_WAIT_SECONDS } }) as { wait: number };
+      return c.json(await getOperationView(deps, c.get('caller'), c.req.param('operationId'), wait, c.req.raw.signal));
+    });
+}

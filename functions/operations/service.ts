@@ -1,0 +1,171 @@
+import * as v from 'valibot';
+import type { AccountRecord } from '../../shared/accounts/model.ts';
+import { toAccount } from '../../shared/accounts/view.ts';
+import type { Clock } from '../../shared/clock.ts';
+import { VendorError } from '../../shared/errors.ts';
+import { requestIssues } from '../../shared/operations/check.ts';
+import type { OperationEvents } from '../../shared/operations/events.ts';
+import { requestHash } from '../../shared/operations/hash.ts';
+import { isFinished, type OperationRecord } from '../../shared/operations/model.ts';
+import { parseOperationRequest, requestObjects } from '../../shared/operations/request.ts';
+import type { AccountRestrictions } from '../../shared/operations/rules.ts';
+import { getAccount } from '../../shared/table/accounts.ts';
+import { canRead, type IgnoredPermissionsLog } from '../auth/access.ts';
+import type { Caller } from '../auth/caller.ts';
+import type { TableRef } from '../../shared/table/client.ts';
+import { compress, createOperation, getOperation, isOperationId, newOperationId } from '../../shared/table/operations.ts';
+import { toOperationView, type OperationView } from './view.ts';
+
+export interface OperationDeps {
+  table: TableRef;
+  clock: Clock;
+  /** Present when a driver runs in the same process: wakes its dispatcher and answers waiting GETs. */
+  events?: OperationEvents | undefined;
+  permissionsLog?: IgnoredPermissionsLog;
+}
+
+/** A stored request must leave room in its 400 KB item; compressed manifests rarely come near. */
+export const MAX_STORED_REQUEST_BYTES = 350 * 1024;
+/** Longest `wait` of a GET, in seconds. */
+export const MAX_WAIT_SECONDS = 60;
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+
+// Visible ASCII, spaces inside only: what fits a header and a table key without surprises.
+const KEY_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
+
+/**
+ * The request's `Idempotency-Key`: required, 1–255 visible ASCII characters. A quoted value (the
+ * structured-field string form) is unquoted, so `"abc"` and `abc` are the same key.
+ */
+export function idempotencyKeyOf(header: string | undefined): string {
+  const raw = header?.trim() ?? '';
+  const key = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
+  if (key === '') {
+    throw new VendorError('invalid_input', `the ${IDEMPOTENCY_HEADER} header is required: a unique value per operation, sent again unchanged when the request is retried`, {
+      issues: [{ path: IDEMPOTENCY_HEADER, message: 'is required' }],
+    });
+  }
+  if (!KEY_PATTERN.test(key)) {
+    throw new VendorError('invalid_input', `the ${IDEMPOTENCY_HEADER} header must be 1 to 255 visible ASCII characters`, {
+      issues: [{ path: IDEMPOTENCY_HEADER, message: 'must be 1 to 255 visible ASCII characters' }],
+    });
+  }
+  return key;
+}
+
+const restrictionsSchema = v.object({
+  namespaces: v.optional(v.array(v.string())),
+  onlyNamespacedResources: v.optional(v.boolean()),
+  customResourceDefinitions: v.optional(v.array(v.object({ kind: v.string(), scope: v.optional(v.string()) }))),
+});
+
+function restrictionsOf(config: Record<string, unknown>): AccountRestrictions {
+  // The settings were validated when their source was loaded; this only narrows the type.
+  return v.parse(restrictionsSchema, config);
+}
+
+/**
+ * POST: validates the request against the account (read, and the caller's WRITE access checked, by
+ * the route), stores it as a queued operation (once per idempotency key), and answers it. `created`
+ * is false when the key already stood for it.
+ */
+export async function submitOperation(
+  deps: OperationDeps,
+  record: AccountRecord,
+  key: string,
+  body: unknown,
+): Promise<{ view: OperationView; created: boolean }> {
+  const account = toAccount(record);
+  const { request, paths } = parseOperationRequest(body);
+  if (account.source === 'driver' && account.state !== 'ACTIVE') {
+    throw new VendorError('conflict', `account "${account.name}" is not served by agents (state ${account.state ?? 'not registered'}); register and activate it first`, {
+      details: { account: account.name },
+    });
+  }
+  const issues = requestIssues(request, paths, restrictionsOf(account.config));
+  if (issues.length > 0) {
+    throw new VendorError('invalid_input', `the operation is not allowed on account "${account.name}": ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+  }
+  const stored = compress(request);
+  if (stored.length > MAX_STORED_REQUEST_BYTES) {
+    throw new VendorError('payload_too_large', `the operation is too large to store (${stored.length} bytes compressed, at most ${MAX_STORED_REQUEST_BYTES}); split it into several operations`);
+  }
+  const now = deps.clock.now();
+  const { record: op, created } = await createOperation(
+    deps.table,
+    {
+      account: account.name,
+      idempotencyKey: key,
+      requestHash: requestHash(account.name, request),
+      request: stored,
+      record: { action: request.action, objects: requestObjects(request).length, ...(request.timeoutSeconds === undefined ? {} : { timeoutMs: request.timeoutSeconds * 1000 }) },
+      now,
+    },
+    () => newOperationId(now),
+  );
+  if (created) deps.events?.queued({ record: op, request });
+  return { view: toOperationView(op), created };
+}
+
+/**
+ * How long to wait before reading an operation someone waits for again: soon at first, every 250 ms
+ * for the first five seconds, then every second. With a driver in the same process its news comes at
+ * once and the reads are only a fallback, once a second.
+ */
+function pollStep(step: number, waitedMs: number, news: boolean): number {
+  if (news) return 1000;
+  if (waitedMs >= 5000) return 1000;
+  return Math.min(250, 25 * 2 ** step);
+}
+
+async function waitFinished(
+  deps: OperationDeps,
+  op: OperationRecord,
+  waitMs: number,
+  signal: AbortSignal,
+  notified: Promise<OperationRecord | undefined> | undefined,
+): Promise<OperationRecord> {
+  const started = deps.clock.now();
+  const deadline = started + waitMs;
+  let current = op;
+  for (let step = 0; !isFinished(current.state); step++) {
+    const left = deadline - deps.clock.now();
+    if (left <= 0 || signal.aborted) return current;
+    const pause = Math.min(left, pollStep(step, deps.clock.now() - started, notified !== undefined));
+    const news = await Promise.race([
+      deps.clock.sleep(pause, signal).then(() => undefined, () => undefined),
+      ...(notified === undefined ? [] : [notified]),
+    ]);
+    if (news !== undefined) return news;
+    current = (await getOperation(deps.table, op.id)) ?? current;
+  }
+  return current;
+}
+
+/**
+ * GET: the operation; with `waitSeconds`, once it has finished or that long has passed. Callers who
+ * may read its account may read it; to anyone else it does not exist (404, as for an unknown id).
+ */
+export async function getOperationView(deps: OperationDeps, caller: Caller, id: string, waitSeconds: number, signal: AbortSignal): Promise<OperationView> {
+  const notFound = new VendorError('not_found', `no operation with id "${id.slice(0, 64)}"`);
+  if (!isOperationId(id)) throw notFound;
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  // Listening before the read, so a result stored between the read and the wait is not missed.
+  const notified = waitSeconds > 0 ? deps.events?.waitFinished(id, stop.signal) : undefined;
+  try {
+    const op = await getOperation(deps.table, id);
+    if (op === undefined) throw notFound;
+    if (!caller.manager) {
+      const account = await getAccount(deps.table, op.account);
+      if (account === undefined) throw notFound;
+      deps.permissionsLog?.note(account);
+      if (!canRead(caller, account)) throw notFound;
+    }
+    return toOperationView(waitSeconds > 0 && !isFinished(op.state) ? await waitFinished(deps, op, waitSeconds * 1000, stop.signal, notified) : op);
+  } finally {
+    stop.abort();
+    signal.removeEventListener('abort', onAbort);
+  }
+}

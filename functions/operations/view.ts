@@ -1,0 +1,74 @@
+import * as v from 'valibot';
+import { OBJECT_RESULTS, OPERATION_STATES, type OperationRecord } from '../../shared/operations/model.ts';
+import { OPERATION_ACTIONS } from '../../shared/operations/request.ts';
+
+const timestamp = v.pipe(v.string(), v.isoTimestamp());
+
+export const objectOutcomeSchema = v.object({
+  index: v.pipe(v.number(), v.integer()),
+  apiVersion: v.string(),
+  kind: v.string(),
+  namespace: v.optional(v.string()),
+  name: v.string(),
+  result: v.picklist(OBJECT_RESULTS),
+  message: v.optional(v.string()),
+  code: v.optional(v.pipe(v.number(), v.integer())),
+  reason: v.optional(v.string()),
+  resourceVersion: v.optional(v.string()),
+  generation: v.optional(v.pipe(v.number(), v.integer())),
+});
+
+/** An operation as GET serves it. Times are RFC 3339 in UTC. */
+export const operationViewSchema = v.object({
+  id: v.string(),
+  account: v.string(),
+  action: v.picklist(OPERATION_ACTIONS),
+  state: v.picklist(OPERATION_STATES),
+  idempotencyKey: v.string(),
+  /** Manifests or targets in the request. */
+  objects: v.pipe(v.number(), v.integer()),
+  timeoutSeconds: v.optional(v.pipe(v.number(), v.integer())),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  dispatchedAt: v.optional(timestamp),
+  finishedAt: v.optional(timestamp),
+  /** How many times it has been handed to an agent. */
+  attempts: v.pipe(v.number(), v.integer()),
+  /** The agent that has it (RUNNING) or that reported its result. */
+  agentId: v.optional(v.string()),
+  message: v.optional(v.string()),
+  /** Per manifest or target, in request order; empty until the operation has a result. */
+  outcomes: v.array(objectOutcomeSchema),
+  /** From the agent's report: when it ran by its own clock, and how long it waited for its task budget. */
+  agentStartedAt: v.optional(timestamp),
+  agentFinishedAt: v.optional(timestamp),
+  budgetWaitMs: v.optional(v.pipe(v.number(), v.integer())),
+});
+
+export type OperationView = v.InferOutput<typeof operationViewSchema>;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function toOperationView(op: OperationRecord): OperationView {
+  const agentId = op.report?.agentId ?? op.dispatch?.agentId;
+  return {
+    id: op.id,
+    account: op.account,
+    action: op.action,
+    state: op.state,
+    idempotencyKey: op.idempotencyKey,
+    objects: op.objects,
+    ...(op.timeoutMs === undefined ? {} : { timeoutSeconds: Math.round(op.timeoutMs / 1000) }),
+    createdAt: iso(op.createdAt),
+    updatedAt: iso(op.updatedAt),
+    ...(op.dispatchedAt === undefined ? {} : { dispatchedAt: iso(op.dispatchedAt) }),
+    ...(op.finishedAt === undefined ? {} : { finishedAt: iso(op.finishedAt) }),
+    attempts: op.attempt,
+    ...(agentId === undefined ? {} : { agentId }),
+    ...(op.message === undefined || op.message === '' ? {} : { message: op.message }),
+    outcomes: op.outcomes ?? [],
+    ...(op.report === undefined
+      ? {}
+      : { agentStartedAt: iso(op.report.startedAt), agentFinishedAt: iso(op.report.finishedAt), budgetWaitMs: op.report.budgetWaitMs }),
+  };
+}

@@ -1,0 +1,48 @@
+import type { AccountRecord, DefinitionSettings } from './model.ts';
+import { winningDefinition } from './precedence.ts';
+
+/** The two permission types of SPEC 2.6. */
+export type Permission = 'READ' | 'WRITE';
+
+/**
+ * Who may use an account, from the served definition's `permissions` (SPEC 2.6):
+ * - `open`: no role is listed, so every authenticated caller may read and write it;
+ * - `ignored`: a role name contains whitespace, so (SPEC 2.6.2) the permissions are not applied and
+ *   every authenticated caller may read and write it; `reason` says which name;
+ * - `restricted`: reading needs one of `read`, writing one of `write`. Whoever may write may also
+ *   read: `read` already includes the `WRITE` roles.
+ */
+export type AccountAccess =
+  | { kind: 'open' }
+  | { kind: 'ignored'; reason: string }
+  | { kind: 'restricted'; read: readonly string[]; write: readonly string[] };
+
+const WHITESPACE = /\s/;
+
+/** Access from one definition's settings. */
+export function accessOfSettings(settings: Pick<DefinitionSettings, 'permissions'> | undefined): AccountAccess {
+  const entries = settings?.permissions ?? [];
+  const writeOnly = entries.flatMap((p) => p.WRITE ?? []);
+  const readOnly = entries.flatMap((p) => p.READ ?? []);
+  const spaced = [...readOnly, ...writeOnly].find((role) => WHITESPACE.test(role));
+  if (spaced !== undefined) {
+    return {
+      kind: 'ignored',
+      reason: `role name ${JSON.stringify(spaced)} contains whitespace, so the permissions of this account are not applied and every authenticated caller may read and write it (SPEC 2.6.2)`,
+    };
+  }
+  if (readOnly.length + writeOnly.length === 0) return { kind: 'open' };
+  const write = [...new Set(writeOnly)].sort();
+  return { kind: 'restricted', read: [...new Set([...readOnly, ...writeOnly])].sort(), write };
+}
+
+/** Access of a stored account: the winning definition's permissions (SPEC 2.4 precedence). */
+export function accountAccess(record: Pick<AccountRecord, 'defs'>): AccountAccess {
+  return accessOfSettings(winningDefinition(record.defs)?.[1].settings);
+}
+
+/** Whether holding `roles` grants `permission` on an account with this access. */
+export function grants(access: AccountAccess, roles: ReadonlySet<string>, permission: Permission): boolean {
+  if (access.kind !== 'restricted') return true;
+  return (permission === 'READ' ? access.read : access.write).some((role) => roles.has(role));
+}

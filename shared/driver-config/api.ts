@@ -1,0 +1,103 @@
+import * as v from 'valibot';
+
+/**
+ * The `api` section of `vendor-driver.yml`: how callers of the management API authenticate. Bearer
+ * JWTs from an OIDC issuer for real use; a static admin token for local use only (refused in
+ * production mode, see functions/auth/settings.ts). Messages never contain the values given, since
+ * some of them are secrets.
+ */
+
+/** An admin token shorter than this is too easy to guess. */
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+const int = (min: number, max: number) =>
+  v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`));
+
+const nonEmpty = v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'));
+
+/** A role name as the API compares it: exact, case-sensitive, no whitespace. */
+export const apiRoleNameSchema = v.pipe(nonEmpty, v.regex(/^\S+$/, 'must contain no whitespace'));
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** https, or http to a loopback address (a local issuer); no query or fragment (OIDC Discovery 4.1). */
+export function isIssuerUrl(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+  return secure && url.search === '' && url.hash === '' && url.username === '' && url.password === '';
+}
+
+export const issuerSchema = v.pipe(
+  v.string('must be a string'),
+  v.check(isIssuerUrl, 'must be an https URL without query or fragment (http only for localhost, 127.0.0.1 or [::1])'),
+);
+
+/** `groups`, `roles`, `realm_access.roles`: a claim name, or a dot path into nested claims. */
+export const rolesClaimSchema = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^[^.\s]+(\.[^.\s]+)*$/, 'must be a claim name or a dot path such as realm_access.roles'),
+);
+
+export const oidcSchema = v.strictObject({
+  /** The `iss` tokens must carry; `<issuer>/.well-known/openid-configuration` names the JWKS. */
+  issuer: issuerSchema,
+  /** Tokens must carry one of these in `aud`. */
+  audience: v.pipe(
+    v.union([nonEmpty, v.pipe(v.array(nonEmpty, 'must be a string or a list of strings'), v.minLength(1, 'must not be empty'))], 'must be a string or a list of strings'),
+    v.transform((a) => (typeof a === 'string' ? [a] : a)),
+  ),
+  rolesClaim: v.optional(rolesClaimSchema, 'groups'),
+  /** Leeway for `exp` and `nbf` against clocks that differ from the issuer's. */
+  clockSkewSeconds: v.optional(int(0, 300), 60),
+  /** Keys are fetched again after this long, even if every token's key is known. */
+  jwksMaxAgeSeconds: v.optional(int(60, 86_400), 600),
+  /** A token with an unknown key id fetches the keys again at most this often. */
+  jwksCooldownSeconds: v.optional(int(0, 3_600), 30),
+});
+
+export const apiAuthSchema = v.strictObject({
+  /** Local use only: a bearer token that may do everything. Refused in production mode. */
+  adminToken: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.minLength(MIN_ADMIN_TOKEN_LENGTH, `must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters`),
+      v.maxLength(4096, 'must be at most 4096 characters'),
+      v.regex(/^[A-Za-z0-9._~+/=-]+$/, 'must be letters, digits and . _ ~ + / = - only'),
+    ),
+  ),
+  oidc: v.optional(oidcSchema),
+  /** Holders of any of these roles may register, activate and remove accounts, and read and write every account. */
+  accountManagerRoles: v.optional(v.array(apiRoleNameSchema, 'must be a list of role names'), []),
+});
+
+/** A browser origin as the `Origin` header carries it: `scheme://host[:port]`, nothing more. */
+export function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+export const corsSchema = v.strictObject({
+  /** Browser origins allowed to call the API; CORS is off without any. */
+  allowOrigins: v.array(
+    v.pipe(v.string('must be a string'), v.check(isOrigin, 'must be an origin such as https://console.example.com (scheme, host and port only, no path or trailing slash)')),
+    'must be a list of origins',
+  ),
+});
+
+export const apiSectionSchema = v.strictObject({
+  auth: v.optional(apiAuthSchema, { accountManagerRoles: [] }),
+  /** Cross-origin access for browser consoles; off when absent. */
+  cors: v.optional(corsSchema),
+});
+
+export type ApiAuthConfig = v.InferOutput<typeof apiAuthSchema>;
+export type OidcConfig = v.InferOutput<typeof oidcSchema>;

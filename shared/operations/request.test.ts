@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { refusal } from '../../test/refusal.ts';
+import { requestIssues } from './check.ts';
+import { parseManifests } from './manifests.ts';
+import { parseOperationRequest } from './request.ts';
+
+const deployment = (name: string, namespace?: string) => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, ...(namespace === undefined ? {} : { namespace }) },
+  spec: { replicas: 1 },
+});
+
+describe('parseManifests', () => {
+  it('reads multi-document YAML, skips empty documents and expands List items', () => {
+    const yaml = [
+      '---',
+      'apiVersion: v1',
+      'kind: ConfigMap',
+      'metadata: { name: a }',
+      '---',
+      '---',
+      'apiVersion: v1',
+      'kind: List',
+      'items:',
+      '  - { apiVersion: v1, kind: Secret, metadata: { name: b } }',
+      '  - { apiVersion: v1, kind: Service, metadata: { name: c, namespace: shop } }',
+      '',
+    ].join('\n');
+    const { manifests, paths, issues } = parseManifests(yaml);
+    expect(issues).toEqual([]);
+    expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`)).toEqual(['ConfigMap/a', 'Secret/b', 'Service/c']);
+    expect(paths).toEqual(['manifests[0]', 'manifests[2].items[0]', 'manifests[2].items[1]']);
+  });
+
+  it('names each bad manifest and field, and the line of bad YAML', () => {
+    const { issues } = parseManifests([
+      'text',
+      { kind: 'Pod', metadata: { name: 'p' } },
+      { apiVersion: 'v1', kind: 'Pod', metadata: { generateName: 'p-' } },
+      { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'a/b', namespace: 'Not_A_Namespace' } },
+      { apiVersion: 'not a version', kind: '1Pod' },
+    ]);
+    expect(issues).toEqual([
+      { path: 'manifests[0]', message: 'must be an object (a Kubernetes manifest)' },
+      { path: 'manifests[1].apiVersion', message: 'is required' },
+      { path: 'manifests[2].metadata.name', message: 'is required (generateName cannot be used: server-side apply needs the name)' },
+      { path: 'manifests[3].metadata.name', message: '"a/b" cannot be an object name (no "/", "%", white space, "." or "..")' },
+      { path: 'manifests[3].metadata.namespace', message: 'must be a namespace name (lower-case letters, digits and "-", at most 63 characters)' },
+      { path: 'manifests[4].apiVersion', message: '"not a version" is not an API version (such as v1 or apps/v1)' },
+      { path: 'manifests[4].kind', message: '"1Pod" is not a kind (such as Deployment)' },
+      { path: 'manifests[4].metadata', message: 'is required, with a name' },
+    ]);
+    const bad = parseManifests('apiVersion: v1\nkind: Pod\nmetadata: { name: ok }\n---\nkind: [unclosed\n');
+    expect(bad.manifests).toHaveLength(1);
+    expect(bad.issues).toHaveLength(1);
+    expect(bad.issues[0]?.path).toBe('manifests[1]');
+    expect(bad.issues[0]?.message).toMatch(/^YAML document 2 is not valid YAML \(line \d+\)/);
+  });
+
+  it('refuses a request with nothing to apply', () => {
+    expect(parseManifests('---\n').issues).toEqual([{ path: 'manifests', message: 'holds no manifest' }]);
+    expect(parseManifests([]).issues).toEqual([{ path: 'manifests', message: 'holds no manifest' }]);
+  });
+});
+
+describe('parseOperationRequest', () => {
+  it('returns a deploy with parsed manifests and defaults', () => {
+    const { request } = parseOperationRequest({ action: 'deploy', manifests: [deployment('web')], namespace: 'shop' });
+    expect(request).toEqual({ action: 'deploy', manifests: [deployment('web')], namespace: 'shop', forceConflicts: false });
+  });
+
+  it('refuses the same object twice, counting the namespace override', () => {
+    const err = refusal(() => parseOperationRequest({ action: 'deploy', manifests: [deployment('web', 'a'), deployment('web', 'b')], namespace: 'shop' }));
+    expect(err.code).toBe('invalid_input');
+    expect(err.issues).toEqual([{ path: 'manifests[1]', message: 'the same object as manifests[0] (Deployment web)' }]);
+    expect(parseOperationRequest({ action: 'deploy', manifests: [deployment('web', 'a'), deployment('web', 'b')] }).request.action).toBe('deploy');
+  });
+
+  it('names an unknown action, unknown fields and bad values', () => {
+    expect(refusal(() => parseOperationRequest({ action: 'explode' })).issues[0]).toMatchObject({ path: 'action' });
+    const err = refusal(() =>
+      parseOperationRequest({ action: 'scale', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', extra: 1 }], replicas: -1 }),
+    );
+    expect(err.issues).toEqual([
+      { path: 'targets[0].extra', message: 'unknown field' },
+      { path: 'replicas', message: 'must be at least 0' },
+    ]);
+  });
+
+  it('matches the patch document to the patch type', () => {
+    const target = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' };
+    expect(parseOperationRequest({ action: 'patch', target, patchType: 'json', patch: [{ op: 'replace', path: '/spec/replicas', value: 2 }] }).request).toMatchObject({ patchType: 'json' });
+    expect(refusal(() => parseOperationRequest({ action: 'patch', target, patchType: 'merge', patch: [] })).issues).toEqual([
+      { path: 'patch', message: 'a json patch is a list of operations; a strategic or merge patch is an object' },
+    ]);
+    expect(refusal(() => parseOperationRequest({ action: 'patch', target, patchType: 'json', patch: [{ op: 'frobnicate', path: 'x' }] })).issues.map((i) => i.path)).toContain('patch[0].op');
+  });
+
+  it('fills in the revision of an undo', () => {
+    const target = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' };
+    expect(parseOperationRequest({ action: 'rolloutUndo', target }).request).toEqual({ action: 'rolloutUndo', target, toRevision: 0 });
+  });
+});
+
+describe('requestIssues', () => {
+  const restricted = { namespaces: ['shop'], onlyNamespacedResources: true, customResourceDefinitions: [{ kind: 'Rollout.argoproj.io' }] };
+
+  it('refuses namespaces outside the list, cluster-scoped kinds and unlisted CRDs with onlyNamespacedResources', () => {
+    const { request, paths } = parseOperationRequest({
+      action: 'deploy',
+      manifests: [
+        deployment('ok', 'shop'),
+        deployment('elsewhere', 'other'),
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'r' } },
+        { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'shop' } },
+        { apiVersion: 'argoproj.io/v1alpha1', kind: 'Rollout', metadata: { name: 'r', namespace: 'shop' } },
+        deployment('defaulted'),
+      ],
+    });
+    expect(requestIssues(request, paths, restricted)).toEqual([
+      { path: 'manifests[1]', message: 'namespace "other" is not one of the account\'s namespaces (shop)' },
+      { path: 'manifests[2]', message: 'ClusterRole is not namespaced; with onlyNamespacedResources the account deploys namespaced resources only' },
+      { path: 'manifests[3]', message: "Widget.example.com is a custom resource not listed in the account's customResourceDefinitions; with onlyNamespacedResources it cannot be deployed" },
+      { path: 'manifests[5]', message: 'namespace "default" is not one of the account\'s namespaces (shop)' },
+    ]);
+  });
+
+  it('applies the namespace override before checking, and allows everything on an open account', () => {
+    const { request, paths } = parseOperationRequest({ action: 'deploy', manifests: [deployment('web', 'other')], namespace: 'shop' });
+    expect(requestIssues(request, paths, restricted)).toEqual([]);
+    const wide = parseOperationRequest({ action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } }, deployment('a', 'b')] });
+    expect(requestIssues(wide.request, wide.paths, {})).toEqual([]);
+    expect(requestIssues(wide.request, wide.paths, { namespaces: ['b'] })).toEqual([
+      { path: 'manifests[0]', message: 'namespace "x" is not one of the account\'s namespaces (b)' },
+    ]);
+  });
+
+  it('leaves the namespace of a kind only the cluster knows to the agent', () => {
+    const { request, paths } = parseOperationRequest({ action: 'deploy', manifests: [{ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }] });
+    expect(requestIssues(request, paths, { namespaces: ['shop'] })).toEqual([]);
+  });
+
+  it('allows rollouts on workloads only', () => {
+    const { request, paths } = parseOperationRequest({
+      action: 'rolloutRestart',
+      targets: [
+        { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'shop', name: 'db' },
+        { apiVersion: 'v1', kind: 'Pod', namespace: 'shop', name: 'p' },
+      ],
+    });
+    expect(requestIssues(request, paths, {})).toEqual([
+      { path: 'targets[1].kind', message: 'rollout restart applies to apps/v1 Deployment, StatefulSet and DaemonSet, not Pod' },
+    ]);
+    const undo = parseOperationRequest({ action: 'rolloutUndo', target: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db' } });
+    expect(requestIssues(undo.request, undo.paths, {})).toEqual([{ path: 'target.kind', message: 'rollout undo applies to apps/v1 Deployment, not StatefulSet' }]);
+  });
+});

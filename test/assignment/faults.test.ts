@@ -1,0 +1,103 @@
+import { status } from '@grpc/grpc-js';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { PROTOCOL_VERSION, type DriverMessage__Output } from '../../shared/protocol/messages.ts';
+import { getSession } from '../../shared/table/sessions.ts';
+import { RawAgent } from '../raw-agent.ts';
+import { AGENT_TOKEN, AssignmentWorld, WAIT } from '../support/assignment.ts';
+
+const world = new AssignmentWorld();
+const raws: RawAgent[] = [];
+beforeAll(() => world.start());
+afterAll(() => world.close());
+afterEach(async () => {
+  for (const r of raws.splice(0)) r.close();
+  await world.reset();
+});
+
+
+function raw(port: number, agentId: string, zone = 'vendor-agent_infra', previousSessionId = ''): RawAgent {
+  const a = RawAgent.messages({ port, token: AGENT_TOKEN });
+  raws.push(a);
+  a.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId, zone, agentVersion: '0.1.0', previousSessionId } });
+  return a;
+}
+
+async function next(a: RawAgent, body: string): Promise<DriverMessage__Output> {
+  for (;;) {
+    const m = await a.next();
+    if (m.body === body) return m;
+  }
+}
+
+describe('bad answers from an agent', () => {
+  it('a result for a generation never handed out is refused by name; other streams and the table stay as they were', async () => {
+    await world.fresh([{ name: 'prod' }]);
+    const driver = await world.driver();
+    const good = await world.agent('good', { target: `127.0.0.1:${driver.port}` });
+    const bad = raw(driver.port, 'bad');
+    await next(bad, 'welcome');
+    await world.activate('prod');
+    const assign = await next(bad, 'assignAccount');
+    const generation = Number(assign.assignAccount?.generation);
+    await vi.waitFor(() => expect(good.holder().view('prod')).toBeDefined(), WAIT);
+    await vi.waitFor(async () => expect((await world.record('prod'))?.agents['good']?.ok).toBe(true), WAIT);
+    const before = await world.record('prod');
+
+    bad.send({ seq: 1, ackSeq: Number(assign.seq), assignmentResult: { account: 'prod', generation: generation + 5, ok: true, message: 'lies' } });
+    const s = await bad.status;
+    expect(s.code).toBe(status.INVALID_ARGUMENT);
+    expect(s.details).toBe(`assignment result for generation ${generation + 5} of account prod, which was never assigned (latest: ${generation})`);
+    expect(s.metadata.get('vendor-protocol-problem')).toEqual(['unknown_account']);
+    expect(s.metadata.get('vendor-protocol-seq')).toEqual(['1']);
+    const after = await world.record('prod');
+    expect(after?.agents['good']).toEqual(before?.agents['good']);
+    expect(after?.lastAssignmentMsg).toBe(before?.lastAssignmentMsg);
+    expect(driver.sessions().map((x) => x.agentId)).toEqual(['good']);
+  });
+
+  it('a result for an account given to other agents only is refused; a stale one is acknowledged and changes nothing', async () => {
+    await world.fresh([{ name: 'prod' }]);
+    const driver = await world.driver();
+    const holder = raw(driver.port, 'holder');
+    await next(holder, 'welcome');
+    const outsider = raw(driver.port, 'outsider', 'other-zone');
+    await next(outsider, 'welcome');
+    await world.activate('prod', 'vendor-agent_infra');
+    const first = await next(holder, 'assignAccount');
+    const g = Number(first.assignAccount?.generation);
+    holder.send({ seq: 1, ackSeq: Number(first.seq), assignmentResult: { account: 'prod', generation: g, ok: true, message: 'fine' } });
+    await vi.waitFor(async () => expect((await world.record('prod'))?.agents['holder']?.ok).toBe(true), WAIT);
+    // Re-POST with another kubeconfig raises the generation; the holder answers the old one once more.
+    await world.call('POST', '/vendor/accounts', [{ name: 'prod', kubeconfigFile: world.kubeconfig('prod-2') }]);
+    const second = await next(holder, 'assignAccount');
+    expect(Number(second.assignAccount?.generation)).toBe(g + 1);
+    holder.send({ seq: 2, ackSeq: Number(second.seq), assignmentResult: { account: 'prod', generation: g, ok: false, message: 'late answer' } });
+    expect((await next(holder, 'ack')).ackSeq).toBe(2);
+    expect((await world.record('prod'))?.lastAssignmentMsg).toBe('fine');
+
+    outsider.send({ seq: 1, assignmentResult: { account: 'prod', generation: g, ok: true, message: 'me too' } });
+    const s = await outsider.status;
+    expect(s.details).toBe('assignment result for account prod, which was not assigned to this agent');
+    expect((await world.record('prod'))?.agents['outsider']).toBeUndefined();
+  });
+});
+
+describe('resuming on another replica', () => {
+  it('tells an agent that reconnects elsewhere how far its previous stream was processed', async () => {
+    await world.fresh([{ name: 'prod' }]);
+    const one = await world.driver({ replicaId: 'one' });
+    const two = await world.driver({ replicaId: 'two' });
+    const a = raw(one.port, 'mover');
+    const welcome = await next(a, 'welcome');
+    await world.activate('prod');
+    const assign = await next(a, 'assignAccount');
+    a.send({ seq: 1, ackSeq: Number(assign.seq), assignmentResult: { account: 'prod', generation: Number(assign.assignAccount?.generation), ok: true, message: 'ok' } });
+    expect((await next(a, 'ack')).ackSeq).toBe(1);
+    a.close();
+    await vi.waitFor(async () => expect((await getSession(world.table, 'vendor-agent_infra', 'mover'))?.endedAt).toBeDefined(), WAIT);
+
+    const b = raw(two.port, 'mover', 'vendor-agent_infra', welcome.welcome?.sessionId ?? '');
+    const again = await next(b, 'welcome');
+    expect(again.welcome).toMatchObject({ driverReplicaId: 'two', resume: { known: true, lastProcessedSeq: 1 } });
+  });
+});
