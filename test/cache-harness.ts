@@ -60,6 +60,8 @@ export interface CacheAgent {
   cluster: ClusterClient;
   metrics: AgentMetrics;
   logs: ReturnType<typeof captureLogger>;
+  /** The account as the worker was given it. */
+  view: HeldAccountView;
   /** Stops the worker and the connection, as an agent process ending. */
   stop(): Promise<void>;
 }
@@ -76,6 +78,8 @@ export interface AgentOptions {
   batch?: { maxChanges?: number; window?: number; maxSyncKeys?: number };
   /** Where the cache decodes (on the test's thread by default). */
   decoder?: Decoder;
+  /** Resource events go out only once this resolves, as to a driver that holds back its acknowledgements. */
+  hold?: Promise<void>;
   /** With `settings.metrics`: the clock of pod metrics readings (the agent's clock by default). */
   metricsClock?: Clock;
 }
@@ -148,7 +152,10 @@ export class CacheFixture {
     const stopConnection = new AbortController();
     const running = connection.start(stopConnection.signal);
     const host: WorkerHost = {
-      respond: (body) => connection.respond(body),
+      respond: async (body) => {
+        if (body.kind === 'resourceEvents') await options.hold;
+        return connection.respond(body);
+      },
       notify: (body) => connection.notify(body),
       connected: () => connection.sessionId !== undefined,
     };
@@ -187,7 +194,7 @@ export class CacheFixture {
       cluster.close();
     };
     this.#cleanups.push(stop);
-    return { agentId, worker, connection, cluster, metrics, logs, stop };
+    return { agentId, worker, connection, cluster, metrics, logs, view, stop };
   }
 
   /** What the table holds for the account: `Kind.group|namespace/name` → resourceVersion. */

@@ -79,6 +79,31 @@ describe('the resource cache', () => {
     expect(text).toMatch(/vendor_agent_cache_objects\{account="prod",kind="ConfigMap"\} 31/);
     expect(text).toMatch(/vendor_agent_cache_bytes\{account="prod",kind="ConfigMap"\} [1-9]\d+/);
   });
+
+  it('stops when the role moves while it discovers the cluster, and starts nothing afterwards', async () => {
+    // One group's discovery document never comes: the cache is still discovering when the role moves.
+    f.kube.faults.inject({ match: { path: '/apis/apps/v1' }, times: Infinity, action: { type: 'hang' } });
+    const agent = await f.agent();
+    await vi.waitFor(() => expect(f.kube.requests.log().some((r) => r.path === '/apis/apps/v1')).toBe(true), WAIT);
+    await agent.worker.update({ ...agent.view, caching: false });
+    expect(agent.worker.run).toBeUndefined();
+    expect(f.kube.requests.log().filter((r) => r.verb === 'list' || r.verb === 'watch')).toEqual([]);
+  });
+
+  it('stops when the role moves while the driver holds its batches back and its watches have read ahead', async () => {
+    for (let i = 0; i < 1500; i++) f.kube.store.create(configMap('shop', `bulk-${i}`, { payload: 'x'.repeat(200) }));
+    let release = () => {};
+    const hold = new Promise<void>((r) => (release = r));
+    const agent = await f.agent({ hold, batch: { maxChanges: 10, window: 1 } });
+    // Nothing is acknowledged: the batcher's window fills, the reflectors wait on it, and the watches
+    // read on until their decoded lines fill the read-ahead.
+    await vi.waitFor(() => expect(agent.worker.run?.status().backlog).toBeGreaterThanOrEqual(2), WAIT);
+    // Room for the watches to read ahead; a shorter pause can only make this test easier to pass.
+    await new Promise((r) => setTimeout(r, 200));
+    await agent.worker.update({ ...agent.view, caching: false });
+    expect(agent.worker.run).toBeUndefined();
+    release();
+  });
 });
 
 describe('the caching epoch rule', () => {

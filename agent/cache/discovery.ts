@@ -72,6 +72,8 @@ export async function discover(cluster: ClusterClient, signal?: AbortSignal): Pr
       }
     }),
   );
+  // A group that failed because the caller gave up is no answer at all: the caller is stopping.
+  signal?.throwIfAborted();
   for (const l of lists) types.push(...l);
   return { types, failed };
 }

@@ -390,6 +390,7 @@ export class Reflector {
     const queue: Promise<Decoded[]>[] = [];
     let readerDone = false;
     let handlerFailure: { error: unknown } | undefined;
+    let handlerDone = false;
     let wakeHandler: (() => void) | undefined;
     let wakeReader: (() => void) | undefined;
     const handler = (async () => {
@@ -409,20 +410,25 @@ export class Reflector {
         queue.shift();
         wakeReader?.();
       }
-    })().catch((error: unknown) => {
-      handlerFailure = { error };
-      stream.close();
-      wakeReader?.();
-    });
+    })()
+      .catch((error: unknown) => {
+        handlerFailure = { error };
+        stream.close();
+      })
+      .finally(() => {
+        // However the handler ends (the scope stopped, a failure), a reader waiting for room must not wait on.
+        handlerDone = true;
+        wakeReader?.();
+      });
     this.state.watching = true;
     try {
       for await (const batch of stream.batches) {
-        if (signal.aborted || handlerFailure !== undefined) break;
+        if (signal.aborted || handlerDone) break;
         lastActivity = clock.now();
         lines++;
         queue.push(this.#decoder.batch(batch, this.#info));
         wakeHandler?.();
-        while (queue.length >= DECODE_DEPTH && handlerFailure === undefined) await new Promise<void>((r) => (wakeReader = r));
+        while (queue.length >= DECODE_DEPTH && !handlerDone) await new Promise<void>((r) => (wakeReader = r));
       }
     } finally {
       readerDone = true;

@@ -205,6 +205,8 @@ export class CacheRun {
 
   /** Starts and stops reflectors to match `selection`, and tells the driver the new set of scopes. */
   #apply(selection: Selection, info: ResumeInfo__Output | undefined): void {
+    // Discovery may answer after the cache was stopped: a reflector started then would never be stopped.
+    if (this.#stop.signal.aborted) return;
     const wanted = new Map(selection.scopes.map((s) => [runKey(s), s]));
     for (const [key, r] of this.#running) {
       if (wanted.has(key)) continue;

@@ -131,6 +131,8 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
       throw new VendorError('unauthenticated', `account ${account}: cannot obtain credentials: ${(e as Error).message}`, { cause: e });
     }
     opts.agent = agentFor(opts, use);
+    // An abort that came before (while credentials were obtained, say) sends nothing: its listener below would never fire.
+    if (req.signal?.aborted) throw kubeTransportError(account, method, req.path, new Error('request cancelled'));
     const started = (plain ? httpRequest : httpsRequest)(url, opts);
     return new Promise((resolve, reject) => {
       const timeoutMs = req.timeoutMs ?? 0;
