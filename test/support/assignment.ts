@@ -56,6 +56,8 @@ export interface TestAgentOptions {
   tasks?: Record<string, unknown>;
   /** Worker factories instead of the agent's own. */
   workers?: readonly AccountWorkerFactory[];
+  /** `kubernetes.reconnectTimeoutMs` (50 by default). */
+  reconnectTimeoutMs?: number;
 }
 
 export interface TestAgent {
@@ -144,7 +146,7 @@ export class AssignmentWorld {
     const logFile = join(this.dir, `${id}.log`);
     const raw = {
       driver: { grpc: options.target, insecure: true, auth: { token: AGENT_TOKEN } },
-      kubernetes: { reconnectTimeoutMs: 50, retries: { enabled: false }, accounts: options.accounts ?? [] },
+      kubernetes: { reconnectTimeoutMs: options.reconnectTimeoutMs ?? 50, retries: { enabled: false }, accounts: options.accounts ?? [] },
       logging: { format: 'json', file: logFile, level: 'debug' },
       ...(options.tasks === undefined ? {} : { tasks: options.tasks }),
     };
