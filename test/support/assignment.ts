@@ -83,6 +83,9 @@ export class AssignmentWorld {
   async start(kube: TestApiServerOptions = {}): Promise<void> {
     await this.tables.start();
     this.kube = await startTestApiServer({ ...kube, tls: true, auth: { tokens: { [KUBE_TOKEN]: { username: 'agent', groups: ['system:masters'] } } } });
+    // An agent loads the cluster client with its first account, which holds this process's event loop
+    // for a while (the driver's heartbeats too); loaded now, that never eats into a test's 1 s leases.
+    await import('../../agent/clusters/index.ts');
   }
 
   async close(): Promise<void> {
