@@ -8,7 +8,7 @@ import type { OperationRecord } from '../../shared/operations/model.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';
 import type { DriverBody, Operation, OperationResult__Output } from '../../shared/protocol/messages.ts';
 import type { TableRef } from '../../shared/table/client.ts';
-import { claimOperation, compress, createOperation, getOperation, newOperationId, openOperations } from '../../shared/table/operations.ts';
+import { claimOperation, compress, createOperation, getOperation, openOperations } from '../../shared/table/operations.ts';
 import { operationsConfig, type OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
 import { OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
@@ -92,11 +92,14 @@ async function setup(config: Partial<OperationsConfig> = {}, table?: TableRef) {
     logs,
     finished,
     async create(over: { timeoutMs?: number; account?: string } = {}) {
-      const { record } = await createOperation(
-        t,
-        { account: over.account ?? 'prod', idempotencyKey: `k${keys++}`, requestHash: 'h', request: compress(request), record: { action: 'scale', objects: 1, ...(over.timeoutMs === undefined ? {} : { timeoutMs: over.timeoutMs }) }, now: clock.now() },
-        () => newOperationId(clock.now()),
-      );
+      const { record } = await createOperation(t, {
+        account: over.account ?? 'prod',
+        idempotencyKey: `k${keys++}`,
+        requestHash: 'h',
+        request: compress(request),
+        record: { action: 'scale', objects: 1, ...(over.timeoutMs === undefined ? {} : { timeoutMs: over.timeoutMs }) },
+        now: clock.now(),
+      });
       return record;
     },
     /** Lets the dispatcher's loop do what is due now. */

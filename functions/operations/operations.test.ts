@@ -62,8 +62,9 @@ async function count(t: TableRef, pk: string): Promise<number> {
   return out.Items?.length ?? 0;
 }
 
+/** Operations, request items (only for requests too large to keep inline) and queue entries. */
 async function stored(t: TableRef): Promise<number[]> {
-  return Promise.all([PK.operation, PK.operationRequest, PK.operationQueue, PK.operationKey].map((pk) => count(t, pk)));
+  return Promise.all([PK.operation, PK.operationRequest, PK.operationQueue].map((pk) => count(t, pk)));
 }
 
 const deployment = (name: string, namespace = 'shop') => ({
@@ -82,7 +83,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     expect(res.headers.get('location')).toBe(`/vendor/operations/${id}`);
     expect(res.headers.get('idempotent-replayed')).toBeNull();
     expect(res.json).toMatchObject({ account: 'prod', action: 'deploy', state: 'QUEUED', objects: 1, attempts: 0, outcomes: [], idempotencyKey: 'key-1', createdAt: '2023-11-14T22:13:20.000Z' });
-    expect(await stored(f.table)).toEqual([1, 1, 1, 1]);
+    expect(await stored(f.table)).toEqual([1, 0, 1]);
     expect(f.queued.map((q) => [q.record.id, q.request.action])).toEqual([[id, 'deploy']]);
     expect((await f.get(id)).json).toEqual(res.json);
   });
@@ -98,7 +99,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     const racing = await Promise.all(Array.from({ length: 8 }, () => f.post('prod', { action: 'scale', targets: [deployment('web').metadata].map((m) => ({ apiVersion: 'apps/v1', kind: 'Deployment', ...m })), replicas: 2 }, 'key-2')));
     expect(racing.every((r) => r.status === 202)).toBe(true);
     expect(new Set(racing.map((r) => r.json.id)).size).toBe(1);
-    expect(await stored(f.table)).toEqual([2, 2, 2, 2]);
+    expect(await stored(f.table)).toEqual([2, 0, 2]);
     expect(f.queued).toHaveLength(2);
   });
 
@@ -109,7 +110,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     expect(res.status).toBe(409);
     expect(res.json).toMatchObject({ code: 'conflict', operationId: first.json.id });
     expect(res.json.detail).toContain('Idempotency-Key "key-1" was already used for a different request');
-    expect(await stored(f.table)).toEqual([1, 1, 1, 1]);
+    expect(await stored(f.table)).toEqual([1, 0, 1]);
   });
 
   it('requires an Idempotency-Key of visible ASCII', async () => {
@@ -119,7 +120,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     expect(none.json.errors).toEqual([{ path: 'Idempotency-Key', message: 'is required' }]);
     expect((await f.post('prod', { action: 'deploy', manifests: [deployment('web')] }, 'x'.repeat(256))).status).toBe(400);
     expect((await f.post('prod', { action: 'deploy', manifests: [deployment('web')] }, '"quoted"')).status).toBe(202);
-    expect(await stored(f.table)).toEqual([1, 1, 1, 1]);
+    expect(await stored(f.table)).toEqual([1, 0, 1]);
   });
 
   it('answers bad manifests with 400 naming each one, and stores nothing', async () => {
@@ -137,7 +138,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     expect((await f.post('prod', { action: 'launch' })).status).toBe(400);
     expect((await f.post('prod', '{"action": "deploy",')).status).toBe(400);
     expect((await f.post('prod', '')).status).toBe(400);
-    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+    expect(await stored(f.table)).toEqual([0, 0, 0]);
   });
 
   it("refuses what the account's settings forbid, per manifest, and stores nothing", async () => {
@@ -159,7 +160,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     const scale = await f.post('locked', { action: 'scale', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'kube-system', name: 'dns' }], replicas: 0 });
     expect(scale.status).toBe(400);
     expect(scale.json.errors).toEqual([{ path: 'targets[0]', message: 'namespace "kube-system" is not one of the account\'s namespaces (shop)' }]);
-    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+    expect(await stored(f.table)).toEqual([0, 0, 0]);
     expect((await f.post('locked', { action: 'deploy', manifests: [deployment('web', 'elsewhere')], namespace: 'shop' })).status).toBe(202);
   });
 
@@ -173,8 +174,8 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     const res = await f.post('prod', { action: 'deploy', manifests: [configMap] });
     expect(res.status).toBe(413);
     expect(res.json.detail).toContain('too large to store');
-    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
-    expect(await stored(small.table)).toEqual([0, 0, 0, 0]);
+    expect(await stored(f.table)).toEqual([0, 0, 0]);
+    expect(await stored(small.table)).toEqual([0, 0, 0]);
   });
 
   it('answers 404 for an unknown account and 409 for a driver account not served by agents', async () => {
@@ -183,7 +184,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     const native = await f.post('native', { action: 'deploy', manifests: [deployment('web')] });
     expect(native.status).toBe(409);
     expect(native.json.detail).toContain('account "native" is not served by agents');
-    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+    expect(await stored(f.table)).toEqual([0, 0, 0]);
   });
 });
 
@@ -269,7 +270,7 @@ describe('who may submit and read operations (SPEC 2.6)', () => {
     const refused = await f.post('guarded', body);
     expect(refused.status).toBe(403);
     expect(refused.json.detail).toBe('not allowed to write to account "guarded"');
-    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+    expect(await stored(f.table)).toEqual([0, 0, 0]);
     f.as(await as('ops'));
     const accepted = await f.post('guarded', body);
     expect(accepted.status).toBe(202);

@@ -7,18 +7,20 @@ import { requestIssues } from '../../shared/operations/check.ts';
 import type { OperationEvents } from '../../shared/operations/events.ts';
 import { requestHash } from '../../shared/operations/hash.ts';
 import { isFinished, type OperationRecord } from '../../shared/operations/model.ts';
-import { parseOperationRequest, requestObjects } from '../../shared/operations/request.ts';
+import { parseOperationRequest, requestObjects, type OperationRequest } from '../../shared/operations/request.ts';
 import type { AccountRestrictions } from '../../shared/operations/rules.ts';
-import { getAccount } from '../../shared/table/accounts.ts';
-import { canRead, type IgnoredPermissionsLog } from '../auth/access.ts';
+import { type IgnoredPermissionsLog } from '../auth/access.ts';
 import type { Caller } from '../auth/caller.ts';
+import { authorizedAccount, type AccountCache, type CachedAccount } from './account-cache.ts';
 import type { TableRef } from '../../shared/table/client.ts';
-import { compress, createOperation, getOperation, isOperationId, newOperationId } from '../../shared/table/operations.ts';
+import { compress, createOperation, getOperation, isOperationId, operationIdOf } from '../../shared/table/operations.ts';
 import { toOperationView, type OperationView } from './view.ts';
 
 export interface OperationDeps {
   table: TableRef;
   clock: Clock;
+  /** The accounts that authorize operations, kept briefly (account-cache.ts). */
+  accounts: AccountCache;
   /** Present when a driver runs in the same process: wakes its dispatcher and answers waiting GETs. */
   events?: OperationEvents | undefined;
   permissionsLog?: IgnoredPermissionsLog;
@@ -64,19 +66,9 @@ function restrictionsOf(config: Record<string, unknown>): AccountRestrictions {
   return v.parse(restrictionsSchema, config);
 }
 
-/**
- * POST: validates the request against the account (read, and the caller's WRITE access checked, by
- * the route), stores it as a queued operation (once per idempotency key), and answers it. `created`
- * is false when the key already stood for it.
- */
-export async function submitOperation(
-  deps: OperationDeps,
-  record: AccountRecord,
-  key: string,
-  body: unknown,
-): Promise<{ view: OperationView; created: boolean }> {
+/** Refuses (409, 400) a request the account cannot take: not served by agents, or outside its restrictions. */
+function admit(record: AccountRecord, request: OperationRequest, paths: readonly string[]): void {
   const account = toAccount(record);
-  const { request, paths } = parseOperationRequest(body);
   if (account.source === 'driver' && account.state !== 'ACTIVE') {
     throw new VendorError('conflict', `account "${account.name}" is not served by agents (state ${account.state ?? 'not registered'}); register and activate it first`, {
       details: { account: account.name },
@@ -86,24 +78,57 @@ export async function submitOperation(
   if (issues.length > 0) {
     throw new VendorError('invalid_input', `the operation is not allowed on account "${account.name}": ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
   }
-  const stored = compress(request);
-  if (stored.length > MAX_STORED_REQUEST_BYTES) {
-    throw new VendorError('payload_too_large', `the operation is too large to store (${stored.length} bytes compressed, at most ${MAX_STORED_REQUEST_BYTES}); split it into several operations`);
+}
+
+/**
+ * POST: validates the request against the account (the caller's WRITE access checked by the route
+ * with `authorizedAccount`), stores it as an operation (once per idempotency key: queued, or already
+ * handed out to an agent of a driver in this process), and answers it. `created` is false when the
+ * key already stood for it. A kept account record that refuses the request is read again first.
+ */
+export async function submitOperation(
+  deps: OperationDeps,
+  caller: Caller,
+  authorized: CachedAccount,
+  key: string,
+  body: unknown,
+): Promise<{ view: OperationView; created: boolean }> {
+  const { request, paths } = parseOperationRequest(body);
+  let record = authorized.record;
+  try {
+    admit(record, request, paths);
+  } catch (refusal) {
+    if (authorized.fresh) throw refusal;
+    record = (await authorizedAccount(deps.accounts, caller, record.name, 'WRITE', deps.permissionsLog, true)).record;
+    admit(record, request, paths);
+  }
+  const account = toAccount(record);
+  const compressed = compress(request);
+  if (compressed.length > MAX_STORED_REQUEST_BYTES) {
+    throw new VendorError('payload_too_large', `the operation is too large to store (${compressed.length} bytes compressed, at most ${MAX_STORED_REQUEST_BYTES}); split it into several operations`);
   }
   const now = deps.clock.now();
-  const { record: op, created } = await createOperation(
-    deps.table,
-    {
+  // A driver in this process with an agent of the account: the operation is stored handed out to it.
+  const reservation = deps.events?.reserve(operationIdOf(account.name, key), account.name, now);
+  let stored;
+  try {
+    stored = await createOperation(deps.table, {
       account: account.name,
       idempotencyKey: key,
       requestHash: requestHash(account.name, request),
-      request: stored,
+      request: compressed,
       record: { action: request.action, objects: requestObjects(request).length, ...(request.timeoutSeconds === undefined ? {} : { timeoutMs: request.timeoutSeconds * 1000 }) },
       now,
-    },
-    () => newOperationId(now),
-  );
-  if (created) deps.events?.queued({ record: op, request });
+      dispatch: reservation?.dispatch,
+    });
+  } catch (e) {
+    reservation?.release();
+    throw e;
+  }
+  const { record: op, created } = stored;
+  if (!created) reservation?.release();
+  else if (reservation !== undefined) reservation.handOut({ record: op, request });
+  else deps.events?.queued({ record: op, request });
   return { view: toOperationView(op), created };
 }
 
@@ -158,10 +183,10 @@ export async function getOperationView(deps: OperationDeps, caller: Caller, id: 
     const op = await getOperation(deps.table, id);
     if (op === undefined) throw notFound;
     if (!caller.manager) {
-      const account = await getAccount(deps.table, op.account);
-      if (account === undefined) throw notFound;
-      deps.permissionsLog?.note(account);
-      if (!canRead(caller, account)) throw notFound;
+      // Not found, to someone who may not read its account, as an unknown id.
+      await authorizedAccount(deps.accounts, caller, op.account, 'READ', deps.permissionsLog).catch(() => {
+        throw notFound;
+      });
     }
     return toOperationView(waitSeconds > 0 && !isFinished(op.state) ? await waitFinished(deps, op, waitSeconds * 1000, stop.signal, notified) : op);
   } finally {

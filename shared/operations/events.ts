@@ -1,11 +1,13 @@
 /**
  * News about operations inside one process. When the API and the driver run in the same process
- * (`npm start`), the API's write of a new operation wakes the local dispatcher at once, and a
- * waiting GET learns that an operation finished without polling the table. Across processes nothing
- * travels here: the dispatcher polls the queue and waiting GETs poll the operation.
+ * (`npm start`), the API asks the local dispatcher for an agent before it stores a new operation, so
+ * the operation is stored already handed out and goes to the agent right after (no claim write, no
+ * queue read); an operation stored without one wakes the dispatcher at once; and a waiting GET learns
+ * that an operation finished without polling the table. Across processes nothing travels here: the
+ * dispatcher polls the queue and waiting GETs poll the operation.
  */
 import { EventEmitter } from 'node:events';
-import type { OperationRecord } from './model.ts';
+import type { Dispatch, OperationRecord } from './model.ts';
 import type { OperationRequest } from './request.ts';
 
 export interface QueuedOperation {
@@ -14,12 +16,41 @@ export interface QueuedOperation {
   request: OperationRequest;
 }
 
+/** An agent set aside by the local dispatcher for one operation about to be stored. */
+export interface OperationReservation {
+  /** What the operation is stored with: it is created RUNNING, attempt 1, handed to this agent. */
+  readonly dispatch: Dispatch;
+  /** The operation was stored with `dispatch`: send it to the agent now. */
+  handOut(op: QueuedOperation): void;
+  /** It was not (the key already stood for an operation, or the write failed): the agent is free again. */
+  release(): void;
+}
+
+/** The driver's side of the hand-over, when a dispatcher runs in this process. */
+export interface LocalDispatcher {
+  /** An agent with a stream to this process that holds `account`, set aside for operation `id`; undefined when there is none. */
+  reserve(id: string, account: string, now: number): OperationReservation | undefined;
+}
+
 export class OperationEvents {
   readonly #emitter = new EventEmitter();
+  #dispatcher: LocalDispatcher | undefined;
 
   constructor() {
     // Every waiting GET listens: there is no sensible cap.
     this.#emitter.setMaxListeners(0);
+  }
+
+  /** The dispatcher of this process takes part in creating operations until the returned function is called. */
+  attach(dispatcher: LocalDispatcher): () => void {
+    this.#dispatcher = dispatcher;
+    return () => {
+      if (this.#dispatcher === dispatcher) this.#dispatcher = undefined;
+    };
+  }
+
+  reserve(id: string, account: string, now: number): OperationReservation | undefined {
+    return this.#dispatcher?.reserve(id, account, now);
   }
 
   queued(op: QueuedOperation): void {
