@@ -19,7 +19,7 @@ import type { Caller } from '../auth/caller.ts';
 
 /** How long a read account stands for its item in the table. */
 export const ACCOUNT_CACHE_MS = 1000;
-/** Accounts kept at most; the least recently read goes first. */
+/** Accounts kept at most; the one read from the table longest ago goes first. */
 export const ACCOUNT_CACHE_SIZE = 10_000;
 
 export interface CachedAccount {

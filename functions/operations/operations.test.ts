@@ -164,6 +164,18 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     expect((await f.post('locked', { action: 'deploy', manifests: [deployment('web', 'elsewhere')], namespace: 'shop' })).status).toBe(202);
   });
 
+  it('decides on a fresh read of the account what a kept one would refuse: a namespace allowed a moment ago takes operations at once', async () => {
+    const f = await fixture();
+    const body = { action: 'deploy', manifests: [deployment('web', 'payments')] };
+    expect((await f.post('locked', body)).status).toBe(400);
+    await putAgentStaticAccounts(f.table, 'agent-1', 'agents_ns', [
+      { name: 'prod' },
+      { name: 'locked', namespaces: ['shop', 'payments'], onlyNamespacedResources: true },
+      { name: 'guarded', permissions: [{ READ: ['dev'] }, { WRITE: ['ops'] }] },
+    ], f.clock.now());
+    expect((await f.post('locked', body)).status).toBe(202);
+  });
+
   it('answers oversize bodies and requests too large to store with 413', async () => {
     const small = await fixture({ maxBodyBytes: 2048 });
     const big = await small.post('prod', { action: 'deploy', manifests: [{ ...deployment('web'), data: 'x'.repeat(4096) }] });
