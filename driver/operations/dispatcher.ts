@@ -409,8 +409,10 @@ export class OperationDispatcher implements LocalDispatcher {
     events?.finished(op);
     // The result is stored: the agent may be told so now; the queue entry goes after (a pass drops it if
     // this fails). Until it is gone the operation stays in hand here, so a pass does not take its entry for one to resend.
+    // On a later turn of the event loop, so the answers to the agent and to a waiting GET go out first.
     this.#keep(
-      deleteQueueEntry(table, op.id)
+      new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => deleteQueueEntry(table, op.id))
         .catch((err: unknown) => log.warn({ err, operationId: op.id }, 'queue entry not deleted'))
         .finally(() => this.#inFlight.delete(op.id)),
     );

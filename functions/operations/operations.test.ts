@@ -6,7 +6,7 @@ import { ManualClock } from '../../shared/clock.ts';
 import { OperationEvents, type QueuedOperation } from '../../shared/operations/events.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { PK } from '../../shared/table/keys.ts';
-import { claimOperation, finishOperation } from '../../shared/table/operations.ts';
+import { claimOperation, finishOperation, getOperation } from '../../shared/table/operations.ts';
 import { putAgentStaticAccounts, syncSource } from '../../shared/table/sources.ts';
 import { adminTokenAuth, TEST_ADMIN_TOKEN } from '../../test/support/api.ts';
 import { TestIssuer, oidcConfig } from '../../test/support/oidc.ts';
@@ -237,6 +237,23 @@ describe('GET /vendor/operations/{operationId}', () => {
     const done = await finishOperation(f.table, id, { state: 'SUCCEEDED', outcomes: [] }, f.clock.now());
     f.events.finished(done!);
     expect((await waiting).json).toMatchObject({ id, state: 'SUCCEEDED' });
+  });
+
+  it('with wait, answers an operation handed out in this process from the news of its result, without reading the table', async () => {
+    const f = await fixture();
+    const id = (await f.post('prod', { action: 'rolloutRestart', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }] })).json.id as string;
+    f.events.handedOut((await getOperation(f.table, id))!);
+    const before = tables.meter.roundTrips;
+    const waiting = f.get(id, '?wait=30');
+    while (f.clock.pendingSleeps === 0) await new Promise((r) => setImmediate(r));
+    expect(tables.meter.roundTrips).toBe(before);
+    const done = await finishOperation(f.table, id, { state: 'SUCCEEDED', outcomes: [] }, f.clock.now());
+    f.events.finished(done!);
+    expect((await waiting).json).toMatchObject({ id, state: 'SUCCEEDED' });
+    expect(tables.meter.roundTrips - before).toBe(1);
+    // Finished: a later GET reads the table.
+    expect((await f.get(id, '?wait=30')).json).toMatchObject({ id, state: 'SUCCEEDED' });
+    expect(tables.meter.roundTrips - before).toBe(2);
   });
 
   it('with wait and no driver in the process, reads the table until it finishes or the wait is over', async () => {

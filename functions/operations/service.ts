@@ -127,7 +127,10 @@ export async function submitOperation(
   }
   const { record: op, created } = stored;
   if (!created) reservation?.release();
-  else if (reservation !== undefined) reservation.handOut({ record: op, request });
+  else if (reservation !== undefined) {
+    deps.events?.handedOut(op);
+    reservation.handOut({ record: op, request });
+  }
   else deps.events?.queued({ record: op, request });
   return { view: toOperationView(op), created };
 }
@@ -164,6 +167,7 @@ async function waitFinished(
     if (news !== undefined) return news;
     current = (await getOperation(deps.table, op.id)) ?? current;
   }
+  deps.events?.forget(op.id);
   return current;
 }
 
@@ -180,7 +184,8 @@ export async function getOperationView(deps: OperationDeps, caller: Caller, id: 
   // Listening before the read, so a result stored between the read and the wait is not missed.
   const notified = waitSeconds > 0 ? deps.events?.waitFinished(id, stop.signal) : undefined;
   try {
-    const op = await getOperation(deps.table, id);
+    // Handed out by this process and not finished here: its result comes here, no need to read it first.
+    const op = (waitSeconds > 0 ? deps.events?.handedOutHere(id) : undefined) ?? (await getOperation(deps.table, id));
     if (op === undefined) throw notFound;
     if (!caller.manager) {
       // Not found, to someone who may not read its account, as an unknown id.

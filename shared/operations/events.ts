@@ -32,9 +32,14 @@ export interface LocalDispatcher {
   reserve(id: string, account: string, now: number): OperationReservation | undefined;
 }
 
+/** Operations handed out here that are remembered until their result comes, at most. */
+export const REMEMBERED_HANDED_OUT = 10_000;
+
 export class OperationEvents {
   readonly #emitter = new EventEmitter();
   #dispatcher: LocalDispatcher | undefined;
+  /** Operations stored handed out to an agent of this process, as stored, until they finish here. */
+  readonly #handedOut = new Map<string, OperationRecord>();
 
   constructor() {
     // Every waiting GET listens: there is no sensible cap.
@@ -57,7 +62,27 @@ export class OperationEvents {
     this.#emitter.emit('queued', op);
   }
 
+  /**
+   * Operation `record` was stored handed out to an agent of this process: its result will most likely
+   * be recorded here, so a waiting GET may wait for that news instead of reading the table first.
+   */
+  handedOut(record: OperationRecord): void {
+    if (this.#handedOut.size >= REMEMBERED_HANDED_OUT) this.#handedOut.delete(this.#handedOut.keys().next().value as string);
+    this.#handedOut.set(record.id, record);
+  }
+
+  /** The operation as stored, when it was handed out here and has not finished here since. */
+  handedOutHere(id: string): OperationRecord | undefined {
+    return this.#handedOut.get(id);
+  }
+
+  /** Found finished in the table (its result was recorded elsewhere): no news will come here. */
+  forget(id: string): void {
+    this.#handedOut.delete(id);
+  }
+
   finished(record: OperationRecord): void {
+    this.#handedOut.delete(record.id);
     this.#emitter.emit(`finished:${record.id}`, record);
   }
 
