@@ -48,13 +48,27 @@ async function fixture(options: { maxBodyBytes?: number; auth?: ApiAuth } = {}) 
     clock,
     events,
     queued,
-    post: (account: string, body: unknown, key: string | null = 'key-1') => send('POST', `/vendor/accounts/${account}/operations`, body, key === null ? {} : { 'Idempotency-Key': key }),
+    post: (account: string, body: unknown, key: string | null = 'key-1', query = '') => send('POST', `/vendor/accounts/${account}/operations${query}`, body, key === null ? {} : { 'Idempotency-Key': key }),
     get: (id: string, query = '') => send('GET', `/vendor/operations/${id}${query}`),
     /** Calls as the holder of `bearer` from now on. */
     as(bearer: string) {
       token = bearer;
     },
   };
+}
+
+/** Moves a fixture's clock on while a request sleeps on it, so a wait of the API runs out. */
+class ManualClockWait {
+  readonly #clock: ManualClock;
+  constructor(f: { clock: ManualClock }) {
+    this.#clock = f.clock;
+  }
+  async through(ms: number): Promise<void> {
+    for (let passed = 0; passed < ms; passed += 100) {
+      while (this.#clock.pendingSleeps === 0) await new Promise((r) => setImmediate(r));
+      await this.#clock.advance(100);
+    }
+  }
 }
 
 async function count(t: TableRef, pk: string): Promise<number> {
@@ -111,6 +125,35 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     expect(res.json).toMatchObject({ code: 'conflict', operationId: first.json.id });
     expect(res.json.detail).toContain('Idempotency-Key "key-1" was already used for a different request');
     expect(await stored(f.table)).toEqual([1, 0, 1]);
+  });
+
+  it('with wait, answers the finished operation (200), or the open one once the wait is over (202)', async () => {
+    const f = await fixture();
+    const body = { action: 'rolloutRestart', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }] };
+    // The local driver gets the operations of prod and finishes them.
+    f.events.onQueued(({ record }) => {
+      if (record.account === 'prod') void finishOperation(f.table, record.id, { state: 'SUCCEEDED', outcomes: [] }, f.clock.now()).then((done) => f.events.finished(done!));
+    });
+    const done = await f.post('prod', body, 'waited', '?wait=30');
+    expect(done.status).toBe(200);
+    expect(done.json).toMatchObject({ state: 'SUCCEEDED', idempotencyKey: 'waited' });
+    expect(done.headers.get('location')).toBe(`/vendor/operations/${String(done.json.id)}`);
+    // Sent again: the same finished operation, at once.
+    const replay = await f.post('prod', body, 'waited', '?wait=30');
+    expect([replay.status, replay.json.id, replay.headers.get('idempotent-replayed')]).toEqual([200, done.json.id, 'true']);
+    // Nothing finishes it: 202 once the wait is over.
+    const open = new ManualClockWait(f);
+    const pending = f.post('locked', { action: 'deploy', manifests: [deployment('web')] }, 'open', '?wait=1');
+    await open.through(1000);
+    const res = await pending;
+    expect([res.status, res.json.state]).toEqual([202, 'QUEUED']);
+  });
+
+  it('refuses a bad wait or an unknown query parameter with 400, storing nothing', async () => {
+    const f = await fixture();
+    const body = { action: 'deploy', manifests: [deployment('web')] };
+    for (const query of ['?wait=0', '?wait=61', '?wait=soon', '?wiat=5']) expect((await f.post('prod', body, 'key-1', query)).status).toBe(400);
+    expect(await stored(f.table)).toEqual([0, 0, 0]);
   });
 
   it('requires an Idempotency-Key of visible ASCII', async () => {

@@ -92,7 +92,7 @@ export async function submitOperation(
   authorized: CachedAccount,
   key: string,
   body: unknown,
-): Promise<{ view: OperationView; created: boolean }> {
+): Promise<{ record: OperationRecord; created: boolean }> {
   const { request, paths } = parseOperationRequest(body);
   let record = authorized.record;
   try {
@@ -132,7 +132,7 @@ export async function submitOperation(
     reservation.handOut({ record: op, request });
   }
   else deps.events?.queued({ record: op, request });
-  return { view: toOperationView(op), created };
+  return { record: op, created };
 }
 
 /**
@@ -172,30 +172,66 @@ async function waitFinished(
 }
 
 /**
+ * The operation `read` answers; with `waitSeconds`, once it has finished or that long has passed. News
+ * of its result is listened for before `read` starts, so a result stored meanwhile is not missed.
+ */
+async function untilFinished(
+  deps: OperationDeps,
+  id: string,
+  waitSeconds: number,
+  signal: AbortSignal,
+  read: () => Promise<OperationRecord>,
+): Promise<OperationRecord> {
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  const notified = waitSeconds > 0 ? deps.events?.waitFinished(id, stop.signal) : undefined;
+  try {
+    const op = await read();
+    return waitSeconds > 0 && !isFinished(op.state) ? await waitFinished(deps, op, waitSeconds * 1000, stop.signal, notified) : op;
+  } finally {
+    stop.abort();
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** POST with `wait`: stores the operation as `submitOperation` does, then answers it once finished or after `waitSeconds`. */
+export async function submitAndWait(
+  deps: OperationDeps,
+  caller: Caller,
+  authorized: CachedAccount,
+  key: string,
+  body: unknown,
+  waitSeconds: number,
+  signal: AbortSignal,
+): Promise<{ record: OperationRecord; created: boolean }> {
+  let created = false;
+  const record = await untilFinished(deps, operationIdOf(authorized.record.name, key), waitSeconds, signal, async () => {
+    const submitted = await submitOperation(deps, caller, authorized, key, body);
+    created = submitted.created;
+    return submitted.record;
+  });
+  return { record, created };
+}
+
+/**
  * GET: the operation; with `waitSeconds`, once it has finished or that long has passed. Callers who
  * may read its account may read it; to anyone else it does not exist (404, as for an unknown id).
  */
 export async function getOperationView(deps: OperationDeps, caller: Caller, id: string, waitSeconds: number, signal: AbortSignal): Promise<OperationView> {
   const notFound = new VendorError('not_found', `no operation with id "${id.slice(0, 64)}"`);
   if (!isOperationId(id)) throw notFound;
-  const stop = new AbortController();
-  const onAbort = () => stop.abort();
-  signal.addEventListener('abort', onAbort, { once: true });
-  // Listening before the read, so a result stored between the read and the wait is not missed.
-  const notified = waitSeconds > 0 ? deps.events?.waitFinished(id, stop.signal) : undefined;
-  try {
+  const op = await untilFinished(deps, id, waitSeconds, signal, async () => {
     // Handed out by this process and not finished here: its result comes here, no need to read it first.
-    const op = (waitSeconds > 0 ? deps.events?.handedOutHere(id) : undefined) ?? (await getOperation(deps.table, id));
-    if (op === undefined) throw notFound;
+    const found = (waitSeconds > 0 ? deps.events?.handedOutHere(id) : undefined) ?? (await getOperation(deps.table, id));
+    if (found === undefined) throw notFound;
     if (!caller.manager) {
       // Not found, to someone who may not read its account, as an unknown id.
-      await authorizedAccount(deps.accounts, caller, op.account, 'READ', deps.permissionsLog).catch(() => {
+      await authorizedAccount(deps.accounts, caller, found.account, 'READ', deps.permissionsLog).catch(() => {
         throw notFound;
       });
     }
-    return toOperationView(waitSeconds > 0 && !isFinished(op.state) ? await waitFinished(deps, op, waitSeconds * 1000, stop.signal, notified) : op);
-  } finally {
-    stop.abort();
-    signal.removeEventListener('abort', onAbort);
-  }
+    return found;
+  });
+  return toOperationView(op);
 }
