@@ -284,10 +284,10 @@ async function operateWaiting(server: RunningServer, acct: string, manifests: Re
 
 const floorItem = (i: number, what: string) => ({ pk: 'BENCHFLOOR', sk: `${i}-${what}` });
 
-/** The operation's write as the path makes it: two conditional puts of small items at once. */
-async function createWrite(table: TableRef, i: number): Promise<void> {
+/** The operation's write as the path makes it: two conditional puts of small items at once (`items`: the operation and its queue entry). */
+async function createWrite(table: TableRef, i: number, items = ['operation', 'entry']): Promise<void> {
   await Promise.all(
-    ['operation', 'entry'].map((what) =>
+    items.map((what) =>
       table.client.send(new PutCommand({ TableName: table.tableName, Item: { ...floorItem(i, what), state: 'RUNNING', attempt: 1 }, ConditionExpression: 'attribute_not_exists(pk)' })),
     ),
   );
@@ -333,6 +333,8 @@ async function floorParts(plane: Plane, n: number): Promise<Record<string, numbe
     http_request: await p50(() => http(plane.echo, 'GET', '/')),
     operation_write: await p50((i) => createWrite(plane.table, n + i)),
     result_write: await p50((i) => finishWrite(plane.table, n + i)),
+    // What the queue entry beside the operation costs on the path: the operation's put alone.
+    operation_put_alone: await p50((i) => createWrite(plane.table, 2 * n + i, ['operation'])),
   };
 }
 
@@ -356,12 +358,21 @@ async function timed(fn: () => Promise<void>): Promise<number> {
   return performance.now() - t;
 }
 
-/** Runs the path and its baseline alternately, `n` times each. */
+/** What each side of `alternate` leaves running (a queue entry's delete, acknowledgements) ends in this. */
+const SETTLE_MS = 5;
+
+/**
+ * Runs the path and its baseline alternately, `n` times each, with a short pause before each run, so
+ * neither is timed while the other's leftovers still run.
+ */
 async function alternate(n: number, path: (i: number) => Promise<void>, raw: (i: number) => Promise<void>): Promise<[Series, Series]> {
   const a: number[] = [];
   const b: number[] = [];
+  const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
   for (let i = 0; i < n; i++) {
+    await settle();
     a.push(await timed(() => path(i)));
+    await settle();
     b.push(await timed(() => raw(i)));
   }
   const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);
