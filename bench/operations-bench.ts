@@ -358,21 +358,12 @@ async function timed(fn: () => Promise<void>): Promise<number> {
   return performance.now() - t;
 }
 
-/** What each side of `alternate` leaves running (a queue entry's delete, acknowledgements) ends in this. */
-const SETTLE_MS = 5;
-
-/**
- * Runs the path and its baseline alternately, `n` times each, with a short pause before each run, so
- * neither is timed while the other's leftovers still run.
- */
+/** Runs the path and its baseline alternately, `n` times each. */
 async function alternate(n: number, path: (i: number) => Promise<void>, raw: (i: number) => Promise<void>): Promise<[Series, Series]> {
   const a: number[] = [];
   const b: number[] = [];
-  const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
   for (let i = 0; i < n; i++) {
-    await settle();
     a.push(await timed(() => path(i)));
-    await settle();
     b.push(await timed(() => raw(i)));
   }
   const sum = (xs: number[]) => xs.reduce((s, x) => s + x, 0);

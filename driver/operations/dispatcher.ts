@@ -4,10 +4,11 @@
  * API in the same process stores one, or an agent connects), and hands each operation whose account
  * an agent connected here holds to one such agent: it claims the operation with a conditional write
  * first, so two replicas never hand out the same attempt, then sends it. The API in the same process
- * asks for an agent before it stores an operation (`reserve`), stores it claimed, and the operation
- * goes out at once without a claim of its own. Results are written back here; the first one wins. An operation whose stream ended before its result goes out again, to the
- * same agent when it is back, else after `redispatchAfterMs` to another holder; one whose replica is
- * gone goes out again after `orphanAfterMs`; one without a result by its deadline ends TIMED_OUT.
+ * asks for an agent before it stores an operation (`reserve`) and stores it handed out to that agent,
+ * which then gets it at once, without a claim. Results are written back here; the first one wins. An
+ * operation whose stream ended before its result goes out again, to the same agent when it is back,
+ * else after `redispatchAfterMs` to another holder; one whose replica is gone goes out again after
+ * `orphanAfterMs`; one without a result by its deadline ends TIMED_OUT.
  */
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
@@ -408,8 +409,8 @@ export class OperationDispatcher implements LocalDispatcher {
     log.info({ operationId: op.id, account: op.account, agentId, attempt: result.attempt, state: op.state }, 'operation finished');
     events?.finished(op);
     // The result is stored: the agent may be told so now; the queue entry goes after (a pass drops it if
-    // this fails). Until it is gone the operation stays in hand here, so a pass does not take its entry for one to resend.
-    // On a later turn of the event loop, so the answers to the agent and to a waiting GET go out first.
+    // this fails), on a later turn of the event loop, so the answers to the agent and to a waiting GET go
+    // out first. Until it is gone the operation counts as in hand, so a pass does not send it again.
     this.#keep(
       new Promise<void>((resolve) => setImmediate(resolve))
         .then(() => deleteQueueEntry(table, op.id))
