@@ -4,7 +4,7 @@ import { runOperationsBench } from './operations-bench.ts';
 // Runs the benchmark small, to keep it working; only machine-independent figures are asserted.
 describe('bench:operations', () => {
   it('prints each figure beside its baseline, with the table calls an operation costs', async () => {
-    const lines = await runOperationsBench({ single: 3, polled: 1, fifty: 1, agents: 2, throughputOps: 6, concurrency: 2 }, () => undefined);
+    const lines = await runOperationsBench({ warmup: 2, single: 3, polled: 1, fifty: 1, agents: 2, throughputOps: 6, concurrency: 2 }, () => undefined);
     expect(lines.map((l) => l.figure)).toEqual(['deploy_1_manifest', 'deploy_1_manifest_post_wait', 'deploy_1_manifest_polled', 'deploy_50_manifests', 'throughput_2_agents', 'targets']);
     const single = lines[0] as { ratio_p50: number | null; table_calls_per_op: Record<string, number>; wcu_per_op: number };
     expect(single.ratio_p50).not.toBeNull();

@@ -55,6 +55,8 @@ import { percentile, ratio, round, summarize, type Series } from './stats.ts';
 export type Line = Record<string, unknown>;
 
 export interface OperationsBenchOptions {
+  /** Rounds of both sides before anything is timed (TLS sessions, discovery, compiled code paths). */
+  warmup: number;
   /** Alternating rounds of the one-manifest figures. */
   single: number;
   /** Rounds of the polled one-manifest figure. */
@@ -402,7 +404,7 @@ export async function runOperationsBench(options: OperationsBenchOptions, emit: 
   const plane = await startPlane(options.agents);
   try {
     // Warm up both sides (TLS sessions, discovery, code paths).
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < options.warmup; i++) {
       await operate(plane.api, account(0), [deployment(`warm-${i}`, namespace(0))]);
       await rawApply(plane.raw, deployment(`warm-raw-${i}`, namespace(0)));
     }
