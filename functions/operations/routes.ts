@@ -1,9 +1,9 @@
 import { Hono, type MiddlewareHandler } from 'hono';
+import { isFinished } from '../../shared/operations/model.ts';
 import type { ApiEnv } from '../auth/caller.ts';
 import { integerQuery, jsonBody } from '../http.ts';
 import { AccountCache, authorizedAccount, type CachedAccount } from './account-cache.ts';
 import { IDEMPOTENCY_HEADER, MAX_WAIT_SECONDS, getOperationView, idempotencyKeyOf, submitAndWait, type OperationDeps } from './service.ts';
-import { isFinished } from '../../shared/operations/model.ts';
 import { toOperationView } from './view.ts';
 
 interface OperationsEnv {

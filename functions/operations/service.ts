@@ -9,7 +9,7 @@ import { requestHash } from '../../shared/operations/hash.ts';
 import { isFinished, type OperationRecord } from '../../shared/operations/model.ts';
 import { parseOperationRequest, requestObjects, type OperationRequest } from '../../shared/operations/request.ts';
 import type { AccountRestrictions } from '../../shared/operations/rules.ts';
-import { type IgnoredPermissionsLog } from '../auth/access.ts';
+import type { IgnoredPermissionsLog } from '../auth/access.ts';
 import type { Caller } from '../auth/caller.ts';
 import { authorizedAccount, type AccountCache, type CachedAccount } from './account-cache.ts';
 import type { TableRef } from '../../shared/table/client.ts';
@@ -28,7 +28,7 @@ export interface OperationDeps {
 
 /** A stored request must leave room in its 400 KB item; compressed manifests rarely come near. */
 export const MAX_STORED_REQUEST_BYTES = 350 * 1024;
-/** Longest `wait` of a GET, in seconds. */
+/** Longest `wait` of a GET or POST, in seconds. */
 export const MAX_WAIT_SECONDS = 60;
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
@@ -110,7 +110,7 @@ export async function submitOperation(
   const now = deps.clock.now();
   // A driver in this process with an agent of the account: the operation is stored handed out to it.
   const reservation = deps.events?.reserve(operationIdOf(account.name, key), account.name, now);
-  let stored;
+  let stored: { record: OperationRecord; created: boolean };
   try {
     stored = await createOperation(deps.table, {
       account: account.name,
@@ -126,12 +126,14 @@ export async function submitOperation(
     throw e;
   }
   const { record: op, created } = stored;
-  if (!created) reservation?.release();
-  else if (reservation !== undefined) {
+  if (!created) {
+    reservation?.release();
+  } else if (reservation !== undefined) {
     deps.events?.handedOut(op);
     reservation.handOut({ record: op, request });
+  } else {
+    deps.events?.queued({ record: op, request });
   }
-  else deps.events?.queued({ record: op, request });
   return { record: op, created };
 }
 
