@@ -1,4 +1,5 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,10 +78,39 @@ describe('agent command line', () => {
   });
 
   it('run refuses an invalid file before doing anything, and exits non-zero', async () => {
-    const child = startChild(process.execPath, ['agent/main.ts', '--config', file(BAD)], { cwd: root });
+    const path = file(BAD);
+    const child = startChild(process.execPath, ['agent/main.ts', '--config', path], { cwd: root });
     expect(await child.exited).toBe(1);
     expect(child.stdout.filter((l) => l !== '')).toEqual([]);
-    expect(child.stderr).toContain('the agent did not start');
+    // The complete list, as validate prints it, then why nothing started.
+    expect(child.stderr.filter((l) => l !== '')).toEqual([
+      `${path}: not valid, 4 problems:`,
+      '  error   driver.auth.token: expected a string, got a number (value hidden)',
+      '  error   driver.grpc: expected host:port (for example spin-clouddriver-grpc:9091), got "nowhere"',
+      '  error   kubernetes.accounts[2].permissions[0].READ[1]: expected a non-empty role name, got ""',
+      '  error   logging.level: expected one of panic, fatal, error, warn, warning, info, debug, trace (any case), got "verbose"',
+      '  warning kubernetes.acounts: unknown key, ignored; the closest known key is kubernetes.accounts',
+      'the agent did not start',
+    ]);
+  });
+
+  it('an invalid file never reaches the driver it names, and nothing is logged as started', async () => {
+    let connections = 0;
+    const driver = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => driver.listen(0, '127.0.0.1', resolve));
+    const { port } = driver.address() as AddressInfo;
+    const path = file({ driver: { grpc: `127.0.0.1:${port}`, insecure: true }, server: { host: '127.0.0.1', port: 0 }, logging: { level: 'verbose' } });
+    try {
+      const child = startChild(process.execPath, ['agent/main.ts', '--config', path], { cwd: root });
+      expect(await child.exited).toBe(1);
+      expect(child.stdout.filter((l) => l !== '')).toEqual([]);
+      expect(connections).toBe(0);
+    } finally {
+      driver.close();
+    }
   });
 
   it('runs with a valid file: not ready without a driver, serves metrics, reloads on SIGHUP, exits 0 on SIGTERM', async () => {

@@ -1,9 +1,15 @@
-import { benchActivateMany, benchIdleStreams, benchPatchToActive } from './assign-bench.ts';
+import { benchActivateMany, benchIdleStreams, benchPatchToActive, type ManyLayout } from './assign-bench.ts';
 
 // `npm run bench:assign`: prints one JSON line per figure, each beside a baseline from the same run.
 const emit = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
 const only = process.env.BENCH_ONLY;
 if (only === undefined || only === 'latency') await benchPatchToActive(Number(process.env.BENCH_ROUNDS ?? 100), emit);
-if (only === undefined || only === 'many') await benchActivateMany(Number(process.env.BENCH_ACCOUNTS ?? 1000), Number(process.env.BENCH_ZONES ?? 10), emit);
+if (only === undefined || only === 'many') {
+  const accounts = Number(process.env.BENCH_ACCOUNTS ?? 1000);
+  const zones = Number(process.env.BENCH_ZONES ?? 10);
+  // As deployed (table and driver in processes of their own), then everything in this process.
+  const layouts = (process.env.BENCH_LAYOUT ?? 'separate,one-process').split(',') as ManyLayout[];
+  for (const layout of layouts) await benchActivateMany(accounts, zones, emit, layout);
+}
 if (only === undefined || only === 'streams') await benchIdleStreams(Number(process.env.BENCH_STREAMS ?? 2000), Number(process.env.BENCH_WINDOW_MS ?? 20_000), emit);
 process.exit(0);

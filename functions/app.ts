@@ -32,7 +32,8 @@ export interface AppDeps {
   corsOrigins?: readonly string[];
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** Room for a full batch (1,000 records) of the largest valid records (about 4.7 KB each), under the 6 MB a Lambda request may carry. */
+export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
 
 /** Paths served without authentication: health checks and the API description. */
 export const OPEN_PATHS = ['/healthz', '/openapi.json'] as const;

@@ -33,7 +33,7 @@ describe('OpenAPI document', () => {
   it('takes request and response shapes from the valibot schemas', () => {
     const doc = openApiDocument() as { components: { schemas: Record<string, { items?: { properties?: Record<string, unknown>; required?: string[]; additionalProperties?: boolean }; properties?: Record<string, unknown>; maxItems?: number }> } };
     const activation = doc.components.schemas.ActivationBatch;
-    expect(activation?.maxItems).toBe(500);
+    expect(activation?.maxItems).toBe(1000);
     expect(activation?.items?.required).toEqual(['name', 'state']);
     expect(activation?.items?.additionalProperties).toBe(false);
     expect(Object.keys(activation?.items?.properties ?? {})).toEqual(['name', 'zoneId', 'kubeconfigFile', 'kubeConfigFile', 'state']);

@@ -99,7 +99,7 @@ export function openApiDocument(): Record<string, unknown> {
           responses: {
             '200': { description: 'The registered accounts, in request order.', content: json({ type: 'array', items: ref('Account') }) },
             '400': problem('Invalid body, duplicate names, or a name not defined in the driver service (nothing is written).'),
-            '413': problem('Body too large.'),
+            '413': problem('Body larger than the limit (5 MiB by default; a batch of 1,000 records of the largest valid size fits).'),
             ...authResponses,
             ...managerOnly,
           },
@@ -112,7 +112,7 @@ export function openApiDocument(): Record<string, unknown> {
             '200': { description: 'The activated accounts, in request order.', content: json({ type: 'array', items: ref('Account') }) },
             '400': problem('Invalid body, `state` other than ACTIVE, or a name not defined in the driver service.'),
             '409': problem('An account is not registered or already ACTIVE, or no agent session is live in its zone.'),
-            '413': problem('Body too large.'),
+            '413': problem('Body larger than the limit (5 MiB by default; a batch of 1,000 records of the largest valid size fits).'),
             ...authResponses,
             ...managerOnly,
           },

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXAMPLE_ADMIN_TOKEN } from '../scripts/control-plane.ts';
+import { DEFAULT_MAX_BODY_BYTES } from '../functions/app.ts';
 import { startTestApiServer, type TestApiServer } from './kube/index.ts';
 
 const START = join(import.meta.dirname, '../scripts/start.ts');
@@ -157,11 +158,11 @@ describe('local control plane (npm start)', () => {
     expect(res.headers.get('strict-transport-security')).toBeNull();
     const preflight = await fetch(`${url}/vendor/accounts`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'PATCH' } });
     expect(preflight.status).toBe(204);
-    // A body over 1 MiB sent in chunks, with no length announced.
+    // A body over the limit sent in chunks, with no length announced.
     const chunk = new TextEncoder().encode(`[${'{"name":"prod"},'.repeat(4096)}`);
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
-        for (let i = 0; i < 20; i++) controller.enqueue(chunk);
+        for (let i = 0; i <= DEFAULT_MAX_BODY_BYTES / chunk.length; i++) controller.enqueue(chunk);
         controller.close();
       },
     });

@@ -3,7 +3,6 @@
  * connects each account's cluster with the agent's `kubernetes.*` settings and secret resolver,
  * and stops every worker when the agent stops, before the connection flushes what they sent.
  */
-import { connectCluster } from '../clusters/index.ts';
 import type { ComponentFactory } from '../component.ts';
 import { driverLink } from '../connection/link.ts';
 import { AccountHolder } from './holder.ts';
@@ -19,7 +18,10 @@ export const accountHolderWith = (factories: readonly AccountWorkerFactory[]): C
     ctx,
     host: { respond: (body) => connection.respond(body), notify: (body) => connection.notify(body), connected: () => connection.connected },
     factories,
-    connect: (spec, logger) => {
+    connect: async (spec, logger) => {
+      // Loaded with the first account, not at start: @kubernetes/client-node is the largest part of
+      // the agent's start-up, and the agent is ready (connected, configuration valid) without it.
+      const { connectCluster } = await import('../clusters/index.ts');
       const k = ctx.config().kubernetes;
       return connectCluster(spec, {
         secrets: ctx.secrets,

@@ -27,6 +27,8 @@ export interface ConnectionDeps {
   clock?: Clock;
   /** Uniform in [0, 1); drives the reconnect jitter. */
   random?: () => number;
+  /** A response to the driver failed and will be sent again (driver.responseRetries). */
+  onRetry?(out: AgentBody): void;
   /** Told about every welcome and every stream end, for health reporting. */
   onState?(state: { connected: true; welcome: Welcome__Output } | { connected: false; end: StreamEnd }): void;
 }
@@ -47,7 +49,11 @@ export class DriverConnection {
     this.#clock = deps.clock ?? systemClock;
     const driver = deps.settings.driver ?? {};
     this.#tokens = new TokenSource(driver.auth, { clock: this.#clock, log: deps.log, retryMs: this.#reconnectMs() });
-    this.#outbox = new ResponseOutbox(driver.responseRetries, { clock: this.#clock, log: deps.log });
+    this.#outbox = new ResponseOutbox(driver.responseRetries, {
+      clock: this.#clock,
+      log: deps.log,
+      ...(deps.onRetry === undefined ? {} : { onRetry: deps.onRetry }),
+    });
   }
 
   /** The session id of the live stream, or undefined between streams. */

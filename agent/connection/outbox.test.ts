@@ -34,10 +34,11 @@ const result = (account: string): AgentBody => ({ kind: 'assignmentResult', body
 
 function setup(retries?: ResponseRetrySettings) {
   const clock = new ManualClock(0);
-  const outbox = new ResponseOutbox(retries, { clock, log: silentLogger() });
+  const retried: string[] = [];
+  const outbox = new ResponseOutbox(retries, { clock, log: silentLogger(), onRetry: (out) => void retried.push(out.kind) });
   const stop = new AbortController();
   void outbox.run(stop.signal);
-  return { clock, outbox, stop };
+  return { clock, outbox, stop, retried };
 }
 
 const settled = (p: Promise<void>) => p.then(() => 'delivered', (e: Error) => e.message);
@@ -73,15 +74,18 @@ describe('ResponseOutbox', () => {
   });
 
   it('counts a failed attempt every backOffMs while disconnected and drops after maxRetries', async () => {
-    const { outbox, clock, stop } = setup({ enabled: true, maxRetries: 2, backOffMs: 1000 });
+    const { outbox, clock, stop, retried } = setup({ enabled: true, maxRetries: 2, backOffMs: 1000 });
     const p = settled(outbox.submit(result('prod')));
     await vi.waitFor(() => expect(clock.pendingSleeps).toBe(1));
+    expect(retried).toEqual(['assignmentResult']);
     await clock.advance(999);
     expect(outbox.size).toBe(1);
     await clock.advance(1);
     await vi.waitFor(() => expect(clock.pendingSleeps).toBe(1));
     await clock.advance(1000);
     expect(await p).toBe('assignmentResult for prod not delivered after 3 attempts: not connected to the driver');
+    // Two failed attempts were tried again; the third was the last.
+    expect(retried).toEqual(['assignmentResult', 'assignmentResult']);
     stop.abort();
   });
 
@@ -99,10 +103,11 @@ describe('ResponseOutbox', () => {
   });
 
   it('drops at the first failure when retries are disabled', async () => {
-    const { outbox, stop } = setup({ enabled: false, maxRetries: 1200, backOffMs: 3000 });
+    const { outbox, stop, retried } = setup({ enabled: false, maxRetries: 1200, backOffMs: 3000 });
     expect(await settled(outbox.submit(result('prod')))).toBe(
       'assignmentResult for prod not delivered after 1 attempts: not connected to the driver',
     );
+    expect(retried).toEqual([]);
     stop.abort();
   });
 

@@ -47,13 +47,16 @@ export class ResponseOutbox {
   readonly #waker = new Waker();
   #sink: ReliableSink | undefined;
   readonly #drained: (() => void)[] = [];
+  readonly #onRetry: ((out: AgentBody) => void) | undefined;
 
-  constructor(retries: ResponseRetrySettings | undefined, deps: { clock: Clock; log: Logger }) {
+  /** `onRetry` is told of every failed attempt that will be tried again (`vendor_agent_retries_total`). */
+  constructor(retries: ResponseRetrySettings | undefined, deps: { clock: Clock; log: Logger; onRetry?: (out: AgentBody) => void }) {
     const d = CONNECTION_DEFAULTS.responseRetries;
     this.#maxFailures = 1 + ((retries?.enabled ?? d.enabled) ? (retries?.maxRetries ?? d.maxRetries) : 0);
     this.#backOffMs = retries?.backOffMs ?? d.backOffMs;
     this.#clock = deps.clock;
     this.#log = deps.log;
+    this.#onRetry = deps.onRetry;
   }
 
   /** Resolves when the driver has acknowledged `out`; rejects when it is dropped. */
@@ -146,6 +149,7 @@ export class ResponseOutbox {
       return;
     }
     e.notBefore = this.#clock.now() + this.#backOffMs;
+    this.#onRetry?.(e.out);
   }
 
   #drop(e: Entry, error: VendorError): void {

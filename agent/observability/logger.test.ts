@@ -34,6 +34,13 @@ describe('agent logger', () => {
     expect(second).toMatchObject({ level: 'warn', msg: 'watch restarted', agentId: 'agent-7', account: 'prod', kind: 'Pod' });
   });
 
+  it('logging.file creates the folders it names', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'agent-log-')), 'nested', 'deeper', 'agent.log');
+    const { logger } = createAgentLogger(loggingConfig({ file, format: 'json' }), 'agent-7');
+    logger.info('starting');
+    expect(lines(file).map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([expect.objectContaining({ msg: 'starting', agentId: 'agent-7' })]);
+  });
+
   it('text format (the default): time LEVEL message key=value', () => {
     const file = logFile();
     const { logger } = createAgentLogger(loggingConfig({ file }), 'agent-7');

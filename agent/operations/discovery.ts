@@ -4,7 +4,9 @@
  * group version at a time as operations need it (`/api/v1`, `/apis/<group>/<version>`), and read again
  * when a kind is not in it, since a CRD may have been installed since.
  */
-import { kubeErrorStatus, type ClusterClient } from '../clusters/index.ts';
+// errors.ts, not index.ts: the cluster client (and @kubernetes/client-node) loads with the first account.
+import { kubeErrorStatus } from '../clusters/errors.ts';
+import type { ClusterClient } from '../clusters/index.ts';
 
 export interface ResourceInfo {
   apiVersion: string;

@@ -9,6 +9,7 @@ import type { TestApiServer } from '../../test/kube/index.ts';
 import { startKubeCluster } from '../../test/support/kube-cluster.ts';
 import type { HeldAccountView, WorkerHost } from '../accounts/worker.ts';
 import type { ClusterClient } from '../clusters/index.ts';
+import { createAgentMetrics } from '../observability/metrics.ts';
 import { TaskBudget } from '../tasks/budget.ts';
 import { OperationsWorker, TakenOperations } from './worker.ts';
 
@@ -61,11 +62,13 @@ function setup(tasks = { totalBudget: 0, budgetPerAccount: 0, queueCheckFrequenc
   const stop = new AbortController();
   const loop = budget.run(stop.signal);
   const account: HeldAccountView = { name: 'prod', generation: 1, settings: accountSettings, caching: false, cachingEpoch: 0, cluster, logger };
-  const worker = new OperationsWorker(account, { host, budget, clock: systemClock, taken: new TakenOperations() });
+  const metrics = createAgentMetrics();
+  const worker = new OperationsWorker(account, { host, budget, clock: systemClock, taken: new TakenOperations(), metrics });
   return {
     host,
     budget,
     worker,
+    metrics,
     close: async () => {
       await worker.stop();
       stop.abort();
@@ -90,6 +93,10 @@ describe('operations worker', () => {
     expect(result).toMatchObject({ operationId: 'op-a', account: 'prod', attempt: 1, ok: true, message: '1 object done' });
     expect(result?.outcomes).toEqual([expect.objectContaining({ index: 0, result: 'created', code: 201 })]);
     expect(kube.store.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'cm-a' })).toBeDefined();
+    // Counted by action and result, with its duration.
+    const text = await s.metrics.registry.metrics();
+    expect(text).toContain('vendor_agent_operations_total{type="deploy",result="success"} 1');
+    expect(text).toContain('vendor_agent_operation_duration_seconds_count{type="deploy",result="success"} 1');
     await s.close();
   });
 
@@ -145,6 +152,7 @@ describe('operations worker', () => {
     // The running one still reports, with what it could not do any more; the waiting one never ran.
     const [stopped] = await s.host.results_(1);
     expect(stopped).toMatchObject({ operationId: 'op-d1', ok: false });
+    expect(await s.metrics.registry.metrics()).toContain('vendor_agent_operations_total{type="deploy",result="failure"} 1');
     expect(kube.store.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'cm-d2' })).toBeUndefined();
     s.worker.handle(work(deploy('cm-d2'), 'op-d2', 2));
     const results = await s.host.results_(2);

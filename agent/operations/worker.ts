@@ -16,6 +16,7 @@ import type { Operation__Output, OperationResult } from '../../shared/protocol/m
 import type { AccountWorker, AccountWorkerFactory, HeldAccountView, WorkerHost } from '../accounts/worker.ts';
 import type { AgentContext } from '../component.ts';
 import type { DriverWork } from '../connection/driver-stream.ts';
+import type { AgentMetrics } from '../observability/metrics.ts';
 import type { TaskBudget, TaskHandle } from '../tasks/budget.ts';
 import { Discovery } from './discovery.ts';
 import { executeOperation } from './execute.ts';
@@ -70,6 +71,8 @@ export interface OperationsWorkerDeps {
   budget: TaskBudget;
   clock: Clock;
   taken: TakenOperations;
+  /** `vendor_agent_operations_total` and `vendor_agent_operation_duration_seconds`, by action and result. */
+  metrics?: Pick<AgentMetrics, 'operations' | 'operationDuration'>;
 }
 
 export class OperationsWorker implements AccountWorker {
@@ -169,7 +172,11 @@ export class OperationsWorker implements AccountWorker {
     this.#tasks.delete(op.operationId);
     this.#started.delete(op.operationId);
     this.#deps.taken.finish(op.operationId, result);
-    this.#log.info({ operationId: op.operationId, ok: result.ok, ms: clock.now() - startedAt }, `operation finished: ${execution.message}`);
+    const ms = clock.now() - startedAt;
+    this.#log.info({ operationId: op.operationId, ok: result.ok, ms }, `operation finished: ${execution.message}`);
+    const labels = { type: op.action ?? 'unknown', result: result.ok ? 'success' : 'failure' };
+    this.#deps.metrics?.operations.inc(labels);
+    this.#deps.metrics?.operationDuration.observe(labels, ms / 1000);
     this.#respond(result);
   }
 
@@ -193,4 +200,4 @@ export class OperationsWorker implements AccountWorker {
 
 /** Every held account gets an operations worker: operations work on every kind, cached or not. */
 export const operationsWorkerFactory: AccountWorkerFactory = (account, host, ctx) =>
-  new OperationsWorker(account, { host, budget: ctx.budget, clock: ctx.clock, taken: takenFor(ctx) });
+  new OperationsWorker(account, { host, budget: ctx.budget, clock: ctx.clock, taken: takenFor(ctx), metrics: ctx.metrics });

@@ -6,9 +6,15 @@
  * periodic full reconcile.
  */
 import type { Clock } from '../../shared/clock.ts';
-import { changesSince, cursorAt } from '../../shared/table/changes.ts';
+import { changeKeysSince, cursorAt } from '../../shared/table/changes.ts';
 import type { TableRef } from '../../shared/table/client.ts';
-import { changeKey } from '../../shared/table/keys.ts';
+
+/**
+ * Entries per Query. A burst (a PATCH of 1,000 accounts) stays inside the re-read window for
+ * `clockSkewMs`, so every poll in that time reads it again: large pages keep that to a few round
+ * trips (DynamoDB returns at most 1 MB per page; an entry is about 120 bytes).
+ */
+const PAGE = 1000;
 
 export class FeedReader {
   readonly #table: TableRef;
@@ -31,15 +37,14 @@ export class FeedReader {
     const names = new Set<string>();
     let cursor = cursorAt(Math.max(0, from));
     for (;;) {
-      const page = await changesSince(this.#table, cursor, 100);
-      for (const c of page.changes) {
-        const key = changeKey(c.at, c.name, c.generation).sk;
-        if (this.#seen.has(key)) continue;
-        this.#seen.set(key, c.at);
+      const page = await changeKeysSince(this.#table, cursor, PAGE);
+      for (const c of page.keys) {
+        if (this.#seen.has(c.sk)) continue;
+        this.#seen.set(c.sk, c.at);
         names.add(c.name);
         this.#newest = Math.max(this.#newest, c.at);
       }
-      if (page.changes.length < 100) break;
+      if (page.keys.length < PAGE) break;
       cursor = page.cursor;
     }
     const horizon = Math.min(this.#newest, this.#clock.now()) - this.#skewMs;

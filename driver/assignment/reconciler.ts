@@ -293,7 +293,9 @@ export class AssignmentReconciler {
       if (record === undefined) this.#cache.delete(name);
       else this.#cache.set(record);
       if (cachingMoved && record !== undefined) {
-        this.#deps.log.info({ account: name, cachingAgentId: record.cachingAgentId ?? null, cachingEpoch: record.cachingEpoch ?? 0 }, 'caching role moved');
+        // A first election is part of every first assignment (1,000 lines for a PATCH of 1,000); a move is news.
+        const level = previousCaching === undefined ? 'debug' : 'info';
+        this.#deps.log[level]({ account: name, cachingAgentId: record.cachingAgentId ?? null, cachingEpoch: record.cachingEpoch ?? 0 }, 'caching role moved');
         // Agents of other replicas that gain or lose the role learn of it through the feed.
         const here = (agentId: string | undefined) => agentId === undefined || this.#local.has(agentId);
         if (!here(previousCaching) || !here(record.cachingAgentId)) {

@@ -10,7 +10,7 @@ import { getAccount, getAccounts, listAccountPage, mutateAccount, type AccountCh
 import { listVisibleAccountPage } from '../../shared/table/visible.ts';
 import { assertAccountAccess, canRead, type IgnoredPermissionsLog } from '../auth/access.ts';
 import type { Caller } from '../auth/caller.ts';
-import { appendChanges, type Change } from '../../shared/table/changes.ts';
+import { ChangeAppender, type Change } from '../../shared/table/changes.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { liveSessions } from '../../shared/table/sessions.ts';
 import { runBounded } from '../../shared/table/bounded.ts';
@@ -104,32 +104,49 @@ function sameRegistration(a: Registration | undefined, b: Registration): boolean
   return a !== undefined && a.zoneId === b.zoneId && a.kubeconfigFile === b.kubeconfigFile;
 }
 
-/** Runs one decision per record and returns the resulting records, in batch order. */
+/**
+ * Runs one decision per record and returns the resulting records, in batch order. The feed entry
+ * `feed` gives for a written record is appended as soon as its group of 25 is written (ChangeAppender),
+ * so the driver starts on the first accounts of a large batch while the rest are still written; a
+ * record written before another one failed gets its entry too.
+ */
 async function applyBatch<T extends { name: string }>(
   deps: AccountDeps,
   batch: readonly T[],
   found: Map<string, AccountRecord>,
   decide: (record: AccountRecord, rec: T) => AccountChanges | undefined,
+  feed: (result: { record: AccountRecord; changed: boolean }) => Change | undefined,
 ): Promise<{ record: AccountRecord; changed: boolean }[]> {
   const results: { record: AccountRecord; changed: boolean }[] = new Array(batch.length);
-  await runBounded(
-    batch.map((rec, i) => async () => {
-      const { record, changed } = await mutateAccount(
-        deps.table,
-        rec.name,
-        (current) => {
-          // The source may have dropped the account since the batch was checked.
-          if (current === undefined || !isDriverDefined(current.defs)) throw unknownAccounts([rec.name], [{ path: `[${i}].name`, message: 'no longer defined in the driver service' }]);
-          return decide(current, rec);
-        },
-        () => deps.clock.now(),
-        // The batch was just read strongly: the first attempt writes from that read.
-        { ...(found.has(rec.name) ? { initial: found.get(rec.name) as AccountRecord } : {}) },
-      );
-      results[i] = { record: record as AccountRecord, changed };
-    }),
-    WRITE_CONCURRENCY,
-  );
+  const appender = new ChangeAppender(deps.table);
+  let failure: { error: unknown } | undefined;
+  try {
+    await runBounded(
+      batch.map((rec, i) => async () => {
+        const { record, changed } = await mutateAccount(
+          deps.table,
+          rec.name,
+          (current) => {
+            // The source may have dropped the account since the batch was checked.
+            if (current === undefined || !isDriverDefined(current.defs)) throw unknownAccounts([rec.name], [{ path: `[${i}].name`, message: 'no longer defined in the driver service' }]);
+            return decide(current, rec);
+          },
+          () => deps.clock.now(),
+          // The batch was just read strongly: the first attempt writes from that read.
+          { ...(found.has(rec.name) ? { initial: found.get(rec.name) as AccountRecord } : {}) },
+        );
+        const result = { record: record as AccountRecord, changed };
+        results[i] = result;
+        const change = feed(result);
+        if (change !== undefined) appender.add(change);
+      }),
+      WRITE_CONCURRENCY,
+    );
+  } catch (error) {
+    failure = { error };
+  }
+  await appender.close();
+  if (failure !== undefined) throw failure.error;
   return results;
 }
 
@@ -142,18 +159,20 @@ export async function registerAccounts(deps: AccountDeps, batch: readonly Regist
   const found = await getAccounts(deps.table, batch.map((r) => r.name), { consistent: true });
   checkDriverDefined(batch, found);
   const now = deps.clock.now();
-  const records = await applyBatch(deps, batch, found, (current, rec) => {
-    const registration = mergedRegistration(current.registration, rec, now);
-    if (sameRegistration(current.registration, registration)) return undefined;
-    if (current.registration === undefined || current.state === undefined) {
-      return { registration, state: 'INACTIVE', generation: current.generation + 1 };
-    }
-    return { registration, generation: current.generation + 1 };
-  });
-  const changes: Change[] = records
-    .filter((r) => r.changed && r.record.state === 'ACTIVE')
-    .map(({ record }) => ({ name: record.name, action: 'assign', generation: record.generation, at: now }));
-  await appendChanges(deps.table, changes);
+  const records = await applyBatch(
+    deps,
+    batch,
+    found,
+    (current, rec) => {
+      const registration = mergedRegistration(current.registration, rec, now);
+      if (sameRegistration(current.registration, registration)) return undefined;
+      if (current.registration === undefined || current.state === undefined) {
+        return { registration, state: 'INACTIVE', generation: current.generation + 1 };
+      }
+      return { registration, generation: current.generation + 1 };
+    },
+    ({ record, changed }) => (changed && record.state === 'ACTIVE' ? assignEntry(record, now) : undefined),
+  );
   return records.map((r) => view(deps, r.record));
 }
 
@@ -190,20 +209,26 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
     });
   }
 
-  const records = await applyBatch(deps, batch, found, (current, rec) => {
-    const problem = activationProblem(current);
-    if (problem !== undefined) throw new VendorError('conflict', problem);
-    return {
-      registration: mergedRegistration(current.registration, rec, now),
-      state: 'ACTIVE',
-      generation: current.generation + 1,
-    };
-  });
-  await appendChanges(
-    deps.table,
-    records.map(({ record }) => ({ name: record.name, action: 'assign', generation: record.generation, at: now })),
+  const records = await applyBatch(
+    deps,
+    batch,
+    found,
+    (current, rec) => {
+      const problem = activationProblem(current);
+      if (problem !== undefined) throw new VendorError('conflict', problem);
+      return {
+        registration: mergedRegistration(current.registration, rec, now),
+        state: 'ACTIVE',
+        generation: current.generation + 1,
+      };
+    },
+    ({ record }) => assignEntry(record, now),
   );
   return records.map((r) => view(deps, r.record));
+}
+
+function assignEntry(record: AccountRecord, now: number): Change {
+  return { name: record.name, action: 'assign', generation: record.generation, at: now };
 }
 
 function activationProblem(record: AccountRecord): string | undefined {
@@ -224,12 +249,13 @@ export async function unregisterAccount(deps: AccountDeps, name: string): Promis
     throw unknownAccounts([shown], [{ path: 'accountName', message: `"${shown}" is not an account defined in the driver service` }]);
   }
   const now = deps.clock.now();
-  const [record] = await applyBatch(deps, [{ name }], new Map([[name, current]]), (cur) =>
-    cur.registration === undefined && cur.state === undefined
-      ? undefined
-      : { registration: null, state: null, generation: cur.generation + 1 },
+  const [record] = await applyBatch(
+    deps,
+    [{ name }],
+    new Map([[name, current]]),
+    (cur) => (cur.registration === undefined && cur.state === undefined ? undefined : { registration: null, state: null, generation: cur.generation + 1 }),
+    // Queued even when nothing changed, so a retry finishes an interrupted delete.
+    ({ record: after }) => ({ name, action: 'remove', generation: after.generation, at: now }),
   );
-  const after = (record as { record: AccountRecord }).record;
-  await appendChanges(deps.table, [{ name, action: 'remove', generation: after.generation, at: now }]);
-  return view(deps, after);
+  return view(deps, (record as { record: AccountRecord }).record);
 }

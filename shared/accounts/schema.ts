@@ -108,7 +108,7 @@ export const accountSettingsSchema = v.pipe(
 export type AccountSettings = v.InferOutput<typeof accountSettingsSchema>;
 
 /** Longest batch of records in one POST or PATCH. */
-export const MAX_BATCH = 500;
+export const MAX_BATCH = 1000;
 
 const registrationEntries = {
   // Any string is accepted here: a name no source defines is answered as an unknown account.

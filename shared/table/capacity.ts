@@ -10,9 +10,12 @@ export class CapacityMeter {
   readUnits = 0;
   writeUnits = 0;
   roundTrips = 0;
+  /** Round trips by operation (`UpdateItem`, `BatchGetItem`, ...). */
+  readonly operations = new Map<string, number>();
 
   record(operation: string, consumed: ConsumedCapacity | ConsumedCapacity[] | undefined): void {
     this.roundTrips++;
+    this.operations.set(operation, (this.operations.get(operation) ?? 0) + 1);
     const list = consumed === undefined ? [] : Array.isArray(consumed) ? consumed : [consumed];
     const units = list.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
     if (READ_OPERATIONS.has(operation)) this.readUnits += units;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestTables } from '../../test/support/table.ts';
-import { appendChanges, appendChangesParams, changeItem, changesSince, cursorAt, pruneChanges } from './changes.ts';
+import { appendChanges, appendChangesParams, changeItem, changeKeysSince, changeKeysSinceParams, changesSince, cursorAt, parseChangeKey, pruneChanges } from './changes.ts';
 
 describe('change builders', () => {
   it('keys entries by zero-padded time, name and generation so string order is time order', () => {
@@ -9,6 +9,12 @@ describe('change builders', () => {
     expect(item.expiresAt).toBe(Math.ceil((1234 + 7 * 24 * 3600 * 1000) / 1000));
     expect(String(changeItem({ name: 'a', action: 'remove', generation: 1, at: 99 }).sk) < String(item.sk)).toBe(true);
     expect(() => appendChangesParams('t', Array.from({ length: 26 }, () => ({ name: 'a', action: 'assign' as const, generation: 1, at: 1 })))).toThrow();
+  });
+
+  it('a sort key tells the time, name and generation back, and the keys-only read asks for nothing else', () => {
+    const sk = String(changeItem({ name: 'prod.eu-1_a', action: 'assign', generation: 12, at: 1_700_000_000_123 }).sk);
+    expect(parseChangeKey(sk)).toEqual({ sk, name: 'prod.eu-1_a', at: 1_700_000_000_123, generation: 12 });
+    expect(changeKeysSinceParams('t', cursorAt(5), 1000)).toMatchObject({ ProjectionExpression: 'sk', ConsistentRead: true, Limit: 1000 });
   });
 });
 
@@ -29,6 +35,11 @@ describe('changes against dynalite', () => {
     const none = await changesSince(t, rest.cursor, 20);
     expect(none).toEqual({ changes: [], cursor: rest.cursor });
     expect((await changesSince(t, cursorAt(1025), 100)).changes.map((c) => c.name)).toEqual(['acc25', 'acc26', 'acc27', 'acc28', 'acc29']);
+    // Keys only: the same entries in the same order, and the same cursors.
+    const keys = await changeKeysSince(t, cursorAt(0), 20);
+    expect(keys.keys.map(({ name, at, generation }) => ({ name, at, generation }))).toEqual(entries.slice(0, 20).map(({ name, at, generation }) => ({ name, at, generation })));
+    expect(keys.cursor).toBe(first.cursor);
+    expect((await changeKeysSince(t, rest.cursor, 20)).keys).toEqual([]);
   });
 
   it('prunes entries older than a time', async () => {

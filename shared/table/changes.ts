@@ -61,6 +61,23 @@ export function changesSinceParams(tableName: string, cursor: string, limit: num
   };
 }
 
+/** The same read, keys only: an entry's sort key holds its time, name and generation. */
+export function changeKeysSinceParams(tableName: string, cursor: string, limit: number): QueryCommandInput {
+  return { ...changesSinceParams(tableName, cursor, limit), ProjectionExpression: 'sk' };
+}
+
+/** An entry as its sort key tells it: `<13-digit ms>#<name>#<10-digit generation>`. */
+export interface ChangeKey {
+  sk: string;
+  name: string;
+  at: number;
+  generation: number;
+}
+
+export function parseChangeKey(sk: string): ChangeKey {
+  return { sk, at: Number(sk.slice(0, 13)), name: sk.slice(14, -11), generation: Number(sk.slice(-10)) };
+}
+
 async function batchWrite(t: TableRef, input: BatchWriteCommandInput): Promise<void> {
   let request = input.RequestItems;
   for (let attempt = 0; request !== undefined && Object.keys(request).length > 0; attempt++) {
@@ -71,10 +88,46 @@ async function batchWrite(t: TableRef, input: BatchWriteCommandInput): Promise<v
   }
 }
 
-export async function appendChanges(t: TableRef, changes: readonly Change[]): Promise<void> {
-  for (let i = 0; i < changes.length; i += 25) {
-    await batchWrite(t, appendChangesParams(t.tableName, changes.slice(i, i + 25)));
+/**
+ * Appends the entries of a batch while its accounts are being written: every 25 entries (one
+ * BatchWriteItem) go to the table as soon as they are added, so driver replicas start on the first
+ * accounts while the rest are still written. `close()` appends what is left and resolves once every
+ * entry is in the table, or throws the first failure after the others settled.
+ */
+export class ChangeAppender {
+  readonly #t: TableRef;
+  #pending: Change[] = [];
+  readonly #writes: Promise<void>[] = [];
+
+  constructor(t: TableRef) {
+    this.#t = t;
   }
+
+  add(change: Change): void {
+    this.#pending.push(change);
+    if (this.#pending.length >= 25) this.#flush();
+  }
+
+  async close(): Promise<void> {
+    this.#flush();
+    const failed = (await Promise.allSettled(this.#writes)).find((r) => r.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+  }
+
+  #flush(): void {
+    if (this.#pending.length === 0) return;
+    const chunk = this.#pending;
+    this.#pending = [];
+    const write = batchWrite(this.#t, appendChangesParams(this.#t.tableName, chunk));
+    write.catch(() => undefined); // handled in close(), which may come after the failure
+    this.#writes.push(write);
+  }
+}
+
+export async function appendChanges(t: TableRef, changes: readonly Change[]): Promise<void> {
+  const appender = new ChangeAppender(t);
+  for (const c of changes) appender.add(c);
+  await appender.close();
 }
 
 /**
@@ -92,6 +145,17 @@ export async function changesSince(t: TableRef, cursor: string, limit = 100): Pr
   }));
   const last = items.at(-1);
   return { changes, cursor: last === undefined ? cursor : (last.sk as string) };
+}
+
+/**
+ * `changesSince` for a reader that needs only which accounts changed (the driver's feed reader): the
+ * Query returns the sort keys alone, so re-reading a window of 1,000 entries moves and decodes a
+ * fraction of the items.
+ */
+export async function changeKeysSince(t: TableRef, cursor: string, limit = 100): Promise<{ keys: ChangeKey[]; cursor: string }> {
+  const out = await t.client.send(new QueryCommand(changeKeysSinceParams(t.tableName, cursor, limit)));
+  const keys = (out.Items ?? []).map((i) => parseChangeKey(i.sk as string));
+  return { keys, cursor: keys.at(-1)?.sk ?? cursor };
 }
 
 /** Deletes entries older than `beforeMs` (where the table has no TTL deletion, as in dynalite). */

@@ -6,6 +6,7 @@ import { duplicateNameIssues } from '../accounts/duplicates.ts';
 import { accountSettingsSchema, type AccountSettings } from '../accounts/schema.ts';
 import { parseOrThrow } from '../accounts/validate.ts';
 import { VendorError } from '../errors.ts';
+import { winningDefinition } from '../accounts/precedence.ts';
 import { createAccount, deleteAccount, getAccount, newAccountRecord, removeDefinition, setDefinition, updateAccount } from './accounts.ts';
 import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from './access.ts';
 import { appendChanges } from './changes.ts';
@@ -77,9 +78,15 @@ async function members(t: TableRef, sourceId: string): Promise<Map<string, strin
   return new Map(items.map((item) => [item.sk as string, item.hash as string | undefined]));
 }
 
-/** A migrated, active account whose definition changed is queued again so agents get the new settings. */
-async function requeueIfActive(t: TableRef, record: AccountRecord, now: number): Promise<void> {
-  if (record.registration === undefined || record.state !== 'ACTIVE') return;
+/**
+ * Agents holding the account must get its new definition: a migrated, active account whose definition
+ * changed, or an account served from an agent's own file whose entry changed (`staticChanged`), gets a
+ * new generation and is queued again. Without the new generation a driver could not tell an agent
+ * holding the old settings from one holding the new (it compares generations, not settings).
+ */
+async function requeueIfActive(t: TableRef, record: AccountRecord, now: number, staticChanged = false): Promise<void> {
+  const servedFromAgent = winningDefinition(record.defs)?.[1].kind === 'static-agent-config';
+  if (!(staticChanged && servedFromAgent) && (record.registration === undefined || record.state !== 'ACTIVE')) return;
   try {
     const after = await updateAccount(t, record.name, record.version, { generation: record.generation + 1 }, now);
     await appendChanges(t, [{ name: record.name, action: 'assign', generation: after.generation, at: now }]);
@@ -113,7 +120,7 @@ async function upsert(t: TableRef, name: string, sourceId: string, def: Definiti
   }
   if (record !== undefined) {
     await syncAccessEntry(t, record);
-    await requeueIfActive(t, record, now);
+    await requeueIfActive(t, record, now, def.kind === 'static-agent-config' && !likelyNew);
   }
 }
 

@@ -1,0 +1,160 @@
+/** Small pieces the benchmarks share: timing the driver's own log records, waiting, reading /proc. */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import pino from 'pino';
+import type { Logger } from '../shared/log.ts';
+import type { CapacityMeter } from '../shared/table/capacity.ts';
+import { createDocumentClient, type TableRef } from '../shared/table/client.ts';
+import { startEmbeddedTable } from '../shared/table/embedded.ts';
+
+export type Line = Record<string, unknown>;
+
+/** A logger that hands each record to `on` as it is written, to time the driver's own events. */
+export function eventLogger(on: (record: Record<string, unknown>) => void): Logger {
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') on(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return pino({ level: 'info', base: {} }, sink);
+}
+
+export async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const start = performance.now();
+  while (!check()) {
+    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export interface ProcStats {
+  rssBytes: number;
+  cpuTicks: number;
+}
+
+/** Resident memory and CPU ticks (user + system) of a process, from /proc. */
+export function procStats(pid: number): ProcStats {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { rssBytes: rssKb * 1024, cpuTicks: Number(fields[11]) + Number(fields[12]) };
+}
+
+/** The machine's 1-minute load average, for the record of a run. */
+/** CPU time (user + system, ms) this process has used so far. */
+export function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
+export function loadAverage(): number {
+  return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+}
+
+/** A table reached over loopback: in this process (dynalite here) or in a process of its own (bench/table-process.ts). */
+export interface BenchTable {
+  tableName: string;
+  endpoint: string;
+  /** A client of its own, counting its round trips and capacity in `meter` when given. */
+  client(meter?: CapacityMeter): TableRef;
+  /** CPU time (ms) the table has used so far, when it runs in a process of its own. */
+  cpuMs(): number | undefined;
+  close(): Promise<void>;
+}
+
+export type TablePlacement = 'process' | 'inline';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const LOCAL = { region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+
+export async function startBenchTable(placement: TablePlacement): Promise<BenchTable> {
+  const clients: TableRef[] = [];
+  const client = (tableName: string, endpoint: string) => (meter?: CapacityMeter): TableRef => {
+    const ref = { tableName, client: createDocumentClient({ endpoint, ...LOCAL, ...(meter === undefined ? {} : { meter }) }) };
+    clients.push(ref);
+    return ref;
+  };
+  const closeClients = () => clients.forEach((c) => c.client.destroy());
+  if (placement === 'inline') {
+    const table = await startEmbeddedTable();
+    return {
+      tableName: table.tableName,
+      endpoint: table.endpoint,
+      client: client(table.tableName, table.endpoint),
+      cpuMs: () => undefined,
+      close: async () => {
+        closeClients();
+        await table.close();
+      },
+    };
+  }
+  const child = spawn(process.execPath, ['bench/table-process.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const first = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the table process exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once('line', resolve);
+  });
+  const { endpoint, tableName } = JSON.parse(first) as { endpoint: string; tableName: string };
+  return {
+    tableName,
+    endpoint,
+    client: client(tableName, endpoint),
+    cpuMs: () => procStats(child.pid as number).cpuTicks * 10,
+    close: async () => {
+      closeClients();
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** `driver/main.ts` in a process of its own, as it is deployed, on a table reached at `table.endpoint`. */
+export interface DriverProcess {
+  port: number;
+  pid: number;
+  /** Every JSON log line the driver writes, as it writes it. */
+  onRecord(listener: (record: Record<string, unknown>) => void): void;
+  close(): Promise<void>;
+}
+
+export async function startDriverProcess(table: { tableName: string; endpoint: string }, configPath: string): Promise<DriverProcess> {
+  const child = spawn(process.execPath, ['driver/main.ts', '--config', configPath], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      VENDOR_TABLE_NAME: table.tableName,
+      VENDOR_DYNAMODB_ENDPOINT: table.endpoint,
+      AWS_REGION: 'local',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      VENDOR_LOG_FORMAT: 'json',
+      GRPC_PORT: '0',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const listeners: ((record: Record<string, unknown>) => void)[] = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`driver exited with ${code}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (!line.startsWith('{')) return;
+      const record = JSON.parse(line) as Record<string, unknown>;
+      if (record['msg'] === 'driver listening') resolve(record['port'] as number);
+      for (const l of listeners) l(record);
+    });
+  });
+  return {
+    port,
+    pid: child.pid as number,
+    onRecord: (l) => void listeners.push(l),
+    close: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
