@@ -7,8 +7,14 @@ import { IDEMPOTENCY_HEADER, MAX_WAIT_SECONDS, getOperationView, idempotencyKeyO
 import { toOperationView } from './view.ts';
 
 interface OperationsEnv {
-  Variables: ApiEnv['Variables'] & { account: CachedAccount };
+  Variables: ApiEnv['Variables'] & { account: CachedAccount; wait: number };
 }
+
+/** `?wait=N` read before anything else, so a bad query is a 400 whatever the account. */
+const waitQuery: MiddlewareHandler<OperationsEnv> = async (c, next) => {
+  c.set('wait', (integerQuery(c, { wait: { default: 0, max: MAX_WAIT_SECONDS } }) as { wait: number }).wait);
+  await next();
+};
 
 /**
  * Deployment operations (docs/operations.md), mounted under `/vendor`:
@@ -24,8 +30,8 @@ export function operationRoutes(deps: Omit<OperationDeps, 'accounts'> & { accoun
     await next();
   };
   return new Hono<ApiEnv>()
-    .post('/accounts/:accountId/operations', write, bodyLimit, async (c) => {
-      const { wait } = integerQuery(c, { wait: { default: 0, max: MAX_WAIT_SECONDS } }) as { wait: number };
+    .post('/accounts/:accountId/operations', waitQuery, write, bodyLimit, async (c) => {
+      const wait = c.get('wait');
       const key = idempotencyKeyOf(c.req.header(IDEMPOTENCY_HEADER));
       const body = await jsonBody(c, 'a JSON object naming an action');
       const { record, created } = await submitAndWait(full, c.get('caller'), c.get('account'), key, body, wait, c.req.raw.signal);
