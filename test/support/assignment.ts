@@ -116,6 +116,8 @@ export class AssignmentWorld {
       assignment?: Partial<typeof FAST_ASSIGNMENT>;
       operations?: Partial<typeof FAST_OPERATIONS>;
       replicaId?: string;
+      /** Lease and heartbeat settings: by default short, so tests of lost agents run quickly. */
+      sessions?: { heartbeatIntervalMs: number; leaseMs: number };
       /** Modules besides `base` (every production module by default). */
       modules?: readonly DriverModuleFactory[];
       base?: readonly DriverModuleFactory[];
@@ -125,7 +127,7 @@ export class AssignmentWorld {
       config: parseDriverGrpcConfig({
         grpc: { host: '127.0.0.1', port: options.port ?? 0 },
         auth: { tokens: [AGENT_TOKEN] },
-        sessions: { heartbeatIntervalMs: 200, leaseMs: 1_000 },
+        sessions: options.sessions ?? { heartbeatIntervalMs: 200, leaseMs: 1_000 },
         assignment: { ...FAST_ASSIGNMENT, ...options.assignment },
         operations: { ...FAST_OPERATIONS, ...options.operations },
       }),
