@@ -84,7 +84,7 @@ export class AssignmentWorld {
     await this.tables.start();
     this.kube = await startTestApiServer({ ...kube, tls: true, auth: { tokens: { [KUBE_TOKEN]: { username: 'agent', groups: ['system:masters'] } } } });
     // An agent loads the cluster client with its first account, which holds this process's event loop
-    // for a while (the driver's heartbeats too); loaded now, that never eats into a test's 1 s leases.
+    // for a while (the driver's heartbeats too); loaded now, that never eats into a test's leases.
     await import('../../agent/clusters/index.ts');
   }
 
@@ -121,6 +121,12 @@ export class AssignmentWorld {
       assignment?: Partial<typeof FAST_ASSIGNMENT>;
       operations?: Partial<typeof FAST_OPERATIONS>;
       replicaId?: string;
+      /**
+       * Lease and heartbeat settings. By default heartbeats every 200 ms and a 5 s lease: an agent that
+       * goes silent is noticed within seconds, and a loaded machine that stalls a process for a second
+       * does not end its streams.
+       */
+      sessions?: { heartbeatIntervalMs: number; leaseMs: number };
       /** Modules besides `base` (every production module by default). */
       modules?: readonly DriverModuleFactory[];
       base?: readonly DriverModuleFactory[];
@@ -130,7 +136,7 @@ export class AssignmentWorld {
       config: parseDriverGrpcConfig({
         grpc: { host: '127.0.0.1', port: options.port ?? 0 },
         auth: { tokens: [AGENT_TOKEN] },
-        sessions: { heartbeatIntervalMs: 200, leaseMs: 1_000 },
+        sessions: options.sessions ?? { heartbeatIntervalMs: 200, leaseMs: 5_000 },
         assignment: { ...FAST_ASSIGNMENT, ...options.assignment },
         operations: { ...FAST_OPERATIONS, ...options.operations },
       }),
