@@ -45,37 +45,73 @@ async function readAll(res: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** A batch grows no larger than this, however fast the body arrives. */
+const MAX_BATCH_BYTES = 256 * 1024;
+
+/** True once `next` has settled, false if it has not by the end of this turn of the event loop. */
+function settledThisTurn(next: Promise<unknown>): Promise<boolean> {
+  return new Promise((resolve) => {
+    const turn = setImmediate(() => resolve(false));
+    next.then(
+      () => {
+        clearImmediate(turn);
+        resolve(true);
+      },
+      () => {
+        clearImmediate(turn);
+        resolve(true);
+      },
+    );
+  });
+}
+
 /**
  * Cuts a streamed body at line ends: each batch holds the complete lines of what has arrived (each
- * ending with a newline), in a buffer of its own that may be handed to another thread. After
- * `closed()` the end of the body is the end of the stream, not an error.
+ * ending with a newline), in a buffer of its own that may be handed to another thread. What arrives
+ * in the same turn of the event loop joins one batch (up to `MAX_BATCH_BYTES`): a flood of events
+ * (the initial events of a WatchList come as 16 KB TLS records) makes few large batches, worth
+ * decoding in another thread, while a trickle is handed on at once. After `closed()` the end of the
+ * body is the end of the stream, not an error.
  */
 async function* batchesOf(res: IncomingMessage, closed: () => boolean): AsyncIterable<Buffer> {
-  let pending: Buffer = Buffer.alloc(0);
-  const chunks = res[Symbol.asyncIterator]();
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const chunks = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let next = chunks.next();
   for (;;) {
-    let next: IteratorResult<Buffer>;
+    let got: IteratorResult<Buffer>;
     try {
-      next = (await chunks.next()) as IteratorResult<Buffer>;
+      got = await next;
     } catch (e) {
       if (closed()) return;
       throw e;
     }
-    if (next.done) break;
-    const chunk = next.value;
-    pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
-    const end = pending.lastIndexOf(10) + 1;
-    if (end === 0) continue;
+    if (got.done) break;
+    pending.push(got.value);
+    pendingBytes += got.value.length;
+    next = chunks.next();
+    if (pendingBytes < MAX_BATCH_BYTES && (await settledThisTurn(next))) continue;
+    const joined = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
+    const end = joined.lastIndexOf(10) + 1;
+    if (end === 0) {
+      pending = [joined];
+      continue;
+    }
     // Copied out of the socket's buffer pool, so the batch owns its memory.
     const batch = Buffer.allocUnsafeSlow(end);
-    pending.copy(batch, 0, 0, end);
-    pending = pending.subarray(end);
+    joined.copy(batch, 0, 0, end);
+    const rest = joined.subarray(end);
+    pending = rest.length === 0 ? [] : [rest];
+    pendingBytes = rest.length;
     yield batch;
   }
-  if (pending.length > 0) {
-    const batch = Buffer.allocUnsafeSlow(pending.length + 1);
-    pending.copy(batch);
-    batch[pending.length] = 10;
+  if (pendingBytes > 0) {
+    // The body's last line may lack its newline.
+    const joined = Buffer.concat(pending, pendingBytes);
+    const whole = joined[joined.length - 1] === 10;
+    const batch = Buffer.allocUnsafeSlow(joined.length + (whole ? 0 : 1));
+    joined.copy(batch);
+    if (!whole) batch[joined.length] = 10;
     yield batch;
   }
 }
