@@ -17,7 +17,7 @@ describe('bench:cache', () => {
     const figures = new Map(out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).map((f) => [f.figure, f]));
     expect([...figures.keys()]).toEqual([
       'seeded', 'initial_sync', 'peak_rss', 'settled_rss', 'bytes_to_driver_initial_sync', 'bytes_to_driver_per_event',
-      'watch_events_into_driver', 'table_writes', 'wcu_per_changed_object', 'agent_cpu',
+      'watch_events_into_driver', 'api_server_ceiling', 'table_writes', 'wcu_per_changed_object', 'agent_cpu',
     ]);
     // Every seeded object (and the default/kubernetes service) is written once, at one write unit each.
     expect(figures.get('initial_sync')).toMatchObject({ baseline_objects: 301, table_writes: 301 });
@@ -25,5 +25,6 @@ describe('bench:cache', () => {
     expect(figures.get('bytes_to_driver_initial_sync')!.per_object_bytes as number).toBeLessThan(1000);
     expect(figures.get('wcu_per_changed_object')!.value as number).toBeLessThanOrEqual(1.05);
     for (const name of ['initial_sync', 'peak_rss', 'settled_rss', 'watch_events_into_driver']) expect(figures.get(name)!.baseline).toBeGreaterThan(0);
+    expect(figures.get('api_server_ceiling')!.value as number).toBeGreaterThan(0);
   }, 180_000);
 });

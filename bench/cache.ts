@@ -12,8 +12,11 @@
  *
  * Each syncs BENCH_ROUNDS (3) times, alternating (a fresh account and process each round: medians are
  * reported), then the last of each settles (full GC, pause) and takes BENCH_EVENTS (100,000) pod
- * updates made by the API server (BENCH_PROFILE_DIR=dir writes a CPU profile of the agent there). One JSON line per figure: initial sync, peak and settled RSS, bytes to the driver, events
- * per second end to end into the table, table writes per second and lag, write units per write.
+ * updates made by the API server (BENCH_PROFILE_DIR=dir writes a CPU profile of the agent there).
+ * Last, the same burst goes to a watch that only counts lines: what the API server can send at all.
+ * One JSON line per figure: initial sync, peak and settled RSS, bytes to the driver, events per
+ * second end to end into the driver beside the API server's ceiling, table writes per second and lag,
+ * write units per changed object.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -283,6 +286,27 @@ try {
     baseRuns.push(await baselineRound(round === ROUNDS));
     agentRuns.push(await agentRound(round, round === ROUNDS));
   }
+  // What the API server can produce at all: the same burst to a watch that only counts lines. On a
+  // machine shared with the agent, the driver and the table, this bounds the figure end to end.
+  const ceiling = await (async () => {
+    const from = (await kube.request({ path: '/api/v1/pods', query: { limit: 1 } })).json<{ metadata: { resourceVersion: string } }>();
+    const watch = await kube.stream({ path: '/api/v1/pods', query: { watch: 1, resourceVersion: from.metadata.resourceVersion, timeoutSeconds: 3600 } });
+    let lines = 0;
+    let wake = () => {};
+    const reading = (async () => {
+      for await (const batch of watch.batches) {
+        for (let i = batch.indexOf(10); i >= 0; i = batch.indexOf(10, i + 1)) lines++;
+        wake();
+      }
+    })();
+    const t = performance.now();
+    const produceMs = await churn(kube, EVENTS);
+    while (lines < EVENTS) await new Promise<void>((r) => (wake = r));
+    const receivedMs = performance.now() - t;
+    watch.close();
+    await reading;
+    return { produced: (EVENTS / produceMs) * 1000, received: (EVENTS / receivedMs) * 1000 };
+  })();
   const base = baseRuns[ROUNDS - 1]!;
   const last = agentRuns[ROUNDS - 1]!;
   const baseSettled = base.settled!;
@@ -330,8 +354,15 @@ try {
     baseline_is: 'client-node informers receiving the same burst',
     api_server_produced_per_s: Math.round((EVENTS / c.produceMs) * 1000),
     baseline_api_server_produced_per_s: Math.round((EVENTS / base.produceMs) * 1000),
+    api_server_ceiling_per_s: Math.round(ceiling.received),
+    share_of_ceiling: ratio(EVENTS / c.deliveredMs, ceiling.received / 1000),
     target: '>= 10000',
     met: (EVENTS / c.deliveredMs) * 1000 >= 10_000,
+  });
+  emit('api_server_ceiling', ceiling.received, 'events/s', {
+    events: EVENTS,
+    produced_per_s: Math.round(ceiling.produced),
+    what: 'the same burst of pod updates to a watch that only counts lines: the most the API server sends on this machine',
   });
   emit('table_writes', (c.written / c.drainedMs) * 1000, 'writes/s', {
     written: c.written,
