@@ -14,6 +14,7 @@ import { DEFAULT_CACHE_TIMING } from '../agent/cache/run.ts';
 import { CacheWorker } from '../agent/cache/worker.ts';
 import { DEFAULT_RETRY_SETTINGS, connectCluster } from '../agent/clusters/index.ts';
 import { DriverConnection } from '../agent/connection/connection.ts';
+import { createAgentMetrics } from '../agent/observability/metrics.ts';
 import { systemClock } from '../shared/clock.ts';
 import { createLogger } from '../shared/log.ts';
 import { BENCH_KINDS, commands, peakRssBytes, report, settledMemory } from './cache-child.ts';
@@ -49,24 +50,28 @@ const view: HeldAccountView = {
 
 const started = performance.now();
 const decoder = decoderOf(view);
-worker = new CacheWorker(view, host, { clock: systemClock, random: Math.random, lists: new ListGate(4), decoder, timing: { ...DEFAULT_TIMING, ...DEFAULT_CACHE_TIMING } });
+const metrics = createAgentMetrics();
+worker = new CacheWorker(view, host, { clock: systemClock, random: Math.random, lists: new ListGate(4), decoder, metrics, timing: { ...DEFAULT_TIMING, ...DEFAULT_CACHE_TIMING } });
+/** Full lists made so far: one per kind for the sync; any more mean a watch was lost beyond resuming. */
+const relists = async () => (await metrics.relists.get()).values.reduce((n, v) => n + v.value, 0);
 report({ event: 'started' });
 for (;;) {
   const s = worker.run?.status();
   if (s !== undefined && s.scopes > 0 && s.synced === s.scopes && s.backlog === 0) break;
   await new Promise((r) => setTimeout(r, 20));
 }
-report({ event: 'synced', ms: performance.now() - started, peakRss: peakRssBytes(), rss: process.memoryUsage().rss });
+report({ event: 'synced', ms: performance.now() - started, peakRss: peakRssBytes(), rss: process.memoryUsage().rss, relists: await relists() });
 
 commands({
   settle: async () => report({ event: 'settled', ...(await settledMemory()), peakRss: peakRssBytes() }),
   stop: async () => {
+    const listed = await relists();
     await worker?.stop();
     await decoder.close();
     stopConnection.abort();
     await running;
     cluster.close();
-    report({ event: 'stopped', peakRss: peakRssBytes(), cpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000 });
+    report({ event: 'stopped', peakRss: peakRssBytes(), cpuMs: (process.cpuUsage().user + process.cpuUsage().system) / 1000, relists: listed });
     process.exit(0);
   },
 });
