@@ -14,6 +14,10 @@ import type { LoadedCluster } from './kubeconfig.ts';
 import { splitLines } from './lines.ts';
 import { withRetries } from './retry.ts';
 import type { ClusterClient, KubeRequest, KubeResponse, KubeStream, RetrySettings, ServerVersion } from './types.ts';
+import { AGENT_VERSION } from '../version.ts';
+
+/** How the agent names itself to API servers. */
+export const USER_AGENT = `vendor-agent/${AGENT_VERSION}`;
 
 export interface ClusterClientDeps {
   retries: RetrySettings;
@@ -154,6 +158,8 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
       method,
       headers: {
         accept: 'application/json',
+        // API servers record it in audit logs and metrics: operators can tell the agent's requests apart.
+        'user-agent': USER_AGENT,
         ...(json ? { 'content-type': 'application/json' } : {}),
         ...(bytes === undefined ? {} : { 'content-length': String(bytes.length) }),
         ...req.headers,
