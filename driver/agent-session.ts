@@ -60,14 +60,15 @@ export interface SessionDeps {
 
 /**
  * What this stream's agent holds of one account, as far as this stream knows: what it announced in
- * hello (`held`), what the driver sent and is waiting to hear about (`sent`), what it confirmed
- * (`held`) or could not use (`failed`), and what is being taken off it (`removing`).
+ * hello (`announced`, until the account item confirms it: `held`), what the driver sent and is
+ * waiting to hear about (`sent`), what it confirmed (`held`) or could not use (`failed`), and what
+ * is being taken off it (`removing`). Only `held` is trusted: an announcement is the agent's word.
  */
 export interface Holding {
   generation: number;
   caching: boolean;
   cachingEpoch: number;
-  state: 'sent' | 'held' | 'failed' | 'removing';
+  state: 'announced' | 'sent' | 'held' | 'failed' | 'removing';
 }
 
 export class AgentSession {
@@ -277,7 +278,7 @@ export class AgentSession {
       return;
     }
     for (const held of hello.heldAccounts) {
-      this.holdings.set(held.name, { generation: held.generation, caching: held.caching, cachingEpoch: held.cachingEpoch, state: 'held' });
+      this.holdings.set(held.name, { generation: held.generation, caching: held.caching, cachingEpoch: held.cachingEpoch, state: 'announced' });
     }
     this.#opened = true;
     this.#lastRenewAt = now;

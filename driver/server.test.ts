@@ -286,6 +286,26 @@ describe('driver endpoint: protocol violations', () => {
   });
 });
 
+describe('driver endpoint: what an agent says is checked before it is kept', () => {
+  it('refuses a number the table cannot hold exactly, naming its field, before anything is recorded', async () => {
+    const { d, sessions } = await driver();
+    const healthy = await welcomed(d, 'healthy-agent');
+    const a = agent(d);
+    // 2^64 - 1: the decoder makes it 18446744073709552000, which no table write accepts.
+    a.send(helloMessage('agent-1', { staticAccounts: [{ name: 'huge', settings: { maxResumableResourceAgeMs: '18446744073709551615' } }] }));
+    const s = await a.status;
+    expect(s.code).toBe(status.INVALID_ARGUMENT);
+    expect(s.details).toBe('malformed hello: hello.staticAccounts.0.settings.maxResumableResourceAgeMs is larger than 2^53 - 1');
+    expect((await sessions()).map((x) => x.agentId)).toEqual(['healthy-agent']);
+    const welcomedAgain = await welcomed(d, 'agent-2');
+    welcomedAgain.send({ seq: 1, operationResult: { operationId: 'op', account: 'prod', attempt: 1, startedAtMs: '18446744073709551615' } });
+    expect((await welcomedAgain.status).details).toBe('malformed operationResult: operationResult.startedAtMs is larger than 2^53 - 1');
+    expect((await welcomedAgain.status).metadata.get('vendor-protocol-seq')).toEqual(['1']);
+    healthy.send({ heartbeat: { id: 3 } });
+    expect(await healthy.next()).toMatchObject({ heartbeatAck: { id: 3 } });
+  });
+});
+
 describe('driver endpoint: keepalive enforcement', () => {
   it('closes the connection of an agent that pings faster than allowed, and keeps others', async () => {
     const { d, logs } = await driver({}, {

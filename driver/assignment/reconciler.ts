@@ -323,8 +323,16 @@ export class AssignmentReconciler {
 
   #tellAgents(name: string, record: AccountRecord | undefined): void {
     for (const session of this.#local.concerned(name, record)) {
-      const message = messageFor(name, record, session.agentId, session.zone, session.holdings.get(name));
-      if (message === undefined) continue;
+      const held = session.holdings.get(name);
+      const message = messageFor(name, record, session.agentId, session.zone, held);
+      if (message === undefined) {
+        if (held?.state === 'announced' && confirms(record, session.agentId, held)) {
+          const next: Holding = { ...held, state: 'held' };
+          this.#local.hold(session, name, next);
+          this.#deps.holdingChanged(session, name, next);
+        }
+        continue;
+      }
       const body = message.body;
       const holding: Holding =
         message.kind === 'assignAccount'
@@ -373,6 +381,12 @@ export class AssignmentReconciler {
     this.#background.add(work);
     void work.finally(() => this.#background.delete(work));
   }
+}
+
+/** The item records the agent's confirmation of the generation it says it holds. */
+function confirms(record: AccountRecord | undefined, agentId: string, holding: Holding): boolean {
+  const e = record?.agents[agentId];
+  return e !== undefined && e.ok && e.removing !== true && e.generation === holding.generation;
 }
 
 type Verdict = 'current' | 'duplicate' | 'stale' | 'unknown';

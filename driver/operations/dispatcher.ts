@@ -292,6 +292,7 @@ export class OperationDispatcher {
       {
         state: result.ok ? 'SUCCEEDED' : 'FAILED',
         account: result.account,
+        agentId,
         message: result.message,
         report: reportOf(agentId, result),
         outcomes: boundedOutcomes(result.outcomes.map(outcomeFromWire)),
@@ -300,8 +301,16 @@ export class OperationDispatcher {
     );
     if (op === undefined) {
       const current = await getOperation(table, result.operationId);
-      const why = current === undefined ? 'no such operation' : current.account !== result.account ? `it belongs to account ${current.account}` : `it already ended ${current.state}`;
-      log[current === undefined || current.account !== result.account ? 'warn' : 'info']({ operationId: result.operationId, agentId, attempt: result.attempt }, `operation result ignored: ${why}`);
+      const stranger = current !== undefined && !(current.handedTo ?? []).includes(agentId) && current.dispatch?.agentId !== agentId;
+      const why =
+        current === undefined
+          ? 'no such operation'
+          : current.account !== result.account
+            ? `it belongs to account ${current.account}`
+            : stranger
+              ? `it was never handed to agent ${agentId}`
+              : `it already ended ${current.state}`;
+      log[current === undefined || current.account !== result.account || stranger ? 'warn' : 'info']({ operationId: result.operationId, agentId, attempt: result.attempt }, `operation result ignored: ${why}`);
       return 'ignored';
     }
     this.#inFlight.delete(op.id);

@@ -62,6 +62,10 @@ describe('operation builders', () => {
     expect(claim.ConditionExpression).toBe('#state IN (:queued, :running) AND attempt = :expected');
     expect(claim.ExpressionAttributeValues).toMatchObject({ ':expected': 2, ':next': 3, ':running': 'RUNNING' });
     expect(finishParams('t', 'id', { state: 'FAILED' }, 9).ConditionExpression).toBe('#state IN (:queued, :running)');
+    expect(claim.UpdateExpression).toMatch(/ ADD handedTo :agent$/);
+    expect(claim.ExpressionAttributeValues?.[':agent']).toEqual(new Set(['a']));
+    const fromAgent = finishParams('t', 'id', { state: 'SUCCEEDED', account: 'prod', agentId: 'a' }, 9);
+    expect(fromAgent.ConditionExpression).toBe('#state IN (:queued, :running) AND account = :account AND (contains(handedTo, :agent) OR dispatch.agentId = :agent)');
     expect(putIdempotencyParams('t', { account: 'a', key: 'k', operationId: 'o', requestHash: 'h', createdAt: 0 }).ConditionExpression).toBe('attribute_not_exists(pk)');
   });
 });
@@ -131,6 +135,20 @@ describe('operations against dynalite', () => {
     expect(again?.dispatch?.endedAt).toBeUndefined();
     await syncQueueEntry(t, again!);
     expect(await openOperations(t)).toEqual([expect.objectContaining({ state: 'RUNNING', attempt: 2, dispatch: dispatch('c') })]);
+  });
+
+  it('takes a result only from an agent the operation was handed to, at any attempt', async () => {
+    const t = await tables.fresh();
+    const { record } = await createOperation(t, input(), nextId);
+    expect(await finishOperation(t, record.id, { state: 'SUCCEEDED', account: 'prod', agentId: 'a' }, 10)).toBeUndefined();
+    await claimOperation(t, record.id, 0, dispatch('a'), 11);
+    await endDispatch(t, record.id, 1, 12, 'stream ended');
+    const again = await claimOperation(t, record.id, 1, dispatch('b'), 13);
+    expect(again?.handedTo).toEqual(['a', 'b']);
+    expect(await finishOperation(t, record.id, { state: 'SUCCEEDED', account: 'prod', agentId: 'stranger' }, 14)).toBeUndefined();
+    expect((await getOperation(t, record.id))?.state).toBe('RUNNING');
+    // The agent of the earlier attempt answers first: its result wins.
+    expect(await finishOperation(t, record.id, { state: 'FAILED', account: 'prod', agentId: 'a' }, 15)).toMatchObject({ state: 'FAILED', handedTo: ['a', 'b'] });
   });
 
   it('moves states forward only: the first finish wins and nothing reopens a finished operation', async () => {

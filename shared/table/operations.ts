@@ -97,8 +97,9 @@ function toItem(record: OperationRecord): Record<string, unknown> {
 }
 
 function fromItem(item: Record<string, unknown>): OperationRecord {
-  const { pk: _pk, sk: _sk, [TTL_ATTRIBUTE]: _ttl, outcomes, ...rest } = item;
+  const { pk: _pk, sk: _sk, [TTL_ATTRIBUTE]: _ttl, outcomes, handedTo, ...rest } = item;
   const record = rest as unknown as OperationRecord;
+  if (handedTo instanceof Set) record.handedTo = [...(handedTo as Set<string>)].sort();
   return outcomes instanceof Uint8Array ? { ...record, outcomes: decompress<ObjectOutcome[]>(outcomes) } : record;
 }
 
@@ -148,7 +149,7 @@ export function claimParams(tableName: string, id: string, expectedAttempt: numb
   return {
     TableName: tableName,
     Key: operationKey(id),
-    UpdateExpression: 'SET #state = :running, attempt = :next, dispatch = :dispatch, dispatchedAt = :now, updatedAt = :now',
+    UpdateExpression: 'SET #state = :running, attempt = :next, dispatch = :dispatch, dispatchedAt = :now, updatedAt = :now ADD handedTo :agent',
     ConditionExpression: '#state IN (:queued, :running) AND attempt = :expected',
     ExpressionAttributeNames: { '#state': 'state' },
     ExpressionAttributeValues: {
@@ -157,6 +158,7 @@ export function claimParams(tableName: string, id: string, expectedAttempt: numb
       ':next': expectedAttempt + 1,
       ':expected': expectedAttempt,
       ':dispatch': dispatch,
+      ':agent': new Set([dispatch.agentId]),
       ':now': now,
     },
     ReturnValues: 'ALL_NEW',
@@ -180,6 +182,8 @@ export interface Finish {
   state: Extract<OperationState, 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT'>;
   /** When given, the operation must be of this account (a result names the account it ran on). */
   account?: string;
+  /** When given, the operation must have been handed to this agent (a result is only taken from one). */
+  agentId?: string;
   message?: string;
   report?: AgentReport;
   outcomes?: readonly ObjectOutcome[];
@@ -201,12 +205,21 @@ export function finishParams(tableName: string, id: string, finish: Finish, now:
     set.push('outcomes = :outcomes');
     values[':outcomes'] = compress(finish.outcomes);
   }
-  if (finish.account !== undefined) values[':account'] = finish.account;
+  const condition = ['#state IN (:queued, :running)'];
+  if (finish.account !== undefined) {
+    values[':account'] = finish.account;
+    condition.push('account = :account');
+  }
+  if (finish.agentId !== undefined) {
+    values[':agent'] = finish.agentId;
+    // Operations claimed before `handedTo` was kept name their agent only in `dispatch`.
+    condition.push('(contains(handedTo, :agent) OR dispatch.agentId = :agent)');
+  }
   return {
     TableName: tableName,
     Key: operationKey(id),
     UpdateExpression: `SET ${set.join(', ')}`,
-    ConditionExpression: finish.account === undefined ? '#state IN (:queued, :running)' : '#state IN (:queued, :running) AND account = :account',
+    ConditionExpression: condition.join(' AND '),
     ExpressionAttributeNames: { '#state': 'state' },
     ExpressionAttributeValues: values,
     ReturnValues: 'ALL_NEW',
