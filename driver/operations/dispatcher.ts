@@ -28,6 +28,7 @@ import {
   syncQueueEntry,
 } from '../../shared/table/operations.ts';
 import { Waker } from '../../shared/waker.ts';
+import { Backoff, STORE_BACKOFF_MAX_MS, isStoreOutage } from '../backoff.ts';
 import type { OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
 
@@ -78,6 +79,8 @@ export class OperationDispatcher {
   readonly #launched = new Set<Promise<void>>();
   #passDue = true;
   #lastPass = -Infinity;
+  /** Time between reads of the queue: `pollIntervalMs`, longer while reads keep failing. */
+  #passEvery = 0;
 
   constructor(deps: DispatcherDeps) {
     this.#deps = deps;
@@ -98,15 +101,26 @@ export class OperationDispatcher {
   /** Runs until `signal` aborts, then waits for the hand-outs in progress. */
   async run(signal: AbortSignal): Promise<void> {
     const unsubscribe = this.#deps.events?.onQueued((op) => this.queued(op));
+    const { clock, config, log } = this.#deps;
+    const backoff = new Backoff(config.pollIntervalMs, Math.max(config.pollIntervalMs, STORE_BACKOFF_MAX_MS));
+    this.#passEvery = config.pollIntervalMs;
     try {
       while (!signal.aborted) {
-        const { clock, config } = this.#deps;
-        if (this.#passDue || clock.now() - this.#lastPass >= config.pollIntervalMs) {
+        if (this.#passDue || clock.now() - this.#lastPass >= this.#passEvery) {
           this.#passDue = false;
           this.#lastPass = clock.now();
-          await this.#pass().catch((err: unknown) => this.#deps.log.error({ err }, 'reading the operation queue failed'));
+          try {
+            await this.#pass();
+            if (backoff.failures > 0) log.info({ failures: backoff.failures }, 'the operation queue is read again');
+            backoff.succeeded();
+            this.#passEvery = config.pollIntervalMs;
+          } catch (err) {
+            // Once per run of failures; while the table is gone the queue is read less and less often.
+            if (backoff.failures === 0) log[isStoreOutage(err) ? 'warn' : 'error']({ err }, 'reading the operation queue failed');
+            this.#passEvery = Math.max(config.pollIntervalMs, backoff.failed());
+          }
         }
-        const untilNextPass = this.#lastPass + config.pollIntervalMs - clock.now();
+        const untilNextPass = this.#lastPass + this.#passEvery - clock.now();
         if (!this.#passDue && untilNextPass > 0) await this.#waker.wait(clock, untilNextPass, signal);
       }
     } finally {
