@@ -4,6 +4,7 @@ import { runOperationsBench } from './operations-bench.ts';
 const n = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 await runOperationsBench(
   {
+    warmup: n('BENCH_WARMUP', 50),
     single: n('BENCH_SINGLE', 200),
     polled: n('BENCH_POLLED', 20),
     fifty: n('BENCH_FIFTY', 20),

@@ -264,6 +264,8 @@ function requestOf(op: ApiOperation): fc.Arbitrary<HostileRequest> {
 // ---- the checks ----
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** How long a caller that asked to `wait` stays before hanging up. */
+const WAIT_HANG_UP_MS = 200;
 /** Largest error answer allowed: 100 errors of a few hundred characters, and a list of names at most. */
 const MAX_ERROR_ANSWER = 256 * 1024;
 const stats = { requests: 0, unbuildable: 0, statuses: new Map<number, number>(), byOperation: new Map<string, Map<number, number>>(), scans: 0 };
@@ -272,7 +274,10 @@ const stats = { requests: 0, unbuildable: 0, statuses: new Map<number, number>()
 function build(r: HostileRequest): Request | undefined {
   try {
     const hasBody = r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD';
-    return new Request(`http://localhost${r.path}`, { method: r.method, headers: r.headers, ...(hasBody ? { body: r.body } : {}) });
+    // A `wait` would hold the answer for up to its seconds (nothing here runs operations): the caller
+    // hangs up soon instead, as a client with a short timeout does; the answer must still be sound.
+    const hangsUp = /[?&]wait=/.test(r.path) ? { signal: AbortSignal.timeout(WAIT_HANG_UP_MS) } : {};
+    return new Request(`http://localhost${r.path}`, { method: r.method, headers: r.headers, ...hangsUp, ...(hasBody ? { body: r.body } : {}) });
   } catch {
     return undefined;
   }
@@ -302,8 +307,12 @@ async function check(r: HostileRequest, req: Request, res: Response): Promise<vo
   expect(res.headers.get('x-frame-options'), what).toBe('DENY');
   expect(res.headers.get('cache-control'), what).toBe('no-store');
 
-  if (op !== undefined && badQueryKeys(op, req)) expect([400, 401, 403], `${what}: unknown or repeated query parameter`).toContain(res.status);
-  if (op?.body !== undefined && oversize(r)) expect([413, 401, 403, 404], `${what}: body over the limit`).toContain(res.status);
+  // Each fault of the request has its own answers; a request with several may get the answer of any of them.
+  const faults: [string, number[]][] = [];
+  if (op !== undefined && badQueryKeys(op, req)) faults.push(['unknown or repeated query parameter', [400, 401, 403]]);
+  if (op !== undefined && badQueryValues(op, req)) faults.push(['query parameter outside its schema', [400, 401, 403]]);
+  if (op?.body !== undefined && oversize(r)) faults.push(['body over the limit', [413, 401, 403, 404]]);
+  if (faults.length > 0) expect(faults.flatMap(([, statuses]) => statuses), `${what}: ${faults.map(([name]) => name).join(' and ')}`).toContain(res.status);
 
   if (r.method === 'HEAD') return expect(text).toBe('');
   if (res.status < 400) return expect(res.headers.get('content-type'), what).toMatch(/^application\/json/);
@@ -322,6 +331,19 @@ function badQueryKeys(op: ApiOperation, req: Request): boolean {
   if (declared.size === 0) return false;
   const keys = [...new URL(req.url).searchParams.keys()];
   return keys.some((k) => !declared.has(k)) || keys.length !== new Set(keys).size;
+}
+
+/** A declared integer query parameter whose value is not an integer within the document's bounds. */
+function badQueryValues(op: ApiOperation, req: Request): boolean {
+  const params = new URL(req.url).searchParams;
+  return op.parameters.some((p) => {
+    if (p.in !== 'query' || p.schema.type !== 'integer') return false;
+    return params.getAll(p.name).some((value) => {
+      const n = /^[0-9]{1,16}$/.test(value) ? Number(value) : Number.NaN;
+      const { minimum, maximum } = p.schema as { minimum?: number; maximum?: number };
+      return Number.isNaN(n) || (minimum !== undefined && n < minimum) || (maximum !== undefined && n > maximum);
+    });
+  });
 }
 
 /** The body is over the limit, and no header claims otherwise (a real server frames the body by Content-Length). */

@@ -155,15 +155,26 @@ export function openApiDocument(): Record<string, unknown> {
               description: 'Unique per operation (1–255 visible ASCII characters); a retry sends it again unchanged. The same key with the same request answers the same operation; with another request, 409.',
               schema: { type: 'string', minLength: 1, maxLength: 255 },
             },
+            {
+              name: 'wait',
+              in: 'query',
+              description: 'After storing it, answer once the operation has finished (200), or after this many seconds (202): one request instead of POST and `GET ?wait`.',
+              schema: { type: 'integer', minimum: 1, maximum: MAX_WAIT_SECONDS },
+            },
           ],
           requestBody: { required: true, content: json(ref('OperationRequest')) },
           responses: {
-            '202': {
-              description: 'Stored as QUEUED (or, for a repeated key, the operation it stands for, with `Idempotent-Replayed: true`). `Location` names it.',
+            '200': {
+              description: 'With `wait`: stored, and finished within the wait; the finished operation. `Location` names it.',
               headers: { Location: { schema: { type: 'string' }, description: '`/vendor/operations/{operationId}`' } },
               content: json(ref('Operation')),
             },
-            '400': problem('Missing Idempotency-Key, invalid body or manifests, or objects the account may not touch (namespaces, onlyNamespacedResources, unlisted CRDs), each by path; nothing is stored.'),
+            '202': {
+              description: 'Stored, QUEUED or already RUNNING on an agent (or, for a repeated key, the operation it stands for, with `Idempotent-Replayed: true`); with `wait`, not finished within it. `Location` names it.',
+              headers: { Location: { schema: { type: 'string' }, description: '`/vendor/operations/{operationId}`' } },
+              content: json(ref('Operation')),
+            },
+            '400': problem('Missing Idempotency-Key, bad `wait`, invalid body or manifests, or objects the account may not touch (namespaces, onlyNamespacedResources, unlisted CRDs), each by path; nothing is stored.'),
             '404': problem('No account with that name.'),
             '409': problem('The Idempotency-Key was used for a different request, or the account is not served by agents.'),
             '413': problem('Body too large, or the operation too large to store.'),

@@ -114,6 +114,16 @@ describe('operations worker', () => {
     await s.close();
   });
 
+  it('starts an operation that fits the budget as it is taken, not at the next queue check', async () => {
+    // The queue is checked once an hour: an operation that waited for the check would not finish here.
+    const s = setup({ totalBudget: 4, budgetPerAccount: 2, queueCheckFrequencyMs: 3_600_000 });
+    s.worker.handle(work(deploy('cm-fits'), 'op-fits'));
+    expect(s.budget.usage()).toMatchObject({ running: 1, waiting: 0 });
+    const [result] = await s.host.results_(1);
+    expect(result).toMatchObject({ operationId: 'op-fits', ok: true });
+    await s.close();
+  });
+
   it('keeps to tasks.totalBudget: operations wait for budget and run one after another', async () => {
     // An operation costs 2: a budget of 3 fits one at a time.
     const s = setup({ totalBudget: 3, budgetPerAccount: 0, queueCheckFrequencyMs: 5 });

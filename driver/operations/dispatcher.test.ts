@@ -8,7 +8,7 @@ import type { OperationRecord } from '../../shared/operations/model.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';
 import type { DriverBody, Operation, OperationResult__Output } from '../../shared/protocol/messages.ts';
 import type { TableRef } from '../../shared/table/client.ts';
-import { claimOperation, compress, createOperation, getOperation, newOperationId, openOperations } from '../../shared/table/operations.ts';
+import { claimOperation, compress, createOperation, getOperation, openOperations, operationIdOf, syncQueueEntry } from '../../shared/table/operations.ts';
 import { operationsConfig, type OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
 import { OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
@@ -92,11 +92,14 @@ async function setup(config: Partial<OperationsConfig> = {}, table?: TableRef) {
     logs,
     finished,
     async create(over: { timeoutMs?: number; account?: string } = {}) {
-      const { record } = await createOperation(
-        t,
-        { account: over.account ?? 'prod', idempotencyKey: `k${keys++}`, requestHash: 'h', request: compress(request), record: { action: 'scale', objects: 1, ...(over.timeoutMs === undefined ? {} : { timeoutMs: over.timeoutMs }) }, now: clock.now() },
-        () => newOperationId(clock.now()),
-      );
+      const { record } = await createOperation(t, {
+        account: over.account ?? 'prod',
+        idempotencyKey: `k${keys++}`,
+        requestHash: 'h',
+        request: compress(request),
+        record: { action: 'scale', objects: 1, ...(over.timeoutMs === undefined ? {} : { timeoutMs: over.timeoutMs }) },
+        now: clock.now(),
+      });
       return record;
     },
     /** Lets the dispatcher's loop do what is due now. */
@@ -142,6 +145,64 @@ describe('operation dispatcher', () => {
     // The first result wins; a duplicate changes nothing.
     expect(await s.dispatcher.recordResult('agent-1', result(agent.sent[0]!, false))).toBe('ignored');
     expect((await getOperation(s.table, op.id))?.state).toBe('SUCCEEDED');
+  });
+
+  it('sets an agent aside for an operation the API stores handed out to it, and sends it without a claim of its own', async () => {
+    const s = await setup();
+    const a = new StreamDouble('a');
+    s.directory.agents = [a];
+    const id = operationIdOf('prod', 'reserved');
+    const reservation = s.events.reserve(id, 'prod', s.clock.now());
+    expect(reservation?.dispatch).toEqual({ agentId: 'a', sessionId: a.id, replicaId: 'replica-1', at: s.clock.now() });
+    // A concurrent request with the same key gets no agent: it finds the operation stored.
+    expect(s.events.reserve(id, 'prod', s.clock.now())).toBeUndefined();
+    expect(s.events.reserve(operationIdOf('stage', 'x'), 'stage', s.clock.now())).toBeUndefined();
+    const { record, created } = await createOperation(s.table, { account: 'prod', idempotencyKey: 'reserved', requestHash: 'h', request: compress(request), record: { action: 'scale', objects: 1 }, now: s.clock.now(), dispatch: reservation!.dispatch });
+    expect(created).toBe(true);
+    reservation!.handOut({ record, request });
+    expect(a.sent).toEqual([expect.objectContaining({ operationId: id, attempt: 1, scale: expect.objectContaining({ replicas: 2 }) })]);
+    // Passes leave it alone: it is in hand, at the attempt it was stored with.
+    s.dispatcher.wake();
+    await s.settle();
+    await s.clock.advance(1000);
+    await s.settle();
+    expect(a.sent).toHaveLength(1);
+    expect(await getOperation(s.table, id)).toMatchObject({ state: 'RUNNING', attempt: 1, dispatch: { agentId: 'a' } });
+    expect(await s.dispatcher.recordResult('a', result(a.sent[0]!))).toBe('recorded');
+    await until(async () => (await openOperations(s.table)).length === 0);
+  });
+
+  it('gives a released agent back: a replay of a stored key sends nothing, and the next operation may have it', async () => {
+    const s = await setup();
+    const a = new StreamDouble('a');
+    s.directory.agents = [a];
+    const stored = await s.create();
+    const reservation = s.events.reserve(stored.id, 'prod', s.clock.now());
+    const again = await createOperation(s.table, { account: 'prod', idempotencyKey: stored.idempotencyKey, requestHash: 'h', request: compress(request), record: { action: 'scale', objects: 1 }, now: s.clock.now(), dispatch: reservation!.dispatch });
+    expect(again.created).toBe(false);
+    reservation!.release();
+    reservation!.handOut({ record: again.record, request });
+    expect(a.sent).toEqual([]);
+    // The queue entry is the stored operation's, not the replay's hand-out.
+    expect(await openOperations(s.table)).toEqual([expect.objectContaining({ id: stored.id, state: 'QUEUED', attempt: 0 })]);
+    expect(s.events.reserve(stored.id, 'prod', s.clock.now())).toBeDefined();
+  });
+
+  it('sends again an operation handed out here on a stream still open that it has no record of sending', async () => {
+    const s = await setup();
+    const a = new StreamDouble('a');
+    s.directory.agents = [a];
+    const op = await s.create();
+    // Stored handed out by this replica, but never sent (a write that reported an error although it was made).
+    const claimed = await claimOperation(s.table, op.id, 0, { agentId: 'a', sessionId: a.id, replicaId: 'replica-1', at: s.clock.now() }, s.clock.now());
+    await syncQueueEntry(s.table, claimed!);
+    s.dispatcher.wake();
+    await until(() => a.sent.length === 1);
+    expect(a.sent[0]).toMatchObject({ operationId: op.id, attempt: 1 });
+    s.dispatcher.wake();
+    await s.settle();
+    expect(a.sent).toHaveLength(1);
+    expect((await getOperation(s.table, op.id))?.attempt).toBe(1);
   });
 
   it('finds queued operations by reading the queue, and spreads them over the holders', async () => {

@@ -3,27 +3,29 @@
  * replica reads the queue of open operations every `operations.pollIntervalMs` (and at once when the
  * API in the same process stores one, or an agent connects), and hands each operation whose account
  * an agent connected here holds to one such agent: it claims the operation with a conditional write
- * first, so two replicas never hand out the same attempt, then sends it. Results are written back
- * here; the first one wins. An operation whose stream ended before its result goes out again, to the
- * same agent when it is back, else after `redispatchAfterMs` to another holder; one whose replica is
- * gone goes out again after `orphanAfterMs`; one without a result by its deadline ends TIMED_OUT.
+ * first, so two replicas never hand out the same attempt, then sends it. The API in the same process
+ * asks for an agent before it stores an operation (`reserve`) and stores it handed out to that agent,
+ * which then gets it at once, without a claim. Results are written back here; the first one wins. An
+ * operation whose stream ended before its result goes out again, to the same agent when it is back,
+ * else after `redispatchAfterMs` to another holder; one whose replica is gone goes out again after
+ * `orphanAfterMs`; one without a result by its deadline ends TIMED_OUT.
  */
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
-import type { OperationEvents, QueuedOperation } from '../../shared/operations/events.ts';
+import type { LocalDispatcher, OperationEvents, OperationReservation, QueuedOperation } from '../../shared/operations/events.ts';
 import { outcomeFromWire, operationMessage, reportOf } from '../../shared/operations/message.ts';
-import { isFinished, queueEntryOf, type ObjectOutcome, type QueueEntry } from '../../shared/operations/model.ts';
+import { isFinished, queueEntryOf, type Dispatch, type ObjectOutcome, type OperationRecord, type QueueEntry } from '../../shared/operations/model.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';
 import type { OperationResult__Output } from '../../shared/protocol/messages.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import {
-  claimOperation,
+  claimWithRequest,
   compress,
   deleteQueueEntry,
   endDispatch,
   finishOperation,
   getOperation,
-  getOperationRequest,
+  getOperationWithRequest,
   openOperations,
   syncQueueEntry,
 } from '../../shared/table/operations.ts';
@@ -63,9 +65,11 @@ interface InFlight {
   account: string;
   /** 0 until the claim has set it. */
   attempt: number;
+  /** When it was recorded, in the order of `#marks`: a read of the queue forgets only what it could have seen. */
+  mark: number;
 }
 
-export class OperationDispatcher {
+export class OperationDispatcher implements LocalDispatcher {
   readonly #deps: DispatcherDeps;
   readonly #waker = new Waker();
   readonly #requests = new Map<string, OperationRequest>();
@@ -73,6 +77,7 @@ export class OperationDispatcher {
   readonly #busy = new Set<string>();
   /** Operations this replica handed out that have no result yet. */
   readonly #inFlight = new Map<string, InFlight>();
+  #marks = 0;
   /** Hand-outs in progress, at most `operations.concurrency` at once; the rest wait their turn. */
   #active = 0;
   readonly #turns: (() => void)[] = [];
@@ -92,6 +97,40 @@ export class OperationDispatcher {
     this.#waker.wake();
   }
 
+  #track(id: string, f: Omit<InFlight, 'mark'>): void {
+    this.#inFlight.set(id, { ...f, mark: ++this.#marks });
+  }
+
+  /**
+   * Sets an agent of this replica that holds `account` aside for operation `id`, which the API of
+   * this process is about to store handed out to it (RUNNING, attempt 1). Undefined when no agent here
+   * holds the account, or the operation is being looked at already (a concurrent request with its key).
+   */
+  reserve(id: string, account: string, now: number): OperationReservation | undefined {
+    if (this.#busy.has(id)) return undefined;
+    const agent = this.#leastLoaded(this.#deps.directory.holders(account));
+    if (agent === undefined) return undefined;
+    this.#busy.add(id);
+    this.#track(id, { agentId: agent.agentId, sessionId: agent.id, account, attempt: 1 });
+    const dispatch: Dispatch = { agentId: agent.agentId, sessionId: agent.id, replicaId: this.#deps.replicaId, at: now };
+    let settled = false;
+    const settle = () => {
+      const first = !settled;
+      settled = true;
+      this.#busy.delete(id);
+      return first;
+    };
+    return {
+      dispatch,
+      handOut: (op) => {
+        if (settle()) this.#send(agent, op.record, op.request, false);
+      },
+      release: () => {
+        if (settle() && this.#inFlight.get(id)?.sessionId === agent.id) this.#inFlight.delete(id);
+      },
+    };
+  }
+
   /** Hands out a just-stored operation at once, without waiting for the next read of the queue. */
   queued(op: QueuedOperation): void {
     this.#requests.set(op.record.id, op.request);
@@ -101,6 +140,7 @@ export class OperationDispatcher {
   /** Runs until `signal` aborts, then waits for the hand-outs in progress. */
   async run(signal: AbortSignal): Promise<void> {
     const unsubscribe = this.#deps.events?.onQueued((op) => this.queued(op));
+    const detach = this.#deps.events?.attach(this);
     const { clock, config, log } = this.#deps;
     const backoff = new Backoff(config.pollIntervalMs, Math.max(config.pollIntervalMs, STORE_BACKOFF_MAX_MS));
     this.#passEvery = config.pollIntervalMs;
@@ -125,6 +165,7 @@ export class OperationDispatcher {
       }
     } finally {
       unsubscribe?.();
+      detach?.();
       await Promise.allSettled([...this.#launched]);
     }
   }
@@ -154,10 +195,12 @@ export class OperationDispatcher {
   /** One read of the queue and a decision for every open operation. */
   async #pass(): Promise<void> {
     const { table, clock, config, directory, replicaId } = this.#deps;
+    const seen = this.#marks;
     const entries = await openOperations(table);
     const now = clock.now();
     const open = new Set(entries.map((e) => e.id));
-    for (const id of this.#inFlight.keys()) if (!open.has(id)) this.#inFlight.delete(id);
+    // Hand-outs recorded after the read began may be of operations the read could not see yet.
+    for (const [id, f] of this.#inFlight) if (!open.has(id) && f.mark <= seen) this.#inFlight.delete(id);
     // Requests handed over in this process for operations another replica finished.
     for (const id of this.#requests.keys()) if (!open.has(id) && !this.#busy.has(id)) this.#requests.delete(id);
     // Only read other replicas' sessions when one of their hand-outs is old enough to be suspect.
@@ -166,7 +209,7 @@ export class OperationDispatcher {
     await Promise.all(entries.map((e) => this.#launch(e, live)));
   }
 
-  #deadline(e: QueueEntry): number {
+  #deadline(e: Pick<QueueEntry, 'createdAt' | 'timeoutMs'>): number {
     return e.createdAt + (e.timeoutMs ?? this.#deps.config.timeoutMs);
   }
 
@@ -181,7 +224,9 @@ export class OperationDispatcher {
     let endedAt = d.endedAt;
     if (endedAt === undefined) {
       if (d.replicaId === replicaId) {
-        if (directory.isOpen(d.sessionId)) return;
+        // Ours and its stream is open: in hand, unless this replica never sent it (a write that
+        // reported an error but was made, a stale entry).
+        if (directory.isOpen(d.sessionId)) return this.#inFlight.has(e.id) ? undefined : this.#resend(e, d, live, fresh);
         // Our stream to the agent ended and nobody has said so in the table yet.
         endedAt = now;
         const ended = await endDispatch(table, e.id, e.attempt, now, `the stream to agent ${d.agentId} ended before its result`);
@@ -209,39 +254,96 @@ export class OperationDispatcher {
   }
 
   async #dispatch(e: QueueEntry, preferred: LocalAgent | undefined, live: ReadonlySet<string> | undefined, fresh: boolean): Promise<void> {
-    const { table, clock, replicaId, log, directory } = this.#deps;
+    const { table, clock, replicaId, directory } = this.#deps;
     const agent = preferred ?? this.#leastLoaded(directory.holders(e.account));
     if (agent === undefined) return;
     // Counted at once, so hand-outs decided together spread over the holders.
-    this.#inFlight.set(e.id, { agentId: agent.agentId, sessionId: agent.id, account: e.account, attempt: 0 });
-    const request = this.#requests.get(e.id) ?? (await getOperationRequest(table, e.id));
+    this.#track(e.id, { agentId: agent.agentId, sessionId: agent.id, account: e.account, attempt: 0 });
+    const local = this.#requests.get(e.id);
     const now = clock.now();
-    const claimed = request === undefined ? undefined : await claimOperation(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now);
-    if (request === undefined || claimed === undefined) {
+    const claimed = await claimWithRequest(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now, local === undefined);
+    if (claimed === undefined) {
       this.#inFlight.delete(e.id);
       return this.#repair(e, live, fresh);
     }
     this.#requests.delete(e.id);
-    this.#inFlight.set(e.id, { agentId: agent.agentId, sessionId: agent.id, account: e.account, attempt: claimed.attempt });
-    const message = operationMessage(e.id, e.account, claimed.attempt, Math.max(1, this.#deadline(e) - now), request);
-    log.info({ operationId: e.id, account: e.account, agentId: agent.agentId, attempt: claimed.attempt, action: request.action }, 'operation handed out');
-    const delivered = agent.send({ kind: 'operation', body: message });
+    const request = local ?? claimed.request;
+    if (request === undefined) return this.#requestMissing(claimed.record);
+    this.#send(agent, claimed.record, request, true);
+  }
+
+  /**
+   * Sends operation `op`, handed out to `agent` in the table, and follows its delivery. `syncEntry`:
+   * the queue entry is brought in step after the send (a claim of this replica; the API writes the
+   * entry of an operation it stores handed out).
+   */
+  #send(agent: LocalAgent, op: OperationRecord, request: OperationRequest, syncEntry: boolean): void {
+    const { table, clock, log } = this.#deps;
+    this.#track(op.id, { agentId: agent.agentId, sessionId: agent.id, account: op.account, attempt: op.attempt });
+    const message = operationMessage(op.id, op.account, op.attempt, Math.max(1, this.#deadline(op) - clock.now()), request);
+    log.info({ operationId: op.id, account: op.account, agentId: agent.agentId, attempt: op.attempt, action: request.action }, 'operation handed out');
+    // The agent may have stopped holding the account since it was chosen: it would ignore the operation.
+    const delivered = this.#deps.directory.holders(op.account).some((a) => a.id === agent.id)
+      ? agent.send({ kind: 'operation', body: message })
+      : Promise.reject(new Error(`agent ${agent.agentId} no longer holds account ${op.account}`));
     // After the send, so the entry's write is not on the way to the agent.
-    const synced = syncQueueEntry(table, claimed).then(
-      () => undefined,
-      (err: unknown) => log.warn({ err, operationId: e.id }, 'queue entry not updated'),
-    );
-    this.#launched.add(synced);
-    void synced.finally(() => this.#launched.delete(synced));
+    const synced = syncEntry
+      ? syncQueueEntry(table, op).then(
+          () => undefined,
+          (err: unknown) => log.warn({ err, operationId: op.id }, 'queue entry not updated'),
+        )
+      : Promise.resolve();
+    this.#keep(synced);
     delivered.catch(async (err: unknown) => {
       // Not taken by the agent: the stream ended first. Say so (after the entry's own update), so it goes out again.
-      log.warn({ operationId: e.id, agentId: agent.agentId, err: err instanceof Error ? err.message : String(err) }, 'operation not delivered');
-      if (this.#inFlight.get(e.id)?.sessionId === agent.id) this.#inFlight.delete(e.id);
+      log.warn({ operationId: op.id, agentId: agent.agentId, err: err instanceof Error ? err.message : String(err) }, 'operation not delivered');
+      if (this.#inFlight.get(op.id)?.sessionId === agent.id) this.#inFlight.delete(op.id);
       await synced;
-      const ended = await endDispatch(table, e.id, claimed.attempt, clock.now(), `the stream to agent ${agent.agentId} ended before it took the operation`).catch(() => undefined);
+      const ended = await endDispatch(table, op.id, op.attempt, clock.now(), `the stream to agent ${agent.agentId} ended before it took the operation`).catch(() => undefined);
       if (ended !== undefined) await syncQueueEntry(table, ended).catch(() => undefined);
       this.wake();
     });
+  }
+
+  /** Background work the dispatcher waits for when it stops. */
+  #keep(work: Promise<void>): void {
+    this.#launched.add(work);
+    void work.finally(() => this.#launched.delete(work));
+  }
+
+  /**
+   * An operation handed out by this replica on a stream that is still open, that this replica has no
+   * record of sending: send it again to the same agent (at the same attempt; the agent never runs an
+   * id twice), if the operation says so too.
+   */
+  async #resend(e: QueueEntry, d: Dispatch, live: ReadonlySet<string> | undefined, fresh: boolean): Promise<void> {
+    const { table } = this.#deps;
+    const stored = await getOperationWithRequest(table, e.id);
+    const op = stored?.record;
+    const same = op !== undefined && op.state === 'RUNNING' && op.attempt === e.attempt && op.dispatch?.sessionId === d.sessionId && op.dispatch.endedAt === undefined;
+    if (!same) return this.#repair(e, live, fresh);
+    const request = stored?.request;
+    if (request === undefined) return this.#requestMissing(op);
+    const agent = this.#deps.directory.holders(e.account).find((a) => a.id === d.sessionId);
+    if (agent === undefined) {
+      // Its agent no longer holds the account: it goes out again.
+      const ended = await endDispatch(table, e.id, e.attempt, this.#deps.clock.now(), `agent ${d.agentId} no longer holds account ${e.account}`);
+      if (ended !== undefined) await syncQueueEntry(table, ended);
+      this.wake();
+      return;
+    }
+    this.#send(agent, op, request, false);
+  }
+
+  /** A claimed operation without its request cannot run anywhere: it ends FAILED. */
+  async #requestMissing(op: OperationRecord): Promise<void> {
+    const { table, clock, log, events } = this.#deps;
+    this.#inFlight.delete(op.id);
+    const message = 'the request of this operation is not in the table; it was not run';
+    log.error({ operationId: op.id, account: op.account }, message);
+    const done = await finishOperation(table, op.id, { state: 'FAILED', message }, clock.now());
+    if (done !== undefined) events?.finished(done);
+    await deleteQueueEntry(table, op.id);
   }
 
   /**
@@ -327,13 +429,17 @@ export class OperationDispatcher {
       log[current === undefined || current.account !== result.account || stranger ? 'warn' : 'info']({ operationId: result.operationId, agentId, attempt: result.attempt }, `operation result ignored: ${why}`);
       return 'ignored';
     }
-    this.#inFlight.delete(op.id);
     log.info({ operationId: op.id, account: op.account, agentId, attempt: result.attempt, state: op.state }, 'operation finished');
     events?.finished(op);
-    // The result is stored: the agent may be told so now; the queue entry goes after (a pass drops it if this fails).
-    const dropped = deleteQueueEntry(table, op.id).catch((err: unknown) => log.warn({ err, operationId: op.id }, 'queue entry not deleted'));
-    this.#launched.add(dropped);
-    void dropped.finally(() => this.#launched.delete(dropped));
+    // The result is stored: the agent may be told so now; the queue entry goes after (a pass drops it if
+    // this fails), on a later turn of the event loop, so the answers to the agent and to a waiting GET go
+    // out first. Until it is gone the operation counts as in hand, so a pass does not send it again.
+    this.#keep(
+      new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => deleteQueueEntry(table, op.id))
+        .catch((err: unknown) => log.warn({ err, operationId: op.id }, 'queue entry not deleted'))
+        .finally(() => this.#inFlight.delete(op.id)),
+    );
     return 'recorded';
   }
 }

@@ -6,7 +6,7 @@ import { ManualClock } from '../../shared/clock.ts';
 import { OperationEvents, type QueuedOperation } from '../../shared/operations/events.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { PK } from '../../shared/table/keys.ts';
-import { claimOperation, finishOperation } from '../../shared/table/operations.ts';
+import { claimOperation, finishOperation, getOperation } from '../../shared/table/operations.ts';
 import { putAgentStaticAccounts, syncSource } from '../../shared/table/sources.ts';
 import { adminTokenAuth, TEST_ADMIN_TOKEN } from '../../test/support/api.ts';
 import { TestIssuer, oidcConfig } from '../../test/support/oidc.ts';
@@ -48,7 +48,7 @@ async function fixture(options: { maxBodyBytes?: number; auth?: ApiAuth } = {}) 
     clock,
     events,
     queued,
-    post: (account: string, body: unknown, key: string | null = 'key-1') => send('POST', `/vendor/accounts/${account}/operations`, body, key === null ? {} : { 'Idempotency-Key': key }),
+    post: (account: string, body: unknown, key: string | null = 'key-1', query = '') => send('POST', `/vendor/accounts/${account}/operations${query}`, body, key === null ? {} : { 'Idempotency-Key': key }),
     get: (id: string, query = '') => send('GET', `/vendor/operations/${id}${query}`),
     /** Calls as the holder of `bearer` from now on. */
     as(bearer: string) {
@@ -57,13 +57,28 @@ async function fixture(options: { maxBodyBytes?: number; auth?: ApiAuth } = {}) 
   };
 }
 
+/** Moves a fixture's clock on while a request sleeps on it, so a wait of the API runs out. */
+class ManualClockWait {
+  readonly #clock: ManualClock;
+  constructor(f: { clock: ManualClock }) {
+    this.#clock = f.clock;
+  }
+  async through(ms: number): Promise<void> {
+    for (let passed = 0; passed < ms; passed += 100) {
+      while (this.#clock.pendingSleeps === 0) await new Promise((r) => setImmediate(r));
+      await this.#clock.advance(100);
+    }
+  }
+}
+
 async function count(t: TableRef, pk: string): Promise<number> {
   const out = await t.client.send(new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }));
   return out.Items?.length ?? 0;
 }
 
+/** Operations, request items (only for requests too large to keep inline) and queue entries. */
 async function stored(t: TableRef): Promise<number[]> {
-  return Promise.all([PK.operation, PK.operationRequest, PK.operationQueue, PK.operationKey].map((pk) => count(t, pk)));
+  return Promise.all([PK.operation, PK.operationRequest, PK.operationQueue].map((pk) => count(t, pk)));
 }
 
 const deployment = (name: string, namespace = 'shop') => ({
@@ -82,7 +97,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     expect(res.headers.get('location')).toBe(`/vendor/operations/${id}`);
     expect(res.headers.get('idempotent-replayed')).toBeNull();
     expect(res.json).toMatchObject({ account: 'prod', action: 'deploy', state: 'QUEUED', objects: 1, attempts: 0, outcomes: [], idempotencyKey: 'key-1', createdAt: '2023-11-14T22:13:20.000Z' });
-    expect(await stored(f.table)).toEqual([1, 1, 1, 1]);
+    expect(await stored(f.table)).toEqual([1, 0, 1]);
     expect(f.queued.map((q) => [q.record.id, q.request.action])).toEqual([[id, 'deploy']]);
     expect((await f.get(id)).json).toEqual(res.json);
   });
@@ -98,7 +113,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     const racing = await Promise.all(Array.from({ length: 8 }, () => f.post('prod', { action: 'scale', targets: [deployment('web').metadata].map((m) => ({ apiVersion: 'apps/v1', kind: 'Deployment', ...m })), replicas: 2 }, 'key-2')));
     expect(racing.every((r) => r.status === 202)).toBe(true);
     expect(new Set(racing.map((r) => r.json.id)).size).toBe(1);
-    expect(await stored(f.table)).toEqual([2, 2, 2, 2]);
+    expect(await stored(f.table)).toEqual([2, 0, 2]);
     expect(f.queued).toHaveLength(2);
   });
 
@@ -109,7 +124,36 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     expect(res.status).toBe(409);
     expect(res.json).toMatchObject({ code: 'conflict', operationId: first.json.id });
     expect(res.json.detail).toContain('Idempotency-Key "key-1" was already used for a different request');
-    expect(await stored(f.table)).toEqual([1, 1, 1, 1]);
+    expect(await stored(f.table)).toEqual([1, 0, 1]);
+  });
+
+  it('with wait, answers the finished operation (200), or the open one once the wait is over (202)', async () => {
+    const f = await fixture();
+    const body = { action: 'rolloutRestart', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }] };
+    // The local driver gets the operations of prod and finishes them.
+    f.events.onQueued(({ record }) => {
+      if (record.account === 'prod') void finishOperation(f.table, record.id, { state: 'SUCCEEDED', outcomes: [] }, f.clock.now()).then((done) => f.events.finished(done!));
+    });
+    const done = await f.post('prod', body, 'waited', '?wait=30');
+    expect(done.status).toBe(200);
+    expect(done.json).toMatchObject({ state: 'SUCCEEDED', idempotencyKey: 'waited' });
+    expect(done.headers.get('location')).toBe(`/vendor/operations/${String(done.json.id)}`);
+    // Sent again: the same finished operation, at once.
+    const replay = await f.post('prod', body, 'waited', '?wait=30');
+    expect([replay.status, replay.json.id, replay.headers.get('idempotent-replayed')]).toEqual([200, done.json.id, 'true']);
+    // Nothing finishes it: 202 once the wait is over.
+    const open = new ManualClockWait(f);
+    const pending = f.post('locked', { action: 'deploy', manifests: [deployment('web')] }, 'open', '?wait=1');
+    await open.through(1000);
+    const res = await pending;
+    expect([res.status, res.json.state]).toEqual([202, 'QUEUED']);
+  });
+
+  it('refuses a bad wait or an unknown query parameter with 400, storing nothing', async () => {
+    const f = await fixture();
+    const body = { action: 'deploy', manifests: [deployment('web')] };
+    for (const query of ['?wait=0', '?wait=61', '?wait=soon', '?wiat=5']) expect((await f.post('prod', body, 'key-1', query)).status).toBe(400);
+    expect(await stored(f.table)).toEqual([0, 0, 0]);
   });
 
   it('requires an Idempotency-Key of visible ASCII', async () => {
@@ -119,7 +163,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     expect(none.json.errors).toEqual([{ path: 'Idempotency-Key', message: 'is required' }]);
     expect((await f.post('prod', { action: 'deploy', manifests: [deployment('web')] }, 'x'.repeat(256))).status).toBe(400);
     expect((await f.post('prod', { action: 'deploy', manifests: [deployment('web')] }, '"quoted"')).status).toBe(202);
-    expect(await stored(f.table)).toEqual([1, 1, 1, 1]);
+    expect(await stored(f.table)).toEqual([1, 0, 1]);
   });
 
   it('answers bad manifests with 400 naming each one, and stores nothing', async () => {
@@ -137,7 +181,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     expect((await f.post('prod', { action: 'launch' })).status).toBe(400);
     expect((await f.post('prod', '{"action": "deploy",')).status).toBe(400);
     expect((await f.post('prod', '')).status).toBe(400);
-    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+    expect(await stored(f.table)).toEqual([0, 0, 0]);
   });
 
   it("refuses what the account's settings forbid, per manifest, and stores nothing", async () => {
@@ -159,8 +203,20 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     const scale = await f.post('locked', { action: 'scale', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'kube-system', name: 'dns' }], replicas: 0 });
     expect(scale.status).toBe(400);
     expect(scale.json.errors).toEqual([{ path: 'targets[0]', message: 'namespace "kube-system" is not one of the account\'s namespaces (shop)' }]);
-    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+    expect(await stored(f.table)).toEqual([0, 0, 0]);
     expect((await f.post('locked', { action: 'deploy', manifests: [deployment('web', 'elsewhere')], namespace: 'shop' })).status).toBe(202);
+  });
+
+  it('decides on a fresh read of the account what a kept one would refuse: a namespace allowed a moment ago takes operations at once', async () => {
+    const f = await fixture();
+    const body = { action: 'deploy', manifests: [deployment('web', 'payments')] };
+    expect((await f.post('locked', body)).status).toBe(400);
+    await putAgentStaticAccounts(f.table, 'agent-1', 'agents_ns', [
+      { name: 'prod' },
+      { name: 'locked', namespaces: ['shop', 'payments'], onlyNamespacedResources: true },
+      { name: 'guarded', permissions: [{ READ: ['dev'] }, { WRITE: ['ops'] }] },
+    ], f.clock.now());
+    expect((await f.post('locked', body)).status).toBe(202);
   });
 
   it('answers oversize bodies and requests too large to store with 413', async () => {
@@ -173,8 +229,8 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     const res = await f.post('prod', { action: 'deploy', manifests: [configMap] });
     expect(res.status).toBe(413);
     expect(res.json.detail).toContain('too large to store');
-    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
-    expect(await stored(small.table)).toEqual([0, 0, 0, 0]);
+    expect(await stored(f.table)).toEqual([0, 0, 0]);
+    expect(await stored(small.table)).toEqual([0, 0, 0]);
   });
 
   it('answers 404 for an unknown account and 409 for a driver account not served by agents', async () => {
@@ -183,7 +239,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
     const native = await f.post('native', { action: 'deploy', manifests: [deployment('web')] });
     expect(native.status).toBe(409);
     expect(native.json.detail).toContain('account "native" is not served by agents');
-    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+    expect(await stored(f.table)).toEqual([0, 0, 0]);
   });
 });
 
@@ -224,6 +280,23 @@ describe('GET /vendor/operations/{operationId}', () => {
     const done = await finishOperation(f.table, id, { state: 'SUCCEEDED', outcomes: [] }, f.clock.now());
     f.events.finished(done!);
     expect((await waiting).json).toMatchObject({ id, state: 'SUCCEEDED' });
+  });
+
+  it('with wait, answers an operation handed out in this process from the news of its result, without reading the table', async () => {
+    const f = await fixture();
+    const id = (await f.post('prod', { action: 'rolloutRestart', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }] })).json.id as string;
+    f.events.handedOut((await getOperation(f.table, id))!);
+    const before = tables.meter.roundTrips;
+    const waiting = f.get(id, '?wait=30');
+    while (f.clock.pendingSleeps === 0) await new Promise((r) => setImmediate(r));
+    expect(tables.meter.roundTrips).toBe(before);
+    const done = await finishOperation(f.table, id, { state: 'SUCCEEDED', outcomes: [] }, f.clock.now());
+    f.events.finished(done!);
+    expect((await waiting).json).toMatchObject({ id, state: 'SUCCEEDED' });
+    expect(tables.meter.roundTrips - before).toBe(1);
+    // Finished: a later GET reads the table.
+    expect((await f.get(id, '?wait=30')).json).toMatchObject({ id, state: 'SUCCEEDED' });
+    expect(tables.meter.roundTrips - before).toBe(2);
   });
 
   it('with wait and no driver in the process, reads the table until it finishes or the wait is over', async () => {
@@ -269,7 +342,7 @@ describe('who may submit and read operations (SPEC 2.6)', () => {
     const refused = await f.post('guarded', body);
     expect(refused.status).toBe(403);
     expect(refused.json.detail).toBe('not allowed to write to account "guarded"');
-    expect(await stored(f.table)).toEqual([0, 0, 0, 0]);
+    expect(await stored(f.table)).toEqual([0, 0, 0]);
     f.as(await as('ops'));
     const accepted = await f.post('guarded', body);
     expect(accepted.status).toBe(202);

@@ -7,18 +7,20 @@ import { requestIssues } from '../../shared/operations/check.ts';
 import type { OperationEvents } from '../../shared/operations/events.ts';
 import { requestHash } from '../../shared/operations/hash.ts';
 import { isFinished, type OperationRecord } from '../../shared/operations/model.ts';
-import { parseOperationRequest, requestObjects } from '../../shared/operations/request.ts';
+import { parseOperationRequest, requestObjects, type OperationRequest } from '../../shared/operations/request.ts';
 import type { AccountRestrictions } from '../../shared/operations/rules.ts';
-import { getAccount } from '../../shared/table/accounts.ts';
-import { canRead, type IgnoredPermissionsLog } from '../auth/access.ts';
+import type { IgnoredPermissionsLog } from '../auth/access.ts';
 import type { Caller } from '../auth/caller.ts';
+import { authorizedAccount, type AccountCache, type CachedAccount } from './account-cache.ts';
 import type { TableRef } from '../../shared/table/client.ts';
-import { compress, createOperation, getOperation, isOperationId, newOperationId } from '../../shared/table/operations.ts';
+import { compress, createOperation, getOperation, isOperationId, operationIdOf } from '../../shared/table/operations.ts';
 import { toOperationView, type OperationView } from './view.ts';
 
 export interface OperationDeps {
   table: TableRef;
   clock: Clock;
+  /** The accounts that authorize operations, kept briefly (account-cache.ts). */
+  accounts: AccountCache;
   /** Present when a driver runs in the same process: wakes its dispatcher and answers waiting GETs. */
   events?: OperationEvents | undefined;
   permissionsLog?: IgnoredPermissionsLog;
@@ -26,7 +28,7 @@ export interface OperationDeps {
 
 /** A stored request must leave room in its 400 KB item; compressed manifests rarely come near. */
 export const MAX_STORED_REQUEST_BYTES = 350 * 1024;
-/** Longest `wait` of a GET, in seconds. */
+/** Longest `wait` of a GET or POST, in seconds. */
 export const MAX_WAIT_SECONDS = 60;
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
@@ -64,19 +66,9 @@ function restrictionsOf(config: Record<string, unknown>): AccountRestrictions {
   return v.parse(restrictionsSchema, config);
 }
 
-/**
- * POST: validates the request against the account (read, and the caller's WRITE access checked, by
- * the route), stores it as a queued operation (once per idempotency key), and answers it. `created`
- * is false when the key already stood for it.
- */
-export async function submitOperation(
-  deps: OperationDeps,
-  record: AccountRecord,
-  key: string,
-  body: unknown,
-): Promise<{ view: OperationView; created: boolean }> {
+/** Refuses (409, 400) a request the account cannot take: not served by agents, or outside its restrictions. */
+function admit(record: AccountRecord, request: OperationRequest, paths: readonly string[]): void {
   const account = toAccount(record);
-  const { request, paths } = parseOperationRequest(body);
   if (account.source === 'driver' && account.state !== 'ACTIVE') {
     throw new VendorError('conflict', `account "${account.name}" is not served by agents (state ${account.state ?? 'not registered'}); register and activate it first`, {
       details: { account: account.name },
@@ -86,25 +78,63 @@ export async function submitOperation(
   if (issues.length > 0) {
     throw new VendorError('invalid_input', `the operation is not allowed on account "${account.name}": ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
   }
-  const stored = compress(request);
-  if (stored.length > MAX_STORED_REQUEST_BYTES) {
-    throw new VendorError('payload_too_large', `the operation is too large to store (${stored.length} bytes compressed, at most ${MAX_STORED_REQUEST_BYTES}); split it into several operations`);
+}
+
+/**
+ * POST: validates the request against the account (the caller's WRITE access checked by the route
+ * with `authorizedAccount`), stores it as an operation (once per idempotency key: queued, or already
+ * handed out to an agent of a driver in this process), and answers it. `created` is false when the
+ * key already stood for it. A kept account record that refuses the request is read again first.
+ */
+export async function submitOperation(
+  deps: OperationDeps,
+  caller: Caller,
+  authorized: CachedAccount,
+  key: string,
+  body: unknown,
+): Promise<{ record: OperationRecord; created: boolean }> {
+  const { request, paths } = parseOperationRequest(body);
+  let record = authorized.record;
+  try {
+    admit(record, request, paths);
+  } catch (refusal) {
+    if (authorized.fresh) throw refusal;
+    record = (await authorizedAccount(deps.accounts, caller, record.name, 'WRITE', deps.permissionsLog, true)).record;
+    admit(record, request, paths);
+  }
+  const account = toAccount(record);
+  const compressed = compress(request);
+  if (compressed.length > MAX_STORED_REQUEST_BYTES) {
+    throw new VendorError('payload_too_large', `the operation is too large to store (${compressed.length} bytes compressed, at most ${MAX_STORED_REQUEST_BYTES}); split it into several operations`);
   }
   const now = deps.clock.now();
-  const { record: op, created } = await createOperation(
-    deps.table,
-    {
+  // A driver in this process with an agent of the account: the operation is stored handed out to it.
+  const reservation = deps.events?.reserve(operationIdOf(account.name, key), account.name, now);
+  let stored: { record: OperationRecord; created: boolean };
+  try {
+    stored = await createOperation(deps.table, {
       account: account.name,
       idempotencyKey: key,
       requestHash: requestHash(account.name, request),
-      request: stored,
+      request: compressed,
       record: { action: request.action, objects: requestObjects(request).length, ...(request.timeoutSeconds === undefined ? {} : { timeoutMs: request.timeoutSeconds * 1000 }) },
       now,
-    },
-    () => newOperationId(now),
-  );
-  if (created) deps.events?.queued({ record: op, request });
-  return { view: toOperationView(op), created };
+      dispatch: reservation?.dispatch,
+    });
+  } catch (e) {
+    reservation?.release();
+    throw e;
+  }
+  const { record: op, created } = stored;
+  if (!created) {
+    reservation?.release();
+  } else if (reservation !== undefined) {
+    deps.events?.handedOut(op);
+    reservation.handOut({ record: op, request });
+  } else {
+    deps.events?.queued({ record: op, request });
+  }
+  return { record: op, created };
 }
 
 /**
@@ -139,7 +169,51 @@ async function waitFinished(
     if (news !== undefined) return news;
     current = (await getOperation(deps.table, op.id)) ?? current;
   }
+  deps.events?.forget(op.id);
   return current;
+}
+
+/**
+ * The operation `read` answers; with `waitSeconds`, once it has finished or that long has passed. News
+ * of its result is listened for before `read` starts, so a result stored meanwhile is not missed.
+ */
+async function untilFinished(
+  deps: OperationDeps,
+  id: string,
+  waitSeconds: number,
+  signal: AbortSignal,
+  read: () => Promise<OperationRecord>,
+): Promise<OperationRecord> {
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  const notified = waitSeconds > 0 ? deps.events?.waitFinished(id, stop.signal) : undefined;
+  try {
+    const op = await read();
+    return waitSeconds > 0 && !isFinished(op.state) ? await waitFinished(deps, op, waitSeconds * 1000, stop.signal, notified) : op;
+  } finally {
+    stop.abort();
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** POST with `wait`: stores the operation as `submitOperation` does, then answers it once finished or after `waitSeconds`. */
+export async function submitAndWait(
+  deps: OperationDeps,
+  caller: Caller,
+  authorized: CachedAccount,
+  key: string,
+  body: unknown,
+  waitSeconds: number,
+  signal: AbortSignal,
+): Promise<{ record: OperationRecord; created: boolean }> {
+  let created = false;
+  const record = await untilFinished(deps, operationIdOf(authorized.record.name, key), waitSeconds, signal, async () => {
+    const submitted = await submitOperation(deps, caller, authorized, key, body);
+    created = submitted.created;
+    return submitted.record;
+  });
+  return { record, created };
 }
 
 /**
@@ -149,23 +223,17 @@ async function waitFinished(
 export async function getOperationView(deps: OperationDeps, caller: Caller, id: string, waitSeconds: number, signal: AbortSignal): Promise<OperationView> {
   const notFound = new VendorError('not_found', `no operation with id "${id.slice(0, 64)}"`);
   if (!isOperationId(id)) throw notFound;
-  const stop = new AbortController();
-  const onAbort = () => stop.abort();
-  signal.addEventListener('abort', onAbort, { once: true });
-  // Listening before the read, so a result stored between the read and the wait is not missed.
-  const notified = waitSeconds > 0 ? deps.events?.waitFinished(id, stop.signal) : undefined;
-  try {
-    const op = await getOperation(deps.table, id);
-    if (op === undefined) throw notFound;
+  const op = await untilFinished(deps, id, waitSeconds, signal, async () => {
+    // Handed out by this process and not finished here: its result comes here, no need to read it first.
+    const found = (waitSeconds > 0 ? deps.events?.handedOutHere(id) : undefined) ?? (await getOperation(deps.table, id));
+    if (found === undefined) throw notFound;
     if (!caller.manager) {
-      const account = await getAccount(deps.table, op.account);
-      if (account === undefined) throw notFound;
-      deps.permissionsLog?.note(account);
-      if (!canRead(caller, account)) throw notFound;
+      // Not found, to someone who may not read its account, as an unknown id.
+      await authorizedAccount(deps.accounts, caller, found.account, 'READ', deps.permissionsLog).catch(() => {
+        throw notFound;
+      });
     }
-    return toOperationView(waitSeconds > 0 && !isFinished(op.state) ? await waitFinished(deps, op, waitSeconds * 1000, stop.signal, notified) : op);
-  } finally {
-    stop.abort();
-    signal.removeEventListener('abort', onAbort);
-  }
+    return found;
+  });
+  return toOperationView(op);
 }

@@ -13,14 +13,12 @@ export const PK = {
   change: 'CHANGE',
   /** The access index: one item per account whose permissions restrict reading, sorted by name. */
   access: 'ACCESS',
-  /** Deployment operations, one item each, by id (ids start with their creation time). */
+  /** Deployment operations, one item each, by id (a hash of the account and the Idempotency-Key). */
   operation: 'OPERATION',
-  /** The request of each operation, written once and read by the dispatching driver. */
+  /** Requests too large to keep in their operation item, by `<id>#<requestHash>`, written once. */
   operationRequest: 'OPREQUEST',
   /** One entry per operation not finished yet: what the driver replicas dispatch from. */
   operationQueue: 'OPQUEUE',
-  /** Idempotency keys of operation requests, by `<account>#<key>`. */
-  operationKey: 'OPKEY',
 } as const;
 
 /** Membership of one account name in one definition source: `SOURCE#<sourceId>` / name. */
@@ -71,15 +69,11 @@ export function operationKey(id: string): Key {
   return { pk: PK.operation, sk: id };
 }
 
-export function operationRequestKey(id: string): Key {
-  return { pk: PK.operationRequest, sk: id };
+/** Keyed by the request's hash too: two requests racing for one Idempotency-Key never overwrite each other's. */
+export function operationRequestKey(id: string, requestHash: string): Key {
+  return { pk: PK.operationRequest, sk: `${id}#${requestHash}` };
 }
 
 export function operationQueueKey(id: string): Key {
   return { pk: PK.operationQueue, sk: id };
-}
-
-/** Account names hold no `#`, so `<account>#<key>` is unambiguous. */
-export function idempotencyKeyKey(account: string, key: string): Key {
-  return { pk: PK.operationKey, sk: `${account}#${key}` };
 }

@@ -1,18 +1,19 @@
 /**
- * Deployment operations in the table (docs/table.md, "Operations"). Four kinds of item:
+ * Deployment operations in the table (docs/table.md, "Operations"). Three kinds of item:
  *
- * - the operation (`OPERATION` / id): state, hand-out, report and outcomes. Every state change is one
- *   conditional update, so states only move forward and two writers never both win;
- * - its request (`OPREQUEST` / id): the manifests or targets, gzip-compressed, written once, so the
- *   operation item that is updated several times stays small (an update costs the item's size);
+ * - the operation (`OPERATION` / id): state, hand-out, report and outcomes, and the request itself
+ *   when it is small (gzip-compressed). Its id is a hash of the account and the Idempotency-Key, so
+ *   the one conditional put that creates it is also what makes a key stand for one operation. Every
+ *   state change is one conditional update, so states only move forward and two writers never both win;
+ * - a request too large to keep in the operation (`OPREQUEST` / `<id>#<requestHash>`), written once
+ *   before the operation, so the operation item that is updated several times stays small (an update
+ *   costs the item's size);
  * - its queue entry (`OPQUEUE` / id) while it is not finished: the few fields dispatch decides from,
  *   so a driver replica finds open work with one Query of a small partition. The operation item is
- *   the truth; the entry is a copy that a writer repairs when it finds it stale;
- * - the idempotency key (`OPKEY` / `<account>#<key>`): the operation id a key stands for, and the hash
- *   of the request it came with.
+ *   the truth; the entry is a copy that a writer repairs when it finds it stale.
  */
+import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { randomBytes } from 'node:crypto';
 import {
   DeleteCommand,
   GetCommand,
@@ -26,23 +27,34 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { VendorError } from '../errors.ts';
 import type { AgentReport, Dispatch, ObjectOutcome, OperationRecord, OperationState, QueueEntry } from '../operations/model.ts';
-import { queueEntryOf } from '../operations/model.ts';
+import { isFinished, queueEntryOf } from '../operations/model.ts';
 import type { OperationRequest } from '../operations/request.ts';
 import type { TableRef } from './client.ts';
 import { tryConditional, updateIfCondition } from './conditional.ts';
-import { PK, idempotencyKeyKey, operationKey, operationQueueKey, operationRequestKey, padMs } from './keys.ts';
+import { PK, operationKey, operationQueueKey, operationRequestKey } from './keys.ts';
 import { queryAll } from './query.ts';
 import { TTL_ATTRIBUTE } from './schema.ts';
 
-/** Operations, their requests and idempotency keys are kept this long (TTL where the table has it). */
+/** Operations and their requests are kept this long (TTL where the table has it); so is what a key stands for. */
 export const OPERATION_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
-/** Ids sort by creation time, so the queue reads oldest first: `<13-digit ms>-<16 hex>`. */
-export function newOperationId(now: number, random: () => Buffer = () => randomBytes(8)): string {
-  return `${padMs(now)}-${random().toString('hex')}`;
+/**
+ * A compressed request up to this size is kept in the operation item itself: one write creates both,
+ * and a hand-out needs no read. Larger ones get an item of their own, so the updates of the operation
+ * (hand-out, result), which cost its size, stay at a few WCU.
+ */
+export const INLINE_REQUEST_BYTES = 4096;
+
+/**
+ * The id of the operation an Idempotency-Key stands for in an account: 32 hex digits, the first 128
+ * bits of SHA-256 over both. Every API process and every retry derives the same id, so the conditional
+ * put of the operation decides alone whether the key is new.
+ */
+export function operationIdOf(account: string, key: string): string {
+  return createHash('sha256').update(`${account}\u0000${key}`).digest('hex').slice(0, 32);
 }
 
-const OPERATION_ID = /^\d{13}-[0-9a-f]{16}$/;
+const OPERATION_ID = /^[0-9a-f]{32}$/;
 
 export function isOperationId(value: string): boolean {
   return OPERATION_ID.test(value);
@@ -60,51 +72,49 @@ export function decompress<T>(bytes: Uint8Array): T {
   return JSON.parse(gunzipSync(bytes).toString('utf8')) as T;
 }
 
-export interface IdempotencyEntry {
-  account: string;
-  key: string;
-  operationId: string;
-  requestHash: string;
-  createdAt: number;
-}
-
 // ---- pure builders ----
 
-export function putIdempotencyParams(tableName: string, entry: IdempotencyEntry): PutCommandInput {
+/** A request too large to keep inline; the same id and hash always carry the same request, so a plain put is idempotent. */
+export function putRequestParams(tableName: string, id: string, requestHash: string, request: Uint8Array, now: number): PutCommandInput {
+  return { TableName: tableName, Item: { ...operationRequestKey(id, requestHash), id, request, [TTL_ATTRIBUTE]: expiresAt(now) } };
+}
+
+export function getRequestParams(tableName: string, id: string, requestHash: string): GetCommandInput {
+  return { TableName: tableName, Key: operationRequestKey(id, requestHash), ConsistentRead: true };
+}
+
+function toItem(record: OperationRecord, request: Uint8Array | undefined): Record<string, unknown> {
+  const { outcomes, handedTo, ...rest } = record;
   return {
-    TableName: tableName,
-    Item: { ...idempotencyKeyKey(entry.account, entry.key), ...entry, [TTL_ATTRIBUTE]: expiresAt(entry.createdAt) },
-    ConditionExpression: 'attribute_not_exists(pk)',
+    ...operationKey(record.id),
+    ...rest,
+    // A string set, so that each claim can add its agent (`ADD`).
+    ...(handedTo === undefined || handedTo.length === 0 ? {} : { handedTo: new Set(handedTo) }),
+    ...(outcomes === undefined ? {} : { outcomes: compress(outcomes) }),
+    ...(request === undefined ? {} : { request }),
+    [TTL_ATTRIBUTE]: expiresAt(record.createdAt),
   };
 }
 
-export function getIdempotencyParams(tableName: string, account: string, key: string): GetCommandInput {
-  return { TableName: tableName, Key: idempotencyKeyKey(account, key), ConsistentRead: true };
+/** The operation item as stored: the record, and the request when it is kept inline. */
+interface StoredOperation {
+  record: OperationRecord;
+  request: Uint8Array | undefined;
 }
 
-/** The request of an operation; the same id always carries the same request, so a plain put is idempotent. */
-export function putRequestParams(tableName: string, id: string, request: Uint8Array, now: number): PutCommandInput {
-  return { TableName: tableName, Item: { ...operationRequestKey(id), id, request, [TTL_ATTRIBUTE]: expiresAt(now) } };
-}
-
-export function getRequestParams(tableName: string, id: string): GetCommandInput {
-  return { TableName: tableName, Key: operationRequestKey(id), ConsistentRead: true };
-}
-
-function toItem(record: OperationRecord): Record<string, unknown> {
-  const { outcomes, ...rest } = record;
-  return { ...operationKey(record.id), ...rest, ...(outcomes === undefined ? {} : { outcomes: compress(outcomes) }), [TTL_ATTRIBUTE]: expiresAt(record.createdAt) };
-}
-
-function fromItem(item: Record<string, unknown>): OperationRecord {
-  const { pk: _pk, sk: _sk, [TTL_ATTRIBUTE]: _ttl, outcomes, handedTo, ...rest } = item;
+function fromItem(item: Record<string, unknown>): StoredOperation {
+  const { pk: _pk, sk: _sk, [TTL_ATTRIBUTE]: _ttl, outcomes, request, handedTo, ...rest } = item;
   const record = rest as unknown as OperationRecord;
   if (handedTo instanceof Set) record.handedTo = [...(handedTo as Set<string>)].sort();
-  return outcomes instanceof Uint8Array ? { ...record, outcomes: decompress<ObjectOutcome[]>(outcomes) } : record;
+  return {
+    record: outcomes instanceof Uint8Array ? { ...record, outcomes: decompress<ObjectOutcome[]>(outcomes) } : record,
+    request: request instanceof Uint8Array ? request : undefined,
+  };
 }
 
-export function createOperationParams(tableName: string, record: OperationRecord): PutCommandInput {
-  return { TableName: tableName, Item: toItem(record), ConditionExpression: 'attribute_not_exists(pk)' };
+/** Creates the operation unless its id (its account and key) already stands for one. */
+export function createOperationParams(tableName: string, record: OperationRecord, inlineRequest?: Uint8Array): PutCommandInput {
+  return { TableName: tableName, Item: toItem(record, inlineRequest), ConditionExpression: 'attribute_not_exists(pk)' };
 }
 
 export function getOperationParams(tableName: string, id: string, consistent = true): GetCommandInput {
@@ -131,7 +141,7 @@ export function deleteQueueEntryParams(tableName: string, id: string): DeleteCom
   return { TableName: tableName, Key: operationQueueKey(id) };
 }
 
-/** Every open operation, oldest first. Strongly consistent: a replica must not miss a fresh one. */
+/** Every open operation. Strongly consistent: a replica must not miss a fresh one. */
 export function openOperationsParams(tableName: string): QueryCommandInput {
   return {
     TableName: tableName,
@@ -230,13 +240,27 @@ export function finishParams(tableName: string, id: string, finish: Finish, now:
 
 export async function getOperation(t: TableRef, id: string, consistent = true): Promise<OperationRecord | undefined> {
   const out = await t.client.send(new GetCommand(getOperationParams(t.tableName, id, consistent)));
-  return out.Item === undefined ? undefined : fromItem(out.Item);
+  return out.Item === undefined ? undefined : fromItem(out.Item).record;
 }
 
-export async function getOperationRequest(t: TableRef, id: string): Promise<OperationRequest | undefined> {
-  const out = await t.client.send(new GetCommand(getRequestParams(t.tableName, id)));
+async function requestOf(t: TableRef, stored: StoredOperation): Promise<OperationRequest | undefined> {
+  if (stored.request !== undefined) return decompress<OperationRequest>(stored.request);
+  const out = await t.client.send(new GetCommand(getRequestParams(t.tableName, stored.record.id, stored.record.requestHash)));
   const bytes = out.Item?.request;
   return bytes instanceof Uint8Array ? decompress<OperationRequest>(bytes) : undefined;
+}
+
+/** The operation with its request (undefined when its own item is missing), or undefined when there is no such operation. */
+export async function getOperationWithRequest(t: TableRef, id: string): Promise<{ record: OperationRecord; request: OperationRequest | undefined } | undefined> {
+  const out = await t.client.send(new GetCommand(getOperationParams(t.tableName, id)));
+  if (out.Item === undefined) return undefined;
+  const stored = fromItem(out.Item);
+  return { record: stored.record, request: await requestOf(t, stored) };
+}
+
+/** The request of an operation, or undefined when there is no such operation. */
+export async function getOperationRequest(t: TableRef, id: string): Promise<OperationRequest | undefined> {
+  return (await getOperationWithRequest(t, id))?.request;
 }
 
 export interface NewOperation {
@@ -245,76 +269,98 @@ export interface NewOperation {
   requestHash: string;
   /** The request, compressed (`compress()`), as stored. */
   request: Uint8Array;
-  record: Omit<OperationRecord, 'id' | 'account' | 'idempotencyKey' | 'requestHash' | 'state' | 'attempt' | 'createdAt' | 'updatedAt'>;
+  record: Omit<OperationRecord, 'id' | 'account' | 'idempotencyKey' | 'requestHash' | 'state' | 'attempt' | 'createdAt' | 'updatedAt' | 'dispatch' | 'handedTo' | 'dispatchedAt'>;
   now: number;
+  /**
+   * When given, the operation is stored already handed out to this agent (RUNNING, attempt 1): the
+   * replica that stores it has a stream to an agent holding the account and sends it right after.
+   */
+  dispatch?: Dispatch | undefined;
+}
+
+/** The record an operation is created with. */
+export function newOperationRecord(input: NewOperation): OperationRecord {
+  const { account, idempotencyKey, requestHash, now, dispatch } = input;
+  const id = operationIdOf(account, idempotencyKey);
+  const base = { ...input.record, id, account, idempotencyKey, requestHash, createdAt: now, updatedAt: now };
+  return dispatch === undefined ? { ...base, state: 'QUEUED', attempt: 0 } : { ...base, state: 'RUNNING', attempt: 1, dispatch, handedTo: [dispatch.agentId], dispatchedAt: now };
 }
 
 /**
- * Creates an operation once per idempotency key. The key is claimed first (a conditional put), so
- * concurrent or retried requests with the same key agree on one id; then the request, the operation
- * and its queue entry are written together, each idempotently, so a retry finishes what a crashed
- * attempt started. Dispatch copes with an entry whose operation or request is not there yet. The same
- * key with another request is a `conflict`.
+ * Creates an operation once per idempotency key, in one round trip: the operation item (id derived
+ * from account and key, `attribute_not_exists`) and its queue entry go out together; a request too
+ * large to keep inline is written first. When the id already stands for an operation, that one is
+ * answered (`created: false`) if it came with the same request, and its queue entry brought in line
+ * (a crash may have left it missing; this request may just have put a stale copy); another request
+ * is a `conflict`. An entry whose operation never came (the operation's put failed) is dropped by
+ * dispatch.
  */
-export async function createOperation(t: TableRef, input: NewOperation, newId: () => string): Promise<{ record: OperationRecord; created: boolean }> {
-  const { account, idempotencyKey: key, requestHash, now } = input;
-  let id = newId();
-  const claimed = await tryConditional(() =>
-    t.client.send(new PutCommand(putIdempotencyParams(t.tableName, { account, key, operationId: id, requestHash, createdAt: now }))),
-  );
-  if (!claimed) {
-    const existing = (await t.client.send(new GetCommand(getIdempotencyParams(t.tableName, account, key)))).Item as IdempotencyEntry | undefined;
-    if (existing === undefined) throw new VendorError('precondition_failed', 'the idempotency key changed concurrently; retry');
-    if (existing.requestHash !== requestHash) {
-      throw new VendorError('conflict', `Idempotency-Key "${key}" was already used for a different request (operation ${existing.operationId}); use a new key for a new request`, {
-        details: { operationId: existing.operationId },
-      });
-    }
-    id = existing.operationId;
-    const found = await getOperation(t, id);
-    if (found !== undefined) {
-      // A crash after the operation but before its queue entry would leave it undispatched for ever.
-      if (found.state === 'QUEUED') await putQueueEntry(t, found);
-      return { record: found, created: false };
-    }
-  }
-  const record: OperationRecord = { ...input.record, id, account, idempotencyKey: key, requestHash, state: 'QUEUED', attempt: 0, createdAt: now, updatedAt: now };
-  const [, created] = await Promise.all([
-    t.client.send(new PutCommand(putRequestParams(t.tableName, id, input.request, now))),
-    tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record)))),
-    putQueueEntry(t, record),
+export async function createOperation(t: TableRef, input: NewOperation): Promise<{ record: OperationRecord; created: boolean }> {
+  const record = newOperationRecord(input);
+  const inline = input.request.length <= INLINE_REQUEST_BYTES;
+  if (!inline) await t.client.send(new PutCommand(putRequestParams(t.tableName, record.id, record.requestHash, input.request, input.now)));
+  const [created, entryPut] = await Promise.all([
+    tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))),
+    tryConditional(() => t.client.send(new PutCommand(createQueueEntryParams(t.tableName, queueEntryOf(record))))),
   ]);
   if (created) return { record, created: true };
-  // A concurrent request with the same key and request wrote it first.
-  const found = await getOperation(t, id);
+  const found = await getOperation(t, record.id);
   if (found === undefined) throw new VendorError('precondition_failed', 'the operation changed concurrently; retry');
+  if (found.requestHash !== record.requestHash || found.account !== record.account || found.idempotencyKey !== record.idempotencyKey) {
+    throw new VendorError('conflict', `Idempotency-Key "${input.idempotencyKey}" was already used for a different request (operation ${found.id}); use a new key for a new request`, {
+      details: { operationId: found.id },
+    });
+  }
+  // The entry this request put is a copy of a record that was never stored: make it the operation's, or drop it.
+  if (entryPut) {
+    if (isFinished(found.state)) await deleteQueueEntry(t, found.id);
+    else await syncQueueEntry(t, found);
+  }
   return { record: found, created: false };
 }
 
-async function putQueueEntry(t: TableRef, record: OperationRecord): Promise<void> {
-  await tryConditional(() => t.client.send(new PutCommand(createQueueEntryParams(t.tableName, queueEntryOf(record)))));
-}
-
+/** Every open operation, oldest first (ids are hashes: the partition's order is not time order). */
 export async function openOperations(t: TableRef): Promise<QueueEntry[]> {
   const items = await queryAll(t, openOperationsParams(t.tableName));
-  return items.map(({ pk: _pk, sk: _sk, ...entry }) => entry as unknown as QueueEntry);
+  return items
+    .map(({ pk: _pk, sk: _sk, ...entry }) => entry as unknown as QueueEntry)
+    .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** The operation as handed out, or undefined when another writer got there first. */
 export async function claimOperation(t: TableRef, id: string, expectedAttempt: number, dispatch: Dispatch, now: number): Promise<OperationRecord | undefined> {
+  return (await claimWithRequest(t, id, expectedAttempt, dispatch, now))?.record;
+}
+
+/**
+ * Claims the operation (as `claimOperation`) and, when `withRequest`, answers its request too: from
+ * the item the claim returns when the request is inline, else read from its own item. A claimed
+ * operation whose request is not there (it cannot be: it is written before the operation) answers
+ * `request: undefined`.
+ */
+export async function claimWithRequest(
+  t: TableRef,
+  id: string,
+  expectedAttempt: number,
+  dispatch: Dispatch,
+  now: number,
+  withRequest = true,
+): Promise<{ record: OperationRecord; request: OperationRequest | undefined } | undefined> {
   const item = await updateIfCondition(t, claimParams(t.tableName, id, expectedAttempt, dispatch, now));
-  return item === undefined ? undefined : fromItem(item);
+  if (item === undefined) return undefined;
+  const stored = fromItem(item);
+  return { record: stored.record, request: withRequest ? await requestOf(t, stored) : undefined };
 }
 
 export async function endDispatch(t: TableRef, id: string, attempt: number, endedAt: number, reason: string): Promise<OperationRecord | undefined> {
   const item = await updateIfCondition(t, endDispatchParams(t.tableName, id, attempt, endedAt, reason));
-  return item === undefined ? undefined : fromItem(item);
+  return item === undefined ? undefined : fromItem(item).record;
 }
 
 /** The finished operation, or undefined when it had already finished (or does not exist). */
 export async function finishOperation(t: TableRef, id: string, finish: Finish, now: number): Promise<OperationRecord | undefined> {
   const item = await updateIfCondition(t, finishParams(t.tableName, id, finish, now));
-  return item === undefined ? undefined : fromItem(item);
+  return item === undefined ? undefined : fromItem(item).record;
 }
 
 export async function syncQueueEntry(t: TableRef, record: OperationRecord): Promise<void> {

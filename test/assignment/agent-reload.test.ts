@@ -12,7 +12,7 @@ const world = useAssignmentWorld();
 describe('reloading vendor-agent.yml with the agent connected', () => {
   it('static accounts added, changed and removed follow the file, and the others keep running untouched', async () => {
     await world.fresh([]);
-    // Leases and grace as long as in production: on a loaded machine the test world's 1 s lease can
+    // Leases and grace as long as in production: on a loaded machine the test world's 5 s lease can
     // lapse, and an agent gone past the grace loses its static accounts, which is another test.
     const driver = await startDriver({
       config: parseDriverGrpcConfig({

@@ -28,7 +28,7 @@ describe('the caching role', () => {
 
   it('moves when the caching agent goes silent and its lease expires', async () => {
     await world.fresh([{ name: 'prod' }]);
-    const driver = await world.driver();
+    const driver = await world.driver({ sessions: { heartbeatIntervalMs: 200, leaseMs: 3_000 } });
     // A hand-driven agent that confirms the assignment, then never says anything again.
     const silent = RawAgent.messages({ port: driver.port, token: AGENT_TOKEN });
     silent.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId: 'silent', zone: 'vendor-agent_infra', agentVersion: '0.1.0' } });
@@ -40,7 +40,7 @@ describe('the caching role', () => {
     const survivor = await world.agent('survivor', { target: `127.0.0.1:${driver.port}` });
     await vi.waitFor(() => expect(survivor.holder().view('prod')).toMatchObject({ caching: false, cachingEpoch: 1 }), WAIT);
 
-    // The lease (1 s in these tests) runs out, then the hand-over grace: the survivor takes over.
+    // The lease (3 s here) runs out, then the hand-over grace: the survivor takes over.
     expect((await silent.status).details).toMatch(/^lease expired/);
     await vi.waitFor(() => expect(survivor.holder().view('prod')).toMatchObject({ caching: true, cachingEpoch: 2 }), WAIT);
     expect(await world.record('prod')).toMatchObject({ cachingAgentId: 'survivor', cachingEpoch: 2 });

@@ -8,6 +8,9 @@ import { submitOperation } from '../support/operations.ts';
 import { faultyTable } from '../support/store-faults.ts';
 
 const world = new AssignmentWorld();
+// The raw agents here send no heartbeats: a lease long enough that a loaded machine never ends their
+// streams before the message under test is sent.
+const PATIENT = { sessions: { heartbeatIntervalMs: 200, leaseMs: 60_000 } };
 const raws: RawAgent[] = [];
 beforeAll(() => world.start());
 afterAll(() => world.close());
@@ -36,9 +39,7 @@ async function next(a: RawAgent, body: string): Promise<DriverMessage__Output> {
 describe('bad answers from an agent', () => {
   it('a result for a generation never handed out is refused by name; other streams and the table stay as they were', async () => {
     await world.fresh([{ name: 'prod' }]);
-    // A lease longer than the test world's 1 s: the in-process agent's first cluster connection loads
-    // the Kubernetes client, which can hold this process's event loop for longer than that.
-    const driver = await world.driver({ sessions: { heartbeatIntervalMs: 200, leaseMs: 10_000 } });
+    const driver = await world.driver(PATIENT);
     const good = await world.agent('good', { target: `127.0.0.1:${driver.port}` });
     const bad = raw(driver.port, 'bad');
     await next(bad, 'welcome');
@@ -63,7 +64,7 @@ describe('bad answers from an agent', () => {
 
   it('a result for an account given to other agents only is refused; a stale one is acknowledged and changes nothing', async () => {
     await world.fresh([{ name: 'prod' }]);
-    const driver = await world.driver();
+    const driver = await world.driver(PATIENT);
     const holder = raw(driver.port, 'holder');
     await next(holder, 'welcome');
     const outsider = raw(driver.port, 'outsider', 'other-zone');
@@ -151,8 +152,8 @@ describe('what an agent says it holds', () => {
 describe('resuming on another replica', () => {
   it('tells an agent that reconnects elsewhere how far its previous stream was processed', async () => {
     await world.fresh([{ name: 'prod' }]);
-    const one = await world.driver({ replicaId: 'one' });
-    const two = await world.driver({ replicaId: 'two' });
+    const one = await world.driver({ ...PATIENT, replicaId: 'one' });
+    const two = await world.driver({ ...PATIENT, replicaId: 'two' });
     const a = raw(one.port, 'mover');
     const welcome = await next(a, 'welcome');
     await world.activate('prod');

@@ -120,7 +120,11 @@ export class AssignmentWorld {
       grpc?: Record<string, unknown>;
       /** Another client of the world's table (behind a fault layer, say). */
       table?: TableRef;
-      /** Heartbeat and lease instead of the test world's 200 ms and 1 s. */
+      /**
+       * Lease and heartbeat settings. By default heartbeats every 200 ms and a 5 s lease: an agent that
+       * goes silent is noticed within seconds, and a loaded machine that stalls a process for a second
+       * does not end its streams.
+       */
       sessions?: { heartbeatIntervalMs: number; leaseMs: number };
       /** Modules besides `base` (every production module by default). */
       modules?: readonly DriverModuleFactory[];
@@ -131,7 +135,7 @@ export class AssignmentWorld {
       config: parseDriverGrpcConfig({
         grpc: { host: '127.0.0.1', port: options.port ?? 0, ...options.grpc },
         auth: { tokens: [AGENT_TOKEN] },
-        sessions: options.sessions ?? { heartbeatIntervalMs: 200, leaseMs: 1_000 },
+        sessions: options.sessions ?? { heartbeatIntervalMs: 200, leaseMs: 5_000 },
         assignment: { ...FAST_ASSIGNMENT, ...options.assignment },
         operations: { ...FAST_OPERATIONS, ...options.operations },
       }),
