@@ -424,6 +424,9 @@ type Verdict = 'current' | 'duplicate' | 'stale' | 'unknown';
 /** Whether an answer is for what the agent was last given, an older hand-out, a repeat, or something never given. */
 function judge(record: AccountRecord | undefined, answer: Answer): Verdict {
   const e = record?.agents[answer.agentId];
+  // An answer for an older generation than the account's, whose entry has gone since (a removal the
+  // agent confirmed before its answer came back on a new stream), changes nothing either way.
+  if (e === undefined && record !== undefined && answer.generation < assignmentGeneration(record)) return 'stale';
   if (e === undefined || answer.generation > (e.assigned ?? 0)) return 'unknown';
   if (answer.generation < (e.assigned ?? 0) || e.removing === true) return 'stale';
   if (e.generation === answer.generation && e.ok === answer.ok && (e.message ?? '') === answer.message) return 'duplicate';

@@ -82,7 +82,8 @@ describe('bad answers from an agent', () => {
     expect((await next(holder, 'ack')).ackSeq).toBe(2);
     expect((await world.record('prod'))?.lastAssignmentMsg).toBe('fine');
 
-    outsider.send({ seq: 1, assignmentResult: { account: 'prod', generation: g, ok: true, message: 'me too' } });
+    // At the account's generation (an older one would be stale whoever sent it, and change nothing).
+    outsider.send({ seq: 1, assignmentResult: { account: 'prod', generation: g + 1, ok: true, message: 'me too' } });
     const s = await outsider.status;
     expect(s.details).toBe('assignment result for account prod, which was not assigned to this agent');
     expect((await world.record('prod'))?.agents['outsider']).toBeUndefined();
@@ -146,6 +147,26 @@ describe('what an agent says it holds', () => {
       await world.reset();
       await faults.close();
     }
+  });
+});
+
+describe('answers that come back late', () => {
+  it('an answer for an assignment whose removal the agent confirmed since is acknowledged and changes nothing', async () => {
+    await world.fresh([{ name: 'prod' }]);
+    const driver = await world.driver(PATIENT);
+    const a = raw(driver.port, 'slow');
+    await next(a, 'welcome');
+    await world.activate('prod');
+    const assign = await next(a, 'assignAccount');
+    // The account goes before the agent answers; the agent confirms the removal first.
+    expect((await world.call('DELETE', '/vendor/accounts/prod')).status).toBe(200);
+    const removal = await next(a, 'removeAccount');
+    a.send({ ackSeq: Number(removal.seq), ack: {} });
+    await vi.waitFor(async () => expect((await world.record('prod'))?.agents).toEqual({}), WAIT);
+    const before = await world.record('prod');
+    a.send({ seq: 1, ackSeq: Number(removal.seq), assignmentResult: { account: 'prod', generation: Number(assign.assignAccount?.generation), ok: true, message: 'late' } });
+    expect((await next(a, 'ack')).ackSeq).toBe(1);
+    expect(await world.record('prod')).toEqual(before);
   });
 });
 
