@@ -45,8 +45,9 @@ export class ManagedProcess {
     this.#options = options;
   }
 
+  /** Started, and neither exited nor asked to stop. */
   get running(): boolean {
-    return this.#child !== undefined && this.#child.exitCode === null && this.#child.signalCode === null;
+    return this.#child !== undefined && !this.#expectingExit && this.#child.exitCode === null && this.#child.signalCode === null;
   }
 
   get pid(): number | undefined {
@@ -67,8 +68,9 @@ export class ManagedProcess {
     return this.#tail;
   }
 
-  start(): void {
-    if (this.running) throw new Error(`${this.name} is already running`);
+  /** Starts a new incarnation; false when one is running already. */
+  start(): boolean {
+    if (this.running) return false;
     this.#incarnation++;
     this.#tail = [];
     this.#expectingExit = false;
@@ -97,11 +99,12 @@ export class ManagedProcess {
         resolve(code);
       }),
     );
+    return true;
   }
 
   /** SIGKILL, as a node dies: no shutdown, nothing flushed. */
   async kill(): Promise<void> {
-    if (!this.running) return;
+    if (!this.running) return this.#exited.then(() => undefined);
     this.kills++;
     this.#expectingExit = true;
     this.#child?.kill('SIGKILL');
@@ -110,7 +113,7 @@ export class ManagedProcess {
 
   /** SIGTERM, then SIGKILL after `graceMs`. */
   async stop(graceMs = 10_000): Promise<void> {
-    if (!this.running) return;
+    if (!this.running) return this.#exited.then(() => undefined);
     this.#expectingExit = true;
     this.#child?.kill('SIGTERM');
     const timer = setTimeout(() => this.#child?.kill('SIGKILL'), graceMs);

@@ -23,6 +23,14 @@ export interface ScenarioOptions {
   /** Zones (`<deployment>_<namespace>`) and how many agents each has. */
   zones: readonly { zone: string; agents: number }[];
   accounts: number;
+  /**
+   * How often faults come, from 0 to 1: the share of steps that kill a process or drop watches is
+   * this times its share at 1 (the default); the rest of those steps do nothing. A soak of hours wants
+   * fewer kills than a run of seconds.
+   */
+  faultRate?: number;
+  /** Processes never killed (by name), so that a long run shows whether they grow. */
+  immortal?: readonly string[];
   /** How long an operation may take before it ends TIMED_OUT (`timeoutSeconds` of each request). */
   operationTimeoutSeconds?: number;
   /** Told of notable moments (the soak prints them). */
@@ -174,10 +182,15 @@ export class Scenario {
     else if (roll < 0.36) await this.#activate();
     else if (roll < 0.44) await this.#delete();
     else if (roll < 0.7) await this.#operate();
-    else if (roll < 0.76) this.#killDriver();
-    else if (roll < 0.84) this.#killAgent();
-    else if (roll < 0.94) this.#changeCluster();
-    else this.#dropWatches();
+    else if (roll < 0.8) this.#changeCluster();
+    else {
+      // Faults: kills and dropped watches, thinned out by faultRate.
+      const due = this.#random() < (this.#options.faultRate ?? 1);
+      const which = this.#random();
+      if (due && which < 0.3) this.#killDriver();
+      else if (due && which < 0.7) this.#killAgent();
+      else if (due) this.#dropWatches();
+    }
     await new Promise((r) => setTimeout(r, this.#between(20, 200)));
   }
 
@@ -309,8 +322,12 @@ export class Scenario {
   }
 
   /** Kills a driver replica, and starts it again a moment later. */
+  #mortal(name: string): boolean {
+    return !(this.#options.immortal ?? []).includes(name);
+  }
+
   #killDriver(): void {
-    const name = this.#pick([...this.world.drivers].filter(([, p]) => p.running).map(([n]) => n));
+    const name = this.#pick([...this.world.drivers].filter(([n, p]) => p.running && this.#mortal(n)).map(([n]) => n));
     if (name === undefined) return;
     this.counts.driverKills++;
     this.#event({ event: 'kill', process: name });
@@ -318,7 +335,7 @@ export class Scenario {
   }
 
   #killAgent(): void {
-    const id = this.#pick(this.world.liveAgents());
+    const id = this.#pick(this.world.liveAgents().filter((a) => this.#mortal(a)));
     if (id === undefined) return;
     this.counts.agentKills++;
     this.#event({ event: 'kill', process: id });

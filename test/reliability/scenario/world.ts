@@ -85,7 +85,7 @@ export class ScenarioWorld {
     this.#accounts = [...accounts];
     await this.tables.start();
     this.table = await this.tables.fresh();
-    this.kube = await startTestApiServer({ tls: true, auth: { tokens: { [KUBE_TOKEN]: { username: 'agent', groups: ['system:masters'] } } }, requestLogSize: 200_000 });
+    this.kube = await startTestApiServer({ tls: true, auth: { tokens: { [KUBE_TOKEN]: { username: 'agent', groups: ['system:masters'] } } }, requestLogSize: 50_000 });
     this.#kubeconfig = this.kube.kubeconfigYaml({ token: KUBE_TOKEN });
     this.scanner = secretScanner({ 'agent token': AGENT_TOKEN, 'kube token': KUBE_TOKEN, 'admin token': TEST_ADMIN_TOKEN, kubeconfig: this.#kubeconfig });
     const apiLog = pino({ level: 'info', base: {} }, { write: (chunk: string) => this.#line({ source: 'api', stream: 'stdout', text: chunk.trim(), record: JSON.parse(chunk) as Record<string, unknown> }) });
@@ -148,7 +148,7 @@ export class ScenarioWorld {
   async startDriver(name: string): Promise<void> {
     const proc = this.drivers.get(name) ?? this.addDriver(name);
     const listening = new Promise<void>((resolve) => this.#listening.set(name, resolve));
-    proc.start();
+    if (!proc.start()) return;
     // Killed before it listened: this start is over.
     await Promise.race([listening, proc.exited]);
   }
@@ -193,6 +193,7 @@ export class ScenarioWorld {
   async startAgent(id: string): Promise<void> {
     const proc = this.agents.get(id);
     if (proc === undefined) throw new Error(`no agent ${id}`);
+    if (proc.running) return;
     this.holdings.set(id, new Map());
     const welcomed = new Promise<void>((resolve) => this.#welcomed.set(id, resolve));
     proc.start();
