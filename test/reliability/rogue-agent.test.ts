@@ -182,7 +182,7 @@ async function play(port: number, runSteps: RogueRun): Promise<Outcome> {
     const second = e.extraBody ? { [kind === 'heartbeat' ? 'ack' : 'heartbeat']: {} } : {};
     rogue.send(connect.requestSerialize({ seq, ackSeq, [kind]: body, ...second }));
   };
-  /** A heartbeat and its answer: everything sent before it has been processed, or the stream ended. */
+  /** A heartbeat and its answer (the driver answers heartbeats as they arrive): the stream is still served, or it ended. */
   const sync = async (): Promise<boolean> => {
     const id = ++heartbeat;
     write('heartbeat', { id }, { seq: 'next', ack: 'current', extraBody: false });
