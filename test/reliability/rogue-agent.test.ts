@@ -25,6 +25,7 @@ import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { agentProtocol } from '../../shared/protocol/loader.ts';
 import { PROTOCOL_VERSION, RELIABLE_AGENT_BODIES, type AgentBodyKind, type DriverMessage__Output } from '../../shared/protocol/messages.ts';
+import { operationsWorkerFactory } from '../../agent/operations/worker.ts';
 import { RawAgent } from '../raw-agent.ts';
 import { AGENT_TOKEN, WAIT, useAssignmentWorld, type TestAgent } from '../support/assignment.ts';
 import { hostileString } from '../support/hostile.ts';
@@ -295,7 +296,10 @@ describe('a rogue agent with a valid token', () => {
     console.info(`rogue agent seed: ${SEED}, ${RUNS} runs (replay: ROGUE_SEED=${SEED} ROGUE_RUNS=${RUNS})`);
     await world.fresh([{ name: 'good-1' }, { name: 'parked' }, { name: ROGUE_ACCOUNT }, ...LIVE_ACCOUNTS.map((name) => ({ name }))]);
     const driver = await world.driver({ grpc: { maxMessageBytes: MAX_MESSAGE_BYTES } });
-    const good = await world.agent('good-agent', { target: `127.0.0.1:${driver.port}`, deployment: 'good', namespace: 'zone' });
+    // The good agent holds its accounts and runs operations but keeps no resource cache: its own cache
+    // writes would come at any time, and the table is compared before and after each rogue run. It stays
+    // the caching agent of its accounts, so cache data the rogue sends for them is still refused.
+    const good = await world.agent('good-agent', { target: `127.0.0.1:${driver.port}`, deployment: 'good', namespace: 'zone', workers: [operationsWorkerFactory] });
     await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
     await world.activate('good-1', GOOD_ZONE);
     await vi.waitFor(async () => expect((await world.account('good-1')).agents).toEqual([{ agentId: 'good-agent', caching: true }]), WAIT);
