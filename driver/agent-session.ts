@@ -26,9 +26,10 @@ import { protocolError } from '../shared/protocol/problems.ts';
 import { SequencedEndpoint } from '../shared/protocol/endpoint.ts';
 import { SerialQueue } from '../shared/protocol/serial-queue.ts';
 import { parseAgentMessage } from '../shared/protocol/validate.ts';
+import { Backoff, STORE_BACKOFF_MAX_MS, isStoreOutage } from './backoff.ts';
 import { statusOfError } from './grpc-status.ts';
 import type { AgentMessageHandlers, HandledKind } from './handlers.ts';
-import type { SessionRecord, SessionStore } from './session-store.ts';
+import type { ResumeState, SessionRecord, SessionStore } from './session-store.ts';
 import { staticAccountsOf } from './account-settings.ts';
 
 /** What the service's deserializer hands on when the bytes are not a message at all. */
@@ -60,14 +61,15 @@ export interface SessionDeps {
 
 /**
  * What this stream's agent holds of one account, as far as this stream knows: what it announced in
- * hello (`held`), what the driver sent and is waiting to hear about (`sent`), what it confirmed
- * (`held`) or could not use (`failed`), and what is being taken off it (`removing`).
+ * hello (`announced`, until the account item confirms it: `held`), what the driver sent and is
+ * waiting to hear about (`sent`), what it confirmed (`held`) or could not use (`failed`), and what
+ * is being taken off it (`removing`). Only `held` is trusted: an announcement is the agent's word.
  */
 export interface Holding {
   generation: number;
   caching: boolean;
   cachingEpoch: number;
-  state: 'sent' | 'held' | 'failed' | 'removing';
+  state: 'announced' | 'sent' | 'held' | 'failed' | 'removing';
 }
 
 export class AgentSession {
@@ -87,6 +89,8 @@ export class AgentSession {
   #lastRenewAt: number;
   #closedReason: string | undefined;
   #closeWritten: Promise<void> = Promise.resolve();
+  #renewFailing = false;
+  #renewing = false;
 
   constructor(call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>, deps: SessionDeps) {
     this.#call = call;
@@ -178,14 +182,30 @@ export class AgentSession {
       this.end(e);
       return;
     }
-    if (this.#opened && this.#record !== undefined && now - this.#lastRenewAt >= this.#deps.settings.heartbeatIntervalMs) {
+    // One renewal at a time: a table that hangs would otherwise collect one per heartbeat.
+    if (this.#opened && this.#record !== undefined && !this.#renewing && now - this.#lastRenewAt >= this.#deps.settings.heartbeatIntervalMs) {
       this.#lastRenewAt = now;
-      this.#deps.store.renew(this.#record, now + this.#deps.settings.leaseMs, this.#lastProcessedSeq).then(
+      this.#renewing = true;
+      this.#deps.store.renew(this.#record, now + this.#deps.settings.leaseMs, this.#lastProcessedSeq).finally(() => {
+        this.#renewing = false;
+      }).then(
         (held) => {
+          if (this.#renewFailing) this.#deps.log.info({ sessionId: this.id, agentId: this.agentId }, 'lease renewed again');
+          this.#renewFailing = false;
           if (!held) this.end(new VendorError('conflict', `a newer stream of agent ${this.agentId} has taken its session over`));
         },
-        (e: unknown) => this.#deps.log.error({ sessionId: this.id, err: e }, 'lease renewal failed'),
+        (e: unknown) => {
+          // Once per run of failures: a table that is gone would otherwise log this for every agent at every heartbeat.
+          if (!this.#renewFailing) this.#deps.log.warn({ sessionId: this.id, agentId: this.agentId, err: e instanceof Error ? e.message : e }, 'lease renewal failed; the stream stays up and it is tried again at the next heartbeat');
+          this.#renewFailing = true;
+        },
       );
+    }
+    // Liveness is answered at once, not behind messages waiting for the table, so neither end gives
+    // up on a stream only because the store is slow.
+    if (this.#opened && (env.kind === 'heartbeat' || env.kind === 'ack')) {
+      if (env.kind === 'heartbeat') this.#endpoint.send({ kind: 'heartbeatAck', body: { id: env.body.id } });
+      return;
     }
     this.#queue.push(() => this.#process(env));
   }
@@ -242,7 +262,7 @@ export class AgentSession {
       });
     }
     try {
-      await handler({ seq: env.seq, body: env.body }, this);
+      await this.#untilStored(env.kind, env.seq, () => handler({ seq: env.seq, body: env.body }, this));
     } catch (e) {
       // A refusal of one reliable message names it, so the agent drops it instead of resending it forever.
       if (isVendorError(e) && e.code === 'protocol_error' && env.seq > 0 && e.details['seq'] === undefined) {
@@ -253,6 +273,33 @@ export class AgentSession {
     if (RELIABLE_AGENT_BODIES.has(env.kind)) {
       this.#lastProcessedSeq = Math.max(this.#lastProcessedSeq, env.seq);
       this.#endpoint.processed(env.seq);
+    }
+  }
+
+  /**
+   * Runs a handler again while the table is not answering, with growing waits, until it succeeds,
+   * fails for another reason, or the stream ends. Handlers are idempotent by their message's keys,
+   * and the message is acknowledged only once its handler has succeeded: nothing the agent was told
+   * is stored is lost, and the stream stays up through an outage instead of being ended and
+   * reopened (which the outage would refuse too).
+   */
+  async #untilStored(kind: string, seq: number, run: () => Promise<void> | void): Promise<void> {
+    const { clock, log } = this.#deps;
+    const backoff = new Backoff(100, STORE_BACKOFF_MAX_MS);
+    for (;;) {
+      try {
+        await run();
+        if (backoff.failures > 0) log.info({ sessionId: this.id, agentId: this.agentId, kind, seq, tries: backoff.failures + 1 }, 'the table answered: the message is processed');
+        return;
+      } catch (e) {
+        if (!isStoreOutage(e) || this.#ended) throw e;
+        const waitMs = Math.round(backoff.failed());
+        if (backoff.failures === 1) {
+          log.warn({ sessionId: this.id, agentId: this.agentId, kind, seq, err: e instanceof Error ? e.message : e }, 'the table is not answering: the message waits');
+        }
+        await clock.sleep(waitMs, this.#stop.signal).catch(() => undefined);
+        if (this.#ended) throw new VendorError('unavailable', 'the agent stream has ended');
+      }
     }
   }
 
@@ -270,14 +317,21 @@ export class AgentSession {
       leaseExpiresAt: this.#lastReceivedAt + settings.leaseMs,
       staticAccounts: staticAccountsOf(hello, (problem) => log.warn({ sessionId: this.id, agentId: hello.agentId, peer: this.peer }, problem)),
     };
-    const resume = await store.open(record, hello.previousSessionId);
+    let resume: ResumeState;
+    try {
+      resume = await store.open(record, hello.previousSessionId);
+    } catch (e) {
+      // The agent tries again after its reconnect wait; nothing was welcomed, so nothing is lost.
+      if (isStoreOutage(e)) throw new VendorError('unavailable', 'the table is not answering: the session cannot be recorded; try again', { cause: e });
+      throw e;
+    }
     this.#record = record;
     if (this.#ended) {
       await store.close(record, this.#closedReason ?? 'ended', clock.now(), this.#lastProcessedSeq);
       return;
     }
     for (const held of hello.heldAccounts) {
-      this.holdings.set(held.name, { generation: held.generation, caching: held.caching, cachingEpoch: held.cachingEpoch, state: 'held' });
+      this.holdings.set(held.name, { generation: held.generation, caching: held.caching, cachingEpoch: held.cachingEpoch, state: 'announced' });
     }
     this.#opened = true;
     this.#lastRenewAt = now;

@@ -6,6 +6,7 @@ import { allSessions, liveSessions, type Session } from '../shared/table/session
 import { captureLogger } from '../test/capture-log.ts';
 import { recordResults, type RecordedResult } from '../test/connection-harness.ts';
 import { RawAgent, helloMessage } from '../test/raw-agent.ts';
+import { faultyTable } from '../test/support/store-faults.ts';
 import { TestTables } from '../test/support/table.ts';
 import { assignmentModule } from './assignment/module.ts';
 import { parseDriverGrpcConfig } from './config.ts';
@@ -283,6 +284,79 @@ describe('driver endpoint: protocol violations', () => {
     expect(logs.lines.some((l) => String(l['msg']).startsWith('agent stream refused by the transport'))).toBe(true);
     healthy.send({ heartbeat: { id: 8 } });
     expect(await healthy.next()).toMatchObject({ heartbeatAck: { id: 8 } });
+  });
+});
+
+describe('driver endpoint: what an agent says is checked before it is kept', () => {
+  it('refuses a number the table cannot hold exactly, naming its field, before anything is recorded', async () => {
+    const { d, sessions } = await driver();
+    const healthy = await welcomed(d, 'healthy-agent');
+    const a = agent(d);
+    // 2^64 - 1: the decoder makes it 18446744073709552000, which no table write accepts.
+    a.send(helloMessage('agent-1', { staticAccounts: [{ name: 'huge', settings: { maxResumableResourceAgeMs: '18446744073709551615' } }] }));
+    const s = await a.status;
+    expect(s.code).toBe(status.INVALID_ARGUMENT);
+    expect(s.details).toBe('malformed hello: hello.staticAccounts.0.settings.maxResumableResourceAgeMs is larger than 2^53 - 1');
+    expect((await sessions()).map((x) => x.agentId)).toEqual(['healthy-agent']);
+    const welcomedAgain = await welcomed(d, 'agent-2');
+    welcomedAgain.send({ seq: 1, operationResult: { operationId: 'op', account: 'prod', attempt: 1, startedAtMs: '18446744073709551615' } });
+    expect((await welcomedAgain.status).details).toBe('malformed operationResult: operationResult.startedAtMs is larger than 2^53 - 1');
+    expect((await welcomedAgain.status).metadata.get('vendor-protocol-seq')).toEqual(['1']);
+    healthy.send({ heartbeat: { id: 3 } });
+    expect(await healthy.next()).toMatchObject({ heartbeatAck: { id: 3 } });
+  });
+});
+
+describe('driver endpoint: a table that does not answer', () => {
+  it('keeps the stream, answers heartbeats at once, and acknowledges a message only once its handler got through', async () => {
+    const throttled = () => Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException', $fault: 'client' });
+    let failures = 2;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const recorded: string[] = [];
+    const { d, logs } = await driver({
+      modules: [
+        () => ({
+          name: 'flaky-store',
+          handlers: {
+            assignmentResult: async ({ body }) => {
+              await gate;
+              if (failures-- > 0) throw throttled();
+              recorded.push(body.account);
+            },
+          },
+        }),
+      ],
+    });
+    const a = await welcomed(d);
+    const session = d.sessions()[0];
+    if (session === undefined) throw new Error('no session');
+    void session.send({ kind: 'assignAccount', body: { account: 'prod', generation: 1 } });
+    expect((await a.next()).seq).toBe(1);
+    a.send({ seq: 1, ackSeq: 1, assignmentResult: { account: 'prod', generation: 1, ok: true, message: 'ok' } });
+    // The result waits on the table; liveness does not.
+    a.send({ ackSeq: 1, heartbeat: { id: 5 } });
+    expect(await a.next()).toMatchObject({ body: 'heartbeatAck', heartbeatAck: { id: 5 } });
+    release();
+    expect(await a.next()).toMatchObject({ body: 'ack', ackSeq: 1 });
+    expect(recorded).toEqual(['prod']);
+    expect(logs.lines.filter((l) => l.msg === 'the table is not answering: the message waits')).toMatchObject([{ level: 40, kind: 'assignmentResult', seq: 1 }]);
+    expect(d.sessions()).toHaveLength(1);
+  });
+
+  it('refuses a hello it cannot record with UNAVAILABLE, and the agent may try again', async () => {
+    const table = await tables.fresh();
+    const faulty = await faultyTable(table, { maxAttempts: 1 });
+    cleanups.push(() => faulty.faults.close());
+    const { d } = await driver({ table: faulty.table });
+    faulty.faults.set({ kind: 'error', name: 'ProvisionedThroughputExceededException' });
+    const a = agent(d);
+    a.send(helloMessage('agent-1'));
+    const s = await a.status;
+    expect(s.code).toBe(status.UNAVAILABLE);
+    expect(s.details).toBe('the table is not answering: the session cannot be recorded; try again');
+    faulty.faults.clear();
+    await welcomed(d, 'agent-1');
   });
 });
 

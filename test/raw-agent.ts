@@ -19,6 +19,8 @@ export class RawAgent<Out = AgentMessage> {
   readonly #call: ClientDuplexStream<Out, DriverMessage__Output>;
   readonly #received: DriverMessage__Output[] = [];
   #waiters: (() => void)[] = [];
+  #ackSent = 0;
+  #beat: NodeJS.Timeout | undefined;
   readonly status: Promise<StatusObject>;
 
   constructor(options: RawAgentOptions, serialize: (m: Out) => Buffer) {
@@ -54,7 +56,18 @@ export class RawAgent<Out = AgentMessage> {
   }
 
   send(message: Out): void {
+    const ack = (message as { ackSeq?: unknown }).ackSeq;
+    if (typeof ack === 'number') this.#ackSent = Math.max(this.#ackSent, ack);
     this.#call.write(message);
+  }
+
+  /**
+   * Sends a heartbeat every `ms` until closed, carrying the highest ack sent so far, so the driver's
+   * lease outlasts a slow step of the test. The answers arrive among the other messages.
+   */
+  keepAlive(this: RawAgent<AgentMessage>, ms: number): void {
+    this.#beat ??= setInterval(() => this.send({ ackSeq: this.#ackSent, heartbeat: { id: 0 } }), ms);
+    void this.status.then(() => clearInterval(this.#beat));
   }
 
   /** The next message from the driver (in order); rejects if the stream ends first. */
@@ -70,7 +83,13 @@ export class RawAgent<Out = AgentMessage> {
     }
   }
 
+  /** The messages received and not yet taken, without waiting. */
+  take(): DriverMessage__Output[] {
+    return this.#received.splice(0);
+  }
+
   close(): void {
+    clearInterval(this.#beat);
     this.#call.cancel();
     this.#client.close();
   }

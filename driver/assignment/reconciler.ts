@@ -28,6 +28,7 @@ import { allSessions, deleteSession } from '../../shared/table/sessions.ts';
 import { removeAgentStaticAccounts } from '../../shared/table/sources.ts';
 import { Waker } from '../../shared/waker.ts';
 import type { AgentSession, Holding } from '../agent-session.ts';
+import { Backoff, STORE_BACKOFF_MAX_MS, isStoreOutage } from '../backoff.ts';
 import type { DriverGrpcConfig } from '../config.ts';
 import { AccountCache } from './account-cache.ts';
 import { FeedReader } from './feed.ts';
@@ -70,11 +71,14 @@ export class AssignmentReconciler {
   readonly #background = new Set<Promise<unknown>>();
   #fullRun: Promise<void> | undefined;
   #lastPrune = 0;
+  /** Settles that failed because the table is not answering, in a row: their retries wait longer and longer. */
+  readonly #outage: Backoff;
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
     this.#presence = new PresenceTracker(deps.settings.handoverGraceMs);
     this.#feed = new FeedReader(deps.table, deps.clock, deps.settings.clockSkewMs);
+    this.#outage = new Backoff(deps.settings.pollIntervalMs * 4, Math.max(deps.settings.pollIntervalMs * 4, STORE_BACKOFF_MAX_MS));
   }
 
   /** Loads the accounts and who is live, then runs the loops until `stop()`. */
@@ -173,9 +177,22 @@ export class AssignmentReconciler {
   }
 
   #failed(name: string, e: unknown): void {
-    this.#deps.log.error({ account: name, err: isVendorError(e) ? e.message : e }, 'settling the account failed; trying again later');
-    const timer = setTimeout(() => this.schedule([name]), this.#deps.settings.pollIntervalMs * 4);
+    const { log, settings } = this.#deps;
+    let delay = settings.pollIntervalMs * 4;
+    if (isStoreOutage(e)) {
+      // One line per outage, not one per account and retry.
+      if (this.#outage.failures === 0) log.warn({ account: name, err: e instanceof Error ? e.message : e }, 'the table is not answering: accounts wait to be settled');
+      delay = this.#outage.failed();
+    } else {
+      log.error({ account: name, err: isVendorError(e) ? e.message : e }, 'settling the account failed; trying again later');
+    }
+    const timer = setTimeout(() => this.schedule([name]), delay);
     timer.unref();
+  }
+
+  #settled(): void {
+    if (this.#outage.failures > 0) this.#deps.log.info({ failures: this.#outage.failures }, 'the table answers again: accounts are settled');
+    this.#outage.succeeded();
   }
 
   /**
@@ -206,6 +223,7 @@ export class AssignmentReconciler {
         for (const n of names) this.#pending.delete(n);
         try {
           const found = await getAccounts(this.#deps.table, names, { consistent: true });
+          this.#settled();
           for (const n of names) ready.push([n, found.get(n) ?? null]);
         } catch (e) {
           for (const n of names) this.#failed(n, e);
@@ -217,17 +235,29 @@ export class AssignmentReconciler {
     await Promise.all(inFlight);
   }
 
-  /** Runs `work` every `ms` (or when `waker` is woken) until stopped; a failed run is logged and the loop goes on. */
+  /**
+   * Runs `work` every `ms` (or when `waker` is woken) until stopped. A failed run is logged and the
+   * loop goes on; while runs keep failing, the waits grow (to `STORE_BACKOFF_MAX_MS`), so a table
+   * that is gone is not asked at the loop's normal pace.
+   */
   async #every(ms: number, waker: Waker | undefined, work: () => Promise<void>): Promise<void> {
+    const { clock, log } = this.#deps;
     const signal = this.#stop.signal;
     const wake = waker ?? new Waker();
+    const backoff = new Backoff(ms, Math.max(ms, STORE_BACKOFF_MAX_MS));
+    let wait = ms;
     while (!signal.aborted) {
-      await wake.wait(this.#deps.clock, ms, signal);
+      await wake.wait(clock, wait, signal);
       if (signal.aborted) return;
       try {
         await work();
+        if (backoff.failures > 0) log.info({ failures: backoff.failures }, 'assignment loop runs again');
+        backoff.succeeded();
+        wait = ms;
       } catch (e) {
-        if (!signal.aborted) this.#deps.log.error({ err: isVendorError(e) ? e.message : e }, 'assignment loop failed; it runs again');
+        if (signal.aborted) return;
+        if (backoff.failures === 0) log[isStoreOutage(e) ? 'warn' : 'error']({ err: isVendorError(e) ? e.message : e }, 'assignment loop failed; it runs again, waiting longer while it keeps failing');
+        wait = Math.max(ms, backoff.failed());
       }
     }
   }
@@ -323,8 +353,16 @@ export class AssignmentReconciler {
 
   #tellAgents(name: string, record: AccountRecord | undefined): void {
     for (const session of this.#local.concerned(name, record)) {
-      const message = messageFor(name, record, session.agentId, session.zone, session.holdings.get(name));
-      if (message === undefined) continue;
+      const held = session.holdings.get(name);
+      const message = messageFor(name, record, session.agentId, session.zone, held);
+      if (message === undefined) {
+        if (held?.state === 'announced' && confirms(record, session.agentId, held)) {
+          const next: Holding = { ...held, state: 'held' };
+          this.#local.hold(session, name, next);
+          this.#deps.holdingChanged(session, name, next);
+        }
+        continue;
+      }
       const body = message.body;
       const holding: Holding =
         message.kind === 'assignAccount'
@@ -375,11 +413,20 @@ export class AssignmentReconciler {
   }
 }
 
+/** The item records the agent's confirmation of the generation it says it holds. */
+function confirms(record: AccountRecord | undefined, agentId: string, holding: Holding): boolean {
+  const e = record?.agents[agentId];
+  return e !== undefined && e.ok && e.removing !== true && e.generation === holding.generation;
+}
+
 type Verdict = 'current' | 'duplicate' | 'stale' | 'unknown';
 
 /** Whether an answer is for what the agent was last given, an older hand-out, a repeat, or something never given. */
 function judge(record: AccountRecord | undefined, answer: Answer): Verdict {
   const e = record?.agents[answer.agentId];
+  // An answer for an older generation than the account's, whose entry has gone since (a removal the
+  // agent confirmed before its answer came back on a new stream), changes nothing either way.
+  if (e === undefined && record !== undefined && answer.generation < assignmentGeneration(record)) return 'stale';
   if (e === undefined || answer.generation > (e.assigned ?? 0)) return 'unknown';
   if (answer.generation < (e.assigned ?? 0) || e.removing === true) return 'stale';
   if (e.generation === answer.generation && e.ok === answer.ok && (e.message ?? '') === answer.message) return 'duplicate';

@@ -1,7 +1,8 @@
 /**
  * Which agents an operation may go to: those with an open stream to this replica that hold its
- * account (the stream's `holdings`, kept by the assignment module: confirmed assignments and what the
- * agent announced in its hello). Agents on other replicas are theirs to dispatch to.
+ * account (the stream's `holdings`, kept by the assignment module: confirmed assignments, and what
+ * the agent announced in its hello once the account item confirms it). Agents on other replicas are
+ * theirs to dispatch to.
  */
 import type { AgentSession } from '../agent-session.ts';
 import type { DriverBody } from '../../shared/protocol/messages.ts';

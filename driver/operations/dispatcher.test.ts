@@ -333,6 +333,21 @@ describe('operation dispatcher', () => {
     expect(await openOperations(s.table)).toEqual([]);
   });
 
+  it('ignores a result from an agent the operation was never handed to, and takes the one it was handed to', async () => {
+    const s = await setup();
+    const agent = new StreamDouble('agent-1');
+    s.directory.agents = [agent];
+    const op = await s.create();
+    expect(await s.dispatcher.recordResult('agent-1', result({ operationId: op.id, account: 'prod', attempt: 1 } as Operation))).toBe('ignored');
+    expect((await getOperation(s.table, op.id))?.state).toBe('QUEUED');
+    s.events.queued({ record: op, request });
+    await until(() => agent.sent.length === 1);
+    expect(await s.dispatcher.recordResult('intruder', result(agent.sent[0]!))).toBe('ignored');
+    expect((await getOperation(s.table, op.id))?.state).toBe('RUNNING');
+    expect(s.logs.lines.find((l) => l.msg === 'operation result ignored: it was never handed to agent intruder')).toMatchObject({ level: 40 });
+    expect(await s.dispatcher.recordResult('agent-1', result(agent.sent[0]!))).toBe('recorded');
+  });
+
   it('ignores results for operations it does not know or of another account', async () => {
     const s = await setup();
     const op = await s.create();

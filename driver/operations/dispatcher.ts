@@ -30,6 +30,7 @@ import {
   syncQueueEntry,
 } from '../../shared/table/operations.ts';
 import { Waker } from '../../shared/waker.ts';
+import { Backoff, STORE_BACKOFF_MAX_MS, isStoreOutage } from '../backoff.ts';
 import type { OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
 
@@ -83,6 +84,8 @@ export class OperationDispatcher implements LocalDispatcher {
   readonly #launched = new Set<Promise<void>>();
   #passDue = true;
   #lastPass = -Infinity;
+  /** Time between reads of the queue: `pollIntervalMs`, longer while reads keep failing. */
+  #passEvery = 0;
 
   constructor(deps: DispatcherDeps) {
     this.#deps = deps;
@@ -138,15 +141,26 @@ export class OperationDispatcher implements LocalDispatcher {
   async run(signal: AbortSignal): Promise<void> {
     const unsubscribe = this.#deps.events?.onQueued((op) => this.queued(op));
     const detach = this.#deps.events?.attach(this);
+    const { clock, config, log } = this.#deps;
+    const backoff = new Backoff(config.pollIntervalMs, Math.max(config.pollIntervalMs, STORE_BACKOFF_MAX_MS));
+    this.#passEvery = config.pollIntervalMs;
     try {
       while (!signal.aborted) {
-        const { clock, config } = this.#deps;
-        if (this.#passDue || clock.now() - this.#lastPass >= config.pollIntervalMs) {
+        if (this.#passDue || clock.now() - this.#lastPass >= this.#passEvery) {
           this.#passDue = false;
           this.#lastPass = clock.now();
-          await this.#pass().catch((err: unknown) => this.#deps.log.error({ err }, 'reading the operation queue failed'));
+          try {
+            await this.#pass();
+            if (backoff.failures > 0) log.info({ failures: backoff.failures }, 'the operation queue is read again');
+            backoff.succeeded();
+            this.#passEvery = config.pollIntervalMs;
+          } catch (err) {
+            // Once per run of failures; while the table is gone the queue is read less and less often.
+            if (backoff.failures === 0) log[isStoreOutage(err) ? 'warn' : 'error']({ err }, 'reading the operation queue failed');
+            this.#passEvery = Math.max(config.pollIntervalMs, backoff.failed());
+          }
         }
-        const untilNextPass = this.#lastPass + config.pollIntervalMs - clock.now();
+        const untilNextPass = this.#lastPass + this.#passEvery - clock.now();
         if (!this.#passDue && untilNextPass > 0) await this.#waker.wait(clock, untilNextPass, signal);
       }
     } finally {
@@ -394,6 +408,7 @@ export class OperationDispatcher implements LocalDispatcher {
       {
         state: result.ok ? 'SUCCEEDED' : 'FAILED',
         account: result.account,
+        agentId,
         message: result.message,
         report: reportOf(agentId, result),
         outcomes: boundedOutcomes(result.outcomes.map(outcomeFromWire)),
@@ -402,8 +417,16 @@ export class OperationDispatcher implements LocalDispatcher {
     );
     if (op === undefined) {
       const current = await getOperation(table, result.operationId);
-      const why = current === undefined ? 'no such operation' : current.account !== result.account ? `it belongs to account ${current.account}` : `it already ended ${current.state}`;
-      log[current === undefined || current.account !== result.account ? 'warn' : 'info']({ operationId: result.operationId, agentId, attempt: result.attempt }, `operation result ignored: ${why}`);
+      const stranger = current !== undefined && !(current.handedTo ?? []).includes(agentId) && current.dispatch?.agentId !== agentId;
+      const why =
+        current === undefined
+          ? 'no such operation'
+          : current.account !== result.account
+            ? `it belongs to account ${current.account}`
+            : stranger
+              ? `it was never handed to agent ${agentId}`
+              : `it already ended ${current.state}`;
+      log[current === undefined || current.account !== result.account || stranger ? 'warn' : 'info']({ operationId: result.operationId, agentId, attempt: result.attempt }, `operation result ignored: ${why}`);
       return 'ignored';
     }
     log.info({ operationId: op.id, account: op.account, agentId, attempt: result.attempt, state: op.state }, 'operation finished');

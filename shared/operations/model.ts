@@ -87,6 +87,8 @@ export interface OperationRecord {
   createdAt: number;
   updatedAt: number;
   dispatch?: Dispatch;
+  /** Every agent it was handed to (over all attempts): only their results count. */
+  handedTo?: string[];
   dispatchedAt?: number;
   finishedAt?: number;
   /** About the operation as a whole: the agent's summary, why it timed out. */

@@ -29,6 +29,18 @@ describe('parseAgentMessage', () => {
     expect(err.message).toBe('message has no body');
   });
 
+  it('refuses a number no JavaScript number holds exactly, naming where it is', () => {
+    const err = refusal(() =>
+      fromAgent({
+        seq: 1,
+        operationResult: { operationId: 'op', account: 'prod', attempt: 1, outcomes: [{ result: 'scaled', generation: '18446744073709551615' }] },
+      }),
+    );
+    expect(err.details['problem']).toBe('malformed');
+    expect(err.message).toBe('malformed operationResult: operationResult.outcomes.0.generation is larger than 2^53 - 1');
+    expect(fromAgent({ seq: 1, operationResult: { operationId: 'op', account: 'prod', attempt: 1, startedAtMs: Number.MAX_SAFE_INTEGER } }).kind).toBe('operationResult');
+  });
+
   it('names each bad field of a body', () => {
     const err = refusal(() =>
       fromAgent({ hello: { ...hello, agentId: '', staticAccounts: [{ name: 'a' }, { name: 'a' }] } }),

@@ -93,6 +93,21 @@ const DRIVER_BODIES: Record<DriverBodyKind, v.GenericSchema> = {
   ),
 };
 
+/**
+ * Where a body holds a number above 2^53 - 1, if anywhere. 64-bit fields arrive as JavaScript
+ * numbers (options.ts), which hold such values only approximately, and the table client refuses to
+ * write them: one is a peer's mistake to refuse by name, not an internal error later.
+ */
+function unsafeNumberAt(value: unknown, path: string): string | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) || !Number.isInteger(value) ? undefined : path;
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const found = unsafeNumberAt(inner, `${path}.${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 interface RawEnvelope {
   seq: number;
   ackSeq: number;
@@ -116,6 +131,11 @@ function parseEnvelope<K extends string>(
     throw protocolError('malformed', `malformed ${kind}: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, {
       issues,
     });
+  }
+  const unsafe = unsafeNumberAt(body, kind);
+  if (unsafe !== undefined) {
+    const issues: Issue[] = [{ path: unsafe, message: 'is larger than 2^53 - 1' }];
+    throw protocolError('malformed', `malformed ${kind}: ${unsafe} is larger than 2^53 - 1`, { issues });
   }
   if (reliable.has(kind) && raw.seq === 0) throw protocolError('malformed', `${kind} must carry a sequence number`);
   if (!reliable.has(kind) && raw.seq !== 0) throw protocolError('malformed', `${kind} must not carry a sequence number`);

@@ -76,6 +76,10 @@ describe('operation builders', () => {
     expect(claim.ConditionExpression).toBe('#state IN (:queued, :running) AND attempt = :expected');
     expect(claim.ExpressionAttributeValues).toMatchObject({ ':expected': 2, ':next': 3, ':running': 'RUNNING' });
     expect(finishParams('t', 'id', { state: 'FAILED' }, 9).ConditionExpression).toBe('#state IN (:queued, :running)');
+    expect(claim.UpdateExpression).toMatch(/ ADD handedTo :agent$/);
+    expect(claim.ExpressionAttributeValues?.[':agent']).toEqual(new Set(['a']));
+    const fromAgent = finishParams('t', 'id', { state: 'SUCCEEDED', account: 'prod', agentId: 'a' }, 9);
+    expect(fromAgent.ConditionExpression).toBe('#state IN (:queued, :running) AND account = :account AND (contains(handedTo, :agent) OR dispatch.agentId = :agent)');
   });
 });
 
@@ -180,6 +184,29 @@ describe('operations against dynalite', () => {
     expect(again?.dispatch?.endedAt).toBeUndefined();
     await syncQueueEntry(t, again!);
     expect(await openOperations(t)).toEqual([expect.objectContaining({ state: 'RUNNING', attempt: 2, dispatch: dispatch('c') })]);
+  });
+
+  it('takes a result only from an agent the operation was handed to, at any attempt', async () => {
+    const t = await tables.fresh();
+    const { record } = await createOperation(t, input());
+    expect(await finishOperation(t, record.id, { state: 'SUCCEEDED', account: 'prod', agentId: 'a' }, 10)).toBeUndefined();
+    await claimOperation(t, record.id, 0, dispatch('a'), 11);
+    await endDispatch(t, record.id, 1, 12, 'stream ended');
+    const again = await claimOperation(t, record.id, 1, dispatch('b'), 13);
+    expect(again?.handedTo).toEqual(['a', 'b']);
+    expect(await finishOperation(t, record.id, { state: 'SUCCEEDED', account: 'prod', agentId: 'stranger' }, 14)).toBeUndefined();
+    expect((await getOperation(t, record.id))?.state).toBe('RUNNING');
+    // The agent of the earlier attempt answers first: its result wins.
+    expect(await finishOperation(t, record.id, { state: 'FAILED', account: 'prod', agentId: 'a' }, 15)).toMatchObject({ state: 'FAILED', handedTo: ['a', 'b'] });
+  });
+
+  it('knows the agent of an operation stored already handed out', async () => {
+    const t = await tables.fresh();
+    const { record } = await createOperation(t, input({ dispatch: dispatch('a') }));
+    expect(record.handedTo).toEqual(['a']);
+    await endDispatch(t, record.id, 1, 12, 'stream ended');
+    expect((await claimOperation(t, record.id, 1, dispatch('b'), 13))?.handedTo).toEqual(['a', 'b']);
+    expect(await finishOperation(t, record.id, { state: 'SUCCEEDED', account: 'prod', agentId: 'a' }, 14)).toMatchObject({ state: 'SUCCEEDED' });
   });
 
   it('moves states forward only: the first finish wins and nothing reopens a finished operation', async () => {

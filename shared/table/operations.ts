@@ -84,10 +84,12 @@ export function getRequestParams(tableName: string, id: string, requestHash: str
 }
 
 function toItem(record: OperationRecord, request: Uint8Array | undefined): Record<string, unknown> {
-  const { outcomes, ...rest } = record;
+  const { outcomes, handedTo, ...rest } = record;
   return {
     ...operationKey(record.id),
     ...rest,
+    // A string set, so that each claim can add its agent (`ADD`).
+    ...(handedTo === undefined || handedTo.length === 0 ? {} : { handedTo: new Set(handedTo) }),
     ...(outcomes === undefined ? {} : { outcomes: compress(outcomes) }),
     ...(request === undefined ? {} : { request }),
     [TTL_ATTRIBUTE]: expiresAt(record.createdAt),
@@ -101,8 +103,9 @@ interface StoredOperation {
 }
 
 function fromItem(item: Record<string, unknown>): StoredOperation {
-  const { pk: _pk, sk: _sk, [TTL_ATTRIBUTE]: _ttl, outcomes, request, ...rest } = item;
+  const { pk: _pk, sk: _sk, [TTL_ATTRIBUTE]: _ttl, outcomes, request, handedTo, ...rest } = item;
   const record = rest as unknown as OperationRecord;
+  if (handedTo instanceof Set) record.handedTo = [...(handedTo as Set<string>)].sort();
   return {
     record: outcomes instanceof Uint8Array ? { ...record, outcomes: decompress<ObjectOutcome[]>(outcomes) } : record,
     request: request instanceof Uint8Array ? request : undefined,
@@ -156,7 +159,7 @@ export function claimParams(tableName: string, id: string, expectedAttempt: numb
   return {
     TableName: tableName,
     Key: operationKey(id),
-    UpdateExpression: 'SET #state = :running, attempt = :next, dispatch = :dispatch, dispatchedAt = :now, updatedAt = :now',
+    UpdateExpression: 'SET #state = :running, attempt = :next, dispatch = :dispatch, dispatchedAt = :now, updatedAt = :now ADD handedTo :agent',
     ConditionExpression: '#state IN (:queued, :running) AND attempt = :expected',
     ExpressionAttributeNames: { '#state': 'state' },
     ExpressionAttributeValues: {
@@ -165,6 +168,7 @@ export function claimParams(tableName: string, id: string, expectedAttempt: numb
       ':next': expectedAttempt + 1,
       ':expected': expectedAttempt,
       ':dispatch': dispatch,
+      ':agent': new Set([dispatch.agentId]),
       ':now': now,
     },
     ReturnValues: 'ALL_NEW',
@@ -188,6 +192,8 @@ export interface Finish {
   state: Extract<OperationState, 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT'>;
   /** When given, the operation must be of this account (a result names the account it ran on). */
   account?: string;
+  /** When given, the operation must have been handed to this agent (a result is only taken from one). */
+  agentId?: string;
   message?: string;
   report?: AgentReport;
   outcomes?: readonly ObjectOutcome[];
@@ -209,12 +215,21 @@ export function finishParams(tableName: string, id: string, finish: Finish, now:
     set.push('outcomes = :outcomes');
     values[':outcomes'] = compress(finish.outcomes);
   }
-  if (finish.account !== undefined) values[':account'] = finish.account;
+  const condition = ['#state IN (:queued, :running)'];
+  if (finish.account !== undefined) {
+    values[':account'] = finish.account;
+    condition.push('account = :account');
+  }
+  if (finish.agentId !== undefined) {
+    values[':agent'] = finish.agentId;
+    // Operations claimed before `handedTo` was kept name their agent only in `dispatch`.
+    condition.push('(contains(handedTo, :agent) OR dispatch.agentId = :agent)');
+  }
   return {
     TableName: tableName,
     Key: operationKey(id),
     UpdateExpression: `SET ${set.join(', ')}`,
-    ConditionExpression: finish.account === undefined ? '#state IN (:queued, :running)' : '#state IN (:queued, :running) AND account = :account',
+    ConditionExpression: condition.join(' AND '),
     ExpressionAttributeNames: { '#state': 'state' },
     ExpressionAttributeValues: values,
     ReturnValues: 'ALL_NEW',
@@ -254,7 +269,7 @@ export interface NewOperation {
   requestHash: string;
   /** The request, compressed (`compress()`), as stored. */
   request: Uint8Array;
-  record: Omit<OperationRecord, 'id' | 'account' | 'idempotencyKey' | 'requestHash' | 'state' | 'attempt' | 'createdAt' | 'updatedAt' | 'dispatch' | 'dispatchedAt'>;
+  record: Omit<OperationRecord, 'id' | 'account' | 'idempotencyKey' | 'requestHash' | 'state' | 'attempt' | 'createdAt' | 'updatedAt' | 'dispatch' | 'handedTo' | 'dispatchedAt'>;
   now: number;
   /**
    * When given, the operation is stored already handed out to this agent (RUNNING, attempt 1): the
@@ -268,7 +283,7 @@ export function newOperationRecord(input: NewOperation): OperationRecord {
   const { account, idempotencyKey, requestHash, now, dispatch } = input;
   const id = operationIdOf(account, idempotencyKey);
   const base = { ...input.record, id, account, idempotencyKey, requestHash, createdAt: now, updatedAt: now };
-  return dispatch === undefined ? { ...base, state: 'QUEUED', attempt: 0 } : { ...base, state: 'RUNNING', attempt: 1, dispatch, dispatchedAt: now };
+  return dispatch === undefined ? { ...base, state: 'QUEUED', attempt: 0 } : { ...base, state: 'RUNNING', attempt: 1, dispatch, handedTo: [dispatch.agentId], dispatchedAt: now };
 }
 
 /**

@@ -4,6 +4,8 @@ import { PROTOCOL_VERSION, type DriverMessage__Output } from '../../shared/proto
 import { getSession } from '../../shared/table/sessions.ts';
 import { RawAgent } from '../raw-agent.ts';
 import { AGENT_TOKEN, AssignmentWorld, WAIT } from '../support/assignment.ts';
+import { submitOperation } from '../support/operations.ts';
+import { faultyTable } from '../support/store-faults.ts';
 
 const world = new AssignmentWorld();
 // The raw agents here send no heartbeats: a lease long enough that a loaded machine never ends their
@@ -21,6 +23,8 @@ afterEach(async () => {
 function raw(port: number, agentId: string, zone = 'vendor-agent_infra', previousSessionId = ''): RawAgent {
   const a = RawAgent.messages({ port, token: AGENT_TOKEN });
   raws.push(a);
+  // The test world's lease is 1 s: a busy machine can take longer between two steps of a test.
+  a.keepAlive(200);
   a.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId, zone, agentVersion: '0.1.0', previousSessionId } });
   return a;
 }
@@ -48,7 +52,7 @@ describe('bad answers from an agent', () => {
 
     bad.send({ seq: 1, ackSeq: Number(assign.seq), assignmentResult: { account: 'prod', generation: generation + 5, ok: true, message: 'lies' } });
     const s = await bad.status;
-    expect(s.code).toBe(status.INVALID_ARGUMENT);
+    expect(s.code, s.details).toBe(status.INVALID_ARGUMENT);
     expect(s.details).toBe(`assignment result for generation ${generation + 5} of account prod, which was never assigned (latest: ${generation})`);
     expect(s.metadata.get('vendor-protocol-problem')).toEqual(['unknown_account']);
     expect(s.metadata.get('vendor-protocol-seq')).toEqual(['1']);
@@ -78,10 +82,91 @@ describe('bad answers from an agent', () => {
     expect((await next(holder, 'ack')).ackSeq).toBe(2);
     expect((await world.record('prod'))?.lastAssignmentMsg).toBe('fine');
 
-    outsider.send({ seq: 1, assignmentResult: { account: 'prod', generation: g, ok: true, message: 'me too' } });
+    // At the account's generation (an older one would be stale whoever sent it, and change nothing).
+    outsider.send({ seq: 1, assignmentResult: { account: 'prod', generation: g + 1, ok: true, message: 'me too' } });
     const s = await outsider.status;
     expect(s.details).toBe('assignment result for account prod, which was not assigned to this agent');
     expect((await world.record('prod'))?.agents['outsider']).toBeUndefined();
+  });
+});
+
+describe('what an agent says it holds', () => {
+  it('an account claimed in hello but never given: no operation of it goes there, the agent is told to drop it, and a real holder gets the work', async () => {
+    await world.fresh([{ name: 'prod' }]);
+    // Settling accounts reads them in batches (BatchGetItem); slowed down, the claim would be all the
+    // driver knows for a while: long enough for the operation's hand-out to pick a holder by it.
+    const { table, faults } = await faultyTable(world.table);
+    try {
+      const driver = await world.driver({ table, operations: { redispatchAfterMs: 0 } });
+      const first = raw(driver.port, 'first');
+      await next(first, 'welcome');
+      await world.activate('prod', 'vendor-agent_infra');
+      const assign = await next(first, 'assignAccount');
+      first.send({ seq: 1, ackSeq: Number(assign.seq), assignmentResult: { account: 'prod', generation: Number(assign.assignAccount?.generation), ok: true, message: 'ok' } });
+      await vi.waitFor(async () => expect((await world.record('prod'))?.agents['first']?.ok).toBe(true), WAIT);
+      const reply = await submitOperation(world.app, 'prod', { action: 'scale', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web' }], replicas: 2 });
+      expect(reply.status).toBe(202);
+      expect((await next(first, 'operation')).operation?.operationId).toBe(reply.json.id);
+      first.close();
+
+      faults.set({ kind: 'slow', ms: 1_500 }, { only: ['BatchGetItem'] });
+      // Another zone's agent says it holds `prod`, at the generation the first one had.
+      const claimer = RawAgent.messages({ port: driver.port, token: AGENT_TOKEN });
+      raws.push(claimer);
+      claimer.send({
+        hello: { protocolVersion: PROTOCOL_VERSION, agentId: 'claimer', zone: 'other-zone', agentVersion: '0', heldAccounts: [{ name: 'prod', generation: Number(assign.assignAccount?.generation), caching: true, cachingEpoch: 1 }] },
+      });
+      claimer.keepAlive(200);
+      const seen: string[] = [];
+      for (;;) {
+        const m = await claimer.next();
+        seen.push(m.body ?? '');
+        if (m.body === 'removeAccount') break;
+      }
+      claimer.send({ heartbeat: { id: 1 } });
+      for (;;) {
+        const m = await claimer.next();
+        seen.push(m.body ?? '');
+        if (m.body === 'heartbeatAck' && m.heartbeatAck?.id === 1) break;
+      }
+      expect(seen).not.toContain('operation');
+      faults.clear();
+
+      const holder = raw(driver.port, 'holder');
+      const given = await next(holder, 'assignAccount');
+      holder.send({ seq: 1, ackSeq: Number(given.seq), assignmentResult: { account: 'prod', generation: Number(given.assignAccount?.generation), ok: true, message: 'ok' } });
+      expect((await next(holder, 'operation')).operation).toMatchObject({ operationId: reply.json.id, attempt: 2 });
+      claimer.send({ heartbeat: { id: 2 } });
+      for (;;) {
+        const m = await claimer.next();
+        expect(m.body).not.toBe('operation');
+        if (m.body === 'heartbeatAck' && m.heartbeatAck?.id === 2) break;
+      }
+      expect((await world.record('prod'))?.agents['claimer']).toBeUndefined();
+    } finally {
+      await world.reset();
+      await faults.close();
+    }
+  });
+});
+
+describe('answers that come back late', () => {
+  it('an answer for an assignment whose removal the agent confirmed since is acknowledged and changes nothing', async () => {
+    await world.fresh([{ name: 'prod' }]);
+    const driver = await world.driver(PATIENT);
+    const a = raw(driver.port, 'slow');
+    await next(a, 'welcome');
+    await world.activate('prod');
+    const assign = await next(a, 'assignAccount');
+    // The account goes before the agent answers; the agent confirms the removal first.
+    expect((await world.call('DELETE', '/vendor/accounts/prod')).status).toBe(200);
+    const removal = await next(a, 'removeAccount');
+    a.send({ ackSeq: Number(removal.seq), ack: {} });
+    await vi.waitFor(async () => expect((await world.record('prod'))?.agents).toEqual({}), WAIT);
+    const before = await world.record('prod');
+    a.send({ seq: 1, ackSeq: Number(removal.seq), assignmentResult: { account: 'prod', generation: Number(assign.assignAccount?.generation), ok: true, message: 'late' } });
+    expect((await next(a, 'ack')).ackSeq).toBe(1);
+    expect(await world.record('prod')).toEqual(before);
   });
 });
 

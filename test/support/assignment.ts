@@ -121,6 +121,10 @@ export class AssignmentWorld {
       assignment?: Partial<typeof FAST_ASSIGNMENT>;
       operations?: Partial<typeof FAST_OPERATIONS>;
       replicaId?: string;
+      /** More of the `grpc` section (message size, keepalive). */
+      grpc?: Record<string, unknown>;
+      /** Another client of the world's table (behind a fault layer, say). */
+      table?: TableRef;
       /**
        * Lease and heartbeat settings. By default heartbeats every 200 ms and a 5 s lease: an agent that
        * goes silent is noticed within seconds, and a loaded machine that stalls a process for a second
@@ -134,13 +138,13 @@ export class AssignmentWorld {
   ): Promise<Driver> {
     const driver = await startDriver({
       config: parseDriverGrpcConfig({
-        grpc: { host: '127.0.0.1', port: options.port ?? 0 },
+        grpc: { host: '127.0.0.1', port: options.port ?? 0, ...options.grpc },
         auth: { tokens: [AGENT_TOKEN] },
         sessions: options.sessions ?? { heartbeatIntervalMs: 200, leaseMs: 5_000 },
         assignment: { ...FAST_ASSIGNMENT, ...options.assignment },
         operations: { ...FAST_OPERATIONS, ...options.operations },
       }),
-      table: this.table,
+      table: options.table ?? this.table,
       log: this.driverLogs.log,
       modules: [...(options.base ?? DRIVER_MODULES), ...(options.modules ?? [])],
       operationEvents: this.operationEvents,

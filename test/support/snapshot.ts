@@ -13,7 +13,8 @@ export interface TableSnapshot {
 
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value instanceof Set) return `set(${[...value].map(canonical).sort().join(',')})`;
+  // Still JSON, so a suite can parse an item back.
+  if (value instanceof Set) return `{"$set":[${[...value].map(canonical).sort().join(',')}]}`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;

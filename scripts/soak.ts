@@ -1,0 +1,152 @@
+/**
+ * `npm run soak -- --minutes N [--seed S] [--drivers 3] [--agents 2] [--accounts 12] [--fault-rate 0.05]`: the
+ * process-fault scenario (test/reliability/scenario/) for N minutes under steady load, then settled
+ * and checked. Prints JSON lines:
+ *
+ * - `{"type":"start"}`: the settings, the seed and the load average;
+ * - `{"type":"sample"}` every minute (and at the start and the end of the run): each process's RSS
+ *   (MiB) and incarnation, the harness's event-loop delay, the lags of the minute (a PATCH until the
+ *   account is ACTIVE with an agent, an operation from submission to its end), error lines so far,
+ *   faults injected so far;
+ * - `{"type":"problem"}` for each thing that did not converge or was lost;
+ * - `{"type":"summary"}`: memory at the start, middle and end per process, lags over the run, error
+ *   counts, faults injected and whether they were survived, and `lost` (must be 0).
+ *
+ * Processes named in the scenario's immortal list are never killed, so their memory over the whole
+ * run shows a leak as growth; the others are killed and started again at random.
+ * Exits 1 when anything was lost.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { percentile, round } from '../bench/stats.ts';
+import { loadAverage, procStats } from '../bench/support.ts';
+import { Scenario } from '../test/reliability/scenario/scenario.ts';
+
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '5' },
+    seed: { type: 'string' },
+    drivers: { type: 'string', default: '3' },
+    agents: { type: 'string', default: '2' },
+    accounts: { type: 'string', default: '12' },
+    'fault-rate': { type: 'string', default: '0.05' },
+  },
+});
+
+function positive(name: string, raw: string | undefined): number {
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) {
+    process.stderr.write(`--${name} must be a positive number, got ${String(raw)}\n`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const minutes = positive('minutes', values.minutes);
+const drivers = Math.round(positive('drivers', values.drivers));
+const agentsPerZone = Math.round(positive('agents', values.agents));
+const accounts = Math.round(positive('accounts', values.accounts));
+const faultRate = Math.min(1, positive('fault-rate', values['fault-rate']));
+const seed = values.seed === undefined ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0 : Number(values.seed);
+const SAMPLE_MS = 60_000;
+
+const print = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
+const mib = (bytes: number) => round(bytes / 1_048_576, 1);
+
+const zones = ['east_agents', 'west_agents'].map((zone) => ({ zone, agents: agentsPerZone }));
+// One driver and the first agent of each zone live through the whole run: their memory shows a leak.
+const immortal = ['driver-1', 'agent-east-1', 'agent-west-1'];
+const scenario = new Scenario({ seed, drivers, zones, accounts, immortal, faultRate, onEvent: (e) => (e.event === 'problem' ? print({ type: 'problem', ...e }) : undefined) });
+const LOOP_RESOLUTION_MS = 20;
+const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+/** The histogram holds whole intervals of its timer: the delay is what exceeds the resolution. */
+const loopDelay = (ns: number) => round(Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS));
+
+interface Sample {
+  elapsedMin: number;
+  rssMiB: Record<string, number>;
+}
+const samples: Sample[] = [];
+let lagSeen = { activation: 0, operation: 0 };
+
+function lagFigures(values: readonly number[]): { n: number; p50_ms: number; p95_ms: number; max_ms: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { n: sorted.length, p50_ms: percentile(sorted, 50), p95_ms: percentile(sorted, 95), max_ms: sorted.at(-1) ?? 0 };
+}
+
+function sample(started: number): void {
+  const { world, lag, counts } = scenario;
+  const rssMiB: Record<string, number> = {};
+  const incarnations: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(world.pids())) {
+    try {
+      rssMiB[name] = mib(procStats(pid).rssBytes);
+    } catch {
+      // Gone between listing and reading: killed by the scenario.
+    }
+    const proc = world.drivers.get(name) ?? world.agents.get(name);
+    if (proc !== undefined) incarnations[name] = proc.incarnation;
+  }
+  const elapsedMin = round((Date.now() - started) / 60_000, 2);
+  samples.push({ elapsedMin, rssMiB });
+  print({
+    type: 'sample',
+    elapsedMin,
+    rssMiB,
+    incarnations,
+    harnessEventLoopDelay: { p50_ms: loopDelay(loop.percentile(50)), p99_ms: loopDelay(loop.percentile(99)), max_ms: loopDelay(loop.max) },
+    lag: { activation: lagFigures(lag.activation.slice(lagSeen.activation)), operation: lagFigures(lag.operation.slice(lagSeen.operation)) },
+    errorLines: Object.fromEntries(world.errors),
+    faults: { driverKills: counts.driverKills, agentKills: counts.agentKills, watchDrops: counts.watchDrops, clusterChanges: counts.clusterChanges },
+    steps: counts.steps,
+    operations: counts.operations,
+  });
+  lagSeen = { activation: lag.activation.length, operation: lag.operation.length };
+  loop.reset();
+}
+
+let exitCode = 1;
+try {
+  print({ type: 'start', minutes, seed, drivers, zones, accounts, immortal, faultRate, loadAverage: loadAverage(), node: process.version });
+  await scenario.start();
+  loop.enable();
+  const started = Date.now();
+  sample(started);
+  const run = scenario.runFor(minutes * 60_000);
+  const timer = setInterval(() => sample(started), SAMPLE_MS);
+  await run;
+  clearInterval(timer);
+  sample(started);
+  const problems = await scenario.settle(120_000);
+  for (const p of problems) if (!scenario.problems.includes(p)) print({ type: 'problem', problem: p });
+  const names = [...new Set(samples.flatMap((s) => Object.keys(s.rssMiB)))].sort();
+  const at = (s: Sample | undefined, name: string) => s?.rssMiB[name] ?? null;
+  const first = samples[0];
+  const middle = samples[Math.floor(samples.length / 2)];
+  const last = samples.at(-1);
+  const { counts, world, lag } = scenario;
+  print({
+    type: 'summary',
+    minutes,
+    seed,
+    loadAverageEnd: loadAverage(),
+    memoryMiB: Object.fromEntries(names.map((n) => [n, { start: at(first, n), middle: at(middle, n), end: at(last, n), restarts: Math.max(0, ((world.drivers.get(n) ?? world.agents.get(n))?.incarnation ?? 1) - 1) }])),
+    lag: { activation: lagFigures(lag.activation), operation: lagFigures(lag.operation) },
+    errorLines: Object.fromEntries(world.errors),
+    errorSamples: world.errorSamples.slice(0, 5),
+    faults: {
+      injected: { driverKills: counts.driverKills, agentKills: counts.agentKills, watchDrops: counts.watchDrops, clusterChanges: counts.clusterChanges },
+      survived: problems.length === 0,
+    },
+    work: { steps: counts.steps, registrations: counts.registrations, activations: counts.activations, activationRefusals: counts.activationRefusals, deletions: counts.deletions, operations: counts.operations, operationRefusals: counts.operationRefusals },
+    scannedForSecrets: world.scanned,
+    lost: problems.length,
+  });
+  exitCode = problems.length === 0 ? 0 : 1;
+} catch (err) {
+  print({ type: 'error', message: err instanceof Error ? err.message : String(err) });
+} finally {
+  loop.disable();
+  await scenario.close();
+}
+process.exit(exitCode);

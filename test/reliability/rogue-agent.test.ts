@@ -1,0 +1,393 @@
+/**
+ * A rogue agent: a client with a valid token that breaks the protocol on purpose, against a real
+ * driver (its gRPC socket, every module, the table) while a well-behaved agent holds its accounts
+ * on the same driver. Property-based (fast-check, seeded): each run is one rogue stream of random
+ * and mutated messages (wrong kinds, bad sequence numbers and acks, oversize fields, accounts it does
+ * not hold, results for operations never handed to it, stale generations, garbage bytes). Checked
+ * after every run:
+ *
+ * - the driver answers with an error status it chose (never INTERNAL or UNKNOWN) or keeps the stream
+ *   and still answers a heartbeat; it never crashes (an uncaught error fails the file);
+ * - the table holds no write the rogue was not entitled to: compared with the state before, leaving
+ *   out the rogue's own items (its sessions, the account of its own zone, the static accounts it
+ *   announced and their index entries) and the lease renewals of the good agent's session;
+ * - the rogue is sent nothing it is not entitled to: no operation, no account of another zone;
+ * - the good agent keeps its stream and its accounts, and keeps receiving new ones.
+ *
+ * A token is a fleet credential: whoever holds one may say any agent id, zone and static accounts
+ * (docs/reliability.md). So the rogue uses ids and a zone of its own; claiming another agent's id is
+ * that agent reconnecting, and a static account named like a driver account overrides it by SPEC 2.4.
+ *
+ * Replay a failure with the seed printed: `ROGUE_SEED=<seed> ROGUE_RUNS=<runs> npx vitest run test/reliability/rogue-agent.test.ts`.
+ */
+import { status as grpcStatus, type StatusObject } from '@grpc/grpc-js';
+import fc from 'fast-check';
+import { describe, expect, it, vi } from 'vitest';
+import { agentProtocol } from '../../shared/protocol/loader.ts';
+import { PROTOCOL_VERSION, RELIABLE_AGENT_BODIES, type AgentBodyKind, type DriverMessage__Output } from '../../shared/protocol/messages.ts';
+import { operationsWorkerFactory } from '../../agent/operations/worker.ts';
+import { RawAgent } from '../raw-agent.ts';
+import { AGENT_TOKEN, WAIT, useAssignmentWorld, type TestAgent } from '../support/assignment.ts';
+import { hostileString } from '../support/hostile.ts';
+import { finished, run, submitOperation } from '../support/operations.ts';
+import { protoFieldType, protoFields, protoMessage } from '../support/proto-arbitrary.ts';
+import { tableSnapshot, type TableSnapshot } from '../support/snapshot.ts';
+import { TTL_ATTRIBUTE } from '../../shared/table/schema.ts';
+
+const SEED = process.env.ROGUE_SEED === undefined ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0 : Number(process.env.ROGUE_SEED);
+const RUNS = Number(process.env.ROGUE_RUNS ?? 100);
+/** Small, so oversize messages are cheap to make. */
+const MAX_MESSAGE_BYTES = 64 * 1024;
+
+const world = useAssignmentWorld();
+const STATS = new Map<string, number>();
+const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
+
+const GOOD_ZONE = 'good_zone';
+const PARKED_ZONE = 'parked_zone';
+const ROGUE_ZONE = 'rogue_zone';
+const ROGUE_ACCOUNT = 'rogue-1';
+const LIVE_ACCOUNTS = Array.from({ length: 4 }, (_, i) => `good-live-${i}`);
+/** Accounts that are not the rogue's. */
+const others = new Set(['good-1', 'parked', ...LIVE_ACCOUNTS]);
+const NOT_ROGUE_IDS = new Set(['good-agent', 'parked-agent']);
+
+type Envelope = { seq: 'next' | 'zero' | 'repeat' | 'skip' | number; ack: 'current' | 'zero' | 'ahead' | 'back' | number; extraBody: boolean };
+
+type Step =
+  | { do: 'message'; kind: AgentBodyKind; body: Record<string, unknown>; envelope: Envelope }
+  | { do: 'bytes'; bytes: Uint8Array }
+  | { do: 'answer'; ok: boolean; message: string }
+  | { do: 'sync' };
+
+interface RogueRun {
+  hello: Step | undefined;
+  steps: Step[];
+}
+
+/** What one rogue stream did and got. */
+interface Outcome {
+  status: StatusObject | undefined;
+  received: DriverMessage__Output[];
+  synced: boolean;
+}
+
+const AGENT_BODY_KINDS = protoFields('AgentMessage').filter((f) => f !== 'seq' && f !== 'ackSeq') as AgentBodyKind[];
+
+function arbitraries(known: { operationIds: string[]; goodSessionId: string }) {
+  const names = fc.constantFrom('good-1', 'parked', ROGUE_ACCOUNT, 'ghost', 'rogue-static-1');
+  const accountName = fc.oneof({ weight: 6, arbitrary: names }, { weight: 1, arbitrary: hostileString });
+  const number = fc.oneof({ weight: 5, arbitrary: fc.nat({ max: 4 }) }, { weight: 1, arbitrary: fc.constantFrom(2 ** 32 - 1, Number.MAX_SAFE_INTEGER) });
+  const positive = fc.integer({ min: 1, max: 4 });
+  const rogueIds = fc.constantFrom('rogue-a', 'rogue-b');
+  const rogueId = fc.oneof({ weight: 5, arbitrary: rogueIds }, { weight: 1, arbitrary: hostileString }).filter((id) => !NOT_ROGUE_IDS.has(id));
+  const rogueZone = fc.oneof({ weight: 5, arbitrary: fc.constant(ROGUE_ZONE) }, { weight: 1, arbitrary: fc.constantFrom('', 'other_zone') }, { weight: 1, arbitrary: hostileString }).filter(
+    (z) => z !== GOOD_ZONE && z !== PARKED_ZONE,
+  );
+  const staticNames = fc.constantFrom('rogue-static-1', 'rogue-static-2', 'rogue-static-3');
+  const staticName = fc.oneof(staticNames, hostileString.map((s) => `rs-${s}`));
+  const operationIds = fc.constantFrom(...known.operationIds);
+  const hints = {
+    account: accountName,
+    operationId: fc.oneof({ weight: 4, arbitrary: operationIds }, { weight: 1, arbitrary: hostileString }),
+    generation: number,
+    cachingEpoch: number,
+    attempt: number,
+    agentId: rogueId,
+    zone: rogueZone,
+    previousSessionId: fc.oneof(fc.constant(''), fc.constant(known.goodSessionId), hostileString),
+    protocolVersion: fc.oneof({ weight: 8, arbitrary: fc.constant(PROTOCOL_VERSION) }, { weight: 1, arbitrary: fc.nat() }),
+  };
+  // Random messages, and plausible ones: the fields the driver requires are there, so the checks
+  // behind them (who holds what, which generation, whose operation) are what refuses them.
+  const random = (kind: AgentBodyKind) =>
+    protoMessage(
+      protoFieldType('AgentMessage', kind),
+      kind === 'hello' ? { ...hints, staticAccounts: protoMessage('StaticAccount', { ...hints, name: staticName }), heldAccounts: protoMessage('HeldAccount', { ...hints, name: accountName }) } : hints,
+    );
+  const required: Partial<Record<AgentBodyKind, fc.Arbitrary<Record<string, unknown>>>> = {
+    hello: fc.record({
+      protocolVersion: fc.constant(PROTOCOL_VERSION),
+      agentId: rogueIds,
+      zone: fc.constant(ROGUE_ZONE),
+      staticAccounts: fc.uniqueArray(fc.record({ name: staticNames }), { maxLength: 2, selector: (a) => a.name }),
+      heldAccounts: fc.uniqueArray(fc.record({ name: names, generation: positive, caching: fc.boolean(), cachingEpoch: number }), { maxLength: 3, selector: (a) => a.name }),
+    }),
+    assignmentResult: fc.record({ account: names, generation: positive, message: fc.constantFrom('connected', 'GET /version: 401 Unauthorized') }),
+    operationResult: fc.record({
+      operationId: operationIds,
+      account: names,
+      attempt: positive,
+      message: fc.constant('1 object done'),
+      outcomes: fc.array(protoMessage('ObjectOutcome', { result: fc.constantFrom('scaled', 'failed'), message: fc.constant('') }), { maxLength: 2 }),
+    }),
+    resourceEvents: fc.record({ account: names }),
+    resumeQuery: fc.record({ account: names }),
+    podMetrics: fc.record({ account: names }),
+  };
+  const body = (kind: AgentBodyKind) => {
+    const must = required[kind];
+    if (must === undefined) return random(kind);
+    const plausible = fc.tuple(random(kind), must).map(([b, r]) => ({ ...b, ...r }));
+    return fc.oneof({ weight: 3, arbitrary: plausible }, { weight: 1, arbitrary: random(kind) });
+  };
+  const envelope: fc.Arbitrary<Envelope> = fc.record({
+    seq: fc.oneof({ weight: 12, arbitrary: fc.constant('next' as const) }, { weight: 1, arbitrary: fc.constantFrom('zero' as const, 'repeat' as const, 'skip' as const) }, { weight: 1, arbitrary: number }),
+    ack: fc.oneof({ weight: 12, arbitrary: fc.constant('current' as const) }, { weight: 1, arbitrary: fc.constantFrom('zero' as const, 'ahead' as const, 'back' as const) }, { weight: 1, arbitrary: number }),
+    extraBody: fc.oneof({ weight: 12, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+  });
+  const message = (kinds: readonly AgentBodyKind[]): fc.Arbitrary<Step> =>
+    fc.constantFrom(...kinds).chain((kind) => fc.record({ do: fc.constant('message' as const), kind: fc.constant(kind), body: body(kind), envelope }));
+  const hello = fc.record({
+    do: fc.constant('message' as const),
+    kind: fc.constant('hello' as const),
+    body: body('hello'),
+    envelope: fc.constant({ seq: 'next', ack: 'current', extraBody: false } satisfies Envelope),
+  });
+  const step: fc.Arbitrary<Step> = fc.oneof(
+    { weight: 8, arbitrary: message(AGENT_BODY_KINDS.filter((k) => k !== 'hello')) },
+    { weight: 1, arbitrary: message(['hello']) },
+    { weight: 1, arbitrary: fc.record({ do: fc.constant('bytes' as const), bytes: fc.uint8Array({ maxLength: 2048 }) }) },
+    { weight: 3, arbitrary: fc.record({ do: fc.constant('answer' as const), ok: fc.boolean(), message: fc.oneof(fc.constant('connected'), hostileString) }) },
+    { weight: 2, arbitrary: fc.constant({ do: 'sync' } as const) },
+  );
+  return fc.record({
+    hello: fc.option(hello, { freq: 8, nil: undefined }),
+    steps: fc.array(step, { maxLength: 10 }),
+  }) satisfies fc.Arbitrary<RogueRun>;
+}
+
+/** Plays one run on a fresh stream and reports how it ended. */
+async function play(port: number, runSteps: RogueRun): Promise<Outcome> {
+  const rogue = RawAgent.bytes({ port, token: AGENT_TOKEN });
+  let status: StatusObject | undefined;
+  void rogue.status.then((s) => (status = s));
+  const received: DriverMessage__Output[] = [];
+  let sent = 0;
+  let peerSeq = 0;
+  let acked = 0;
+  let heartbeat = 0;
+  const collect = () => {
+    for (const m of rogue.take()) {
+      received.push(m);
+      if (m.seq > 0) peerSeq = Math.max(peerSeq, m.seq);
+    }
+  };
+  const write = (kind: AgentBodyKind, body: Record<string, unknown>, e: Envelope) => {
+    const reliable = RELIABLE_AGENT_BODIES.has(kind);
+    const seq = e.seq === 'next' ? (reliable ? sent + 1 : 0) : e.seq === 'zero' ? 0 : e.seq === 'repeat' ? sent : e.seq === 'skip' ? sent + 2 : e.seq;
+    const ackSeq = e.ack === 'current' ? peerSeq : e.ack === 'zero' ? 0 : e.ack === 'ahead' ? peerSeq + 1 : e.ack === 'back' ? Math.max(0, acked - 1) : e.ack;
+    if (e.seq === 'next' && reliable) sent = seq;
+    if (typeof ackSeq === 'number') acked = Math.max(acked, ackSeq);
+    // A second body: the decoder keeps one of the two.
+    const second = e.extraBody ? { [kind === 'heartbeat' ? 'ack' : 'heartbeat']: {} } : {};
+    rogue.send(connect.requestSerialize({ seq, ackSeq, [kind]: body, ...second }));
+  };
+  /** A heartbeat and its answer (the driver answers heartbeats as they arrive): the stream is still served, or it ended. */
+  const sync = async (): Promise<boolean> => {
+    const id = ++heartbeat;
+    write('heartbeat', { id }, { seq: 'next', ack: 'current', extraBody: false });
+    for (;;) {
+      let m: DriverMessage__Output;
+      try {
+        m = await rogue.next();
+      } catch {
+        collect();
+        return false;
+      }
+      received.push(m);
+      if (m.seq > 0) peerSeq = Math.max(peerSeq, m.seq);
+      if (m.body === 'heartbeatAck' && Number(m.heartbeatAck?.id) === id) return true;
+    }
+  };
+  let answered = 0;
+  try {
+    for (const step of [...(runSteps.hello === undefined ? [] : [runSteps.hello]), ...runSteps.steps]) {
+      collect();
+      if (status !== undefined) break;
+      switch (step.do) {
+        case 'message':
+          write(step.kind, step.body, step.envelope);
+          break;
+        case 'bytes':
+          rogue.send(Buffer.from(step.bytes));
+          break;
+        case 'sync':
+          await sync();
+          break;
+        case 'answer':
+          // Answers what the driver sent so far as an agent would: a result per assignment, acks for the rest.
+          for (const m of received.slice(answered)) {
+            if (m.body === 'assignAccount' && m.assignAccount !== null && m.assignAccount !== undefined) {
+              write('assignmentResult', { account: m.assignAccount.account, generation: m.assignAccount.generation, ok: step.ok, message: step.message }, { seq: 'next', ack: 'current', extraBody: false });
+            }
+          }
+          answered = received.length;
+          write('ack', {}, { seq: 'next', ack: 'current', extraBody: false });
+          break;
+      }
+    }
+    const synced = status === undefined ? await sync() : false;
+    collect();
+    return { status, received, synced };
+  } finally {
+    rogue.close();
+  }
+}
+
+/** The next message with this body, skipping acks and the like. */
+async function nextOf(agent: RawAgent, body: string): Promise<DriverMessage__Output> {
+  for (;;) {
+    const m = await agent.next();
+    if (m.body === body) return m;
+  }
+}
+
+/** The table as far as the rogue may not change it. */
+function guarded(snapshot: TableSnapshot): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [key, json] of snapshot.items) {
+    const [pk = '', sk = ''] = key.split('|');
+    const item = JSON.parse(json) as Record<string, unknown>;
+    if (pk === 'SESSION') {
+      if (item.agentId !== 'good-agent') continue;
+      // The good agent's own renewals.
+      delete item.leaseExpiresAt;
+      delete item.lastProcessedSeq;
+      delete item[TTL_ATTRIBUTE];
+    } else if (pk === 'ACCOUNT' || pk === 'ACCESS') {
+      if (sk !== '#BUILT' && !others.has(sk)) continue;
+    } else if (pk === 'CHANGE') {
+      // `<13-digit ms>#<name>#<10-digit generation>`
+      if (!others.has(sk.slice(14, -11))) continue;
+    } else if (pk.startsWith('SOURCE#agent:')) {
+      if (pk !== 'SOURCE#agent:good-agent') continue;
+    } else if (pk === 'RANK') {
+      continue; // counts follow the rogue's static accounts; `total` is checked against the items at the end
+    }
+    out.set(key, item);
+  }
+  return out;
+}
+
+function guardedDiff(before: Map<string, unknown>, after: Map<string, unknown>): string[] {
+  const lines: string[] = [];
+  for (const [key, value] of after) {
+    const old = before.get(key);
+    if (old === undefined) lines.push(`added ${key}: ${JSON.stringify(value).slice(0, 400)}`);
+    else if (JSON.stringify(old) !== JSON.stringify(value)) lines.push(`changed ${key}: ${JSON.stringify(old).slice(0, 400)} -> ${JSON.stringify(value).slice(0, 400)}`);
+  }
+  for (const key of before.keys()) if (!after.has(key)) lines.push(`removed ${key}`);
+  return lines;
+}
+
+/** Statuses the driver may end a rogue stream with. */
+const CHOSEN = new Set<number>([
+  grpcStatus.INVALID_ARGUMENT,
+  grpcStatus.NOT_FOUND,
+  grpcStatus.RESOURCE_EXHAUSTED,
+  grpcStatus.FAILED_PRECONDITION,
+  grpcStatus.UNAUTHENTICATED,
+  grpcStatus.DEADLINE_EXCEEDED,
+]);
+
+describe('a rogue agent with a valid token', () => {
+  it('is refused or ignored, writes nothing it is not entitled to, and leaves the good agent alone', { timeout: 600_000 }, async () => {
+    console.info(`rogue agent seed: ${SEED}, ${RUNS} runs (replay: ROGUE_SEED=${SEED} ROGUE_RUNS=${RUNS})`);
+    await world.fresh([{ name: 'good-1' }, { name: 'parked' }, { name: ROGUE_ACCOUNT }, ...LIVE_ACCOUNTS.map((name) => ({ name }))]);
+    const driver = await world.driver({ grpc: { maxMessageBytes: MAX_MESSAGE_BYTES } });
+    // The good agent holds its accounts and runs operations but keeps no resource cache: its own cache
+    // writes would come at any time, and the table is compared before and after each rogue run. It stays
+    // the caching agent of its accounts, so cache data the rogue sends for them is still refused.
+    const good = await world.agent('good-agent', { target: `127.0.0.1:${driver.port}`, deployment: 'good', namespace: 'zone', workers: [operationsWorkerFactory] });
+    await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
+    await world.activate('good-1', GOOD_ZONE);
+    await vi.waitFor(async () => expect((await world.account('good-1')).agents).toEqual([{ agentId: 'good-agent', caching: true }]), WAIT);
+    const deployed = await run(world.app, 'good-1', { action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'before', namespace: 'default' }, data: { v: '1' } }] });
+    expect(deployed).toMatchObject({ state: 'SUCCEEDED', agentId: 'good-agent' });
+
+    // `parked`: its agent took two operations and went; they wait, RUNNING, for an agent of its zone.
+    const parked = RawAgent.messages({ port: driver.port, token: AGENT_TOKEN });
+    parked.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId: 'parked-agent', zone: PARKED_ZONE, agentVersion: '0' } });
+    expect((await parked.next()).body).toBe('welcome');
+    await world.activate('parked', PARKED_ZONE);
+    const assign = await nextOf(parked, 'assignAccount');
+    expect(assign.assignAccount?.account).toBe('parked');
+    parked.send({ seq: 1, ackSeq: assign.seq, assignmentResult: { account: 'parked', generation: assign.assignAccount?.generation, ok: true, message: 'connected' } });
+    await vi.waitFor(async () => expect((await world.account('parked')).agents).toHaveLength(1), WAIT);
+    const parkedOps: string[] = [];
+    for (const name of ['p1', 'p2']) {
+      const reply = await submitOperation(world.app, 'parked', { action: 'scale', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name }], replicas: 2 });
+      expect(reply.status).toBe(202);
+      parkedOps.push(reply.json.id as string);
+      const op = await nextOf(parked, 'operation');
+      parked.send({ ackSeq: op.seq, ack: {} });
+    }
+    parked.close();
+    // `rogue-1` is of the rogue's zone: activated while a first agent of that zone was there.
+    const first = RawAgent.messages({ port: driver.port, token: AGENT_TOKEN });
+    first.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId: 'rogue-first', zone: ROGUE_ZONE, agentVersion: '0' } });
+    expect((await first.next()).body).toBe('welcome');
+    await world.activate(ROGUE_ACCOUNT, ROGUE_ZONE);
+    expect((await nextOf(first, 'assignAccount')).assignAccount?.account).toBe(ROGUE_ACCOUNT);
+    first.close();
+    await vi.waitFor(async () => {
+      expect((await world.record('parked'))?.state).toBe('FAILED');
+      expect(Object.keys((await world.record('parked'))?.agents ?? {})).toEqual([]);
+      expect(Object.keys((await world.record(ROGUE_ACCOUNT))?.agents ?? {})).toEqual([]);
+      const sessions = (await tableSnapshot(world.table)).items;
+      expect([...sessions.keys()].filter((k) => k.startsWith('SESSION|'))).toEqual([`SESSION|${GOOD_ZONE}#good-agent`]);
+    }, WAIT);
+
+    const goodSession = driver.sessions().find((s) => s.agentId === 'good-agent');
+    if (goodSession === undefined) throw new Error('the good agent has no session');
+    const operationIds = [deployed.id, ...parkedOps, `${Date.now()}-0123456789abcdef`];
+    let baseline = guarded(await tableSnapshot(world.table));
+    let live = 0;
+
+    /** The good agent is given a new account and confirms it; then the baseline moves on. */
+    const goodAgentServed = async (agent: TestAgent) => {
+      const name = LIVE_ACCOUNTS[live++] as string;
+      await world.activate(name, GOOD_ZONE);
+      await vi.waitFor(async () => expect((await world.account(name))).toMatchObject({ state: 'ACTIVE', agents: [{ agentId: 'good-agent', caching: true }] }), WAIT);
+      expect(agent.holder().view(name)).toBeDefined();
+      baseline = guarded(await tableSnapshot(world.table));
+    };
+
+    let count = 0;
+    await fc.assert(
+      fc.asyncProperty(arbitraries({ operationIds, goodSessionId: goodSession.id }), async (r) => {
+        const logsBefore = world.driverLogs.lines.length;
+        const outcome = await play(driver.port, r);
+        const key = outcome.status === undefined ? 'open' : `${outcome.status.code} ${outcome.status.details.slice(0, 60)}`;
+        STATS.set(key, (STATS.get(key) ?? 0) + 1);
+        if (outcome.status !== undefined && outcome.status.code !== grpcStatus.CANCELLED) {
+          const logged = world.driverLogs.lines.slice(logsBefore).filter((l) => Number(l.level) >= 50);
+          expect(CHOSEN, `status ${outcome.status.code} ${outcome.status.details}; driver errors: ${JSON.stringify(logged).slice(0, 3000)}`).toContain(outcome.status.code);
+        } else {
+          expect(outcome.synced, 'an open stream answers a heartbeat').toBe(true);
+        }
+        const sentToRogue = outcome.received.filter((m) => m.body === 'operation' || (m.body === 'assignAccount' && others.has(m.assignAccount?.account ?? '')));
+        expect(sentToRogue, 'sent to the rogue').toEqual([]);
+        // Wait until the driver is done with the rogue's stream, then compare.
+        await vi.waitFor(() => expect(driver.sessions().filter((s) => s.agentId !== 'good-agent')).toEqual([]), WAIT);
+        expect(guardedDiff(baseline, guarded(await tableSnapshot(world.table)))).toEqual([]);
+        expect(driver.sessions().find((s) => s.agentId === 'good-agent')?.id).toBe(goodSession.id);
+        expect(world.driverLogs.lines.slice(logsBefore).filter((l) => Number(l.level) >= 50)).toEqual([]);
+        if (++count % 25 === 0 && live < 3) await goodAgentServed(good);
+      }),
+      { numRuns: RUNS, seed: SEED, endOnFailure: true },
+    );
+
+    // How the runs ended (ROGUE_STATS=1): a run that dies at its first message tests little.
+    if (process.env.ROGUE_STATS !== undefined) console.info([...STATS].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n}\t${k}`).join('\n'));
+    // Everything after the runs: the good agent works as before, the parked operations wait untouched.
+    await goodAgentServed(good);
+    const after = await run(world.app, 'good-1', { action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after', namespace: 'default' }, data: { v: '1' } }] });
+    expect(after).toMatchObject({ state: 'SUCCEEDED', agentId: 'good-agent', attempts: 1 });
+    for (const id of parkedOps) expect((await finished(world.app, id, 0).catch((e: Error) => e.message))).toMatch(/still RUNNING/);
+    const items = (await tableSnapshot(world.table)).items;
+    const accounts = [...items.keys()].filter((k) => k.startsWith('ACCOUNT|')).length;
+    expect((await world.call('GET', '/vendor/accounts?limit=1')).json.total).toBe(accounts);
+  });
+});
