@@ -121,6 +121,8 @@ describe('the agent process (node agent/main.ts)', () => {
     } finally {
       release();
       child.process.kill('SIGKILL');
+      // Closed before the world's table, so none of its modules writes to a table that is gone.
+      await driver.close(100);
     }
   });
 
@@ -141,6 +143,8 @@ describe('the agent process (node agent/main.ts)', () => {
     } finally {
       release();
       child.process.kill('SIGKILL');
+      // Closed before the world's table, so none of its modules writes to a table that is gone.
+      await driver.close(100);
     }
   });
 });
