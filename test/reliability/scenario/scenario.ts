@@ -33,6 +33,8 @@ export interface ScenarioOptions {
   immortal?: readonly string[];
   /** How long an operation may take before it ends TIMED_OUT (`timeoutSeconds` of each request). */
   operationTimeoutSeconds?: number;
+  /** Where the embedded table runs: in this process (default) or in one of its own. */
+  table?: 'inline' | 'process';
   /** Told of notable moments (the soak prints them). */
   onEvent?: (event: Record<string, unknown>) => void;
 }
@@ -136,7 +138,7 @@ export class Scenario {
 
   async start(): Promise<void> {
     const { world } = this;
-    await world.start(this.#accounts.map((a) => a.name));
+    await world.start(this.#accounts.map((a) => a.name), this.#options.table ?? 'inline');
     world.kube.store.ensureNamespace(OPS_NAMESPACE);
     world.kube.store.ensureNamespace(CHURN_NAMESPACE);
     for (let i = 1; i <= this.#options.drivers; i++) world.addDriver(`driver-${i}`);
