@@ -24,6 +24,7 @@ import type { TableRef } from '../shared/table/client.ts';
 import { AgentSession, Undecodable, type IncomingAgentMessage } from './agent-session.ts';
 import { bearerTokenCheck } from './auth.ts';
 import type { DriverGrpcConfig } from './config.ts';
+import { widenFlowWindow } from './flow-window.ts';
 import { statusOfError } from './grpc-status.ts';
 import type { AgentMessageHandlers, DriverModule, DriverModuleFactory, DriverServices, HandledKind } from './handlers.ts';
 import { enforcePingPolicy } from './ping-policy.ts';
@@ -219,6 +220,8 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
       log.warn({ peer: `${session.socket?.remoteAddress}:${session.socket?.remotePort}`, strikes }, 'agent pinged too often: closing its connection (too_many_pings)'),
   );
 
+  const stopFlowWindow = widenFlowWindow(grpc.maxMessageBytes, (session) => session.socket?.localPort === port);
+
   log.info({ port, replicaId, tls: grpc.tls !== undefined, mtls: grpc.tls?.clientCaFile !== undefined }, 'driver listening');
 
   let closed: Promise<void> | undefined;
@@ -232,6 +235,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
         health.setStatus('', 'NOT_SERVING');
         health.setStatus(AGENT_SERVICE_NAME, 'NOT_SERVING');
         stopPingPolicy();
+        stopFlowWindow();
         for (const s of [...live]) s.end(new VendorError('unavailable', 'driver shutting down'));
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { VendorError } from '../shared/errors.ts';
+import { VendorError, type Issue } from '../shared/errors.ts';
 import { PROBLEM_CONTENT_TYPE, challengeFor, retryAfterSeconds, toProblem } from './problem.ts';
 
 /** Answers with RFC 9457 problem details for the error (and the bearer challenge of a 401, the `Retry-After` of a 503). */
@@ -33,38 +33,43 @@ export async function jsonBody(c: Context, expected = 'a JSON array of account r
 const POSITIVE_INTEGER = /^[1-9][0-9]{0,15}$/;
 
 /**
- * Reads integer query parameters: each at most once, digits only, within [1, max]. Unknown
- * parameters are refused too, so a misspelt `limt=10` does not silently return 100 items. The query is
- * read with URLSearchParams into a Map, so names such as `__proto__` or `constructor` are names like
- * any other (unknown ones), never properties of an object.
+ * The query's parameters by name: each name of `known` given once, read with URLSearchParams into a
+ * Map, so names such as `__proto__` or `constructor` are names like any other, never properties of an
+ * object. Unknown names (so a misspelt `limt=10` does not silently return 100 items; an empty name
+ * too) and names given more than once are problems.
  */
-export function integerQuery(
-  c: Context,
-  spec: Record<string, { default: number; max: number }>,
-): Record<string, number> {
-  const issues: { path: string; message: string }[] = [];
-  const out: Record<string, number> = {};
+export function queryValues(c: Context, known: readonly string[]): { values: Map<string, string>; issues: Issue[] } {
+  const issues: Issue[] = [];
   const given = new Map<string, string[]>();
   for (const [name, value] of new URL(c.req.url).searchParams) {
     const values = given.get(name);
     if (values === undefined) given.set(name, [value]);
     else values.push(value);
   }
-  const known = new Map(Object.entries(spec));
-  for (const name of given.keys()) {
-    if (!known.has(name)) issues.push({ path: name, message: `unknown query parameter; allowed: ${[...known.keys()].join(', ')}` });
+  const values = new Map<string, string>();
+  for (const [name, list] of given) {
+    if (!known.includes(name)) issues.push({ path: name, message: `unknown query parameter; allowed: ${known.join(', ')}` });
+    else if (list.length > 1) issues.push({ path: name, message: 'given more than once' });
+    else values.set(name, list[0] as string);
   }
-  for (const [name, { default: fallback, max }] of known) {
-    const values = given.get(name);
-    if (values === undefined) {
-      out[name] = fallback;
+  return { values, issues };
+}
+
+/** Reads integer query parameters (`queryValues`), each within [1, max]. */
+export function integerQuery(
+  c: Context,
+  spec: Record<string, { default: number; max: number }>,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  const { values, issues } = queryValues(c, Object.keys(spec));
+  for (const [name, { default: fallback, max }] of Object.entries(spec)) {
+    const raw = values.get(name);
+    if (raw === undefined) {
+      if (!issues.some((i) => i.path === name)) out[name] = fallback;
       continue;
     }
-    const [raw] = values;
-    if (values.length > 1) issues.push({ path: name, message: 'given more than once' });
-    else if (raw === undefined || !POSITIVE_INTEGER.test(raw) || Number(raw) > max) {
-      issues.push({ path: name, message: `must be an integer from 1 to ${max}` });
-    } else out[name] = Number(raw);
+    if (!POSITIVE_INTEGER.test(raw) || Number(raw) > max) issues.push({ path: name, message: `must be an integer from 1 to ${max}` });
+    else out[name] = Number(raw);
   }
   if (issues.length > 0) {
     throw new VendorError('invalid_input', issues.map((i) => `${i.path}: ${i.message}`).join('; '), { issues });

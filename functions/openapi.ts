@@ -11,7 +11,8 @@ import { operationBodySchema } from '../shared/operations/request.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE } from './accounts/routes.ts';
 import { IDEMPOTENCY_HEADER, MAX_WAIT_SECONDS } from './operations/service.ts';
 import { operationViewSchema } from './operations/view.ts';
-import { PROBLEM_CONTENT_TYPE } from './problem.ts';
+import { accountNameParam, authResponses, json, problem, ref, unauthorized } from './openapi-parts.ts';
+import { resourcePaths, resourceSchemas } from './resources/openapi.ts';
 
 function schemaOf(schema: v.GenericSchema, typeMode: 'input' | 'output'): Record<string, unknown> {
   // Checks valibot cannot express in JSON Schema (duplicate names, "not both spellings") are enforced
@@ -39,28 +40,7 @@ const problemSchema = {
   },
 };
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown) => ({ 'application/json': { schema } });
-const problem = (description: string) => ({ description, content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') } } });
-
-const unauthorized = {
-  description: 'Missing or invalid credentials: the same answer whatever was wrong.',
-  headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: '`Bearer realm="vendor-agent"`, with `error="invalid_token"` when a token was sent.' } },
-  content: { [PROBLEM_CONTENT_TYPE]: { schema: ref('Problem') } },
-};
-const authResponses = {
-  '401': { $ref: '#/components/responses/Unauthorized' },
-  '503': problem('The identity provider (to verify the token) or the table is not answering; try again.'),
-};
 const managerOnly = { '403': problem('The caller holds no account-manager role.') };
-
-const accountNameParam = (name: string, description: string) => ({
-  name,
-  in: 'path',
-  required: true,
-  description,
-  schema: { type: 'string' },
-});
 
 /** The OpenAPI 3.1 document of the management API, built from the same valibot schemas the API validates with. */
 export function openApiDocument(): Record<string, unknown> {
@@ -205,6 +185,7 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      ...resourcePaths(),
       '/openapi.json': { get: { operationId: 'openApi', summary: 'This document (no credentials needed).', security: [], responses: { '200': { description: 'OpenAPI 3.1.' } } } },
       '/healthz': {
         get: {
@@ -233,6 +214,7 @@ export function openApiDocument(): Record<string, unknown> {
         OperationRequest: schemaOf(operationBodySchema, 'input'),
         Operation: schemaOf(operationViewSchema, 'output'),
         Problem: problemSchema,
+        ...resourceSchemas(),
       },
     },
   };

@@ -1,70 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EXAMPLE_ADMIN_TOKEN } from '../scripts/control-plane.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../functions/app.ts';
 import { startTestApiServer, type TestApiServer } from './kube/index.ts';
+import { PLANE_AUTH as AUTH, PLANE_TOKEN as TOKEN, planeHttp as http, runPlaneToExit as refused, startPlane as start, stopAll, stopPlane as stop } from './support/control-plane-process.ts';
 
-const START = join(import.meta.dirname, '../scripts/start.ts');
-const running: ChildProcess[] = [];
-
-afterEach(() => {
-  for (const child of running.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-});
-
-/** Starts the control plane as `npm start` does (same script, same Node), on a free port. */
-async function start(cwd: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const { KUBECONFIG: _k, VENDOR_LOCAL_KUBECONFIG: _l, ...inherited } = process.env;
-  const child = spawn(process.execPath, [START], {
-    cwd,
-    env: { ...inherited, PORT: '0', GRPC_PORT: '0', VENDOR_AGENT_HEALTH_PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.push(child);
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const check = () => {
-      const match = /API listening on (http:\/\/\S+)/.exec(output);
-      // The last line of the start-up says whether an agent runs.
-      if (match?.[1] !== undefined && /agent started|no agent started/.test(output)) resolve(match[1]);
-    };
-    child.stdout?.on('data', check);
-    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)));
-  });
-  return { child, url, output: () => output };
-}
-
-async function stop(child: ChildProcess): Promise<number | null> {
-  child.kill('SIGTERM');
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return code;
-}
-
-const TOKEN = 'control-plane-test-token-0123456789abcdef';
-const AUTH = `api:\n  auth:\n    adminToken: ${TOKEN}\n`;
-
-async function http(url: string, method = 'GET', body?: unknown, token: string | null = TOKEN): Promise<{ status: number; json: Record<string, unknown> }> {
-  const headers: Record<string, string> = token === null ? {} : { authorization: `Bearer ${token}` };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(url, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-}
-
-/** Runs the start script to its exit; returns the exit code and everything it printed. */
-async function refused(cwd: string, env: Record<string, string> = {}): Promise<{ code: number; output: string }> {
-  const child = spawn(process.execPath, [START], { cwd, env: { ...process.env, PORT: '0', GRPC_PORT: '0', VENDOR_AGENT_HEALTH_PORT: '0', ...env } });
-  running.push(child);
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const [code] = (await once(child, 'exit')) as [number];
-  return { code, output };
-}
+afterEach(stopAll);
 
 describe('local control plane (npm start)', () => {
   it('serves the driver config accounts over HTTP and keeps its data across a restart', async () => {

@@ -42,7 +42,8 @@ interface Entry {
   workers: AccountWorker[];
 }
 
-const EMPTY_SETTINGS: AccountSettings__Output = {
+/** The per-account settings of SPEC 2.5 at their defaults, as an assignment without settings means them. */
+export const EMPTY_SETTINGS: AccountSettings__Output = {
   context: '',
   serviceAccount: false,
   insecure: false,

@@ -1,9 +1,11 @@
+import { cacheWorkerFactory } from '../cache/worker.ts';
+import { podMetricsWorkerFactory } from '../metrics/worker.ts';
 import { operationsWorkerFactory } from '../operations/worker.ts';
 import type { AccountWorkerFactory } from './worker.ts';
 
 /**
  * The kinds of work attached to every account the agent holds (worker.ts): each factory decides
- * whether its work applies to an account. The resource cache, pod metrics and deployment
- * operations register their factories here.
+ * whether its work applies to an account. The resource cache and pod metrics follow the caching
+ * role; deployment operations run on every held account.
  */
-export const ACCOUNT_WORKERS: readonly AccountWorkerFactory[] = [operationsWorkerFactory];
+export const ACCOUNT_WORKERS: readonly AccountWorkerFactory[] = [cacheWorkerFactory(), podMetricsWorkerFactory(), operationsWorkerFactory];

@@ -11,8 +11,13 @@ import { VendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import { kubeHttpError, kubeTransportError } from './errors.ts';
 import type { LoadedCluster } from './kubeconfig.ts';
+import { splitLines } from './lines.ts';
 import { withRetries } from './retry.ts';
 import type { ClusterClient, KubeRequest, KubeResponse, KubeStream, RetrySettings, ServerVersion } from './types.ts';
+import { AGENT_VERSION } from '../version.ts';
+
+/** How the agent names itself to API servers. */
+export const USER_AGENT = `vendor-agent/${AGENT_VERSION}`;
 
 export interface ClusterClientDeps {
   retries: RetrySettings;
@@ -20,7 +25,7 @@ export interface ClusterClientDeps {
   logger: Logger;
   /** Counts each retried request (`vendor_agent_retries_total{target="kubernetes"}`). */
   onRetry?(account: string): void;
-  /** Concurrent sockets to this API server; 32 by default. */
+  /** Concurrent sockets of buffered requests to this API server; 32 by default. Watches are not counted. */
   maxSockets?: number;
 }
 
@@ -44,32 +49,79 @@ async function readAll(res: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** A batch grows no larger than this, however fast the body arrives. */
+const MAX_BATCH_BYTES = 256 * 1024;
+
+/** True once `next` has settled, false if it has not by the end of this turn of the event loop. */
+function settledThisTurn(next: Promise<unknown>): Promise<boolean> {
+  return new Promise((resolve) => {
+    const turn = setImmediate(() => resolve(false));
+    next.then(
+      () => {
+        clearImmediate(turn);
+        resolve(true);
+      },
+      () => {
+        clearImmediate(turn);
+        resolve(true);
+      },
+    );
+  });
+}
+
 /**
- * Splits a streamed body into lines without decoding a chunk boundary in the middle of a character.
- * After `closed()` the end of the body is the end of the stream, not an error.
+ * Cuts a streamed body at line ends: each batch holds the complete lines of what has arrived (each
+ * ending with a newline), in a buffer of its own that may be handed to another thread. What arrives
+ * in the same turn of the event loop joins one batch (up to `MAX_BATCH_BYTES`): a flood of events
+ * (the initial events of a WatchList come as 16 KB TLS records) makes few large batches, worth
+ * decoding in another thread, while a trickle is handed on at once. After `closed()` the end of the
+ * body is the end of the stream, not an error.
  */
-async function* linesOf(res: IncomingMessage, closed: () => boolean): AsyncIterable<string> {
-  let pending: Buffer = Buffer.alloc(0);
-  const chunks = res[Symbol.asyncIterator]();
+async function* batchesOf(res: IncomingMessage, closed: () => boolean): AsyncIterable<Buffer> {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const chunks = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let next = chunks.next();
   for (;;) {
-    let next: IteratorResult<Buffer>;
+    let got: IteratorResult<Buffer>;
     try {
-      next = (await chunks.next()) as IteratorResult<Buffer>;
+      got = await next;
     } catch (e) {
       if (closed()) return;
       throw e;
     }
-    if (next.done) break;
-    const chunk = next.value;
-    pending = pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
-    let start = 0;
-    for (let nl = pending.indexOf(10, start); nl !== -1; nl = pending.indexOf(10, start)) {
-      if (nl > start) yield pending.toString('utf8', start, nl);
-      start = nl + 1;
+    if (got.done) break;
+    pending.push(got.value);
+    pendingBytes += got.value.length;
+    next = chunks.next();
+    if (pendingBytes < MAX_BATCH_BYTES && (await settledThisTurn(next))) continue;
+    const joined = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
+    const end = joined.lastIndexOf(10) + 1;
+    if (end === 0) {
+      pending = [joined];
+      continue;
     }
-    pending = pending.subarray(start);
+    // Copied out of the socket's buffer pool, so the batch owns its memory.
+    const batch = Buffer.allocUnsafeSlow(end);
+    joined.copy(batch, 0, 0, end);
+    const rest = joined.subarray(end);
+    pending = rest.length === 0 ? [] : [rest];
+    pendingBytes = rest.length;
+    yield batch;
   }
-  if (pending.length > 0) yield pending.toString('utf8');
+  if (pendingBytes > 0) {
+    // The body's last line may lack its newline.
+    const joined = Buffer.concat(pending, pendingBytes);
+    const whole = joined[joined.length - 1] === 10;
+    const batch = Buffer.allocUnsafeSlow(joined.length + (whole ? 0 : 1));
+    joined.copy(batch);
+    if (!whole) batch[joined.length] = 10;
+    yield batch;
+  }
+}
+
+async function* flatten(batches: AsyncIterable<Buffer>): AsyncIterable<string> {
+  for await (const batch of batches) yield* splitLines(batch);
 }
 
 export function createClusterClient(account: string, loaded: LoadedCluster, deps: ClusterClientDeps): ClusterClient {
@@ -77,23 +129,27 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
   const plain = base.protocol === 'http:';
   const prefix = base.pathname.replace(/\/$/, '');
   const maxSockets = deps.maxSockets ?? 32;
-  let ownAgent: { agent: HttpAgent; tls: TlsMaterial } | undefined;
+  // Watches hold their connection for minutes, one per scope, so they get an agent of their own with
+  // no socket limit; lists and writes share a bounded one and never queue behind watches.
+  const ownAgents: Record<'buffered' | 'streaming', { agent: HttpAgent; tls: TlsMaterial } | undefined> = { buffered: undefined, streaming: undefined };
   let closed = false;
+  const credentials = loaded.credentials?.(deps.clock);
 
-  const agentFor = (opts: RequestOptions): HttpAgent => {
+  const agentFor = (opts: RequestOptions, use: 'buffered' | 'streaming'): HttpAgent => {
     // A proxy agent made by client-node from the cluster's proxy-url (set by the SPEC 2.7 rules) stays.
     if (loaded.proxy.proxy !== undefined && opts.agent instanceof HttpAgent) return opts.agent;
     const tls: TlsMaterial = { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername };
-    if (ownAgent === undefined || !sameTls(ownAgent.tls, tls)) {
-      ownAgent?.agent.destroy();
-      const common = { keepAlive: true, maxSockets, scheduling: 'lifo' as const };
-      ownAgent = { agent: plain ? new HttpAgent(common) : new HttpsAgent({ ...common, ...tls }), tls };
-    }
-    return ownAgent.agent;
+    const own = ownAgents[use];
+    if (own !== undefined && sameTls(own.tls, tls)) return own.agent;
+    own?.agent.destroy();
+    const common = { keepAlive: true, maxSockets: use === 'buffered' ? maxSockets : Infinity, scheduling: 'lifo' as const };
+    const made = { agent: plain ? new HttpAgent(common) : new HttpsAgent({ ...common, ...tls }), tls };
+    ownAgents[use] = made;
+    return made.agent;
   };
 
   /** Sends one request and resolves with the response head; the caller reads or streams the body. */
-  const send = async (req: KubeRequest, method: string): Promise<{ res: IncomingMessage; http: ClientRequest; headReceived(): void }> => {
+  const send = async (req: KubeRequest, method: string, use: 'buffered' | 'streaming'): Promise<{ res: IncomingMessage; http: ClientRequest; headReceived(): void }> => {
     if (closed) throw new VendorError('unavailable', `the client of account ${account} is closed`);
     const url = new URL(prefix + req.path, base);
     for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
@@ -102,6 +158,8 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
       method,
       headers: {
         accept: 'application/json',
+        // API servers record it in audit logs and metrics: operators can tell the agent's requests apart.
+        'user-agent': USER_AGENT,
         ...(json ? { 'content-type': 'application/json' } : {}),
         ...(bytes === undefined ? {} : { 'content-length': String(bytes.length) }),
         ...req.headers,
@@ -109,11 +167,14 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
     };
     try {
       await loaded.kubeConfig.applyToHTTPSOptions(opts);
+      await credentials?.apply(opts);
     } catch (e) {
       // Exec plugins and token files fail here; their messages name the command or file, not a token.
       throw new VendorError('unauthenticated', `account ${account}: cannot obtain credentials: ${(e as Error).message}`, { cause: e });
     }
-    opts.agent = agentFor(opts);
+    opts.agent = agentFor(opts, use);
+    // An abort that came before (while credentials were obtained, say) sends nothing: its listener below would never fire.
+    if (req.signal?.aborted) throw kubeTransportError(account, method, req.path, new Error('request cancelled'));
     const started = (plain ? httpRequest : httpsRequest)(url, opts);
     return new Promise((resolve, reject) => {
       const timeoutMs = req.timeoutMs ?? 0;
@@ -137,9 +198,21 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
     });
   };
 
+  /**
+   * Sends once; a 401 with credentials the agent obtains itself (an exec plugin, gcp) drops them and
+   * sends once more with fresh ones, as client-go does.
+   */
+  const sendFresh = async (req: KubeRequest, method: string, use: 'buffered' | 'streaming'): Promise<Awaited<ReturnType<typeof send>>> => {
+    const sent = await send(req, method, use);
+    if (sent.res.statusCode !== 401 || credentials === undefined) return sent;
+    sent.res.resume();
+    credentials.invalidate();
+    return send(req, method, use);
+  };
+
   const once = async (req: KubeRequest): Promise<KubeResponse> => {
     const method = req.method ?? 'GET';
-    const { res, http } = await send(req, method);
+    const { res, http } = await sendFresh(req, method, 'buffered');
     let body: Buffer;
     try {
       body = await readAll(res);
@@ -172,7 +245,7 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
           ),
     stream: async (req): Promise<KubeStream> => {
       const method = req.method ?? 'GET';
-      const { res, http, headReceived } = await send(req, method);
+      const { res, http, headReceived } = await sendFresh(req, method, 'streaming');
       headReceived();
       const status = res.statusCode ?? 0;
       if (status < 200 || status > 299) {
@@ -180,10 +253,12 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
         throw kubeHttpError(account, method, req.path, status, body);
       }
       let closedByCaller = false;
+      const batches = batchesOf(res, () => closedByCaller);
       return {
         status,
         headers: res.headers,
-        lines: linesOf(res, () => closedByCaller),
+        batches,
+        lines: flatten(batches),
         close: () => {
           closedByCaller = true;
           http.destroy();
@@ -193,7 +268,8 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
     version: async (signal) => (await client.request({ path: '/version', ...(signal === undefined ? {} : { signal }) })).json<ServerVersion>(),
     close: () => {
       closed = true;
-      ownAgent?.agent.destroy();
+      ownAgents.buffered?.agent.destroy();
+      ownAgents.streaming?.agent.destroy();
     },
   };
   return client;

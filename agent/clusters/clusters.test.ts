@@ -198,6 +198,38 @@ describe('watch streams', () => {
     client.close();
   });
 
+  it('gives a flood of lines in large batches of whole lines, and a lone event at once', async () => {
+    for (let i = 0; i < 400; i++) server.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `flood-${i}`, namespace: 'default' }, data: { blob: 'x'.repeat(1000) } });
+    const file = await kubeconfigFile('batches.yml', server.kubeconfigYaml({ token: TOKEN }));
+    const client = await connectCluster(spec({ kubeConfigFile: file }), deps());
+    // The initial events of a WatchList: about 500 KB that arrive as TLS records of 16 KB at most.
+    const stream = await client.stream({ path: '/api/v1/namespaces/default/configmaps', query: { watch: true, sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true } });
+    const batches = stream.batches[Symbol.asyncIterator]();
+    const nextLines = async () => {
+      const got = await batches.next();
+      if (got.done === true) throw new Error('the watch ended');
+      expect(got.value[got.value.length - 1]).toBe(10);
+      const lines = got.value.toString('utf8').split('\n').slice(0, -1);
+      return { size: got.value.length, events: lines.map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string; annotations?: Record<string, string> } } }) };
+    };
+    const sizes: number[] = [];
+    const names: string[] = [];
+    for (let ended = false; !ended; ) {
+      const { size, events } = await nextLines();
+      sizes.push(size);
+      names.push(...events.filter((e) => e.type === 'ADDED').map((e) => e.object.metadata.name));
+      ended = events.some((e) => e.type === 'BOOKMARK' && e.object.metadata.annotations?.['k8s.io/initial-events-end'] === 'true');
+    }
+    expect(new Set(names).size).toBe(names.length);
+    expect(names.filter((n) => n.startsWith('flood-'))).toHaveLength(400);
+    expect(Math.max(...sizes)).toBeGreaterThan(64 * 1024);
+    // Quiet now: one change comes as a batch of its own, without waiting for more.
+    server.store.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'lone', namespace: 'default' } });
+    expect((await nextLines()).events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(['ADDED lone']);
+    stream.close();
+    client.close();
+  });
+
   it('a refused watch is an error with the HTTP status (410 Gone after compaction)', async () => {
     const file = await kubeconfigFile('gone.yml', server.kubeconfigYaml({ token: TOKEN }));
     const client = await connectCluster(spec({ kubeConfigFile: file }), deps());

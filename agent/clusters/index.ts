@@ -16,6 +16,7 @@ export async function connectCluster(spec: ClusterSpec, deps: ConnectDeps): Prom
 }
 
 export { createClusterClient } from './client.ts';
+export { splitLines } from './lines.ts';
 export type { ClusterClientDeps } from './client.ts';
 export { kubeErrorStatus } from './errors.ts';
 export { loadClusterConfig, SERVICE_ACCOUNT_DIR } from './kubeconfig.ts';

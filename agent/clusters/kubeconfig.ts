@@ -1,16 +1,21 @@
 /**
  * Builds the client-node `KubeConfig` for one account: the pod's service account with
  * `serviceAccount: true`, otherwise the account's kubeconfig file (a path, or a secret reference
- * resolved where it is used) at its `context`; then `insecure` and the proxy rules of SPEC 2.7.
+ * resolved where it is used) at its `context`; then `insecure` and the proxy rules of SPEC 2.7. Exec
+ * plugins and the gcp auth provider are taken out of client-node's hands (see credentials.ts).
  * Failures name the account, the file reference and what is wrong, never the file's contents.
  */
 import { readFile } from 'node:fs/promises';
 import { isIPv6 } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
+import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
 import { applyClusterProxy, type ProxyDecision } from '../net/proxy.ts';
 import type { SecretResolver } from '../secrets/index.ts';
+import type { Credentials } from './credentials.ts';
+import { execCredentials, takeExecUser } from './exec-credentials.ts';
+import { gcpCredentials, takeGcpUser } from './gcp-credentials.ts';
 import type { ClusterSpec } from './types.ts';
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -26,12 +31,16 @@ export interface ClusterConfigDeps {
   /** `kubernetes.noProxy`. */
   kubernetesNoProxy: boolean;
   inCluster?: InClusterSource;
+  /** Environment of credential plugins and Application Default Credentials; the agent's by default. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface LoadedCluster {
   kubeConfig: KubeConfig;
   server: string;
   proxy: ProxyDecision;
+  /** For a user with an exec plugin or the gcp auth provider: the agent's own credentials for it. */
+  credentials?: (clock: Clock) => Credentials;
 }
 
 function invalid(spec: ClusterSpec, message: string, cause?: unknown): VendorError {
@@ -114,5 +123,14 @@ export async function loadClusterConfig(spec: ClusterSpec, deps: ClusterConfigDe
     kc.clusters = kc.clusters.map((c) => (c.name === cluster.name ? { ...c, skipTLSVerify: true } : c));
   }
   const proxy = applyClusterProxy(kc, { kubernetesNoProxy: deps.kubernetesNoProxy, accountNoProxy: spec.noProxy });
-  return { kubeConfig: kc, server: cluster.server, proxy };
+  const env = deps.env ?? process.env;
+  const exec = takeExecUser(kc, `account ${spec.account}`);
+  const gcp = takeGcpUser(kc);
+  const credentials =
+    exec !== undefined
+      ? (clock: Clock) => execCredentials(exec, { clock, env })
+      : gcp !== undefined
+        ? (clock: Clock) => gcpCredentials(gcp, spec.oAuthScopes, { clock, env })
+        : undefined;
+  return { kubeConfig: kc, server: cluster.server, proxy, ...(credentials === undefined ? {} : { credentials }) };
 }

@@ -68,8 +68,13 @@ export interface KubeResponse {
 export interface KubeStream {
   status: number;
   headers: IncomingHttpHeaders;
-  /** The lines of the body as they arrive; ends when the server ends the response or `close()` is called. */
+  /**
+   * The lines of the body as they arrive; ends when the server ends the response or `close()` is
+   * called. `batches` gives the same lines as they arrived, whole lines each ending with a newline,
+   * in buffers of their own (`splitLines` splits them); read one or the other.
+   */
   lines: AsyncIterable<string>;
+  batches: AsyncIterable<Buffer>;
   close(): void;
 }
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessKey } from '../../shared/table/keys.ts';
 import type { AccountSettings } from '../../shared/accounts/schema.ts';
 import { ManualClock } from '../../shared/clock.ts';
+import { writeResources } from '../../shared/table/resources.ts';
 import { putAgentStaticAccounts } from '../../shared/table/sources.ts';
 import { captureLogger } from '../../test/capture-log.ts';
 import { apiFixture } from '../../test/support/api.ts';
@@ -139,6 +140,33 @@ describe('who may manage accounts', () => {
     expect((await f.call('POST', '/vendor/accounts', [{ name: 'open-a' }], manager)).status).toBe(200);
     expect((await f.call('DELETE', '/vendor/accounts/open-a', undefined, manager)).status).toBe(200);
     expect((await f.call('POST', '/vendor/accounts', [{ name: 'open-a' }], null)).status).toBe(401);
+  });
+});
+
+describe('what the cache reports of an account (resources, cache health, pod metrics)', () => {
+  it('is read like the account: a READ or WRITE role, or a manager; 403 without, 404 for an unknown name, 401 without credentials', async () => {
+    const f = await app();
+    await writeResources(f.table, 'dev-only', [
+      { op: 'put', ref: { group: '', kind: 'ConfigMap', namespace: 'shop', name: 'settings' }, resourceVersion: '3', object: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings","namespace":"shop"}}', at: f.clock.now() },
+    ]);
+    for (const what of ['resources', 'cache', 'metrics']) {
+      const get = async (name: string, token: string | null) => f.call('GET', `/vendor/accounts/${name}/${what}`, undefined, token);
+      expect((await get('dev-only', await f.as('dev'))).status, what).toBe(200);
+      expect((await get('dev-only', await f.as('vendor-admins'))).status, what).toBe(200);
+      expect((await get('write-only', await f.as('ops'))).status, what).toBe(200);
+      expect((await get('open-a', await f.as())).status, what).toBe(200);
+      const denied = await get('dev-only', await f.as('ops'));
+      expect(denied.status, what).toBe(403);
+      expect(denied.json, what).toMatchObject({ code: 'forbidden', detail: 'not allowed to read account "dev-only"' });
+      expect(JSON.stringify(denied.json), what).not.toContain('settings');
+      // What is wrong with a query does not depend on the account: told before the account is read.
+      expect((await f.call('GET', `/vendor/accounts/dev-only/${what}?bogus=1`, undefined, await f.as('ops'))).status, what).toBe(400);
+      expect((await f.call('GET', `/vendor/accounts/nope/${what}?bogus=1`, undefined, await f.as('dev'))).status, what).toBe(400);
+      expect((await get('nope', await f.as('dev'))).status, what).toBe(404);
+      expect((await get('dev-only', null)).status, what).toBe(401);
+    }
+    const page = (await f.call('GET', '/vendor/accounts/dev-only/resources', undefined, await f.as('dev'))).json;
+    expect(page.items).toEqual([expect.objectContaining({ kind: 'ConfigMap', name: 'settings' })]);
   });
 });
 

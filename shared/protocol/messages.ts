@@ -16,6 +16,17 @@ export type { Hello, Hello__Output } from './generated/vendor/agent/v1/Hello.ts'
 export type { RemoveAccount, RemoveAccount__Output } from './generated/vendor/agent/v1/RemoveAccount.ts';
 export type { StaticAccount, StaticAccount__Output } from './generated/vendor/agent/v1/StaticAccount.ts';
 export type { Welcome, Welcome__Output } from './generated/vendor/agent/v1/Welcome.ts';
+export type { ResourceEvents, ResourceEvents__Output } from './generated/vendor/agent/v1/ResourceEvents.ts';
+export type { ResourceChange, ResourceChange__Output } from './generated/vendor/agent/v1/ResourceChange.ts';
+export type { ResourceScope, ResourceScope__Output } from './generated/vendor/agent/v1/ResourceScope.ts';
+export type { ScopeSync, ScopeSync__Output } from './generated/vendor/agent/v1/ScopeSync.ts';
+export type { ScopeProgress, ScopeProgress__Output } from './generated/vendor/agent/v1/ScopeProgress.ts';
+export type { ScopeResume, ScopeResume__Output } from './generated/vendor/agent/v1/ScopeResume.ts';
+export type { KindHealth, KindHealth__Output } from './generated/vendor/agent/v1/KindHealth.ts';
+export type { ResumeQuery, ResumeQuery__Output } from './generated/vendor/agent/v1/ResumeQuery.ts';
+export type { ResumeInfo, ResumeInfo__Output } from './generated/vendor/agent/v1/ResumeInfo.ts';
+export type { PodMetrics, PodMetrics__Output } from './generated/vendor/agent/v1/PodMetrics.ts';
+export type { PodUsage, PodUsage__Output } from './generated/vendor/agent/v1/PodUsage.ts';
 export type { ObjectOutcome, ObjectOutcome__Output } from './generated/vendor/agent/v1/ObjectOutcome.ts';
 export type { ObjectRef, ObjectRef__Output } from './generated/vendor/agent/v1/ObjectRef.ts';
 export type { Operation, Operation__Output } from './generated/vendor/agent/v1/Operation.ts';

@@ -23,7 +23,9 @@ const MAX_TEXT = 8192;
 
 const id = v.pipe(v.string(), v.nonEmpty('is required'), v.maxLength(MAX_ID, `is longer than ${MAX_ID} characters`));
 const positive = v.pipe(v.number(), v.integer(), v.minValue(1, 'must be at least 1'));
-const accountRef = v.looseObject({ account: id });
+/** A compact object is about 1 KB; anything near this is not compact and is refused by name. */
+const MAX_OBJECT = 64 * 1024;
+const scopeRef = v.looseObject({ kind: id });
 
 const uniqueNames = <T extends { name: string }>(list: T[]): boolean =>
   new Set(list.map((a) => a.name)).size === list.length;
@@ -51,8 +53,14 @@ const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
     generation: positive,
     message: v.pipe(v.string(), v.maxLength(MAX_TEXT)),
   }),
-  resourceEvents: accountRef,
-  resumeQuery: accountRef,
+  resourceEvents: v.looseObject({
+    account: id,
+    changes: v.array(v.looseObject({ kind: id, name: id, object: v.pipe(v.string(), v.maxLength(MAX_OBJECT)) })),
+    syncs: v.array(v.looseObject({ scope: scopeRef, part: positive, keys: v.array(v.pipe(v.string(), v.nonEmpty('is empty'))) })),
+    progress: v.array(v.looseObject({ scope: scopeRef })),
+    scopeSet: v.nullish(v.looseObject({ scopes: v.array(scopeRef) })),
+  }),
+  resumeQuery: v.looseObject({ queryId: positive, account: id }),
   operationResult: v.looseObject({
     operationId: id,
     account: id,
@@ -60,7 +68,7 @@ const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
     message: v.pipe(v.string(), v.maxLength(MAX_TEXT)),
     outcomes: v.array(v.looseObject({ result: v.pipe(v.string(), v.nonEmpty('is required')), message: v.pipe(v.string(), v.maxLength(MAX_TEXT)) })),
   }),
-  podMetrics: accountRef,
+  podMetrics: v.looseObject({ account: id, pods: v.array(v.looseObject({ namespace: id, name: id })) }),
 };
 
 const DRIVER_BODIES: Record<DriverBodyKind, v.GenericSchema> = {
@@ -78,7 +86,7 @@ const DRIVER_BODIES: Record<DriverBodyKind, v.GenericSchema> = {
   ack: v.looseObject({}),
   assignAccount: v.looseObject({ account: id, generation: positive }),
   removeAccount: v.looseObject({ account: id, generation: positive }),
-  resumeInfo: accountRef,
+  resumeInfo: v.looseObject({ queryId: positive, account: id }),
   operation: v.pipe(
     v.looseObject({ operationId: id, account: id, attempt: positive }),
     v.check((o) => typeof (o as { action?: unknown }).action === 'string', 'operation names no action'),

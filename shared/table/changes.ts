@@ -1,10 +1,9 @@
 import {
-  BatchWriteCommand,
   QueryCommand,
   type BatchWriteCommandInput,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { VendorError } from '../errors.ts';
+import { batchWrite } from './batch.ts';
 import type { TableRef } from './client.ts';
 import { PK, changeKey, padMs } from './keys.ts';
 import { TTL_ATTRIBUTE } from './schema.ts';
@@ -76,16 +75,6 @@ export interface ChangeKey {
 
 export function parseChangeKey(sk: string): ChangeKey {
   return { sk, at: Number(sk.slice(0, 13)), name: sk.slice(14, -11), generation: Number(sk.slice(-10)) };
-}
-
-async function batchWrite(t: TableRef, input: BatchWriteCommandInput): Promise<void> {
-  let request = input.RequestItems;
-  for (let attempt = 0; request !== undefined && Object.keys(request).length > 0; attempt++) {
-    if (attempt > 8) throw new VendorError('unavailable', 'the table keeps throttling writes');
-    if (attempt > 0) await new Promise((r) => setTimeout(r, 10 * 2 ** attempt));
-    const out = await t.client.send(new BatchWriteCommand({ RequestItems: request }));
-    request = out.UnprocessedItems;
-  }
 }
 
 /**

@@ -33,8 +33,26 @@ export interface RealCluster {
   compactEtcd(): Promise<number>;
   /** Stops and starts kube-apiserver on the same port and etcd; its watch cache starts empty. */
   restartApiServer(): Promise<void>;
+  /** The API server's audit events so far (with `auditLog`; empty without). */
+  auditEvents(): Promise<AuditEvent[]>;
   /** Stops both processes and removes their data. */
   close(): Promise<void>;
+}
+
+/**
+ * What the tests read of an audit event (audit.k8s.io/v1, level Metadata): one per request at
+ * `ResponseComplete`, and for a watch also one at `ResponseStarted` (it completes only when it ends).
+ */
+export interface AuditEvent {
+  stage: 'ResponseStarted' | 'ResponseComplete' | 'Panic';
+  verb: string;
+  userAgent?: string;
+  requestURI: string;
+  user: { username: string };
+  objectRef?: { resource?: string; namespace?: string; name?: string; apiGroup?: string };
+  responseStatus?: { code?: number };
+  /** RFC 3339 with microseconds. */
+  requestReceivedTimestamp: string;
 }
 
 export interface RealClusterOptions {
@@ -42,6 +60,8 @@ export interface RealClusterOptions {
   etcd: string;
   /** How long to wait for `/readyz`; about 7 s on 2 idle cores, several times that when they are busy. */
   readyTimeoutMs?: number;
+  /** Record every request's metadata in an audit log, read back by `auditEvents()`. */
+  auditLog?: boolean;
 }
 
 interface Layout {
@@ -50,6 +70,8 @@ interface Layout {
   apiPort: number;
   pki: Awaited<ReturnType<typeof makeClusterPki>>;
   tokenFile: string;
+  auditPolicy: string;
+  auditLog: string;
 }
 
 async function layout(): Promise<Layout> {
@@ -58,7 +80,7 @@ async function layout(): Promise<Layout> {
   const dir = await mkdtemp(join(base, 'vendor-kube-'));
   await mkdir(join(dir, 'pki'));
   const pki = await makeClusterPki(join(dir, 'pki'));
-  return { dir, etcdPort: await freePort(), apiPort: await freePort(), pki, tokenFile: join(dir, 'tokens.csv') };
+  return { dir, etcdPort: await freePort(), apiPort: await freePort(), pki, tokenFile: join(dir, 'tokens.csv'), auditPolicy: join(dir, 'audit-policy.yaml'), auditLog: join(dir, 'audit.log') };
 }
 
 function startEtcd(binary: string, l: Layout, peerPort: number): ManagedProcess {
@@ -76,8 +98,12 @@ function startEtcd(binary: string, l: Layout, peerPort: number): ManagedProcess 
   ], join(l.dir, 'etcd.log'));
 }
 
-function startApiServer(binary: string, l: Layout): ManagedProcess {
+// Every request without bodies, when its answer is complete, and a watch also when it starts.
+const AUDIT_POLICY = 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: ["RequestReceived"]\nrules:\n  - level: Metadata\n';
+
+function startApiServer(binary: string, l: Layout, audit: boolean): ManagedProcess {
   return startProcess('kube-apiserver', binary, [
+    ...(audit ? [`--audit-policy-file=${l.auditPolicy}`, `--audit-log-path=${l.auditLog}`, '--audit-log-mode=blocking'] : []),
     `--etcd-servers=http://127.0.0.1:${l.etcdPort}`,
     // Only the test compacts etcd, so history expires exactly when a scenario asks for it.
     '--etcd-compaction-interval=0',
@@ -134,6 +160,7 @@ export async function startRealCluster(options: RealClusterOptions): Promise<Rea
   const l = await layout();
   const adminToken = randomBytes(24).toString('hex');
   const unprivilegedToken = randomBytes(24).toString('hex');
+  if (options.auditLog === true) await writeFile(l.auditPolicy, AUDIT_POLICY);
   await writeFile(l.tokenFile, `${adminToken},vendor-admin,uid-admin,"system:masters"\n${unprivilegedToken},vendor-nobody,uid-nobody\n`);
   const url = `https://127.0.0.1:${l.apiPort}`;
   const etcdUrl = `http://127.0.0.1:${l.etcdPort}`;
@@ -149,7 +176,7 @@ export async function startRealCluster(options: RealClusterOptions): Promise<Rea
     await rm(l.dir, { recursive: true, force: true });
   };
   const bootApiServer = async () => {
-    apiserver = startApiServer(options.kubeApiserver, l);
+    apiserver = startApiServer(options.kubeApiserver, l, options.auditLog === true);
     await waitUntilReady(apiserver, () => readyz(url, caCert, adminToken), readyTimeoutMs);
   };
 
@@ -193,6 +220,12 @@ export async function startRealCluster(options: RealClusterOptions): Promise<Rea
       const revision = Number(put.header?.revision);
       await etcdCall(etcdUrl, '/v3/kv/compaction', { revision: String(revision), physical: true });
       return revision;
+    },
+    async auditEvents() {
+      if (options.auditLog !== true || !existsSync(l.auditLog)) return [];
+      const text = await readFile(l.auditLog, 'utf8');
+      // Whole lines only: the last one may be still being written.
+      return text.split('\n').slice(0, -1).map((line) => JSON.parse(line) as AuditEvent);
     },
     async restartApiServer() {
       await apiserver?.stop();

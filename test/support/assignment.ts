@@ -56,6 +56,8 @@ export interface TestAgentOptions {
   tasks?: Record<string, unknown>;
   /** Worker factories instead of the agent's own. */
   workers?: readonly AccountWorkerFactory[];
+  /** `kubernetes.reconnectTimeoutMs` (50 by default). */
+  reconnectTimeoutMs?: number;
 }
 
 export interface TestAgent {
@@ -81,6 +83,9 @@ export class AssignmentWorld {
   async start(kube: TestApiServerOptions = {}): Promise<void> {
     await this.tables.start();
     this.kube = await startTestApiServer({ ...kube, tls: true, auth: { tokens: { [KUBE_TOKEN]: { username: 'agent', groups: ['system:masters'] } } } });
+    // An agent loads the cluster client with its first account, which holds this process's event loop
+    // for a while (the driver's heartbeats too); loaded now, that never eats into a test's leases.
+    await import('../../agent/clusters/index.ts');
   }
 
   async close(): Promise<void> {
@@ -154,7 +159,7 @@ export class AssignmentWorld {
     const logFile = join(this.dir, `${id}.log`);
     const raw = {
       driver: { grpc: options.target, insecure: true, auth: { token: AGENT_TOKEN } },
-      kubernetes: { reconnectTimeoutMs: 50, retries: { enabled: false }, accounts: options.accounts ?? [] },
+      kubernetes: { reconnectTimeoutMs: options.reconnectTimeoutMs ?? 50, retries: { enabled: false }, accounts: options.accounts ?? [] },
       logging: { format: 'json', file: logFile, level: 'debug' },
       ...(options.tasks === undefined ? {} : { tasks: options.tasks }),
     };

@@ -3,17 +3,31 @@
 import type { Long } from '@grpc/proto-loader';
 
 /**
- * Reserved for watch resume: the agent asks for the latest known resourceVersion per kind.
+ * The agent asks, when it starts caching an account and after every reconnect, where each scope's
+ * watch can resume. Answered by ResumeInfo with the same query_id; the agent asks again when no
+ * answer comes.
  */
 export interface ResumeQuery {
   'queryId'?: (number | string | Long);
   'account'?: (string);
+  'cachingEpoch'?: (number | string | Long);
+  /**
+   * `maxResumableResourceAgeMs`: progress seen longer ago than this is not offered.
+   */
+  'maxAgeMs'?: (number | string | Long);
 }
 
 /**
- * Reserved for watch resume: the agent asks for the latest known resourceVersion per kind.
+ * The agent asks, when it starts caching an account and after every reconnect, where each scope's
+ * watch can resume. Answered by ResumeInfo with the same query_id; the agent asks again when no
+ * answer comes.
  */
 export interface ResumeQuery__Output {
   'queryId': (number);
   'account': (string);
+  'cachingEpoch': (number);
+  /**
+   * `maxResumableResourceAgeMs`: progress seen longer ago than this is not offered.
+   */
+  'maxAgeMs': (number);
 }

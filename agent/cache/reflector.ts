@@ -1,0 +1,511 @@
+/**
+ * One scope of the cache (a kind in a namespace, or everywhere): list, then watch from the list's
+ * resourceVersion, for as long as the account is cached. It never stops on its own:
+ *
+ * - the first sync is a WatchList (`sendInitialEvents`) where the server offers it, otherwise a
+ *   paged list; either ends with a sync of the scope's complete set of keys;
+ * - watches ask for bookmarks and a timeout drawn between `minWatchTimeoutSeconds` and twice that,
+ *   so a fleet of watches does not expire together; when one ends it starts again from the last
+ *   resourceVersion seen;
+ * - 410 Gone (an expired resourceVersion or continue token) lists this scope again at once;
+ * - any other failure waits with exponential backoff and jitter, for this scope only;
+ * - a watchdog ends a watch that has been quiet past its own timeout (a stuck connection) and the
+ *   loop starts a new one.
+ *
+ * The agent does not hold the objects: per key it remembers the last resourceVersion (and the size
+ * of the compact form), which is enough to skip unchanged objects when it lists again.
+ */
+import type { Clock } from '../../shared/clock.ts';
+import { VendorError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/log.ts';
+import type { ResourceChange__Output as ResourceChange, ResourceScope__Output as ResourceScope } from '../../shared/protocol/messages.ts';
+import { kubeErrorStatus, kubeHttpError } from '../clusters/errors.ts';
+import type { ClusterClient, KubeStream } from '../clusters/index.ts';
+import type { Decoded, KindInfo } from './decode.ts';
+import { inlineDecoder, type Decoder } from './decoder.ts';
+import type { ListGate } from './list-gate.ts';
+import { apiVersionOf, collectionPath, objectKey, scopeId, type CacheScope } from './types.ts';
+
+/** Where changes go; a returned promise asks the caller to wait (backpressure). */
+export interface ChangeSink {
+  change(c: ResourceChange, scope: ResourceScope, objects: number): Promise<void> | undefined;
+  /** The scope's complete set of keys at `resourceVersion`. */
+  sync(scope: ResourceScope, resourceVersion: string, keys: readonly string[], objects: number): Promise<void> | undefined;
+  /** The scope has been observed up to `resourceVersion` (a bookmark, or a list with no change). */
+  progress(scope: ResourceScope, resourceVersion: string, objects: number): void;
+}
+
+export interface ReflectorTiming {
+  /** Items per list page. */
+  pageSize: number;
+  /** Watches ask the server to end them after this many seconds, up to twice as many. */
+  minWatchTimeoutSeconds: number;
+  /** A watch with nothing received for its timeout plus this is ended by the watchdog. */
+  watchdogGraceMs: number;
+  backoffInitialMs: number;
+  backoffMaxMs: number;
+}
+
+export const DEFAULT_TIMING: ReflectorTiming = {
+  pageSize: 500,
+  minWatchTimeoutSeconds: 300,
+  watchdogGraceMs: 30_000,
+  backoffInitialMs: 1000,
+  backoffMaxMs: 60_000,
+};
+
+/** Whether the API server supports WatchList; learnt once per cluster, by the first list. */
+export interface WatchListSupport {
+  supported?: boolean;
+  /** While the first WatchList is finding out, the others wait for its answer. */
+  probing?: Promise<void>;
+}
+
+export interface ReflectorDeps {
+  cluster: ClusterClient;
+  clock: Clock;
+  /** Uniform in [0, 1): backoff jitter and watch timeouts. */
+  random: () => number;
+  lists: ListGate;
+  sink: ChangeSink;
+  log: Logger;
+  watchList: WatchListSupport;
+  timing: ReflectorTiming;
+  /** Where watch lines and list pages are parsed and compacted (inline, or in threads). */
+  decoder?: Decoder;
+  /** Told about every watch event (for `vendor_agent_watch_events_total`). */
+  onEvent?(type: string): void;
+  /** Told about every full list (for `vendor_agent_relists_total`). */
+  onList?(): void;
+  /** The server no longer serves the kind (404): discovery should be read again. */
+  onKindGone?(): void;
+}
+
+/** What the cache knows of a scope, for health and metrics. */
+export interface ScopeState {
+  objects: number;
+  /** Bytes of the compact forms of the objects seen since the last list. */
+  bytes: number;
+  watching: boolean;
+  lastEventAt?: number;
+  relists: number;
+  /** Lists caused by 410 Gone. */
+  expired: number;
+  lastError?: string;
+  lastErrorAt?: number;
+}
+
+interface Known {
+  rv: string;
+  size: number;
+}
+
+/** Batches of lines being decoded at once per watch: reading goes on while earlier ones decode. */
+const DECODE_DEPTH = 3;
+
+class Restart extends Error {}
+
+interface OpenWatch {
+  stream: KubeStream;
+  timeoutSeconds: number;
+}
+
+function isGone(e: unknown): boolean {
+  return kubeErrorStatus(e) === 410;
+}
+
+export class Reflector {
+  readonly scope: CacheScope;
+  readonly state: ScopeState = { objects: 0, bytes: 0, watching: false, relists: 0, expired: 0 };
+  readonly #deps: ReflectorDeps;
+  readonly #ref: ResourceScope;
+  readonly #info: KindInfo;
+  readonly #decoder: Decoder;
+  #rv: string | undefined;
+  #known = new Map<string, Known>();
+  /** True once `#known` holds every object of the scope (after a list). */
+  #complete = false;
+  #attempt: AbortController | undefined;
+  #restartTo: { rv: string | undefined } | undefined;
+
+  constructor(scope: CacheScope, deps: ReflectorDeps, resume?: { resourceVersion: string; objects: number }) {
+    this.scope = scope;
+    this.#deps = deps;
+    this.#ref = { group: scope.type.group, kind: scope.type.kind, namespace: scope.namespace, synthetic: false };
+    this.#info = { kind: scope.type.kind, group: scope.type.group, apiVersion: apiVersionOf(scope.type) };
+    this.#decoder = deps.decoder ?? inlineDecoder;
+    if (resume !== undefined && resume.resourceVersion !== '') {
+      this.#rv = resume.resourceVersion;
+      this.state.objects = resume.objects;
+    }
+  }
+
+  /** The resourceVersion the scope has been observed to; undefined before the first list. */
+  get resourceVersion(): string | undefined {
+    return this.#rv;
+  }
+
+  get id(): string {
+    return scopeId(this.scope);
+  }
+
+  /** Starts again from `rv` (the driver holds less than was sent), or with a list when undefined. */
+  restartFrom(rv: string | undefined): void {
+    this.#restartTo = { rv };
+    this.#attempt?.abort(new Restart('restart'));
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const { log } = this.#deps;
+    let failures = 0;
+    while (!signal.aborted) {
+      if (this.#restartTo !== undefined) {
+        this.#rv = this.#restartTo.rv;
+        this.#restartTo = undefined;
+      }
+      const attempt = new AbortController();
+      const onAbort = () => attempt.abort(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#attempt = attempt;
+      try {
+        const healthy = this.#rv === undefined ? await this.#list(attempt.signal) : await this.#watch(this.#rv, attempt.signal);
+        failures = healthy ? 0 : failures + 1;
+        if (!healthy) await this.#sleep(this.#backoff(failures), signal);
+      } catch (e) {
+        if (signal.aborted) break;
+        if (this.#restartTo !== undefined) continue;
+        if (isGone(e)) {
+          this.state.expired++;
+          log.info({ scope: this.id, err: (e as Error).message }, 'resourceVersion expired; listing the scope again');
+          this.#rv = undefined;
+          continue;
+        }
+        failures++;
+        this.#failed(e);
+        if (kubeErrorStatus(e) === 404) this.#deps.onKindGone?.();
+        await this.#sleep(this.#backoff(failures), signal);
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        this.#attempt = undefined;
+        this.state.watching = false;
+      }
+    }
+  }
+
+  #failed(e: unknown): void {
+    const message = (e as Error).message;
+    this.state.lastError = message;
+    this.state.lastErrorAt = this.#deps.clock.now();
+    this.#deps.log.warn({ scope: this.id, err: message }, `cache of ${this.id} failed; retrying`);
+  }
+
+  #backoff(failures: number): number {
+    const { backoffInitialMs, backoffMaxMs } = this.#deps.timing;
+    const base = Math.min(backoffMaxMs, backoffInitialMs * 2 ** Math.min(failures - 1, 20));
+    return Math.round(base * (0.5 + this.#deps.random()));
+  }
+
+  async #sleep(ms: number, signal: AbortSignal): Promise<void> {
+    try {
+      await this.#deps.clock.sleep(ms, signal);
+    } catch {
+      // stopping
+    }
+  }
+
+  #watchTimeoutSeconds(): number {
+    const min = this.#deps.timing.minWatchTimeoutSeconds;
+    return Math.floor(min * (1 + this.#deps.random()));
+  }
+
+  // ---- lists ----
+
+  /** A full list of the scope, as a WatchList that goes on watching, or a paged list. */
+  async #list(signal: AbortSignal): Promise<boolean> {
+    const release = await this.#deps.lists.acquire(signal);
+    try {
+      this.state.relists++;
+      this.#deps.onList?.();
+      if (this.#deps.watchList.supported !== false) {
+        const watched = await this.#watchList(signal, release);
+        if (watched !== 'unsupported') return watched;
+      }
+      await this.#pagedList(signal);
+      return true;
+    } finally {
+      release();
+    }
+  }
+
+  async #pagedList(signal: AbortSignal): Promise<void> {
+    const { cluster, timing } = this.#deps;
+    const seen = new Map<string, Known>();
+    let listRv: string | undefined;
+    let cont: string | undefined;
+    do {
+      const res = await cluster.request({ path: collectionPath(this.scope), query: { limit: timing.pageSize, continue: cont }, signal });
+      const page = await this.#decoder.list(res.body.toString('utf8'), this.#info);
+      listRv ??= page.resourceVersion;
+      for (const item of page.items) {
+        const wait = this.#listed(item, seen);
+        if (wait !== undefined) await wait;
+      }
+      cont = page.continue;
+    } while (cont !== undefined);
+    if (listRv === undefined) throw new VendorError('unavailable', `the list of ${this.id} carries no resourceVersion`);
+    await this.#listDone(listRv, seen);
+  }
+
+  /** An object of a list (or of a WatchList's initial events): sent unless the agent has seen this version. */
+  #listed(item: Decoded, seen: Map<string, Known>): Promise<void> | undefined {
+    const key = objectKey(item.namespace, item.name);
+    const rv = item.resourceVersion;
+    const before = this.#known.get(key);
+    if (before !== undefined && before.rv === rv) {
+      seen.set(key, before);
+      return undefined;
+    }
+    const compact = item.compact ?? '';
+    seen.set(key, { rv, size: compact.length });
+    return this.#deps.sink.change(
+      { group: this.#ref.group, kind: this.#ref.kind, namespace: item.namespace, name: item.name, resourceVersion: rv, deleted: false, object: compact },
+      this.#ref,
+      seen.size,
+    );
+  }
+
+  async #listDone(listRv: string, seen: Map<string, Known>): Promise<void> {
+    this.#known = seen;
+    this.#complete = true;
+    this.#rv = listRv;
+    this.#recount();
+    const wait = this.#deps.sink.sync(this.#ref, listRv, [...seen.keys()], seen.size);
+    if (wait !== undefined) await wait;
+  }
+
+  /** After a list: the counts from the new set of keys (watch events then adjust them one by one). */
+  #recount(): void {
+    this.state.objects = this.#known.size;
+    let bytes = 0;
+    for (const k of this.#known.values()) bytes += k.size;
+    this.state.bytes = bytes;
+  }
+
+  /** WatchList: initial events, the initial-events-end bookmark, then an ordinary watch on the same stream. */
+  async #watchList(signal: AbortSignal, listed: () => void): Promise<boolean | 'unsupported'> {
+    const support = this.#deps.watchList;
+    while (support.supported === undefined && support.probing !== undefined) await support.probing;
+    if (support.supported === false) return 'unsupported';
+    let answered = () => {};
+    if (support.supported === undefined) {
+      support.probing = new Promise<void>((resolve) => (answered = resolve)).finally(() => (support.probing = undefined));
+    }
+    let stream: OpenWatch;
+    try {
+      stream = await this.#open({ sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan' }, signal);
+      // The server took the request; if it did not know WatchList it would have refused it.
+      support.supported = true;
+    } catch (e) {
+      const status = kubeErrorStatus(e);
+      if (status === 400 || status === 422) {
+        support.supported = false;
+        this.#deps.log.info({ server: this.#deps.cluster.server }, 'the API server offers no WatchList; lists are paged');
+        return 'unsupported';
+      }
+      throw e;
+    } finally {
+      answered();
+    }
+    const seen = new Map<string, Known>();
+    let initial = true;
+    return this.#consume(stream, signal, async (ev) => {
+      if (!initial) return this.#event(ev);
+      if (ev.type === 'ADDED') return this.#listed(ev, seen);
+      if (ev.type === 'BOOKMARK' && ev.initialEventsEnd === true) {
+        initial = false;
+        await this.#listDone(ev.resourceVersion, seen);
+        listed();
+        return undefined;
+      }
+      return this.#event(ev);
+    }, () => {
+      if (initial) throw new VendorError('unavailable', `the WatchList of ${this.id} ended before its initial events were complete`);
+    });
+  }
+
+  // ---- watches ----
+
+  async #open(query: Record<string, string | boolean>, signal: AbortSignal): Promise<OpenWatch> {
+    const timeoutSeconds = this.#watchTimeoutSeconds();
+    const stream = await this.#deps.cluster.stream({
+      path: collectionPath(this.scope),
+      query: { watch: 1, allowWatchBookmarks: true, timeoutSeconds, ...query },
+      signal,
+    });
+    return { stream, timeoutSeconds };
+  }
+
+  async #watch(from: string, signal: AbortSignal): Promise<boolean> {
+    const stream = await this.#open({ resourceVersion: from }, signal);
+    return this.#consume(stream, signal, (ev) => this.#event(ev), () => undefined);
+  }
+
+  /**
+   * Reads a watch stream until it ends, with the watchdog. True when the watch was healthy (it
+   * delivered something, or lasted); false for one that ended at once with nothing, so the loop
+   * backs off instead of spinning.
+   */
+  async #consume(
+    { stream, timeoutSeconds }: OpenWatch,
+    signal: AbortSignal,
+    handle: (ev: Decoded) => Promise<void> | undefined,
+    ended: () => void,
+  ): Promise<boolean> {
+    const { clock, timing } = this.#deps;
+    const timeoutMs = timeoutSeconds * 1000 + timing.watchdogGraceMs;
+    const startedAt = clock.now();
+    let lastActivity = startedAt;
+    let lines = 0;
+    let silent = false;
+    const stopWatchdog = new AbortController();
+    const onAbort = () => stream.close();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const watchdog = (async () => {
+      for (;;) {
+        const wait = lastActivity + timeoutMs - clock.now();
+        if (wait <= 0) {
+          silent = true;
+          stream.close();
+          return;
+        }
+        try {
+          await clock.sleep(wait, stopWatchdog.signal);
+        } catch {
+          return;
+        }
+      }
+    })();
+    // Batches decode while the next ones are read, and their events are handled, in the order they
+    // came, as soon as each is decoded; reading waits while DECODE_DEPTH batches are not handled yet.
+    const queue: Promise<Decoded[]>[] = [];
+    let readerDone = false;
+    let handlerFailure: { error: unknown } | undefined;
+    let handlerDone = false;
+    let wakeHandler: (() => void) | undefined;
+    let wakeReader: (() => void) | undefined;
+    const handler = (async () => {
+      for (;;) {
+        const next = queue[0];
+        if (next === undefined) {
+          if (readerDone) return;
+          await new Promise<void>((r) => (wakeHandler = r));
+          continue;
+        }
+        for (const ev of await next) {
+          // Events already read ahead are dropped once the scope is stopped: nothing goes out after that.
+          if (signal.aborted) return;
+          const wait = handle(ev);
+          if (wait !== undefined) await wait;
+        }
+        queue.shift();
+        wakeReader?.();
+      }
+    })()
+      .catch((error: unknown) => {
+        handlerFailure = { error };
+        stream.close();
+      })
+      .finally(() => {
+        // However the handler ends (the scope stopped, a failure), a reader waiting for room must not wait on.
+        handlerDone = true;
+        wakeReader?.();
+      });
+    this.state.watching = true;
+    try {
+      for await (const batch of stream.batches) {
+        if (signal.aborted || handlerDone) break;
+        lastActivity = clock.now();
+        lines++;
+        queue.push(this.#decoder.batch(batch, this.#info));
+        wakeHandler?.();
+        while (queue.length >= DECODE_DEPTH && !handlerDone) await new Promise<void>((r) => (wakeReader = r));
+      }
+    } finally {
+      readerDone = true;
+      wakeHandler?.();
+      this.state.watching = false;
+      stopWatchdog.abort();
+      signal.removeEventListener('abort', onAbort);
+      stream.close();
+      await watchdog;
+      await handler;
+      // What was still decoding is not wanted; its failures are not either.
+      for (const d of queue) d.catch(() => undefined);
+    }
+    if (handlerFailure !== undefined) throw handlerFailure.error;
+    if (signal.aborted) throw signal.reason;
+    ended();
+    if (silent) {
+      this.#failed(new VendorError('timeout', `the watch of ${this.id} received nothing for ${timeoutMs} ms; started again`));
+      return true;
+    }
+    return lines > 0 || clock.now() - startedAt >= 1000;
+  }
+
+  /** One watch event after the initial list. */
+  #event(ev: Decoded): Promise<void> | undefined {
+    const { sink, clock } = this.#deps;
+    const rv = ev.resourceVersion;
+    if (ev.malformed === true) throw new VendorError('unavailable', `the watch of ${this.id} sent a line that is not JSON`);
+    this.#deps.onEvent?.(ev.type);
+    switch (ev.type) {
+      case 'ADDED':
+      case 'MODIFIED': {
+        this.state.lastEventAt = clock.now();
+        this.#rv = rv;
+        const key = objectKey(ev.namespace, ev.name);
+        const before = this.#known.get(key);
+        if (before !== undefined && before.rv === rv) return undefined;
+        const compact = ev.compact ?? '';
+        this.#known.set(key, { rv, size: compact.length });
+        this.state.bytes += compact.length - (before?.size ?? 0);
+        if (this.#complete) this.state.objects = this.#known.size;
+        else if (before === undefined && ev.type === 'ADDED') this.state.objects++;
+        return sink.change(
+          { group: this.#ref.group, kind: this.#ref.kind, namespace: ev.namespace, name: ev.name, resourceVersion: rv, deleted: false, object: compact },
+          this.#ref,
+          this.state.objects,
+        );
+      }
+      case 'DELETED': {
+        this.state.lastEventAt = clock.now();
+        this.#rv = rv;
+        const key = objectKey(ev.namespace, ev.name);
+        const had = this.#known.get(key);
+        if (had !== undefined) {
+          this.#known.delete(key);
+          this.state.bytes -= had.size;
+        }
+        if (this.#complete) this.state.objects = this.#known.size;
+        else if (this.state.objects > 0) this.state.objects--;
+        return sink.change(
+          { group: this.#ref.group, kind: this.#ref.kind, namespace: ev.namespace, name: ev.name, resourceVersion: rv, deleted: true, object: '' },
+          this.#ref,
+          this.state.objects,
+        );
+      }
+      case 'BOOKMARK':
+        if (rv !== '') {
+          this.#rv = rv;
+          sink.progress(this.#ref, rv, this.state.objects);
+        }
+        return undefined;
+      case 'ERROR': {
+        const status = ev.status ?? { code: 500, body: '' };
+        throw kubeHttpError(this.#deps.cluster.account, 'WATCH', collectionPath(this.scope), status.code, Buffer.from(status.body));
+      }
+      default:
+        throw new VendorError('unavailable', `the watch of ${this.id} sent an event of unknown type ${ev.type}`);
+    }
+  }
+}

@@ -1,0 +1,30 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+// Runs `npm run bench:cache` small, to keep it working; only machine-independent figures are asserted.
+describe('bench:cache', () => {
+  it('prints every figure beside its baseline', async () => {
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ['bench/cache.ts'], { env: { ...process.env, BENCH_OBJECTS: '300', BENCH_NAMESPACES: '3', BENCH_EVENTS: '400' }, stdio: ['ignore', 'pipe', 'inherit'] });
+      let text = '';
+      child.stdout.on('data', (d: Buffer) => {
+        text += d.toString();
+        process.stderr.write(d);
+      });
+      child.on('error', reject);
+      child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`bench:cache exited with ${code}`))));
+    });
+    const figures = new Map(out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).map((f) => [f.figure, f]));
+    expect([...figures.keys()]).toEqual([
+      'seeded', 'initial_sync', 'peak_rss', 'settled_rss', 'bytes_to_driver_initial_sync', 'bytes_to_driver_per_event',
+      'watch_events_into_driver', 'api_server_ceiling', 'table_writes', 'wcu_per_changed_object', 'agent_cpu',
+    ]);
+    // Every seeded object (and the default/kubernetes service) is written once, at one write unit each.
+    expect(figures.get('initial_sync')).toMatchObject({ baseline_objects: 301, table_writes: 301 });
+    expect(figures.get('initial_sync')!.table_wcu as number).toBeLessThan(301 * 1.1);
+    expect(figures.get('bytes_to_driver_initial_sync')!.per_object_bytes as number).toBeLessThan(1000);
+    expect(figures.get('wcu_per_changed_object')!.value as number).toBeLessThanOrEqual(1.05);
+    for (const name of ['initial_sync', 'peak_rss', 'settled_rss', 'watch_events_into_driver']) expect(figures.get(name)!.baseline).toBeGreaterThan(0);
+    expect(figures.get('api_server_ceiling')!.value as number).toBeGreaterThan(0);
+  }, 180_000);
+});

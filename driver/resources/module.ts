@@ -1,0 +1,28 @@
+/**
+ * The resource cache module of the driver (driver/handlers.ts, docs/cache.md): the caching agent's
+ * resource events into the table, its resume queries answered, its pod metrics kept. Every message
+ * is first judged by the caching epoch rule against the `cachingAgentId` and `cachingEpoch` the
+ * caching election (driver/assignment/) writes on the account item.
+ */
+import type { DriverModuleFactory } from '../handlers.ts';
+import { cacheHandlers, type CacheHandlerDeps, type CacheHandlers } from './handlers.ts';
+
+export type CacheModuleOptions = Omit<CacheHandlerDeps, 'table' | 'clock' | 'log'>;
+
+/** The cache module with options (tests, benchmarks); `built` gets its handlers once the driver makes it. */
+export function cacheModuleWith(options: CacheModuleOptions = {}, built?: (cache: CacheHandlers) => void): DriverModuleFactory {
+  return (services) => {
+    const cache = cacheHandlers({ table: services.table, clock: services.clock, log: services.log.child({ component: 'cache' }), ...options });
+    built?.(cache);
+    return {
+      name: 'cache',
+      handlers: cache.handlers,
+      // A role that moved on this replica is judged on a fresh read from the next message on, rather
+      // than on an answer remembered from before the move.
+      onHoldingChange: (_session, account) => cache.forget(account),
+      stop: () => cache.close(),
+    };
+  };
+}
+
+export const cacheModule: DriverModuleFactory = cacheModuleWith();

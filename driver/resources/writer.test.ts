@@ -1,0 +1,115 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../shared/clock.ts';
+import { silentLogger } from '../../shared/log.ts';
+import type { ResourceEvents__Output } from '../../shared/protocol/messages.ts';
+import { getScopeSet, listResources, scopeProgress } from '../../shared/table/resources.ts';
+import { TestTables } from '../../test/support/table.ts';
+import { AccountCacheWriter } from './writer.ts';
+
+const tables = new TestTables();
+beforeAll(() => tables.start());
+afterAll(() => tables.close());
+const writers: AccountCacheWriter[] = [];
+afterEach(async () => {
+  for (const w of writers.splice(0)) await w.close();
+});
+
+const scope = (namespace = '', kind = 'ConfigMap') => ({ group: '', kind, namespace, synthetic: false });
+
+function batch(over: Partial<ResourceEvents__Output>): ResourceEvents__Output {
+  return { account: 'prod', cachingEpoch: 1, changes: [], syncs: [], progress: [], scopeSet: null, health: [], ...over };
+}
+
+function change(name: string, rv: string, deleted = false, namespace = 'a') {
+  return { group: '', kind: 'ConfigMap', namespace, name, resourceVersion: rv, deleted, object: deleted ? '' : JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, resourceVersion: rv }, pad: 'x'.repeat(600) }) };
+}
+
+async function writer(options: { maxPending?: number } = {}) {
+  const t = await tables.fresh();
+  const w = new AccountCacheWriter('prod', { table: t, clock: systemClock, log: silentLogger(), progressIntervalMs: 0, ...options });
+  writers.push(w);
+  return { t, w };
+}
+
+const names = async (t: Parameters<typeof listResources>[0]) => (await listResources(t, 'prod', {}, 1000)).items.map((i) => `${i.namespace}/${i.name}@${i.resourceVersion}`);
+
+describe('the account cache writer', () => {
+  it('coalesces repeated changes of one object into one write of its latest state, one write unit each', async () => {
+    const { t, w } = await writer();
+    const before = tables.meter.snapshot();
+    await w.take(batch({ changes: [change('x', '1'), change('y', '2'), change('x', '3'), change('x', '4'), change('y', '5', true)] }), 'agent-1');
+    await w.idle();
+    expect(await names(t)).toEqual(['a/x@4']);
+    expect(w.stats).toMatchObject({ changes: 5, coalesced: 3, written: 2 });
+    const used = tables.meter.since(before);
+    // One put of x (under 1 KB) and one delete of y.
+    expect(used.writeUnits).toBe(2);
+  });
+
+  it('a sync deletes what the list did not name, and keeps what changed after it', async () => {
+    const { t, w } = await writer();
+    await w.take(batch({ changes: [change('keep', '1'), change('gone', '2'), change('other-ns', '3', false, 'b')] }), 'agent-1');
+    await w.idle();
+    await w.take(
+      batch({
+        syncs: [{ scope: scope('a'), resourceVersion: '10', listId: 1, part: 1, last: false, keys: ['a/keep'] }],
+      }),
+      'agent-1',
+    );
+    await w.take(
+      batch({
+        changes: [change('created-after', '11')],
+        syncs: [{ scope: scope('a'), resourceVersion: '10', listId: 1, part: 2, last: true, keys: [] }],
+        progress: [{ scope: scope('a'), resourceVersion: '11', objects: 2 }],
+      }),
+      'agent-1',
+    );
+    await w.idle();
+    expect(await names(t)).toEqual(['a/created-after@11', 'a/keep@1', 'b/other-ns@3']);
+    expect(w.stats.swept).toBe(1);
+    expect(await scopeProgress(t, 'prod')).toMatchObject([{ scope: { namespace: 'a' }, resourceVersion: '11', objects: 2 }]);
+  });
+
+  it('an incomplete sync deletes nothing and leaves the scope without progress, so it is listed again', async () => {
+    const { t, w } = await writer();
+    await w.take(batch({ changes: [change('kept', '1')], progress: [{ scope: scope('a'), resourceVersion: '1', objects: 1 }] }), 'agent-1');
+    await w.idle();
+    expect(await scopeProgress(t, 'prod')).toHaveLength(1);
+    // Part 1 never arrived (taken by a driver that stopped), part 2 is the last.
+    await w.take(batch({ syncs: [{ scope: scope('a'), resourceVersion: '5', listId: 7, part: 2, last: true, keys: [] }], progress: [{ scope: scope('a'), resourceVersion: '5', objects: 0 }] }), 'agent-1');
+    await w.idle();
+    expect(await names(t)).toEqual(['a/kept@1']);
+    expect(await scopeProgress(t, 'prod')).toEqual([]);
+  });
+
+  it('a new set of scopes deletes the objects and progress of scopes no longer cached', async () => {
+    const { t, w } = await writer();
+    await w.take(
+      batch({
+        scopeSet: { scopes: [scope(''), scope('', 'Secret')] },
+        changes: [change('a1', '1'), change('b1', '2', false, 'b'), { ...change('s', '3'), kind: 'Secret' }],
+        progress: [{ scope: scope(''), resourceVersion: '3', objects: 2 }, { scope: scope('', 'Secret'), resourceVersion: '3', objects: 1 }],
+      }),
+      'agent-1',
+    );
+    await w.idle();
+    expect(await names(t)).toHaveLength(3);
+    await w.take(batch({ scopeSet: { scopes: [scope('b')] } }), 'agent-1');
+    await w.idle();
+    expect(await names(t)).toEqual(['b/b1@2']);
+    expect(await scopeProgress(t, 'prod')).toEqual([]);
+    expect(await getScopeSet(t, 'prod')).toEqual([{ group: '', kind: 'ConfigMap', namespace: 'b' }]);
+  });
+
+  it('makes the agent wait while too many objects wait to be written', async () => {
+    const { t, w } = await writer({ maxPending: 10 });
+    const many = Array.from({ length: 10 }, (_, i) => change(`m${i}`, String(i + 1)));
+    await w.take(batch({ changes: many }), 'agent-1');
+    // The flush takes the ten at the next turn; the next batch is held until it has.
+    expect(w.waiting).toBe(10);
+    await w.take(batch({ changes: [change('late', '99')] }), 'agent-1');
+    expect(w.waiting).toBe(1);
+    await w.idle();
+    expect(await names(t)).toHaveLength(11);
+  });
+});

@@ -1,0 +1,388 @@
+/**
+ * Writes one account's resource changes into the table (docs/cache.md). Batches from the caching
+ * agent are taken into memory, where repeated changes of one object coalesce into its latest state;
+ * a flush loop writes what is waiting with BatchWriteItem, several requests at a time, then applies
+ * the bookkeeping that must follow those writes, in the order it came:
+ *
+ * - a sync (the complete set of a scope's keys after a list) deletes the scope's items the list did
+ *   not name, except those changed after the sync arrived;
+ * - a new set of scopes deletes the items and progress of scopes no longer cached;
+ * - progress (where a scope's watch can resume) is recorded only once every change before it is in
+ *   the table, so a resume from it never skips a change; per scope at most every
+ *   `progressIntervalMs`, except right after a sync.
+ *
+ * The agent's batch is acknowledged once taken (not once written): when `maxPending` objects wait,
+ * taking a batch with a new object waits for the flush, which pushes back on the agent. What a
+ * crash loses between acknowledgement and write is replayed by the agent, which resumes from the
+ * progress the table holds.
+ */
+import type { Clock } from '../../shared/clock.ts';
+import type { Logger } from '../../shared/log.ts';
+import type { KindHealth__Output, ResourceEvents__Output, ResourceScope__Output } from '../../shared/protocol/messages.ts';
+import type { TableRef } from '../../shared/table/client.ts';
+import {
+  deleteScopeProgress,
+  getScopeSet,
+  kindPrefix,
+  putCacheHealth,
+  putScopeProgress,
+  putScopeSet,
+  resourceSk,
+  scopeKeys,
+  scopePrefix,
+  scopeProgress,
+  writeResources,
+  type KindHealthRecord,
+  type ResourceWrite,
+  type Scope,
+  type ScopeProgressRecord,
+} from '../../shared/table/resources.ts';
+import { Waker } from '../../shared/waker.ts';
+
+export interface WriterOptions {
+  table: TableRef;
+  clock: Clock;
+  log: Logger;
+  /** Objects waiting to be written before taking more waits. */
+  maxPending?: number;
+  /** BatchWriteItem requests in flight at once. */
+  parallel?: number;
+  progressIntervalMs?: number;
+  /** Wait after a failed flush before trying again (doubling up to 30 s). */
+  retryMs?: number;
+}
+
+export interface WriterStats {
+  /** Changes taken from the agent. */
+  changes: number;
+  /** Changes replaced by a later change of the same object before being written. */
+  coalesced: number;
+  /** Objects written or deleted. */
+  written: number;
+  /** Deleted by syncs and scope changes. */
+  swept: number;
+  requests: number;
+  flushes: number;
+  /** From taking a change to its write, over every write: sum and maximum (ms). */
+  lagTotalMs: number;
+  lagMaxMs: number;
+  failures: number;
+}
+
+interface Pending {
+  write: ResourceWrite;
+  /** When the oldest change folded into this write was taken. */
+  takenAt: number;
+}
+
+type Step =
+  | { type: 'sync'; seq: number; scope: Scope; keys: Set<string>; after: Set<string> }
+  | { type: 'unsynced'; seq: number; scope: Scope }
+  | { type: 'scopes'; seq: number; scopes: Scope[] };
+
+interface SyncParts {
+  scope: Scope;
+  parts: Set<number>;
+  keys: Set<string>;
+  after: Set<string>;
+}
+
+interface ProgressEntry {
+  record: ScopeProgressRecord;
+  seq: number;
+  force: boolean;
+}
+
+const keyOf = (namespace: string, name: string) => (namespace === '' ? name : `${namespace}/${name}`);
+const scopeKey = (s: Scope) => `${s.group}/${s.kind}/${s.namespace}`;
+const toScope = (s: ResourceScope__Output | null): Scope => ({ group: s?.group ?? '', kind: s?.kind ?? '', namespace: s?.namespace ?? '' });
+
+export class AccountCacheWriter {
+  readonly account: string;
+  readonly stats: WriterStats = { changes: 0, coalesced: 0, written: 0, swept: 0, requests: 0, flushes: 0, lagTotalMs: 0, lagMaxMs: 0, failures: 0 };
+  readonly #o: Required<WriterOptions>;
+  #pending = new Map<string, Pending>();
+  #steps: Step[] = [];
+  readonly #progress = new Map<string, ProgressEntry>();
+  readonly #progressWrittenAt = new Map<string, number>();
+  /** Scopes whose progress is recorded at the next flush regardless of the interval (after a sync). */
+  readonly #forceNext = new Set<string>();
+  /** Scopes whose last sync arrived incomplete: no progress is recorded until a complete one. */
+  readonly #unsynced = new Set<string>();
+  /** Syncs being received or waiting to be applied: changes of their scope after them are kept. */
+  readonly #syncs = new Map<string, SyncParts>();
+  readonly #openSyncs: { prefix: string; after: Set<string> }[] = [];
+  #health: { agentId: string; cachingEpoch: number; kinds: KindHealth__Output[]; at: number } | undefined;
+  #seq = 0;
+  #flushing = false;
+  readonly #work = new Waker();
+  readonly #space = new Waker();
+  readonly #stop = new AbortController();
+  readonly #loop: Promise<void>;
+  #idle: (() => void)[] = [];
+
+  constructor(account: string, options: WriterOptions) {
+    this.account = account;
+    this.#o = { maxPending: 50_000, parallel: 8, progressIntervalMs: 5000, retryMs: 500, ...options };
+    this.#loop = this.#run();
+  }
+
+  /** Takes one batch; resolves once it is held (waits while too much is waiting to be written). */
+  async take(batch: ResourceEvents__Output, agentId: string): Promise<void> {
+    // Only new objects make the map grow: changes of objects already waiting replace them and never wait.
+    while (this.#pending.size >= this.#o.maxPending && !this.#stop.signal.aborted && batch.changes.some((c) => !this.#pending.has(resourceSk(c)))) {
+      await this.#space.wait(this.#o.clock, Infinity, this.#stop.signal);
+    }
+    const now = this.#o.clock.now();
+    for (const c of batch.changes) {
+      const ref = { group: c.group, kind: c.kind, namespace: c.namespace, name: c.name };
+      const sk = resourceSk(ref);
+      const before = this.#pending.get(sk);
+      if (before !== undefined) this.stats.coalesced++;
+      this.#pending.set(sk, {
+        write: c.deleted ? { op: 'delete', ref } : { op: 'put', ref, resourceVersion: c.resourceVersion, object: c.object, at: now },
+        takenAt: before?.takenAt ?? now,
+      });
+      for (const open of this.#openSyncs) if (sk.startsWith(open.prefix)) open.after.add(sk);
+    }
+    this.stats.changes += batch.changes.length;
+    this.#seq++;
+    for (const s of batch.syncs) this.#takeSync(s);
+    if (batch.scopeSet) this.#steps.push({ type: 'scopes', seq: this.#seq, scopes: batch.scopeSet.scopes.map(toScope) });
+    for (const p of batch.progress) {
+      const scope = toScope(p.scope);
+      const key = scopeKey(scope);
+      const force = this.#progress.get(key)?.force ?? false;
+      this.#progress.set(key, { record: { scope, resourceVersion: p.resourceVersion, objects: p.objects, at: now }, seq: this.#seq, force });
+    }
+    if (batch.health.length > 0) this.#health = { agentId, cachingEpoch: batch.cachingEpoch, kinds: batch.health, at: now };
+    this.#work.wake();
+  }
+
+  #takeSync(s: ResourceEvents__Output['syncs'][number]): void {
+    const scope = toScope(s.scope);
+    const id = `${scopeKey(scope)}#${s.listId}`;
+    let parts = this.#syncs.get(id);
+    if (parts === undefined) {
+      parts = { scope, parts: new Set(), keys: new Set(), after: new Set() };
+      this.#syncs.set(id, parts);
+      this.#openSyncs.push({ prefix: scopePrefix(scope), after: parts.after });
+    }
+    parts.parts.add(s.part);
+    for (const k of s.keys) parts.keys.add(k);
+    if (!s.last) return;
+    this.#syncs.delete(id);
+    const complete = parts.parts.size === s.part;
+    if (complete) this.#unsynced.delete(scopeKey(scope));
+    else this.#unsynced.add(scopeKey(scope));
+    this.#steps.push(complete ? { type: 'sync', seq: this.#seq, scope, keys: parts.keys, after: parts.after } : { type: 'unsynced', seq: this.#seq, scope });
+    const key = scopeKey(scope);
+    const entry = this.#progress.get(key);
+    if (entry !== undefined) entry.force = true;
+    else this.#forceNext.add(key);
+  }
+
+  /** Objects waiting to be written. */
+  get waiting(): number {
+    return this.#pending.size;
+  }
+
+  /** Progress not yet recorded in the table, for answering a resume query on this replica. */
+  pendingProgress(): ScopeProgressRecord[] {
+    return [...this.#progress.values()].map((p) => p.record);
+  }
+
+  /** Resolves when everything taken so far is written. */
+  idle(): Promise<void> {
+    if (this.#quiet()) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /** Writes what is held, then stops. */
+  async close(): Promise<void> {
+    await this.idle();
+    this.#stop.abort();
+    this.#work.wake();
+    await this.#loop;
+  }
+
+  /** Nothing waits to be written except progress held back by its interval. */
+  #quiet(): boolean {
+    return this.#pending.size === 0 && this.#steps.length === 0 && this.#health === undefined && !this.#flushing && this.#progressDueIn() > 0;
+  }
+
+  async #run(): Promise<void> {
+    const { clock } = this.#o;
+    let failures = 0;
+    while (!this.#stop.signal.aborted) {
+      const dueIn = this.#progressDueIn();
+      if (this.#pending.size === 0 && this.#steps.length === 0 && this.#health === undefined && dueIn > 0) {
+        for (const i of this.#idle.splice(0)) i();
+        await this.#work.wait(clock, dueIn, this.#stop.signal);
+        continue;
+      }
+      this.#flushing = true;
+      try {
+        await this.#flush();
+        failures = 0;
+      } catch (e) {
+        failures++;
+        this.stats.failures++;
+        this.#o.log.error({ account: this.account, err: e }, `writing the resource cache failed; retrying: ${(e as Error).message}`);
+        await clock.sleep(Math.min(30_000, this.#o.retryMs * 2 ** Math.min(failures - 1, 10)), this.#stop.signal).catch(() => undefined);
+      } finally {
+        this.#flushing = false;
+      }
+      if (this.#quiet()) for (const i of this.#idle.splice(0)) i();
+    }
+  }
+
+  /** How long until a held progress entry may be written; 0 when one may be now, Infinity for none. */
+  #progressDueIn(): number {
+    let due = Infinity;
+    const now = this.#o.clock.now();
+    for (const [key, p] of this.#progress) {
+      if (p.force || this.#forceNext.has(key)) return 0;
+      const last = this.#progressWrittenAt.get(key);
+      if (last === undefined) return 0;
+      due = Math.min(due, Math.max(0, last + this.#o.progressIntervalMs - now));
+    }
+    return due;
+  }
+
+  async #flush(): Promise<void> {
+    const { table, clock } = this.#o;
+    const seq = this.#seq;
+    const snapshot = this.#pending;
+    this.#pending = new Map();
+    this.#space.wake();
+    this.stats.flushes++;
+    try {
+      const writes = [...snapshot.values()];
+      if (writes.length > 0) {
+        await writeResources(table, this.account, writes.map((w) => w.write), this.#o.parallel);
+        const now = clock.now();
+        for (const w of writes) {
+          const lag = now - w.takenAt;
+          this.stats.lagTotalMs += lag;
+          if (lag > this.stats.lagMaxMs) this.stats.lagMaxMs = lag;
+        }
+        this.stats.written += writes.length;
+        this.stats.requests += Math.ceil(writes.length / 25);
+      }
+    } catch (e) {
+      // Put back what was not written, under anything newer taken meanwhile.
+      for (const [sk, w] of snapshot) if (!this.#pending.has(sk)) this.#pending.set(sk, w);
+      throw e;
+    }
+    while (this.#steps.length > 0 && this.#steps[0]!.seq <= seq) {
+      await this.#apply(this.#steps[0]!);
+      this.#steps.shift();
+    }
+    await this.#writeProgress(seq);
+    const health = this.#health;
+    if (health !== undefined) {
+      await putCacheHealth(table, this.account, {
+        agentId: health.agentId,
+        cachingEpoch: health.cachingEpoch,
+        at: health.at,
+        kinds: health.kinds.map((k) => healthRecord(k, health.at)),
+      });
+      if (this.#health === health) this.#health = undefined;
+    }
+  }
+
+  async #apply(step: Step): Promise<void> {
+    const { table, log } = this.#o;
+    switch (step.type) {
+      case 'sync': {
+        const stale = (await scopeKeys(table, this.account, scopePrefix(step.scope))).filter(
+          (k) => !step.keys.has(keyOf(k.namespace, k.name)) && !step.after.has(k.sk),
+        );
+        await this.#sweep(stale.map((k) => ({ namespace: k.namespace, name: k.name })), step.scope);
+        this.#closeSync(step.after);
+        return;
+      }
+      case 'unsynced':
+        log.warn({ account: this.account, scope: scopeKey(step.scope) }, 'a sync arrived incomplete; the scope will be listed again at the next resume');
+        await deleteScopeProgress(table, this.account, step.scope);
+        return;
+      case 'scopes':
+        return this.#applyScopes(step.scopes);
+    }
+  }
+
+  #closeSync(after: Set<string>): void {
+    const i = this.#openSyncs.findIndex((o) => o.after === after);
+    if (i >= 0) this.#openSyncs.splice(i, 1);
+  }
+
+  async #sweep(items: { namespace: string; name: string }[], kind: { group: string; kind: string }): Promise<void> {
+    if (items.length === 0) return;
+    await writeResources(
+      this.#o.table,
+      this.account,
+      items.map((i) => ({ op: 'delete', ref: { group: kind.group, kind: kind.kind, namespace: i.namespace, name: i.name } })),
+      this.#o.parallel,
+    );
+    this.stats.swept += items.length;
+  }
+
+  /** Deletes what belongs to scopes no longer cached, then records the new set. */
+  async #applyScopes(scopes: Scope[]): Promise<void> {
+    const { table, clock } = this.#o;
+    const before = (await getScopeSet(table, this.account)) ?? [];
+    const byKind = (list: Scope[]) => {
+      const m = new Map<string, { group: string; kind: string; namespaces: Set<string> }>();
+      for (const s of list) {
+        const k = `${s.group}/${s.kind}`;
+        let e = m.get(k);
+        if (e === undefined) m.set(k, (e = { group: s.group, kind: s.kind, namespaces: new Set() }));
+        e.namespaces.add(s.namespace);
+      }
+      return m;
+    };
+    const now = byKind(scopes);
+    for (const [k, old] of byKind(before)) {
+      const kept = now.get(k);
+      if (kept?.namespaces.has('')) continue;
+      const items = await scopeKeys(table, this.account, kindPrefix(old.kind, old.group));
+      const gone = items.filter((i) => kept === undefined || !kept.namespaces.has(i.namespace));
+      await this.#sweep(gone, old);
+    }
+    const wanted = new Set(scopes.map(scopeKey));
+    for (const p of await scopeProgress(table, this.account)) {
+      if (!wanted.has(scopeKey(p.scope))) await deleteScopeProgress(table, this.account, p.scope);
+    }
+    for (const key of [...this.#progress.keys()]) if (!wanted.has(key)) this.#progress.delete(key);
+    await putScopeSet(table, this.account, scopes, clock.now());
+  }
+
+  async #writeProgress(seq: number): Promise<void> {
+    const { table, clock, progressIntervalMs } = this.#o;
+    const now = clock.now();
+    for (const [key, p] of [...this.#progress]) {
+      if (p.seq > seq) continue;
+      if (this.#unsynced.has(key)) {
+        this.#progress.delete(key);
+        continue;
+      }
+      const force = p.force || this.#forceNext.has(key);
+      const last = this.#progressWrittenAt.get(key);
+      if (!force && last !== undefined && now - last < progressIntervalMs) continue;
+      await putScopeProgress(table, this.account, p.record);
+      this.#progressWrittenAt.set(key, now);
+      this.#forceNext.delete(key);
+      if (this.#progress.get(key) === p) this.#progress.delete(key);
+    }
+  }
+}
+
+function healthRecord(k: KindHealth__Output, at: number): KindHealthRecord {
+  const { lastEventAgeMs, lastErrorAgeMs, lastError, ...counts } = k;
+  return {
+    ...counts,
+    ...(lastEventAgeMs >= 0 ? { lastEventAt: at - lastEventAgeMs } : {}),
+    ...(lastError !== '' ? { lastError, ...(lastErrorAgeMs >= 0 ? { lastErrorAt: at - lastErrorAgeMs } : {}) } : {}),
+  };
+}

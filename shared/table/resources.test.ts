@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestTables } from '../../test/support/table.ts';
+import {
+  deleteAccountCache,
+  getScopeSet,
+  listResources,
+  putScopeProgress,
+  putScopeSet,
+  queryResourcesParams,
+  resourceSk,
+  scopeKeys,
+  scopePrefix,
+  scopeProgress,
+  writeResources,
+  writeResourcesParams,
+  type ResourceWrite,
+} from './resources.ts';
+
+const put = (kind: string, group: string, namespace: string, name: string, rv = '1'): ResourceWrite => ({
+  op: 'put',
+  ref: { kind, group, namespace, name },
+  resourceVersion: rv,
+  object: JSON.stringify({ kind, metadata: { name } }),
+  at: 5,
+});
+
+describe('resource builders', () => {
+  it('keys objects by lower-case kind, group, namespace and name', () => {
+    expect(resourceSk({ kind: 'Deployment', group: 'apps', namespace: 'shop', name: 'web' })).toBe('deployment#apps#shop#web');
+    expect(resourceSk({ kind: 'Node', group: '', namespace: '', name: 'n1' })).toBe('node###n1');
+    expect(scopePrefix({ kind: 'Pod', group: '', namespace: '' })).toBe('pod##');
+    expect(scopePrefix({ kind: 'Pod', group: '', namespace: 'a' })).toBe('pod##a#');
+  });
+
+  it('writes puts and deletes in one BatchWriteItem, at most 25', () => {
+    const p = writeResourcesParams('t', 'prod', [put('Pod', '', 'a', 'p'), { op: 'delete', ref: { kind: 'Pod', group: '', namespace: 'a', name: 'q' } }]);
+    expect(p.RequestItems?.t).toEqual([
+      { PutRequest: { Item: { pk: 'RESOURCE#prod', sk: 'pod##a#p', ns: 'a', name: 'p', rv: '1', at: 5, o: '{"kind":"Pod","metadata":{"name":"p"}}' } } },
+      { DeleteRequest: { Key: { pk: 'RESOURCE#prod', sk: 'pod##a#q' } } },
+    ]);
+    expect(() => writeResourcesParams('t', 'prod', Array.from({ length: 26 }, (_, i) => put('Pod', '', 'a', `p${i}`)))).toThrow(RangeError);
+  });
+
+  it('narrows queries by key as far as the filter allows, the rest by filter expression', () => {
+    expect(queryResourcesParams('t', 'prod', {}, 10)).toMatchObject({ KeyConditionExpression: 'pk = :pk', Limit: 10 });
+    expect(queryResourcesParams('t', 'prod', { kind: 'Deployment', group: 'apps', namespace: 'shop' }, 10)).toMatchObject({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':prefix': 'deployment#apps#shop#' },
+    });
+    const p = queryResourcesParams('t', 'prod', { kind: 'deployment', namespace: 'shop', name: 'web' }, 10, 'deployment#apps#a#x');
+    expect(p.ExpressionAttributeValues).toMatchObject({ ':prefix': 'deployment#', ':ns': 'shop', ':name': 'web' });
+    expect(p.FilterExpression).toBe('ns = :ns AND #name = :name');
+    expect(p.ExclusiveStartKey).toEqual({ pk: 'RESOURCE#prod', sk: 'deployment#apps#a#x' });
+  });
+});
+
+describe('resources against dynalite', () => {
+  const tables = new TestTables();
+  beforeAll(() => tables.start());
+  afterAll(() => tables.close());
+
+  it('writes, reads pages in key order and follows filters across pages', async () => {
+    const t = await tables.fresh();
+    const writes = [
+      ...Array.from({ length: 30 }, (_, i) => put('Pod', '', i % 2 === 0 ? 'a' : 'b', `p${String(i).padStart(2, '0')}`)),
+      put('Deployment', 'apps', 'a', 'web'),
+      put('Deployment', 'example.com', 'a', 'web'),
+      put('Node', '', '', 'n1'),
+    ];
+    await writeResources(t, 'prod', writes);
+    const first = await listResources(t, 'prod', { kind: 'pod' }, 10);
+    expect(first.items.map((i) => i.name)).toEqual(['p00', 'p02', 'p04', 'p06', 'p08', 'p10', 'p12', 'p14', 'p16', 'p18']);
+    const second = await listResources(t, 'prod', { kind: 'pod' }, 10, first.next);
+    expect(second.items[0]?.name).toBe('p20');
+    const inB = await listResources(t, 'prod', { kind: 'pod', namespace: 'b' }, 100);
+    expect(inB.items).toHaveLength(15);
+    expect(inB.next).toBeUndefined();
+    expect((await listResources(t, 'prod', { kind: 'deployment' }, 10)).items).toHaveLength(2);
+    expect((await listResources(t, 'prod', { kind: 'deployment', group: 'apps' }, 10)).items).toHaveLength(1);
+    expect((await listResources(t, 'prod', { name: 'web' }, 10)).items).toHaveLength(2);
+    expect((await listResources(t, 'prod', {}, 100)).items).toHaveLength(33);
+    expect((await listResources(t, 'other', {}, 100)).items).toHaveLength(0);
+    expect((await scopeKeys(t, 'prod', scopePrefix({ kind: 'Pod', group: '', namespace: 'a' })))).toHaveLength(15);
+  });
+
+  it('keeps scope progress and the set of scopes per account', async () => {
+    const t = await tables.fresh();
+    await putScopeProgress(t, 'prod', { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 3, at: 100 });
+    await putScopeProgress(t, 'prod', { scope: { group: 'apps', kind: 'Deployment', namespace: 'a' }, resourceVersion: '9', objects: 1, at: 200 });
+    expect(await scopeProgress(t, 'prod')).toEqual([
+      { scope: { group: 'apps', kind: 'Deployment', namespace: 'a' }, resourceVersion: '9', objects: 1, at: 200 },
+      { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 3, at: 100 },
+    ]);
+    expect(await getScopeSet(t, 'prod')).toBeUndefined();
+    await putScopeSet(t, 'prod', [{ group: '', kind: 'Pod', namespace: '' }], 1);
+    expect(await getScopeSet(t, 'prod')).toEqual([{ group: '', kind: 'Pod', namespace: '' }]);
+  });
+
+  it('deletes everything the cache holds of one account, and nothing of another', async () => {
+    const t = await tables.fresh();
+    await writeResources(t, 'prod', Array.from({ length: 60 }, (_, i) => put('Pod', '', 'a', `p${i}`)));
+    await writeResources(t, 'other', [put('Pod', '', 'a', 'keep')]);
+    await putScopeSet(t, 'prod', [{ group: '', kind: 'Pod', namespace: '' }], 1);
+    await putScopeProgress(t, 'prod', { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 60, at: 1 });
+    expect(await deleteAccountCache(t, 'prod')).toBe(62);
+    expect((await listResources(t, 'prod', {}, 100)).items).toEqual([]);
+    expect(await scopeProgress(t, 'prod')).toEqual([]);
+    expect(await getScopeSet(t, 'prod')).toBeUndefined();
+    expect((await listResources(t, 'other', {}, 100)).items).toHaveLength(1);
+    expect(await deleteAccountCache(t, 'prod')).toBe(0);
+  });
+});

@@ -1,0 +1,369 @@
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type BatchWriteCommandInput,
+  type DeleteCommandInput,
+  type GetCommandInput,
+  type PutCommandInput,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { BATCH_WRITE_LIMIT, batchWrite } from './batch.ts';
+import { runBounded } from './bounded.ts';
+import type { TableRef } from './client.ts';
+import { podMetricsPk } from './pod-metrics.ts';
+import { queryAll } from './query.ts';
+
+/**
+ * The resource cache of each account (docs/table.md, docs/cache.md): one item per cached object in
+ * the account's `RESOURCE#<account>` partition, sorted by kind, group, namespace and name, holding the
+ * compact form the caching agent sent; and the cache's bookkeeping in `CACHE#<account>`: per scope
+ * the resourceVersion a watch can resume from, the set of scopes cached, and the health per kind.
+ *
+ * Object writes are plain BatchWriteItem puts and deletes: the driver coalesces changes and writes
+ * each object's latest state, one writer per account (docs/cache.md explains why no condition is
+ * needed). Sort keys use the kind in lower case, so a query by kind is a key prefix.
+ */
+
+/** One watch of the cache: a kind in one namespace, or everywhere when `namespace` is empty. */
+export interface Scope {
+  group: string;
+  kind: string;
+  namespace: string;
+}
+
+export interface ResourceRef {
+  group: string;
+  kind: string;
+  /** Empty for cluster-scoped objects. */
+  namespace: string;
+  name: string;
+}
+
+export type ResourceWrite =
+  | { op: 'put'; ref: ResourceRef; resourceVersion: string; object: string; at: number }
+  | { op: 'delete'; ref: ResourceRef };
+
+export interface StoredResource {
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+  /** The compact form, JSON text. */
+  object: string;
+  /** When the driver wrote it (ms). */
+  updatedAt: number;
+}
+
+export interface ScopeProgressRecord {
+  scope: Scope;
+  resourceVersion: string;
+  objects: number;
+  /** When the driver recorded it (ms, driver clock). */
+  at: number;
+}
+
+export interface KindHealthRecord {
+  group: string;
+  kind: string;
+  scopes: number;
+  watching: number;
+  objects: number;
+  /** ms (driver clock) of the last watch event, when there was one. */
+  lastEventAt?: number;
+  relists: number;
+  expired: number;
+  lastError?: string;
+  lastErrorAt?: number;
+}
+
+export interface CacheHealthRecord {
+  agentId: string;
+  cachingEpoch: number;
+  /** When the driver stored it (ms). */
+  at: number;
+  kinds: KindHealthRecord[];
+}
+
+export function resourcePk(account: string): string {
+  return `RESOURCE#${account}`;
+}
+
+export function cachePk(account: string): string {
+  return `CACHE#${account}`;
+}
+
+/** Sort-key prefix of a kind in a group (`deployment#apps#`), and of one namespace of it. */
+export function kindPrefix(kind: string, group: string): string {
+  return `${kind.toLowerCase()}#${group}#`;
+}
+
+export function scopePrefix(scope: Scope): string {
+  return kindPrefix(scope.kind, scope.group) + (scope.namespace === '' ? '' : `${scope.namespace}#`);
+}
+
+export function resourceSk(ref: ResourceRef): string {
+  return `${kindPrefix(ref.kind, ref.group)}${ref.namespace}#${ref.name}`;
+}
+
+// ---- objects ----
+
+export function resourceItem(account: string, w: Extract<ResourceWrite, { op: 'put' }>): Record<string, unknown> {
+  return {
+    pk: resourcePk(account),
+    sk: resourceSk(w.ref),
+    ns: w.ref.namespace,
+    name: w.ref.name,
+    rv: w.resourceVersion,
+    at: w.at,
+    o: w.object,
+  };
+}
+
+/** At most 25 writes, each on another object (BatchWriteItem refuses two requests for one key). */
+export function writeResourcesParams(tableName: string, account: string, writes: readonly ResourceWrite[]): BatchWriteCommandInput {
+  if (writes.length > BATCH_WRITE_LIMIT) throw new RangeError(`at most ${BATCH_WRITE_LIMIT} writes per batch`);
+  return {
+    RequestItems: {
+      [tableName]: writes.map((w) =>
+        w.op === 'put'
+          ? { PutRequest: { Item: resourceItem(account, w) } }
+          : { DeleteRequest: { Key: { pk: resourcePk(account), sk: resourceSk(w.ref) } } },
+      ),
+    },
+  };
+}
+
+/** Writes every change, 25 to a request, `parallel` requests at a time. */
+export async function writeResources(t: TableRef, account: string, writes: readonly ResourceWrite[], parallel = 8): Promise<void> {
+  const tasks: (() => Promise<void>)[] = [];
+  for (let i = 0; i < writes.length; i += BATCH_WRITE_LIMIT) {
+    const input = writeResourcesParams(t.tableName, account, writes.slice(i, i + BATCH_WRITE_LIMIT));
+    tasks.push(() => batchWrite(t, input));
+  }
+  await runBounded(tasks, parallel);
+}
+
+export interface ResourceFilter {
+  /** Lower-case kind; without it every kind is read. */
+  kind?: string;
+  /** With `kind`: narrows to one group. */
+  group?: string;
+  namespace?: string;
+  name?: string;
+}
+
+/**
+ * One page of an account's objects in key order. The key condition narrows as far as the filter
+ * allows (kind, then group, then namespace); what is left (a namespace without a group, a name) is a
+ * filter expression, so a page may hold fewer than `limit` items while more follow.
+ */
+export function queryResourcesParams(tableName: string, account: string, filter: ResourceFilter, limit: number, startSk?: string): QueryCommandInput {
+  let prefix = '';
+  if (filter.kind !== undefined) {
+    prefix = `${filter.kind.toLowerCase()}#`;
+    if (filter.group !== undefined) {
+      prefix += `${filter.group}#`;
+      if (filter.namespace !== undefined) prefix += `${filter.namespace}#`;
+    }
+  }
+  const filters: string[] = [];
+  const values: Record<string, unknown> = { ':pk': resourcePk(account) };
+  const names: Record<string, string> = {};
+  if (filter.namespace !== undefined && !(filter.kind !== undefined && filter.group !== undefined)) {
+    filters.push('ns = :ns');
+    values[':ns'] = filter.namespace;
+  }
+  if (filter.name !== undefined) {
+    filters.push('#name = :name');
+    values[':name'] = filter.name;
+    names['#name'] = 'name';
+  }
+  if (prefix !== '') values[':prefix'] = prefix;
+  return {
+    TableName: tableName,
+    KeyConditionExpression: prefix === '' ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+    ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
+    ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+    ExpressionAttributeValues: values,
+    Limit: limit,
+    ...(startSk === undefined ? {} : { ExclusiveStartKey: { pk: resourcePk(account), sk: startSk } }),
+  };
+}
+
+function storedResource(item: Record<string, unknown>): StoredResource {
+  return {
+    namespace: item.ns as string,
+    name: item.name as string,
+    resourceVersion: item.rv as string,
+    object: item.o as string,
+    updatedAt: item.at as number,
+  };
+}
+
+/**
+ * Up to `limit` objects after `startSk`, and the sort key to continue from when more may follow.
+ * Reads on past pages a filter emptied, at most `maxReads` queries per call.
+ */
+export async function listResources(
+  t: TableRef,
+  account: string,
+  filter: ResourceFilter,
+  limit: number,
+  startSk?: string,
+  maxReads = 10,
+): Promise<{ items: StoredResource[]; next?: string }> {
+  const items: StoredResource[] = [];
+  let from = startSk;
+  for (let reads = 0; reads < maxReads; reads++) {
+    const out = await t.client.send(new QueryCommand(queryResourcesParams(t.tableName, account, filter, limit - items.length, from)));
+    for (const item of out.Items ?? []) items.push(storedResource(item));
+    const last = out.LastEvaluatedKey?.sk as string | undefined;
+    if (last === undefined) return { items };
+    from = last;
+    if (items.length >= limit) break;
+  }
+  return { items, next: from as string };
+}
+
+/** The keys and versions of one scope's objects, for a sync to find what the cluster no longer has. */
+export function scopeKeysParams(tableName: string, account: string, prefix: string): QueryCommandInput {
+  return {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': resourcePk(account), ':prefix': prefix },
+    ExpressionAttributeNames: { '#name': 'name' },
+    ProjectionExpression: 'sk, ns, #name',
+    // Writes made just before (the changes the sync follows) must be seen.
+    ConsistentRead: true,
+  };
+}
+
+export interface StoredKey {
+  sk: string;
+  namespace: string;
+  name: string;
+}
+
+export async function scopeKeys(t: TableRef, account: string, prefix: string): Promise<StoredKey[]> {
+  const items = await queryAll(t, scopeKeysParams(t.tableName, account, prefix));
+  return items.map((i) => ({
+    sk: i.sk as string,
+    namespace: i.ns as string,
+    name: i.name as string,
+  }));
+}
+
+/**
+ * Deletes everything the cache holds of an account: its objects, progress, scope set, health and pod
+ * metrics (for when the account itself is deleted). Idempotent; returns how many items went.
+ */
+export async function deleteAccountCache(t: TableRef, account: string): Promise<number> {
+  let deleted = 0;
+  for (const pk of [resourcePk(account), cachePk(account), podMetricsPk(account)]) {
+    const keys = await queryAll(t, { TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: 'pk, sk' });
+    const tasks: (() => Promise<void>)[] = [];
+    for (let i = 0; i < keys.length; i += BATCH_WRITE_LIMIT) {
+      const slice = keys.slice(i, i + BATCH_WRITE_LIMIT);
+      tasks.push(() => batchWrite(t, { RequestItems: { [t.tableName]: slice.map((k) => ({ DeleteRequest: { Key: { pk: k.pk, sk: k.sk } } })) } }));
+    }
+    await runBounded(tasks, 8);
+    deleted += keys.length;
+  }
+  return deleted;
+}
+
+// ---- scope progress: where each watch can resume ----
+
+function progressSk(scope: Scope): string {
+  return `SCOPE#${scopePrefix(scope)}`;
+}
+
+export function putScopeProgressParams(tableName: string, account: string, p: ScopeProgressRecord): PutCommandInput {
+  return {
+    TableName: tableName,
+    Item: {
+      pk: cachePk(account),
+      sk: progressSk(p.scope),
+      group: p.scope.group,
+      kind: p.scope.kind,
+      namespace: p.scope.namespace,
+      rv: p.resourceVersion,
+      objects: p.objects,
+      at: p.at,
+    },
+  };
+}
+
+export function deleteScopeProgressParams(tableName: string, account: string, scope: Scope): DeleteCommandInput {
+  return { TableName: tableName, Key: { pk: cachePk(account), sk: progressSk(scope) } };
+}
+
+export function scopeProgressParams(tableName: string, account: string): QueryCommandInput {
+  return {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': cachePk(account), ':prefix': 'SCOPE#' },
+    ConsistentRead: true,
+  };
+}
+
+export async function putScopeProgress(t: TableRef, account: string, p: ScopeProgressRecord): Promise<void> {
+  await t.client.send(new PutCommand(putScopeProgressParams(t.tableName, account, p)));
+}
+
+export async function deleteScopeProgress(t: TableRef, account: string, scope: Scope): Promise<void> {
+  await t.client.send(new DeleteCommand(deleteScopeProgressParams(t.tableName, account, scope)));
+}
+
+export async function scopeProgress(t: TableRef, account: string): Promise<ScopeProgressRecord[]> {
+  const items = await queryAll(t, scopeProgressParams(t.tableName, account));
+  return items.map((i) => ({
+    scope: { group: i.group as string, kind: i.kind as string, namespace: i.namespace as string },
+    resourceVersion: i.rv as string,
+    objects: i.objects as number,
+    at: i.at as number,
+  }));
+}
+
+// ---- the set of scopes cached, and the health per kind ----
+
+const SCOPES_SK = 'SCOPES';
+const HEALTH_SK = 'HEALTH';
+
+export function putScopeSetParams(tableName: string, account: string, scopes: readonly Scope[], at: number): PutCommandInput {
+  return { TableName: tableName, Item: { pk: cachePk(account), sk: SCOPES_SK, scopes: scopes.map((s) => ({ ...s })), at } };
+}
+
+export function getScopeSetParams(tableName: string, account: string): GetCommandInput {
+  return { TableName: tableName, Key: { pk: cachePk(account), sk: SCOPES_SK }, ConsistentRead: true };
+}
+
+export async function putScopeSet(t: TableRef, account: string, scopes: readonly Scope[], at: number): Promise<void> {
+  await t.client.send(new PutCommand(putScopeSetParams(t.tableName, account, scopes, at)));
+}
+
+/** The scopes last declared, or undefined when none were. */
+export async function getScopeSet(t: TableRef, account: string): Promise<Scope[] | undefined> {
+  const out = await t.client.send(new GetCommand(getScopeSetParams(t.tableName, account)));
+  return out.Item === undefined ? undefined : (out.Item.scopes as Scope[]);
+}
+
+export function putCacheHealthParams(tableName: string, account: string, health: CacheHealthRecord): PutCommandInput {
+  return { TableName: tableName, Item: { pk: cachePk(account), sk: HEALTH_SK, ...health } };
+}
+
+export function getCacheHealthParams(tableName: string, account: string): GetCommandInput {
+  return { TableName: tableName, Key: { pk: cachePk(account), sk: HEALTH_SK } };
+}
+
+export async function putCacheHealth(t: TableRef, account: string, health: CacheHealthRecord): Promise<void> {
+  await t.client.send(new PutCommand(putCacheHealthParams(t.tableName, account, health)));
+}
+
+export async function getCacheHealth(t: TableRef, account: string): Promise<CacheHealthRecord | undefined> {
+  const out = await t.client.send(new GetCommand(getCacheHealthParams(t.tableName, account)));
+  if (out.Item === undefined) return undefined;
+  const { pk: _pk, sk: _sk, ...rest } = out.Item;
+  return rest as unknown as CacheHealthRecord;
+}
