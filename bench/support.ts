@@ -64,6 +64,8 @@ export interface BenchTable {
   client(meter?: CapacityMeter): TableRef;
   /** CPU time (ms) the table has used so far, when it runs in a process of its own. */
   cpuMs(): number | undefined;
+  /** The table's process, when it runs in one of its own. */
+  pid?: number | undefined;
   close(): Promise<void>;
 }
 
@@ -104,6 +106,7 @@ export async function startBenchTable(placement: TablePlacement): Promise<BenchT
     endpoint,
     client: client(tableName, endpoint),
     cpuMs: () => procStats(child.pid as number).cpuTicks * 10,
+    pid: child.pid,
     close: async () => {
       closeClients();
       const exited = new Promise((r) => child.once('exit', r));

@@ -19,7 +19,7 @@ function record(over: Partial<AccountRecord> = {}): AccountRecord {
 }
 
 const entry = (agentId: string, over: Partial<AgentResult> = {}): AgentResult => ({ agentId, caching: false, ok: true, generation: 2, assigned: 2, at: 1, ...over });
-const presence = (live: Record<string, string>, inGrace: string[] = []): Presence => ({ live: new Map(Object.entries(live)), inGrace: new Set(inGrace) });
+const presence = (live: Record<string, string>, inGrace: string[] = [], readSince = NOW): Presence => ({ live: new Map(Object.entries(live)), inGrace: new Set(inGrace), readSince });
 const local = (m: Record<string, string>) => new Map(Object.entries(m));
 
 describe('planAccount', () => {
@@ -51,6 +51,14 @@ describe('planAccount', () => {
       cachingAgentId: 'a2',
       cachingEpoch: 8,
     });
+  });
+
+  it('keeps an entry written after its view of the sessions was read: another replica saw the agent come back since', () => {
+    // a1 reconnected through another replica, which recorded its hand-out at 900; this view was read at 800.
+    const r = record({ agents: { a1: entry('a1', { ok: false, generation: 1, at: 900 }), a2: entry('a2', { caching: true }) }, cachingAgentId: 'a2', cachingEpoch: 3 });
+    expect(planAccount({ record: r, now: NOW, local: local({ a2: 'z' }), presence: presence({ a2: 'z' }, [], 800) })).toBeUndefined();
+    // A view read after the hand-out judges it.
+    expect(planAccount({ record: r, now: NOW, local: local({ a2: 'z' }), presence: presence({ a2: 'z' }, [], 950) })).toEqual({ removeAgents: ['a1'] });
   });
 
   it('moves caching off an agent that refused the current generation, preferring one that confirmed, then one of this replica', () => {

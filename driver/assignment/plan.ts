@@ -23,6 +23,12 @@ export interface Presence {
   live: ReadonlyMap<string, string>;
   /** Agents gone for less than the hand-over grace: they keep their entries and caching role. */
   inGrace: ReadonlySet<string>;
+  /**
+   * When the session items behind this view were read, less the clock skew allowed between replicas.
+   * An entry written since was written by a replica that saw its agent live after this view was
+   * taken (the agent came back through another replica), so this view does not drop it.
+   */
+  readSince: number;
 }
 
 export interface Answer {
@@ -94,6 +100,7 @@ export function planAccount(input: PlanInput): AccountChanges | undefined {
 
   for (const agentId of [...entries.keys()]) {
     if (local.has(agentId) || presence.live.has(agentId) || presence.inGrace.has(agentId)) continue;
+    if ((entries.get(agentId)?.at ?? 0) >= presence.readSince) continue;
     entries.delete(agentId);
     set.delete(agentId);
     removed.add(agentId);

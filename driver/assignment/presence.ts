@@ -9,12 +9,19 @@ import type { Presence } from './plan.ts';
 
 export class PresenceTracker implements Presence {
   readonly #graceMs: number;
+  readonly #skewMs: number;
   #live = new Map<string, string>();
   #inGrace = new Set<string>();
+  #readSince = Number.NEGATIVE_INFINITY;
   readonly #local = new Map<string, string>();
 
-  constructor(graceMs: number) {
+  constructor(graceMs: number, skewMs: number) {
     this.#graceMs = graceMs;
+    this.#skewMs = skewMs;
+  }
+
+  get readSince(): number {
+    return this.#readSince;
   }
 
   get live(): ReadonlyMap<string, string> {
@@ -25,8 +32,12 @@ export class PresenceTracker implements Presence {
     return this.#inGrace;
   }
 
-  /** Takes in a fresh read of every session item; returns the items of agents gone past the grace. */
-  refresh(sessions: readonly Session[], now: number): Session[] {
+  /**
+   * Takes in a fresh read of every session item, started at `readAt`; returns the items of agents
+   * gone past the grace.
+   */
+  refresh(sessions: readonly Session[], now: number, readAt = now): Session[] {
+    this.#readSince = readAt - this.#skewMs;
     const live = new Map<string, string>(this.#local);
     const inGrace = new Set<string>();
     const over: Session[] = [];

@@ -76,7 +76,7 @@ export class AssignmentReconciler {
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
-    this.#presence = new PresenceTracker(deps.settings.handoverGraceMs);
+    this.#presence = new PresenceTracker(deps.settings.handoverGraceMs, deps.settings.clockSkewMs);
     this.#feed = new FeedReader(deps.table, deps.clock, deps.settings.clockSkewMs);
     this.#outage = new Backoff(deps.settings.pollIntervalMs * 4, Math.max(deps.settings.pollIntervalMs * 4, STORE_BACKOFF_MAX_MS));
   }
@@ -84,7 +84,8 @@ export class AssignmentReconciler {
   /** Loads the accounts and who is live, then runs the loops until `stop()`. */
   async start(signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', () => this.#stop.abort(), { once: true });
-    this.#presence.refresh(await allSessions(this.#deps.table), this.#deps.clock.now());
+    const readAt = this.#deps.clock.now();
+    this.#presence.refresh(await allSessions(this.#deps.table), this.#deps.clock.now(), readAt);
     await this.fullReconcile();
     const s = this.#deps.settings;
     this.#loops.push(
@@ -265,7 +266,8 @@ export class AssignmentReconciler {
   /** Finds agents gone past the grace; their accounts move and their static accounts and session items go. */
   async #sweep(): Promise<void> {
     const { table, clock, log } = this.#deps;
-    const over = this.#presence.refresh(await allSessions(table), clock.now());
+    const readAt = clock.now();
+    const over = this.#presence.refresh(await allSessions(table), clock.now(), readAt);
     if (over.length === 0) return;
     log.info({ agents: over.map((s) => s.agentId) }, 'agents gone past the hand-over grace: moving their accounts');
     await this.fullReconcile();
@@ -322,6 +324,7 @@ export class AssignmentReconciler {
       }
       if (record === undefined) this.#cache.delete(name);
       else this.#cache.set(record);
+      if (record !== undefined) this.#recheckSpared(name, record);
       if (cachingMoved && record !== undefined) {
         // A first election is part of every first assignment (1,000 lines for a PATCH of 1,000); a move is news.
         const level = previousCaching === undefined ? 'debug' : 'info';
@@ -336,6 +339,27 @@ export class AssignmentReconciler {
       this.#tellAgents(name, record);
       return outcome;
     });
+  }
+
+  /**
+   * Entries of agents this replica sees neither live nor within the grace, kept only because they were
+   * written after its last read of the session items (plan.ts): the account is settled again once a
+   * later read can judge them, so an agent that really is gone does not keep its entry until the next
+   * full reconcile.
+   */
+  #recheckSpared(name: string, record: AccountRecord): void {
+    const { clock, settings } = this.#deps;
+    const presence = this.#presence;
+    let newest: number | undefined;
+    for (const [agentId, e] of Object.entries(record.agents)) {
+      if (this.#local.has(agentId) || presence.live.has(agentId) || presence.inGrace.has(agentId) || e.at < presence.readSince) continue;
+      newest = Math.max(newest ?? e.at, e.at);
+    }
+    if (newest === undefined) return;
+    // The first read started after `newest` plus the skew comes with the sweep after that moment.
+    const delay = Math.max(0, newest + settings.clockSkewMs - clock.now()) + settings.sweepIntervalMs * 2;
+    const timer = setTimeout(() => this.schedule([name]), delay);
+    timer.unref();
   }
 
   /**

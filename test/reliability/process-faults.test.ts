@@ -24,8 +24,10 @@ describe('processes killed while the system works', () => {
       expect(counts.driverKills).toBeGreaterThan(0);
       expect(counts.agentKills).toBeGreaterThan(0);
       expect(counts.activations + counts.operations).toBeGreaterThan(0);
+      // Every active account's cache was compared with the cluster, object by object.
+      expect(scenario.cacheCompared).toBeGreaterThan(0);
       const { world } = scenario;
-      console.info(JSON.stringify({ seed: SEED, ...counts, scanned: world.scanned, errorLines: Object.fromEntries(world.errors), errorSamples: world.errorSamples.slice(0, 3) }));
+      console.info(JSON.stringify({ seed: SEED, ...counts, cacheCompared: scenario.cacheCompared, scanned: world.scanned, errorLines: Object.fromEntries(world.errors), errorSamples: world.errorSamples.slice(0, 3) }));
     } finally {
       await scenario.close();
     }

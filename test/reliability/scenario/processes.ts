@@ -7,6 +7,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
+const TETHER = new URL('./tether.ts', import.meta.url).href;
+
 export interface OutputLine {
   /** `driver-1#2`: the process name and its incarnation. */
   source: string;
@@ -75,7 +77,8 @@ export class ManagedProcess {
     this.#tail = [];
     this.#expectingExit = false;
     const source = `${this.name}#${this.#incarnation}`;
-    const child = spawn(process.execPath, this.#options.args, { cwd: this.#options.cwd, env: this.#options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // stdin stays open for the process's life: when this process dies, it closes, and the tether ends the child.
+    const child = spawn(process.execPath, ['--import', TETHER, ...this.#options.args], { cwd: this.#options.cwd, env: this.#options.env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.#child = child;
     for (const stream of ['stdout', 'stderr'] as const) {
       const lines = createInterface({ input: child[stream] as NodeJS.ReadableStream });

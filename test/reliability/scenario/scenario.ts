@@ -15,6 +15,7 @@
  * - no secret (tokens, the kubeconfig) in any line of any process, any API answer or any error;
  * - no process died on its own, and the API answered no 5xx.
  */
+import { BUILT_IN_KINDS } from '../../cache-harness.ts';
 import { ScenarioWorld, type Holding } from './world.ts';
 
 export interface ScenarioOptions {
@@ -33,6 +34,8 @@ export interface ScenarioOptions {
   immortal?: readonly string[];
   /** How long an operation may take before it ends TIMED_OUT (`timeoutSeconds` of each request). */
   operationTimeoutSeconds?: number;
+  /** Where the embedded table runs: in this process (default) or in one of its own. */
+  table?: 'inline' | 'process';
   /** Told of notable moments (the soak prints them). */
   onEvent?: (event: Record<string, unknown>) => void;
 }
@@ -49,7 +52,7 @@ interface AccountState {
   open: number;
 }
 
-type OperationKind = 'configmap' | 'web' | 'restart';
+type OperationKind = 'configmap' | 'web' | 'restart' | 'removal';
 
 interface TrackedOperation {
   id: string;
@@ -121,6 +124,8 @@ export class Scenario {
   readonly #restarts = new Set<Promise<void>>();
   #opSeq = 0;
   #churnSeq = 0;
+  /** ConfigMaps operations created and no operation deletes yet: what removals pick from, so the cluster does not only grow. */
+  readonly #configMaps: string[] = [];
   #stopping = false;
 
   constructor(options: ScenarioOptions) {
@@ -136,7 +141,7 @@ export class Scenario {
 
   async start(): Promise<void> {
     const { world } = this;
-    await world.start(this.#accounts.map((a) => a.name));
+    await world.start(this.#accounts.map((a) => a.name), this.#options.table ?? 'inline');
     world.kube.store.ensureNamespace(OPS_NAMESPACE);
     world.kube.store.ensureNamespace(CHURN_NAMESPACE);
     for (let i = 1; i <= this.#options.drivers; i++) world.addDriver(`driver-${i}`);
@@ -266,6 +271,10 @@ export class Scenario {
       kind = 'restart';
       target = `web-${a.name}`;
       body = { action: 'rolloutRestart', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: OPS_NAMESPACE, name: target }] };
+    } else if (this.#configMaps.length > 15 && this.#random() < 0.5) {
+      kind = 'removal';
+      target = this.#configMaps.splice(Math.floor(this.#random() * this.#configMaps.length), 1)[0] as string;
+      body = { action: 'delete', targets: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: OPS_NAMESPACE, name: target }] };
     }
     body.timeoutSeconds = this.#options.operationTimeoutSeconds ?? 60;
     const submittedAt = Date.now();
@@ -310,14 +319,22 @@ export class Scenario {
       this.#problem(`operation ${op.id} (${op.kind} ${op.target} on ${op.account}) ended ${String(op.state)}: ${String(view.message ?? '')}`);
       return;
     }
-    if (op.kind !== 'configmap') return;
+    if (op.kind !== 'configmap' && op.kind !== 'removal') return;
     const writes = this.world.kube.requests.log().filter((q) => q.resource === 'configmaps' && q.name === op.target && q.verb !== 'get' && q.verb !== 'list' && q.verb !== 'watch');
+    const live = this.world.kube.store.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: OPS_NAMESPACE, name: op.target });
+    if (op.kind === 'removal') {
+      // Deleted once; a second attempt finds it gone (404, `absent`).
+      const deleted = writes.filter((q) => q.verb === 'delete' && q.code === 200).length;
+      if (deleted !== 1 || live !== undefined) this.#problem(`ConfigMap ${op.target} of removal ${op.id}: deleted ${deleted} times, ${live === undefined ? 'gone' : 'still there'}`);
+      return;
+    }
     const created = writes.filter((q) => q.code === 201).length;
     if (created !== 1) this.#problem(`ConfigMap ${op.target} of operation ${op.id} was created ${created} times`);
-    const live = this.world.kube.store.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: OPS_NAMESPACE, name: op.target });
     const outcome = (view.outcomes as { resourceVersion?: string }[] | undefined)?.[0];
     if (live === undefined || live.metadata.resourceVersion !== outcome?.resourceVersion) {
       this.#problem(`ConfigMap ${op.target} of operation ${op.id} is at ${String(live?.metadata.resourceVersion)}, the operation reported ${String(outcome?.resourceVersion)}`);
+    } else {
+      this.#configMaps.push(op.target);
     }
   }
 
@@ -399,6 +416,11 @@ export class Scenario {
     for (const [name, p] of world.drivers) if (!p.running) await world.startDriver(name);
     for (const [id, p] of world.agents) if (!p.running) await world.startAgent(id);
     const deadline = Date.now() + timeoutMs;
+    // At least one account active at the end, so that there is always a cache to compare.
+    while (!this.#accounts.some((a) => a.desired === 'active') && Date.now() < deadline) {
+      await this.#register();
+      await this.#activate();
+    }
     while (this.#background.size > 0 && Date.now() < deadline) await Promise.race([Promise.allSettled([...this.#background]), new Promise((r) => setTimeout(r, 500))]);
     let differences = await this.accountDifferences();
     while (differences.length > 0 && Date.now() < deadline) {
@@ -410,10 +432,57 @@ export class Scenario {
     return problems;
   }
 
+  /** `Kind.group|namespace/name` → resourceVersion of every object of the cluster, as the cache keys them. */
+  #clusterObjects(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const k of BUILT_IN_KINDS) {
+      const group = k.apiVersion.includes('/') ? (k.apiVersion.split('/')[0] as string) : '';
+      for (const o of this.world.kube.store.list({ apiVersion: k.apiVersion, kind: k.kind })) {
+        const ns = o.metadata.namespace ?? '';
+        out.set(`${group === '' ? k.kind : `${k.kind}.${group}`}|${ns === '' ? '' : `${ns}/`}${o.metadata.name ?? ''}`, o.metadata.resourceVersion ?? '');
+      }
+    }
+    return out;
+  }
+
+  /** The account's cached resources as the API serves them (every page), keyed like `#clusterObjects`. */
+  async #cachedObjects(account: string): Promise<Map<string, string> | string> {
+    const out = new Map<string, string>();
+    let cursor: string | undefined;
+    do {
+      const r = await this.world.call('GET', `/vendor/accounts/${account}/resources?limit=1000${cursor === undefined ? '' : `&cursor=${cursor}`}`);
+      if (r.status !== 200) return `GET resources: ${r.status}`;
+      for (const i of r.json.items as { apiVersion: string; kind: string; namespace?: string; name: string; resourceVersion: string }[]) {
+        const group = i.apiVersion.includes('/') ? (i.apiVersion.split('/')[0] as string) : '';
+        out.set(`${group === '' ? i.kind : `${i.kind}.${group}`}|${i.namespace === undefined || i.namespace === '' ? '' : `${i.namespace}/`}${i.name}`, i.resourceVersion);
+      }
+      cursor = r.json.nextCursor as string | undefined;
+    } while (cursor !== undefined);
+    return out;
+  }
+
+  /** Cached objects found equal to the cluster's in the last comparison, over every active account. */
+  cacheCompared = 0;
+
+  /** How the cached resources of an account differ from the cluster; empty when they are the same. */
+  async #cacheDifference(account: string, cluster: Map<string, string>): Promise<string | undefined> {
+    const cached = await this.#cachedObjects(account);
+    if (typeof cached === 'string') return cached;
+    this.cacheCompared += cached.size;
+    const missing = [...cluster.keys()].filter((k) => !cached.has(k));
+    const extra = [...cached.keys()].filter((k) => !cluster.has(k));
+    const stale = [...cluster].filter(([k, rv]) => cached.has(k) && cached.get(k) !== rv).map(([k]) => k);
+    if (missing.length + extra.length + stale.length === 0) return undefined;
+    const some = (keys: string[]) => `${keys.length}${keys.length > 0 ? ` (${keys.slice(0, 3).join(', ')})` : ''}`;
+    return `cached resources differ from the cluster's: ${some(missing)} missing, ${some(extra)} extra, ${some(stale)} at another resourceVersion`;
+  }
+
   /** How the accounts differ from what they were asked to be and what the agents hold. */
   async accountDifferences(): Promise<string[]> {
     const { world } = this;
     const out: string[] = [];
+    const cluster = this.#clusterObjects();
+    this.cacheCompared = 0;
     for (const a of this.#accounts) {
       const r = await world.call('GET', `/vendor/accounts/${a.name}`);
       if (r.status !== 200) {
@@ -441,6 +510,8 @@ export class Scenario {
       const cachingHolders = holders.filter((id) => (world.holdings.get(id)?.get(a.name) as Holding).caching);
       if (cachingHolders.join(',') !== caching.join(',')) say(`agents caching by their own word: ${cachingHolders.join(',')}; by agents[]: ${caching.join(',')}`);
       if (typeof view.lastAssignmentMsg !== 'string' || !CONNECTED.test(view.lastAssignmentMsg)) say(`lastAssignmentMsg ${JSON.stringify(view.lastAssignmentMsg)}`);
+      const cache = await this.#cacheDifference(a.name, cluster);
+      if (cache !== undefined) say(cache);
     }
     return out;
   }

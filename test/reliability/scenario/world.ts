@@ -19,7 +19,7 @@ import type { TableRef } from '../../../shared/table/client.ts';
 import { startTestApiServer, type TestApiServer } from '../../kube/index.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from '../../support/api.ts';
 import { secretScanner, type SecretFinding, type SecretScanner } from '../../support/secret-scanner.ts';
-import { TestTables } from '../../support/table.ts';
+import { startBenchTable, type BenchTable, type TablePlacement } from '../../../bench/support.ts';
 import { startTcpBalancer, type TcpBalancer } from '../../support/tcp-balancer.ts';
 import { ManagedProcess, type OutputLine } from './processes.ts';
 
@@ -54,7 +54,8 @@ export interface ApiAnswer {
 
 export class ScenarioWorld {
   readonly dir = mkdtempSync(join(tmpdir(), 'scenario-'));
-  readonly tables = new TestTables();
+  /** The embedded table: in this process, or in one of its own (so its memory is counted apart). */
+  store!: BenchTable;
   table!: TableRef;
   kube!: TestApiServer;
   api!: RunningServer;
@@ -81,10 +82,10 @@ export class ScenarioWorld {
   #kubeconfig = '';
 
   /** Starts the table, the cluster, the API and the balancer; drivers and agents come next. */
-  async start(accounts: readonly string[]): Promise<void> {
+  async start(accounts: readonly string[], table: TablePlacement = 'inline'): Promise<void> {
     this.#accounts = [...accounts];
-    await this.tables.start();
-    this.table = await this.tables.fresh();
+    this.store = await startBenchTable(table);
+    this.table = this.store.client();
     this.kube = await startTestApiServer({ tls: true, auth: { tokens: { [KUBE_TOKEN]: { username: 'agent', groups: ['system:masters'] } } }, requestLogSize: 50_000 });
     this.#kubeconfig = this.kube.kubeconfigYaml({ token: KUBE_TOKEN });
     this.scanner = secretScanner({ 'agent token': AGENT_TOKEN, 'kube token': KUBE_TOKEN, 'admin token': TEST_ADMIN_TOKEN, kubeconfig: this.#kubeconfig });
@@ -100,7 +101,7 @@ export class ScenarioWorld {
     await this.balancer?.close();
     await this.api?.close();
     await this.kube?.close();
-    await this.tables.close();
+    await this.store?.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
 
@@ -131,7 +132,7 @@ export class ScenarioWorld {
       env: {
         ...process.env,
         VENDOR_TABLE_NAME: this.table.tableName,
-        VENDOR_DYNAMODB_ENDPOINT: this.tables.endpoint,
+        VENDOR_DYNAMODB_ENDPOINT: this.store.endpoint,
         AWS_REGION: 'local',
         AWS_ACCESS_KEY_ID: 'local',
         AWS_SECRET_ACCESS_KEY: 'local',
@@ -279,6 +280,7 @@ export class ScenarioWorld {
   /** Process ids now, by name (the harness itself as `harness`). */
   pids(): Record<string, number> {
     const out: Record<string, number> = { harness: process.pid };
+    if (this.store.pid !== undefined) out.table = this.store.pid;
     for (const [name, p] of [...this.drivers, ...this.agents]) if (p.pid !== undefined) out[name] = p.pid;
     return out;
   }
