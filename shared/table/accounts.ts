@@ -59,6 +59,11 @@ export function batchGetAccountsParams(tableName: string, names: readonly string
   return { RequestItems: { [tableName]: { Keys: names.map(accountKey), ConsistentRead: consistent } } };
 }
 
+/** Keys only, read consistently: whether each account item exists right now (at most 100 names). */
+export function accountsExistParams(tableName: string, names: readonly string[]): BatchGetCommandInput {
+  return { RequestItems: { [tableName]: { Keys: names.map(accountKey), ConsistentRead: true, ProjectionExpression: 'sk' } } };
+}
+
 export function newAccountRecord(name: string, now: number): AccountRecord {
   return { name, version: 1, generation: 0, defs: {}, agents: {}, updatedAt: now };
 }
@@ -197,28 +202,41 @@ export async function getAccount(t: TableRef, name: string, options: { consisten
   return out.Item === undefined ? undefined : fromItem(out.Item);
 }
 
-/** Reads many accounts by name (100 per round trip, unprocessed keys retried). */
+/** Runs BatchGetItem over `names`, 100 per round trip, retrying unprocessed keys; returns every item read. */
+async function batchGetAll(
+  t: TableRef,
+  names: readonly string[],
+  params: (names: readonly string[]) => BatchGetCommandInput,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  const unique = [...new Set(names)];
+  for (let i = 0; i < unique.length; i += 100) {
+    let request: BatchGetCommandInput['RequestItems'] = params(unique.slice(i, i + 100)).RequestItems;
+    for (let attempt = 0; request !== undefined && Object.keys(request).length > 0; attempt++) {
+      if (attempt > 8) throw new VendorError('unavailable', 'the table keeps throttling account reads');
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 10 * 2 ** attempt));
+      const out = await t.client.send(new BatchGetCommand({ RequestItems: request }));
+      items.push(...(out.Responses?.[t.tableName] ?? []));
+      request = out.UnprocessedKeys;
+    }
+  }
+  return items;
+}
+
+/** Reads many accounts by name. */
 export async function getAccounts(
   t: TableRef,
   names: readonly string[],
   options: { consistent?: boolean } = {},
 ): Promise<Map<string, AccountRecord>> {
-  const found = new Map<string, AccountRecord>();
-  const unique = [...new Set(names)];
-  for (let i = 0; i < unique.length; i += 100) {
-    let request: BatchGetCommandInput['RequestItems'] = batchGetAccountsParams(t.tableName, unique.slice(i, i + 100), options.consistent).RequestItems;
-    for (let attempt = 0; request !== undefined && Object.keys(request).length > 0; attempt++) {
-      if (attempt > 8) throw new VendorError('unavailable', 'the table keeps throttling account reads');
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 10 * 2 ** attempt));
-      const out = await t.client.send(new BatchGetCommand({ RequestItems: request }));
-      for (const item of out.Responses?.[t.tableName] ?? []) {
-        const record = fromItem(item);
-        found.set(record.name, record);
-      }
-      request = out.UnprocessedKeys;
-    }
-  }
-  return found;
+  const items = await batchGetAll(t, names, (chunk) => batchGetAccountsParams(t.tableName, chunk, options.consistent));
+  return new Map(items.map((item) => fromItem(item)).map((record) => [record.name, record]));
+}
+
+/** The names among `names` whose account item exists, from consistent keys-only reads. */
+export async function existingAccounts(t: TableRef, names: readonly string[]): Promise<Set<string>> {
+  const items = await batchGetAll(t, names, (chunk) => accountsExistParams(t.tableName, chunk));
+  return new Set(items.map((item) => item.sk as string));
 }
 
 /** Creates an account item (with `defs` when given); false when it already exists. */

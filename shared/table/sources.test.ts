@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { TestTables } from '../../test/support/table.ts';
 import { getAccount, updateAccount } from './accounts.ts';
 import { changesSince, cursorAt } from './changes.ts';
 import { rankTotal } from './rank.ts';
+import { PK } from './keys.ts';
 import { definitionHash, putAgentStaticAccounts, removeAgentStaticAccounts, syncSource } from './sources.ts';
 
 const file = { id: 'driver-config', kind: 'driver-config' as const };
@@ -73,5 +75,30 @@ describe('source sync against dynalite', () => {
       { name: 'prod', action: 'assign', generation: 2, at: 10 },
       { name: 'prod', action: 'remove', generation: 3, at: 20 },
     ]);
+  });
+  it('keeps the rank index equal to the account items while sources add and remove the same names at once', async () => {
+    // An agent's new session announces its static names while the sweep of its old session withdraws
+    // them, and a second agent does the same: one writer's account item write and another's rank index
+    // write interleave, and the index must still end up counting exactly the items.
+    const t = await tables.fresh();
+    const names = Array.from({ length: 4 }, (_, i) => `n${i}`);
+    let seed = 20261124;
+    const jitter = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % 6000) / 1000;
+    const after = <T>(ms: number, write: () => Promise<T>) => new Promise<T>((resolve, reject) => setTimeout(() => write().then(resolve, reject), ms));
+    const accountItems = async () =>
+      (
+        await t.client.send(
+          new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.account }, ConsistentRead: true }),
+        )
+      ).Items?.length;
+    for (let round = 0; round < 100; round++) {
+      await Promise.all([
+        after(jitter(), () => putAgentStaticAccounts(t, 'agent-a', 'z', names.map((name) => ({ name })), round)),
+        after(jitter(), () => removeAgentStaticAccounts(t, 'agent-a', round)),
+        after(jitter(), () => putAgentStaticAccounts(t, 'agent-b', 'z', names.slice(round % 3).map((name) => ({ name })), round)),
+        after(jitter(), () => removeAgentStaticAccounts(t, 'agent-b', round)),
+      ]);
+      expect(await rankTotal(t), `round ${round}`).toBe(await accountItems());
+    }
   });
 });

@@ -7,14 +7,14 @@ import { accountSettingsSchema, type AccountSettings } from '../accounts/schema.
 import { parseOrThrow } from '../accounts/validate.ts';
 import { VendorError } from '../errors.ts';
 import { winningDefinition } from '../accounts/precedence.ts';
-import { createAccount, deleteAccount, getAccount, newAccountRecord, removeDefinition, setDefinition, updateAccount } from './accounts.ts';
+import { createAccount, deleteAccount, existingAccounts, getAccount, newAccountRecord, removeDefinition, setDefinition, updateAccount } from './accounts.ts';
 import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from './access.ts';
 import { appendChanges } from './changes.ts';
 import type { TableRef } from './client.ts';
 import { sourceMemberKey, sourcePk } from './keys.ts';
 import { runBounded } from './bounded.ts';
 import { queryAll } from './query.ts';
-import { rankAdd, rankRemove } from './rank.ts';
+import { rankChange } from './rank.ts';
 
 /**
  * A source of account definitions as stored: the driver config file, a config server, a plugin (with
@@ -150,6 +150,30 @@ async function remove(t: TableRef, name: string, sourceId: string, now: number):
   return last === undefined;
 }
 
+const MAX_RANK_SETTLE_ROUNDS = 20;
+
+/**
+ * Makes the rank index hold a name exactly when its account item exists. The item write and the index
+ * write are separate, so another writer may delete or create the item in between (an agent's new
+ * session announcing a name while the sweep of its old one withdraws it). Each writer therefore sets
+ * the index to what it last saw of the items, then reads the items again and repeats for any name
+ * that changed meanwhile: whoever writes the index last has seen the items' final state after its write.
+ */
+async function settleRank(t: TableRef, expected: ReadonlyMap<string, boolean>): Promise<void> {
+  let seen = expected;
+  for (let round = 0; round < MAX_RANK_SETTLE_ROUNDS && seen.size > 0; round++) {
+    const names = [...seen.keys()];
+    await rankChange(
+      t,
+      names.filter((n) => seen.get(n)),
+      names.filter((n) => !seen.get(n)),
+    );
+    const exist = await existingAccounts(t, names);
+    seen = new Map(names.filter((n) => exist.has(n) !== seen.get(n)).map((n) => [n, exist.has(n)]));
+  }
+  if (seen.size > 0) throw new VendorError('unavailable', 'accounts keep changing while the rank index follows them; try again');
+}
+
 /**
  * Makes the table hold exactly `accounts` for this source: adds and updates changed definitions,
  * removes the ones the source no longer has. Idempotent, and safe to run again after a crash.
@@ -189,8 +213,7 @@ export async function syncSource(
     });
   await runBounded([...upserts, ...removals], concurrency);
   // The rank index changes once per touched chunk for the whole batch, then the memberships settle.
-  await rankAdd(t, result.upserted);
-  await rankRemove(t, gone);
+  await settleRank(t, new Map([...result.upserted.map((n) => [n, true] as const), ...gone.map((n) => [n, false] as const)]));
   await runBounded(
     [
       ...result.upserted.map((name) => async () => {
