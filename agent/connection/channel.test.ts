@@ -5,6 +5,9 @@ import { ManualClock } from '../../shared/clock.ts';
 import { Harness, plain } from '../../test/connection-harness.ts';
 import { channelOptions } from './channel.ts';
 
+/** Connections are real gRPC streams: on a loaded machine they take longer than vi.waitFor's default second. */
+const WAIT = { timeout: 10_000, interval: 20 };
+
 describe('channelOptions', () => {
   it('sends keepalive pings every 60 s when keepAliveHeartbeatSeconds is not set', () => {
     expect(channelOptions({})).toEqual({ 'grpc.use_local_subchannel_pool': 1, 'grpc.keepalive_time_ms': 60_000 });
@@ -62,13 +65,13 @@ describe('agent connection and the proxy environment', () => {
     const { driver } = await h.driver();
 
     const proxied = h.agent(plain(driver.port), { clock: new ManualClock(), agentId: 'proxied' });
-    await vi.waitFor(() => expect(proxied.states).toHaveLength(1));
+    await vi.waitFor(() => expect(proxied.states).toHaveLength(1), WAIT);
     expect(proxied.connectedCount()).toBe(0);
     const viaProxy = p.connections();
     expect(viaProxy).toBeGreaterThan(0);
 
     const direct = h.agent(plain(driver.port, { noProxy: true }), { clock: new ManualClock(), agentId: 'direct' });
-    await vi.waitFor(() => expect(direct.connectedCount()).toBe(1));
+    await vi.waitFor(() => expect(direct.connectedCount()).toBe(1), WAIT);
     expect(p.connections()).toBe(viaProxy);
   });
 });

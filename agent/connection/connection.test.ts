@@ -7,6 +7,9 @@ import { getAccount } from '../../shared/table/accounts.ts';
 import { allSessions, liveSessions } from '../../shared/table/sessions.ts';
 import { Harness, TOKENS, plain } from '../../test/connection-harness.ts';
 
+/** Connections are real gRPC streams: on a loaded machine they take longer than vi.waitFor's default second. */
+const WAIT = { timeout: 10_000, interval: 20 };
+
 const h = new Harness();
 afterEach(() => h.cleanup());
 
@@ -14,7 +17,7 @@ describe('agent connection: authentication', () => {
   it('connects with an accepted token and says hello with its identity and static accounts', async () => {
     const { driver, table } = await h.driver();
     const agent = h.agent(plain(driver.port), { hello: { staticAccounts: [{ name: 'prod', settings: { namespaces: ['web'] } }] } });
-    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1), WAIT);
     const [session] = await liveSessions(table, Date.now());
     expect(session).toMatchObject({ agentId: 'agent-1', zoneId: 'vendor-agent_infra', agentVersion: '0.1.0', staticAccounts: ['prod'] });
     expect((await getAccount(table, 'prod'))?.defs['agent:agent-1']).toMatchObject({ kind: 'static-agent-config', settings: { namespaces: ['web'] } });
@@ -25,17 +28,17 @@ describe('agent connection: authentication', () => {
     const { driver, table } = await h.driver();
     h.agent(plain(driver.port, { auth: { token: TOKENS[0] } }), { agentId: 'a' });
     h.agent(plain(driver.port, { auth: { token: TOKENS[1] } }), { agentId: 'b' });
-    await vi.waitFor(async () => expect((await liveSessions(table, Date.now())).map((s) => s.agentId).sort()).toEqual(['a', 'b']));
+    await vi.waitFor(async () => expect((await liveSessions(table, Date.now())).map((s) => s.agentId).sort()).toEqual(['a', 'b']), WAIT);
   });
 
   it('is refused with a wrong token, reports it, keeps trying, and never logs the token', async () => {
     const clock = new ManualClock();
     const { driver, table } = await h.driver();
     const agent = h.agent(plain(driver.port, { auth: { token: 'wrong-token-but-long-enough' } }, { kubernetes: { reconnectTimeoutMs: 1000 } }), { clock });
-    await vi.waitFor(() => expect(agent.lastEnd()?.error.code).toBe('unauthenticated'));
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.code).toBe('unauthenticated'), WAIT);
     expect(agent.lastEnd()?.error.message).toBe('bearer token not accepted');
     await clock.advance(1200);
-    await vi.waitFor(() => expect(agent.states.filter((s) => !s.connected)).toHaveLength(2));
+    await vi.waitFor(() => expect(agent.states.filter((s) => !s.connected)).toHaveLength(2), WAIT);
     expect(await allSessions(table)).toEqual([]);
     expect(agent.logs.text()).toContain('driver stream ended: bearer token not accepted');
     expect(agent.logs.text()).not.toContain('wrong-token-but-long-enough');
@@ -48,19 +51,19 @@ describe('agent connection: reconnecting', () => {
     const first = await h.driver();
     const port = first.driver.port;
     const agent = h.agent(plain(port, {}, { kubernetes: { reconnectTimeoutMs: 2000 } }), { clock });
-    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1), WAIT);
     const firstSession = agent.connection.sessionId;
     await first.driver.close(50);
-    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('driver shutting down'));
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('driver shutting down'), WAIT);
     expect(agent.lastEnd()?.error.code).toBe('unavailable');
 
     const second = await h.driver({ grpc: { port } }, { table: first.table });
     // random() is 0.5, so the wait is exactly 2000 ms: nothing happens a millisecond before.
-    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0), WAIT);
     await clock.advance(1999);
     expect(agent.connectedCount()).toBe(1);
     await clock.advance(1);
-    await vi.waitFor(() => expect(agent.connectedCount()).toBe(2));
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(2), WAIT);
     const [reopened] = await liveSessions(second.table, Date.now());
     expect(reopened?.agentId).toBe('agent-1');
     expect(reopened?.sessionId).not.toBe(firstSession);
@@ -75,13 +78,13 @@ describe('agent connection: reconnecting', () => {
     const agent = h.agent(plain(port, {}, { kubernetes: { reconnectTimeoutMs: 100 } }), { clock });
     for (let attempt = 1; attempt <= 3; attempt++) {
       if (attempt > 1) await clock.advance(100);
-      await vi.waitFor(() => expect(agent.states).toHaveLength(attempt));
+      await vi.waitFor(() => expect(agent.states).toHaveLength(attempt), WAIT);
       expect(agent.lastEnd()?.error.code).toBe('unavailable');
     }
     await h.driver({ grpc: { port } });
-    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0), WAIT);
     await clock.advance(100);
-    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1), WAIT);
   });
 });
 
@@ -97,7 +100,7 @@ describe('agent connection: assignment', () => {
         });
       },
     });
-    await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1));
+    await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
     await driver.sessions()[0]?.send({
       kind: 'assignAccount',
       body: { account: 'prod', generation: 2, kubeconfigRef: 'encryptedFile:k/prod', caching: true, cachingEpoch: 4 },
@@ -105,6 +108,7 @@ describe('agent connection: assignment', () => {
     expect(agent.work[0]).toMatchObject({ kind: 'assignAccount', seq: 1, body: { account: 'prod', caching: true, cachingEpoch: 4 } });
     await vi.waitFor(() =>
       expect(results).toMatchObject([{ agentId: 'agent-1', result: { account: 'prod', ok: false, message: 'cannot reach the cluster: ECONNREFUSED' } }]),
+      WAIT,
     );
   });
 
@@ -113,13 +117,13 @@ describe('agent connection: assignment', () => {
     const first = await h.driver();
     const port = first.driver.port;
     const agent = h.agent(plain(port, {}, { kubernetes: { reconnectTimeoutMs: 500 } }), { clock });
-    await vi.waitFor(() => expect(first.driver.sessions()).toHaveLength(1));
+    await vi.waitFor(() => expect(first.driver.sessions()).toHaveLength(1), WAIT);
     await first.driver.sessions()[0]?.send({ kind: 'assignAccount', body: { account: 'prod', generation: 1 } });
     await first.driver.close(50);
-    await vi.waitFor(() => expect(agent.lastEnd()).toBeDefined());
+    await vi.waitFor(() => expect(agent.lastEnd()).toBeDefined(), WAIT);
     const delivered = agent.connection.respond({ kind: 'assignmentResult', body: { account: 'prod', generation: 1, ok: true } });
     await h.driver({ grpc: { port } }, { table: first.table, results: first.results });
-    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0), WAIT);
     await clock.advance(500);
     await delivered;
     expect(first.results.map((r) => [r.result.account, r.result.ok])).toEqual([['prod', true]]);
@@ -142,9 +146,9 @@ describe('agent connection: a driver that misbehaves', () => {
     const clock = new ManualClock();
     const port = await badDriver(() => undefined);
     const agent = h.agent(plain(port, {}, { timeoutSeconds: 5 }), { clock });
-    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0), WAIT);
     await clock.advance(5000);
-    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('no welcome from the driver within 5000 ms'));
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('no welcome from the driver within 5000 ms'), WAIT);
   });
 
   it('gives up on a driver that does not acknowledge a response within timeoutSeconds, and sends it again', async () => {
@@ -157,13 +161,13 @@ describe('agent connection: a driver that misbehaves', () => {
       });
     });
     const agent = h.agent(plain(port, {}, { timeoutSeconds: 2, kubernetes: { reconnectTimeoutMs: 10 } }), { clock });
-    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1), WAIT);
     void agent.connection.respond({ kind: 'assignmentResult', body: { account: 'prod', generation: 1, ok: true } }).catch(() => undefined);
-    await vi.waitFor(() => expect(results).toEqual([1]));
+    await vi.waitFor(() => expect(results).toEqual([1]), WAIT);
     await clock.advance(2000);
-    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('no acknowledgement from the driver within 2000 ms'));
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('no acknowledgement from the driver within 2000 ms'), WAIT);
     await clock.advance(10);
-    await vi.waitFor(() => expect(results).toEqual([1, 1]));
+    await vi.waitFor(() => expect(results).toEqual([1, 1]), WAIT);
   });
 
   it('leaves a driver that stays silent longer than its lease', async () => {
@@ -174,9 +178,9 @@ describe('agent connection: a driver that misbehaves', () => {
       );
     });
     const agent = h.agent(plain(port), { clock });
-    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1), WAIT);
     await clock.advance(3000);
-    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('nothing from the driver for 3000 ms'));
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('nothing from the driver for 3000 ms'), WAIT);
   });
 
   it('ends the stream when the driver breaks the protocol, and reconnects', async () => {
@@ -187,10 +191,10 @@ describe('agent connection: a driver that misbehaves', () => {
       call.once('data', () => call.write({ heartbeatAck: { id: 1 } }));
     });
     const agent = h.agent(plain(port, {}, { kubernetes: { reconnectTimeoutMs: 10 } }), { clock });
-    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('expected welcome as the first message, got heartbeatAck'));
+    await vi.waitFor(() => expect(agent.lastEnd()?.error.message).toBe('expected welcome as the first message, got heartbeatAck'), WAIT);
     expect(agent.logs.text()).toContain('driver broke the protocol');
     await clock.advance(10);
-    await vi.waitFor(() => expect(streams).toBe(2));
+    await vi.waitFor(() => expect(streams).toBe(2), WAIT);
   });
 });
 
@@ -208,12 +212,12 @@ describe('agent connection: heartbeats', () => {
       });
     });
     const agent = h.agent(plain(port), { clock });
-    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1));
+    await vi.waitFor(() => expect(agent.connectedCount()).toBe(1), WAIT);
     await clock.advance(999);
     expect(heartbeats).toEqual([]);
     await clock.advance(1);
-    await vi.waitFor(() => expect(heartbeats).toEqual([1]));
+    await vi.waitFor(() => expect(heartbeats).toEqual([1]), WAIT);
     await clock.advance(1000);
-    await vi.waitFor(() => expect(heartbeats).toEqual([1, 2]));
+    await vi.waitFor(() => expect(heartbeats).toEqual([1, 2]), WAIT);
   });
 });
