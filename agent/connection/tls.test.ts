@@ -28,7 +28,8 @@ function tlsAgent(port: number, tls: DriverTlsSettings, host = 'localhost'): Tes
 }
 
 async function outcome(agent: TestAgent): Promise<string> {
-  await vi.waitFor(() => expect(agent.states.length).toBeGreaterThan(0));
+  // A real TLS handshake: on a loaded machine it takes longer than vi.waitFor's default second.
+  await vi.waitFor(() => expect(agent.states.length).toBeGreaterThan(0), { timeout: 10_000, interval: 20 });
   const first = agent.states[0];
   return first?.connected ? 'connected' : `refused: ${first?.end.error.message ?? ''}`;
 }
