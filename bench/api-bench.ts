@@ -120,7 +120,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
         kinds: ['deployment', 'service', 'pod'],
       })),
       Date.now(),
-      16,
+      { concurrency: 16 },
     );
     emit({ bench: 'api', figure: 'seed', accounts: options.accounts, seconds: round((performance.now() - seedStart) / 1000) });
     await putSession(table, {
@@ -318,7 +318,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
         namespaces: ['apps'],
         permissions: [{ READ: ['ops'] }],
       }));
-      await syncSource(table, { id: 'plugin:bench', kind: 'plugin' }, restricted, Date.now(), 16);
+      await syncSource(table, { id: 'plugin:bench', kind: 'plugin' }, restricted, Date.now(), { concurrency: 16 });
       const hidden = new Set((await readAccessIndex(table)).keys());
       token = noRolesToken;
       for (const page of [1, deepPage]) {

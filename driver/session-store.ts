@@ -69,7 +69,7 @@ export class TableSessionStore implements SessionStore {
       staticAccounts: record.staticAccounts.map((a) => a.name),
       lastProcessedSeq: 0,
     });
-    const synced = await putAgentStaticAccounts(this.#table, record.agentId, record.zone, record.staticAccounts, record.openedAt);
+    const synced = await putAgentStaticAccounts(this.#table, record.agentId, record.zone, record.staticAccounts, record.openedAt, record.sessionId);
     if (synced.upserted.length + synced.removed.length > 0) {
       this.#log.info({ agentId: record.agentId, changed: synced.upserted, removed: synced.removed }, 'static accounts of the agent recorded');
     }

@@ -273,7 +273,8 @@ export class AssignmentReconciler {
     await this.fullReconcile();
     const now = clock.now();
     for (const s of over) {
-      if (s.staticAccounts.length > 0) await removeAgentStaticAccounts(table, s.agentId, now);
+      // Only this session's announcement goes: a newer session of the agent may have announced since.
+      if (s.staticAccounts.length > 0) await removeAgentStaticAccounts(table, s.agentId, now, s.sessionId);
       await deleteSession(table, s, now);
     }
   }

@@ -19,6 +19,8 @@ export const PK = {
   operationRequest: 'OPREQUEST',
   /** One entry per operation not finished yet: what the driver replicas dispatch from. */
   operationQueue: 'OPQUEUE',
+  /** One lock per definition source, by source id: syncs of one source run one at a time. */
+  sourceLock: 'SOURCELOCK',
 } as const;
 
 /** Membership of one account name in one definition source: `SOURCE#<sourceId>` / name. */
@@ -33,6 +35,10 @@ export interface Key {
 
 export function accountKey(name: string): Key {
   return { pk: PK.account, sk: name };
+}
+
+export function sourceLockKey(sourceId: string): Key {
+  return { pk: PK.sourceLock, sk: sourceId };
 }
 
 export function sourceMemberKey(sourceId: string, name: string): Key {

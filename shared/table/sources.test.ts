@@ -101,4 +101,35 @@ describe('source sync against dynalite', () => {
       expect(await rankTotal(t), `round ${round}`).toBe(await accountItems());
     }
   });
+  it('keeps memberships and definitions of one source in step when syncs of that source overlap', async () => {
+    const t = await tables.fresh();
+    const names = Array.from({ length: 6 }, (_, i) => `m${i}`);
+    const query = async (pk: string) =>
+      (await t.client.send(new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true })))
+        .Items ?? [];
+    for (let round = 0; round < 10; round++) {
+      await Promise.all([
+        putAgentStaticAccounts(t, 'agent-a', 'z', names.slice(round % 3).map((name) => ({ name, context: `r${round}` })), round),
+        removeAgentStaticAccounts(t, 'agent-a', round),
+        putAgentStaticAccounts(t, 'agent-a', 'z', names.slice(0, 4).map((name) => ({ name })), round),
+      ]);
+      const members = (await query('SOURCE#agent:agent-a')).map((item) => item.sk as string).sort();
+      const accounts = await query(PK.account);
+      const defined = accounts.filter((item) => (item.defs as Record<string, unknown>)['agent:agent-a'] !== undefined).map((item) => item.sk as string).sort();
+      expect(members, `round ${round}`).toEqual(defined);
+      expect(await rankTotal(t), `round ${round}`).toBe(accounts.length);
+    }
+  });
+
+  it('leaves the announcement of a newer session alone when the sweep of an older session of the agent comes late', async () => {
+    const t = await tables.fresh();
+    await putAgentStaticAccounts(t, 'agent-a', 'z', [{ name: 'kept' }], 1, 'session-1');
+    await putAgentStaticAccounts(t, 'agent-a', 'z', [{ name: 'kept' }, { name: 'new' }], 2, 'session-2');
+    expect(await removeAgentStaticAccounts(t, 'agent-a', 3, 'session-1')).toEqual({ upserted: [], removed: [], unchanged: 0, superseded: true });
+    expect(Object.keys((await getAccount(t, 'kept'))?.defs ?? {})).toEqual(['agent:agent-a']);
+    expect(await rankTotal(t)).toBe(2);
+    expect(await removeAgentStaticAccounts(t, 'agent-a', 4, 'session-2')).toEqual({ upserted: [], removed: ['kept', 'new'], unchanged: 0 });
+    expect(await getAccount(t, 'kept')).toBeUndefined();
+    expect(await rankTotal(t)).toBe(0);
+  });
 });

@@ -15,6 +15,7 @@ import { sourceMemberKey, sourcePk } from './keys.ts';
 import { runBounded } from './bounded.ts';
 import { queryAll } from './query.ts';
 import { rankChange } from './rank.ts';
+import { withSourceLock, type SourceLockOptions } from './source-lock.ts';
 
 /**
  * A source of account definitions as stored: the driver config file, a config server, a plugin (with
@@ -39,6 +40,8 @@ export interface SyncResult {
   upserted: string[];
   removed: string[];
   unchanged: number;
+  /** Set when nothing was done because a newer session's announcement holds the source. */
+  superseded?: true;
 }
 
 function definitionOf(source: SourceRef, settings: DefinitionSettings, now: number): Definition {
@@ -183,7 +186,18 @@ export async function syncSource(
   source: SourceRef,
   accounts: readonly (AccountSettings | ({ name: string } & DefinitionSettings))[],
   now: number,
-  concurrency = 8,
+  options: { concurrency?: number; lock?: SourceLockOptions } = {},
+): Promise<SyncResult> {
+  const outcome = await withSourceLock(t, source.id, options.lock ?? {}, () => syncSourceLocked(t, source, accounts, now, options.concurrency ?? 8));
+  return outcome.ran ? outcome.value : { upserted: [], removed: [], unchanged: 0, superseded: true };
+}
+
+async function syncSourceLocked(
+  t: TableRef,
+  source: SourceRef,
+  accounts: readonly (AccountSettings | ({ name: string } & DefinitionSettings))[],
+  now: number,
+  concurrency: number,
 ): Promise<SyncResult> {
   const current = await members(t, source.id);
   const wanted = new Map(accounts.map((a) => [a.name, a]));
@@ -230,7 +244,8 @@ export async function syncSource(
 
 /**
  * The static accounts an agent announces at hello (`source: static-agent-config`, precedence 1000),
- * replacing what that agent announced before.
+ * replacing what that agent announced before. With the announcing session's id, the source remembers
+ * it, and a later sweep of an older session of the agent leaves the announcement alone.
  */
 export function putAgentStaticAccounts(
   t: TableRef,
@@ -238,13 +253,19 @@ export function putAgentStaticAccounts(
   zoneId: string,
   accounts: readonly AccountSettings[],
   now: number,
+  sessionId?: string,
 ): Promise<SyncResult> {
-  return syncSource(t, { id: agentSourceId(agentId), kind: 'static-agent-config', agentId, zoneId }, accounts, now);
+  const lock = sessionId === undefined ? {} : { owner: sessionId };
+  return syncSource(t, { id: agentSourceId(agentId), kind: 'static-agent-config', agentId, zoneId }, accounts, now, { lock });
 }
 
-/** Removes everything an agent announced (when its session ends for good). */
-export function removeAgentStaticAccounts(t: TableRef, agentId: string, now: number): Promise<SyncResult> {
-  return syncSource(t, { id: agentSourceId(agentId), kind: 'static-agent-config', agentId }, [], now);
+/**
+ * Removes everything an agent announced (when its session ends for good). With the ended session's id,
+ * nothing is removed when a newer session of the agent has announced since (`superseded`).
+ */
+export function removeAgentStaticAccounts(t: TableRef, agentId: string, now: number, sessionId?: string): Promise<SyncResult> {
+  const lock = sessionId === undefined ? {} : { ifOwner: sessionId };
+  return syncSource(t, { id: agentSourceId(agentId), kind: 'static-agent-config', agentId }, [], now, { lock });
 }
 
 /**

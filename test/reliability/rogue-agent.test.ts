@@ -262,6 +262,8 @@ function guarded(snapshot: TableSnapshot): Map<string, unknown> {
       if (!others.has(sk.slice(14, -11))) continue;
     } else if (pk.startsWith('SOURCE#agent:')) {
       if (pk !== 'SOURCE#agent:good-agent') continue;
+    } else if (pk === 'SOURCELOCK') {
+      if (sk !== 'agent:good-agent') continue; // the rogue's own announcements take their own source's lock
     } else if (pk === 'RANK') {
       continue; // counts follow the rogue's static accounts; `total` is checked against the items at the end
     }
