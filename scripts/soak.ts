@@ -5,7 +5,7 @@
  *
  * - `{"type":"start"}`: the settings, the seed and the load average;
  * - `{"type":"sample"}` every minute (and at the start and the end of the run): each process's RSS
- *   (MiB) and incarnation, the harness's event-loop delay, the lags of the minute (a PATCH until the
+ *   (MiB) and incarnation, the harness's V8 heap in use and event-loop delay, the lags of the minute (a PATCH until the
  *   account is ACTIVE with an agent, an operation from submission to its end), error lines so far,
  *   faults injected so far;
  * - `{"type":"problem"}` for each thing that did not converge or was lost;
@@ -66,6 +66,8 @@ const loopDelay = (ns: number) => round(Math.max(0, ns / 1e6 - LOOP_RESOLUTION_M
 interface Sample {
   elapsedMin: number;
   rssMiB: Record<string, number>;
+  /** The harness's V8 heap in use: beside its RSS, it tells objects kept from memory merely not returned. */
+  harnessHeapMiB: number;
 }
 const samples: Sample[] = [];
 let lagSeen = { activation: 0, operation: 0 };
@@ -89,11 +91,13 @@ function sample(started: number): void {
     if (proc !== undefined) incarnations[name] = proc.incarnation;
   }
   const elapsedMin = round((Date.now() - started) / 60_000, 2);
-  samples.push({ elapsedMin, rssMiB });
+  const harnessHeapMiB = mib(process.memoryUsage().heapUsed);
+  samples.push({ elapsedMin, rssMiB, harnessHeapMiB });
   print({
     type: 'sample',
     elapsedMin,
     rssMiB,
+    harnessHeapMiB,
     incarnations,
     harnessEventLoopDelay: { p50_ms: loopDelay(loop.percentile(50)), p99_ms: loopDelay(loop.percentile(99)), max_ms: loopDelay(loop.max) },
     lag: { activation: lagFigures(lag.activation.slice(lagSeen.activation)), operation: lagFigures(lag.operation.slice(lagSeen.operation)) },
@@ -132,6 +136,7 @@ try {
     seed,
     loadAverageEnd: loadAverage(),
     memoryMiB: Object.fromEntries(names.map((n) => [n, { start: at(first, n), middle: at(middle, n), end: at(last, n), restarts: Math.max(0, ((world.drivers.get(n) ?? world.agents.get(n))?.incarnation ?? 1) - 1) }])),
+    harnessHeapMiB: { start: first?.harnessHeapMiB ?? null, middle: middle?.harnessHeapMiB ?? null, end: last?.harnessHeapMiB ?? null },
     lag: { activation: lagFigures(lag.activation), operation: lagFigures(lag.operation) },
     errorLines: Object.fromEntries(world.errors),
     errorSamples: world.errorSamples.slice(0, 5),
