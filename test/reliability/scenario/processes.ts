@@ -40,6 +40,8 @@ export class ManagedProcess {
   kills = 0;
   /** Times it exited on its own (a crash, unless it was asked to stop). */
   unexpectedExits = 0;
+  /** What each exit on its own looked like: its incarnation, exit code or signal, and its last lines. */
+  readonly crashes: { incarnation: number; code: number | null; signal: NodeJS.Signals | null; stderr: string[]; lines: string[] }[] = [];
   #expectingExit = false;
 
   constructor(options: ManagedProcessOptions) {
@@ -74,7 +76,9 @@ export class ManagedProcess {
   start(): boolean {
     if (this.running) return false;
     this.#incarnation++;
+    const incarnation = this.#incarnation;
     this.#tail = [];
+    const stderrTail: string[] = [];
     this.#expectingExit = false;
     const source = `${this.name}#${this.#incarnation}`;
     // stdin stays open for the process's life: when this process dies, it closes, and the tether ends the child.
@@ -85,6 +89,10 @@ export class ManagedProcess {
       lines.on('line', (text) => {
         this.#tail.push(text);
         if (this.#tail.length > TAIL) this.#tail.shift();
+        if (stream === 'stderr') {
+          stderrTail.push(text);
+          if (stderrTail.length > TAIL) stderrTail.shift();
+        }
         let record: Record<string, unknown> | undefined;
         if (text.startsWith('{')) {
           try {
@@ -97,8 +105,11 @@ export class ManagedProcess {
       });
     }
     this.#exited = new Promise((resolve) =>
-      child.on('close', (code) => {
-        if (!this.#expectingExit) this.unexpectedExits++;
+      child.on('close', (code, signal) => {
+        if (!this.#expectingExit) {
+          this.unexpectedExits++;
+          this.crashes.push({ incarnation, code, signal, stderr: stderrTail.slice(-30), lines: this.#tail.slice(-10) });
+        }
         resolve(code);
       }),
     );

@@ -542,7 +542,11 @@ export class Scenario {
   #processDifferences(): string[] {
     const out: string[] = [];
     for (const p of [...this.world.drivers.values(), ...this.world.agents.values()]) {
-      if (p.unexpectedExits > 0) out.push(`${p.name} exited on its own ${p.unexpectedExits} times; last lines: ${p.tail.slice(-5).join(' | ').slice(0, 1_000)}`);
+      for (const c of p.crashes) {
+        const how = c.signal === null ? `exit code ${String(c.code)}` : `signal ${c.signal}`;
+        const shown = (c.stderr.length > 0 ? c.stderr : c.lines).join(' | ').slice(-4_000);
+        out.push(`${p.name} (incarnation ${c.incarnation}) exited on its own (${how}); last ${c.stderr.length > 0 ? 'error output' : 'lines'}: ${shown}`);
+      }
     }
     if ((this.world.errors.get('api') ?? 0) > 0) out.push(`the API logged ${String(this.world.errors.get('api'))} errors`);
     return out;
