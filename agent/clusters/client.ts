@@ -82,41 +82,52 @@ async function* batchesOf(res: IncomingMessage, closed: () => boolean): AsyncIte
   let pendingBytes = 0;
   const chunks = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   let next = chunks.next();
-  for (;;) {
-    let got: IteratorResult<Buffer>;
-    try {
-      got = await next;
-    } catch (e) {
-      if (closed()) return;
-      throw e;
+  let finished = false;
+  try {
+    for (;;) {
+      let got: IteratorResult<Buffer>;
+      try {
+        got = await next;
+      } catch (e) {
+        if (closed()) return;
+        throw e;
+      }
+      if (got.done) break;
+      pending.push(got.value);
+      pendingBytes += got.value.length;
+      next = chunks.next();
+      if (pendingBytes < MAX_BATCH_BYTES && (await settledThisTurn(next))) continue;
+      const joined = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
+      const end = joined.lastIndexOf(10) + 1;
+      if (end === 0) {
+        pending = [joined];
+        continue;
+      }
+      // Copied out of the socket's buffer pool, so the batch owns its memory.
+      const batch = Buffer.allocUnsafeSlow(end);
+      joined.copy(batch, 0, 0, end);
+      const rest = joined.subarray(end);
+      pending = rest.length === 0 ? [] : [rest];
+      pendingBytes = rest.length;
+      yield batch;
     }
-    if (got.done) break;
-    pending.push(got.value);
-    pendingBytes += got.value.length;
-    next = chunks.next();
-    if (pendingBytes < MAX_BATCH_BYTES && (await settledThisTurn(next))) continue;
-    const joined = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
-    const end = joined.lastIndexOf(10) + 1;
-    if (end === 0) {
-      pending = [joined];
-      continue;
+    if (pendingBytes > 0) {
+      // The body's last line may lack its newline.
+      const joined = Buffer.concat(pending, pendingBytes);
+      const whole = joined[joined.length - 1] === 10;
+      const batch = Buffer.allocUnsafeSlow(joined.length + (whole ? 0 : 1));
+      joined.copy(batch);
+      if (!whole) batch[joined.length] = 10;
+      yield batch;
     }
-    // Copied out of the socket's buffer pool, so the batch owns its memory.
-    const batch = Buffer.allocUnsafeSlow(end);
-    joined.copy(batch, 0, 0, end);
-    const rest = joined.subarray(end);
-    pending = rest.length === 0 ? [] : [rest];
-    pendingBytes = rest.length;
-    yield batch;
-  }
-  if (pendingBytes > 0) {
-    // The body's last line may lack its newline.
-    const joined = Buffer.concat(pending, pendingBytes);
-    const whole = joined[joined.length - 1] === 10;
-    const batch = Buffer.allocUnsafeSlow(joined.length + (whole ? 0 : 1));
-    joined.copy(batch);
-    if (!whole) batch[joined.length] = 10;
-    yield batch;
+    finished = true;
+  } finally {
+    // A reader that stops early (a watch closed mid-flood) leaves the read of the next chunk under way;
+    // the response is destroyed with it, and that read's failure must not go unheard and end the process.
+    if (!finished) {
+      next.catch(() => undefined);
+      void chunks.return?.().catch(() => undefined);
+    }
   }
 }
 
