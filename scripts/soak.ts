@@ -10,7 +10,8 @@
  *   faults injected so far;
  * - `{"type":"problem"}` for each thing that did not converge or was lost;
  * - `{"type":"summary"}`: memory at the start, middle and end per process, lags over the run, error
- *   counts, faults injected and whether they were survived, and `lost` (must be 0).
+ *   counts, faults injected and whether they were survived, what the table holds at the end by entity,
+ *   and `lost` (must be 0).
  *
  * Processes named in the scenario's immortal list are never killed, so their memory over the whole
  * run shows a leak as growth; the others are killed and started again at random.
@@ -20,6 +21,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { percentile, round } from '../bench/stats.ts';
 import { loadAverage, procStats } from '../bench/support.ts';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { TableRef } from '../shared/table/client.ts';
+import { TTL_ATTRIBUTE } from '../shared/table/schema.ts';
 import { Scenario } from '../test/reliability/scenario/scenario.ts';
 
 const { values } = parseArgs({
@@ -110,6 +114,31 @@ function sample(started: number): void {
   loop.reset();
 }
 
+/**
+ * What the table holds at the end, by entity (the partition key before any `#`): items, their size as
+ * JSON, and how many carry an expiry time already past. DynamoDB deletes expired items by itself; the
+ * embedded table keeps them, so they explain part of its memory.
+ */
+async function tableCensus(table: TableRef): Promise<Record<string, { items: number; kib: number; expired: number }>> {
+  const census: Record<string, { items: number; kib: number; expired: number }> = {};
+  const nowSeconds = Date.now() / 1000;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await table.client.send(new ScanCommand({ TableName: table.tableName, ExclusiveStartKey: start }));
+    for (const item of out.Items ?? []) {
+      const entity = String(item.pk).split('#')[0] as string;
+      const entry = (census[entity] ??= { items: 0, kib: 0, expired: 0 });
+      entry.items++;
+      entry.kib += JSON.stringify(item).length / 1024;
+      const expires = item[TTL_ATTRIBUTE];
+      if (typeof expires === 'number' && expires < nowSeconds) entry.expired++;
+    }
+    start = out.LastEvaluatedKey;
+  } while (start !== undefined);
+  for (const entry of Object.values(census)) entry.kib = round(entry.kib, 1);
+  return census;
+}
+
 let exitCode = 1;
 try {
   print({ type: 'start', minutes, seed, drivers, zones, accounts, immortal, faultRate, loadAverage: loadAverage(), node: process.version });
@@ -146,6 +175,7 @@ try {
     },
     work: { steps: counts.steps, registrations: counts.registrations, activations: counts.activations, activationRefusals: counts.activationRefusals, deletions: counts.deletions, operations: counts.operations, operationRefusals: counts.operationRefusals },
     scannedForSecrets: world.scanned,
+    tableAtEnd: await tableCensus(world.table),
     lost: problems.length,
   });
   exitCode = problems.length === 0 ? 0 : 1;
