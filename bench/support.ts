@@ -66,7 +66,15 @@ export interface BenchTable {
   cpuMs(): number | undefined;
   /** The table's process, when it runs in one of its own. */
   pid?: number | undefined;
+  /** The table process's memory after a full collection; undefined when the table runs inline. */
+  memory?(): Promise<TableMemory>;
   close(): Promise<void>;
+}
+
+export interface TableMemory {
+  rssMiB: number;
+  heapUsedMiB: number;
+  externalMiB: number;
 }
 
 export type TablePlacement = 'process' | 'inline';
@@ -95,10 +103,11 @@ export async function startBenchTable(placement: TablePlacement): Promise<BenchT
       },
     };
   }
-  const child = spawn(process.execPath, ['bench/table-process.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--expose-gc', 'bench/table-process.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
   const first = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the table process exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once('line', resolve);
+    lines.once('line', resolve);
   });
   const { endpoint, tableName } = JSON.parse(first) as { endpoint: string; tableName: string };
   return {
@@ -107,6 +116,17 @@ export async function startBenchTable(placement: TablePlacement): Promise<BenchT
     client: client(tableName, endpoint),
     cpuMs: () => procStats(child.pid as number).cpuTicks * 10,
     pid: child.pid,
+    memory: () =>
+      new Promise<TableMemory>((resolve) => {
+        const onLine = (line: string) => {
+          const parsed = JSON.parse(line) as { memory?: TableMemory };
+          if (parsed.memory === undefined) return;
+          lines.off('line', onLine);
+          resolve(parsed.memory);
+        };
+        lines.on('line', onLine);
+        child.kill('SIGUSR2');
+      }),
     close: async () => {
       closeClients();
       const exited = new Promise((r) => child.once('exit', r));

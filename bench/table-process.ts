@@ -1,7 +1,9 @@
 /**
  * The embedded table (dynalite) in a process of its own, as DynamoDB is a service of its own: the
  * control plane's figures then do not include the table's CPU. Prints one JSON line with the
- * endpoint and table name once the table is ready; SIGTERM stops it.
+ * endpoint and table name once the table is ready; SIGTERM stops it. On SIGUSR2 it collects garbage
+ * (when started with --expose-gc) and prints one JSON line with its memory: what the table keeps alive
+ * (V8 heap in use after a full collection) apart from what the process holds (RSS).
  */
 import { startEmbeddedTable } from '../shared/table/embedded.ts';
 
@@ -9,4 +11,10 @@ const table = await startEmbeddedTable();
 process.stdout.write(`${JSON.stringify({ endpoint: table.endpoint, tableName: table.tableName })}\n`);
 const stop = (): void => void table.close().then(() => process.exit(0));
 process.on('SIGTERM', stop);
+process.on('SIGUSR2', () => {
+  (globalThis as { gc?: () => void }).gc?.();
+  const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
+  const mib = (n: number) => Math.round((n / 1_048_576) * 10) / 10;
+  process.stdout.write(`${JSON.stringify({ memory: { rssMiB: mib(rss), heapUsedMiB: mib(heapUsed), externalMiB: mib(external + arrayBuffers) } })}\n`);
+});
 process.on('SIGINT', stop);

@@ -5,7 +5,8 @@
  *
  * - `{"type":"start"}`: the settings, the seed and the load average;
  * - `{"type":"sample"}` every minute (and at the start and the end of the run): each process's RSS
- *   (MiB) and incarnation, the harness's V8 heap in use and event-loop delay, the lags of the minute (a PATCH until the
+ *   (MiB) and incarnation, the V8 heap in use of the harness and of the table (after a full collection),
+ *   the harness's event-loop delay, the lags of the minute (a PATCH until the
  *   account is ACTIVE with an agent, an operation from submission to its end), error lines so far,
  *   faults injected so far;
  * - `{"type":"problem"}` for each thing that did not converge or was lost;
@@ -72,6 +73,8 @@ interface Sample {
   rssMiB: Record<string, number>;
   /** The harness's V8 heap in use: beside its RSS, it tells objects kept from memory merely not returned. */
   harnessHeapMiB: number;
+  /** The table process's V8 heap in use after a full collection: what the embedded table keeps alive. */
+  tableHeapMiB: number | null;
 }
 const samples: Sample[] = [];
 let lagSeen = { activation: 0, operation: 0 };
@@ -81,7 +84,7 @@ function lagFigures(values: readonly number[]): { n: number; p50_ms: number; p95
   return { n: sorted.length, p50_ms: percentile(sorted, 50), p95_ms: percentile(sorted, 95), max_ms: sorted.at(-1) ?? 0 };
 }
 
-function sample(started: number): void {
+async function sample(started: number): Promise<void> {
   const { world, lag, counts } = scenario;
   const rssMiB: Record<string, number> = {};
   const incarnations: Record<string, number> = {};
@@ -96,12 +99,14 @@ function sample(started: number): void {
   }
   const elapsedMin = round((Date.now() - started) / 60_000, 2);
   const harnessHeapMiB = mib(process.memoryUsage().heapUsed);
-  samples.push({ elapsedMin, rssMiB, harnessHeapMiB });
+  const tableHeapMiB = (await world.store.memory?.())?.heapUsedMiB ?? null;
+  samples.push({ elapsedMin, rssMiB, harnessHeapMiB, tableHeapMiB });
   print({
     type: 'sample',
     elapsedMin,
     rssMiB,
     harnessHeapMiB,
+    tableHeapMiB,
     incarnations,
     harnessEventLoopDelay: { p50_ms: loopDelay(loop.percentile(50)), p99_ms: loopDelay(loop.percentile(99)), max_ms: loopDelay(loop.max) },
     lag: { activation: lagFigures(lag.activation.slice(lagSeen.activation)), operation: lagFigures(lag.operation.slice(lagSeen.operation)) },
@@ -145,12 +150,12 @@ try {
   await scenario.start();
   loop.enable();
   const started = Date.now();
-  sample(started);
+  await sample(started);
   const run = scenario.runFor(minutes * 60_000);
-  const timer = setInterval(() => sample(started), SAMPLE_MS);
+  const timer = setInterval(() => void sample(started), SAMPLE_MS);
   await run;
   clearInterval(timer);
-  sample(started);
+  await sample(started);
   const problems = await scenario.settle(120_000);
   for (const p of problems) if (!scenario.problems.includes(p)) print({ type: 'problem', problem: p });
   const names = [...new Set(samples.flatMap((s) => Object.keys(s.rssMiB)))].sort();
@@ -166,6 +171,7 @@ try {
     loadAverageEnd: loadAverage(),
     memoryMiB: Object.fromEntries(names.map((n) => [n, { start: at(first, n), middle: at(middle, n), end: at(last, n), restarts: Math.max(0, ((world.drivers.get(n) ?? world.agents.get(n))?.incarnation ?? 1) - 1) }])),
     harnessHeapMiB: { start: first?.harnessHeapMiB ?? null, middle: middle?.harnessHeapMiB ?? null, end: last?.harnessHeapMiB ?? null },
+    tableHeapMiB: { start: first?.tableHeapMiB ?? null, middle: middle?.tableHeapMiB ?? null, end: last?.tableHeapMiB ?? null },
     lag: { activation: lagFigures(lag.activation), operation: lagFigures(lag.operation) },
     errorLines: Object.fromEntries(world.errors),
     errorSamples: world.errorSamples.slice(0, 5),
