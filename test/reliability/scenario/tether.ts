@@ -1,8 +1,13 @@
 /**
  * Loaded (`--import`) into every process the scenario starts: the process ends when the scenario's
  * end of its stdin closes, so a scenario that dies (a test runner killing its worker on a timeout)
- * leaves no driver or agent running behind it.
+ * leaves no driver or agent running behind it. It says so first, so that an end by the tether is told
+ * apart from a kill that came from elsewhere.
  */
-process.stdin.on('end', () => process.kill(process.pid, 'SIGKILL'));
-process.stdin.on('error', () => process.kill(process.pid, 'SIGKILL'));
+const end = (why: string) => {
+  process.stderr.write(`tether: ${why}; the process ends\n`);
+  process.kill(process.pid, 'SIGKILL');
+};
+process.stdin.on('end', () => end('stdin ended'));
+process.stdin.on('error', (e: Error) => end(`stdin failed: ${e.message}`));
 process.stdin.resume();
