@@ -12,7 +12,8 @@
  *
  * Each syncs BENCH_ROUNDS (3) times, alternating (a fresh account and process each round: medians are
  * reported), then the last of each settles (full GC, pause) and takes BENCH_EVENTS (100,000) pod
- * updates made by the API server (BENCH_PROFILE_DIR=dir writes a CPU profile of the agent there).
+ * updates made by the API server (BENCH_PROFILE_DIR=dir writes CPU profiles of the agent and the API
+ * server there).
  * Before the rounds, the same burst goes to a watch that only counts lines: what the API server can
  * send at all.
  * One JSON line per figure: initial sync, peak and settled RSS, bytes to the driver, events per
@@ -149,7 +150,9 @@ const cleanups: (() => unknown)[] = [];
 try {
   // ---- the API server, seeded, in its own process ----
   const kubeconfig = join(dir, 'kubeconfig');
-  const kubeProcess = new Child([join(HERE, '../test/kube/main.ts'), '--seed', String(OBJECTS), '--namespaces', String(NAMESPACES), '--tls', '--kubeconfig', kubeconfig]);
+  const profileDir = process.env.BENCH_PROFILE_DIR;
+  const profileArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const kubeProcess = new Child([...profileArgs, join(HERE, '../test/kube/main.ts'), '--seed', String(OBJECTS), '--namespaces', String(NAMESPACES), '--tls', '--kubeconfig', kubeconfig]);
   cleanups.push(() => kubeProcess.kill());
   const ready = await kubeProcess.next();
   emit('seeded', OBJECTS, 'objects', { namespaces: NAMESPACES, kinds: ready.seeded, seed_ms: ready.seedMs });
@@ -222,7 +225,7 @@ try {
   /** One agent process caching account `bench-<round>` (a fresh one each round, so each lists). */
   const agentRound = async (round: number, last: boolean) => {
     const account = `${ACCOUNT}-${round}`;
-    const profile = last && process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROFILE_DIR] : [];
+    const profile = last ? profileArgs : [];
     const agent = new Child(['--expose-gc', ...profile, join(HERE, 'cache-agent.ts'), JSON.stringify({ kubeconfig, driver: `127.0.0.1:${driver.port}`, token: TOKEN, account })]);
     cleanups.push(() => agent.kill());
     await agent.next('started');

@@ -114,6 +114,72 @@ export function canonical(obj: KubeObject): KubeObject {
   return ordered(withMeta, ['kind', 'apiVersion', 'metadata']);
 }
 
+/**
+ * JSON of values that can no longer change (deep-frozen by `frozenJson`). Serializing a stored
+ * object is most of the cost of a write; a writer that changes a few fields of a large object over
+ * and over (a load generator) freezes the parts it keeps, and their JSON is then made once.
+ */
+const knownJson = new WeakMap<object, string>();
+
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
+}
+
+/** Freezes `value` deeply and remembers its JSON, so `canonicalJson` reuses it wherever it appears. */
+export function frozenJson<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !knownJson.has(value)) {
+    deepFreeze(value);
+    knownJson.set(value, JSON.stringify(value));
+  }
+  return value;
+}
+
+/** `JSON.stringify(value)`, reusing the remembered JSON of frozen parts down to `depth` levels. */
+function jsonOf(value: unknown, depth: number): string | undefined {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  const known = knownJson.get(value);
+  if (known !== undefined) return known;
+  if (depth === 0 || Array.isArray(value) || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value);
+  return objectJson(value as Record<string, unknown>, Object.keys(value), depth - 1);
+}
+
+function objectJson(source: Record<string, unknown>, keys: readonly string[], depth: number): string {
+  let out = '';
+  for (const k of keys) {
+    const v = jsonOf(source[k], depth);
+    if (v === undefined) continue;
+    out += `${out === '' ? '{' : ','}${JSON.stringify(k)}:${v}`;
+  }
+  return out === '' ? '{}' : `${out}}`;
+}
+
+function canonicalKeys(source: Record<string, unknown>, first: readonly string[]): string[] {
+  const keys = first.filter((k) => source[k] !== undefined);
+  for (const k of Object.keys(source)) if (!first.includes(k)) keys.push(k);
+  return keys;
+}
+
+/**
+ * `JSON.stringify(canonical(obj))`, the stored form of an object, made without copying it and
+ * reusing the JSON of parts frozen by `frozenJson`.
+ */
+export function canonicalJson(obj: KubeObject): string {
+  const top = obj as unknown as Record<string, unknown>;
+  const keys = canonicalKeys(top, ['kind', 'apiVersion', 'metadata']);
+  let out = '';
+  for (const k of keys) {
+    const value = top[k];
+    const v = k === 'metadata' && value !== null && typeof value === 'object' && !knownJson.has(value)
+      ? objectJson(value as Record<string, unknown>, canonicalKeys(value as Record<string, unknown>, META_ORDER), 0)
+      : jsonOf(value, 1);
+    if (v === undefined) continue;
+    out += `${out === '' ? '{' : ','}${JSON.stringify(k)}:${v}`;
+  }
+  return out === '' ? '{}' : `${out}}`;
+}
+
 export function metaString(meta: ObjectMeta, key: 'name' | 'namespace' | 'resourceVersion' | 'uid'): string {
   const v = meta[key];
   return typeof v === 'string' ? v : '';

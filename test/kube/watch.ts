@@ -62,6 +62,9 @@ interface Prepared {
   initialEventsEnd: boolean;
 }
 
+/** A turn's lines go out early once they reach this size, so a long turn does not hold them all. */
+const FLUSH_CHARS = 1 << 20;
+
 export class WatchStream implements Subscriber {
   readonly rt: ResourceType;
   readonly namespace: string | null;
@@ -76,7 +79,13 @@ export class WatchStream implements Subscriber {
   #fromRv = 0;
   #silent = false;
   #closed = false;
-  #corked = false;
+  /**
+   * Lines written in this turn of the event loop, sent as one chunk at its end: a burst of events
+   * then costs one chunk and one TLS write per turn instead of one per line.
+   */
+  #pending: string[] = [];
+  #pendingChars = 0;
+  #flushQueued = false;
   /**
    * While catching up (initial events, backlog replay) lines wait here and go out as the client reads
    * them, so a large catch-up is paced by the client instead of tripping the slow-watcher limit.
@@ -202,19 +211,23 @@ export class WatchStream implements Subscriber {
       this.#queue.push(line);
       return;
     }
-    if (!this.#corked) {
-      this.#corked = true;
-      this.#res.cork();
-      process.nextTick(() => this.#uncork());
+    this.#pending.push(line);
+    this.#pendingChars += line.length;
+    if (this.#pendingChars >= FLUSH_CHARS) this.#flush();
+    else if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      process.nextTick(() => this.#flush());
     }
-    this.#res.write(line);
-    if (this.#res.writableLength > this.#settings.maxBufferedBytes) this.end();
   }
 
-  #uncork(): void {
-    if (!this.#corked) return;
-    this.#corked = false;
-    this.#res.uncork();
+  #flush(): void {
+    this.#flushQueued = false;
+    if (this.#pending.length === 0 || this.#closed) return;
+    const chunk = this.#pending.length === 1 ? (this.#pending[0] as string) : this.#pending.join('');
+    this.#pending = [];
+    this.#pendingChars = 0;
+    this.#res.write(chunk);
+    if (this.#res.writableLength > this.#settings.maxBufferedBytes) this.end();
   }
 
   /** Stops sending anything, bookmarks and timeout included, while keeping the connection open. */
@@ -226,7 +239,8 @@ export class WatchStream implements Subscriber {
   /** Ends the stream the way the server ends a watch: a clean end of the chunked response. */
   end(): void {
     if (this.#closed) return;
-    this.#uncork();
+    this.#flush();
+    if (this.#closed) return;
     this.#res.end();
     this.#cleanup();
   }
