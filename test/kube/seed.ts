@@ -250,6 +250,11 @@ export interface ChurnOptions {
   kinds?: { apiVersion: string; kind: string }[];
   /** Updates between yields to the event loop; 500 by default. */
   batch?: number;
+  /**
+   * Asked after each batch: while it says the watchers are too far behind, churn waits (polling every
+   * millisecond) instead of piling up more for them. Without it churn runs flat out.
+   */
+  behind?: () => boolean;
 }
 
 export interface ChurnResult {
@@ -282,7 +287,10 @@ export async function churn(store: TestStore, options: ChurnOptions): Promise<Ch
       continue;
     }
     updated++;
-    if (updated % batch === 0) await new Promise((r) => setImmediate(r));
+    if (updated % batch === 0) {
+      await new Promise((r) => setImmediate(r));
+      while (options.behind?.() === true) await new Promise((r) => setTimeout(r, 1));
+    }
   }
   return { updated, fromResourceVersion: from, toResourceVersion: store.resourceVersion };
 }

@@ -112,6 +112,11 @@ export class WatchStream implements Subscriber {
     return this.#closed;
   }
 
+  /** Bytes written to this watch that its client has not read yet. */
+  get backlog(): number {
+    return this.#closed ? 0 : this.#res.writableLength + this.#pendingChars;
+  }
+
   start(store: Store, fromRv: number, timeoutSeconds: number): void {
     this.#lastRv = fromRv;
     this.#fromRv = fromRv;
@@ -324,6 +329,13 @@ export class WatchHub {
 
   get size(): number {
     return this.#streams.size;
+  }
+
+  /** The largest backlog of an open watch: how far the slowest watcher is behind, in bytes. */
+  maxBacklog(): number {
+    let most = 0;
+    for (const s of this.#streams) most = Math.max(most, s.backlog);
+    return most;
   }
 
   sendBookmarks(): void {
