@@ -34,8 +34,6 @@ export interface StoreEvent {
   /** Labels and fields before a MODIFIED change, so selector watches can turn it into ADDED or DELETED. */
   readonly prevLabels?: Labels;
   readonly prevFields?: Readonly<Record<string, string>>;
-  /** The watch line, built once and shared by every watcher that sends it. */
-  line?: string;
 }
 
 interface Entry {

@@ -65,6 +65,13 @@ interface Prepared {
 /** A turn's lines go out early once they reach this size, so a long turn does not hold them all. */
 const FLUSH_CHARS = 1 << 20;
 
+const EVENT_HEAD: Record<StoreEvent['type'], string> = {
+  ADDED: '{"type":"ADDED","object":',
+  MODIFIED: '{"type":"MODIFIED","object":',
+  DELETED: '{"type":"DELETED","object":',
+};
+const EVENT_TAIL = '}\n';
+
 export class WatchStream implements Subscriber {
   readonly rt: ResourceType;
   readonly namespace: string | null;
@@ -143,8 +150,9 @@ export class WatchStream implements Subscriber {
     }
     this.#lastRv = event.rv;
     if (type === event.type && this.#versionIsStored()) {
-      event.line ??= `{"type":"${event.type}","object":${event.json}}\n`;
-      this.#write(event.line);
+      // The stored JSON goes out as it is, between a head and a tail shared by every event: no
+      // line of its own is built (and kept with the history) per event.
+      this.#write(EVENT_HEAD[type], event.json, EVENT_TAIL);
     } else {
       this.#write(`{"type":"${type}","object":${servedAs(this.rt, this.#version, event.json)}}\n`);
     }
@@ -210,14 +218,17 @@ export class WatchStream implements Subscriber {
     this.end();
   }
 
-  #write(line: string): void {
+  /** Sends the line `head + body + tail` (body and tail optional). */
+  #write(head: string, body = '', tail = ''): void {
     if (this.#closed) return;
     if (this.#queue !== undefined) {
-      this.#queue.push(line);
+      this.#queue.push(head + body + tail);
       return;
     }
-    this.#pending.push(line);
-    this.#pendingChars += line.length;
+    this.#pending.push(head);
+    if (body !== '') this.#pending.push(body);
+    if (tail !== '') this.#pending.push(tail);
+    this.#pendingChars += head.length + body.length + tail.length;
     if (this.#pendingChars >= FLUSH_CHARS) this.#flush();
     else if (!this.#flushQueued) {
       this.#flushQueued = true;
