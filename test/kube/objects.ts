@@ -136,23 +136,41 @@ export function frozenJson<T>(value: T): T {
   return value;
 }
 
-/** `JSON.stringify(value)`, reusing the remembered JSON of frozen parts down to `depth` levels. */
-function jsonOf(value: unknown, depth: number): string | undefined {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+/**
+ * Appends the JSON of `value` to `parts` (nothing when JSON.stringify would give undefined), reusing
+ * the remembered JSON of frozen parts down to `depth` levels. Parts are joined once at the end: the
+ * stored JSON is then a flat string, not a rope every reader has to flatten.
+ */
+function writeJson(parts: string[], value: unknown, depth: number): void {
+  if (value === null || typeof value !== 'object') {
+    const s = JSON.stringify(value);
+    if (s !== undefined) parts.push(s);
+    return;
+  }
   const known = knownJson.get(value);
-  if (known !== undefined) return known;
-  if (depth === 0 || Array.isArray(value) || typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value);
-  return objectJson(value as Record<string, unknown>, Object.keys(value), depth - 1);
+  if (known !== undefined) parts.push(known);
+  else if (depth === 0 || Array.isArray(value) || typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    const s = JSON.stringify(value);
+    if (s !== undefined) parts.push(s);
+  } else writeObject(parts, value as Record<string, unknown>, Object.keys(value), depth - 1);
 }
 
-function objectJson(source: Record<string, unknown>, keys: readonly string[], depth: number): string {
-  let out = '';
+/** Appends `{"key":value,...}`; `write(key)` appends the value, or nothing to leave the member out as JSON does. */
+function writeMembers(parts: string[], keys: readonly string[], write: (key: string) => void): void {
+  parts.push('{');
+  let first = true;
   for (const k of keys) {
-    const v = jsonOf(source[k], depth);
-    if (v === undefined) continue;
-    out += `${out === '' ? '{' : ','}${JSON.stringify(k)}:${v}`;
+    const before = parts.length;
+    parts.push(first ? '' : ',', JSON.stringify(k), ':');
+    write(k);
+    if (parts.length === before + 3) parts.length = before;
+    else first = false;
   }
-  return out === '' ? '{}' : `${out}}`;
+  parts.push('}');
+}
+
+function writeObject(parts: string[], source: Record<string, unknown>, keys: readonly string[], depth: number): void {
+  writeMembers(parts, keys, (k) => writeJson(parts, source[k], depth));
 }
 
 function canonicalKeys(source: Record<string, unknown>, first: readonly string[]): string[] {
@@ -167,17 +185,13 @@ function canonicalKeys(source: Record<string, unknown>, first: readonly string[]
  */
 export function canonicalJson(obj: KubeObject): string {
   const top = obj as unknown as Record<string, unknown>;
-  const keys = canonicalKeys(top, ['kind', 'apiVersion', 'metadata']);
-  let out = '';
-  for (const k of keys) {
-    const value = top[k];
-    const v = k === 'metadata' && value !== null && typeof value === 'object' && !knownJson.has(value)
-      ? objectJson(value as Record<string, unknown>, canonicalKeys(value as Record<string, unknown>, META_ORDER), 0)
-      : jsonOf(value, 1);
-    if (v === undefined) continue;
-    out += `${out === '' ? '{' : ','}${JSON.stringify(k)}:${v}`;
-  }
-  return out === '' ? '{}' : `${out}}`;
+  const parts: string[] = [];
+  writeMembers(parts, canonicalKeys(top, ['kind', 'apiVersion', 'metadata']), (k) => {
+    const v = top[k];
+    if (k === 'metadata' && isJsonObject(v) && !knownJson.has(v)) writeObject(parts, v, canonicalKeys(v, META_ORDER), 0);
+    else writeJson(parts, v, 1);
+  });
+  return parts.join('');
 }
 
 export function metaString(meta: ObjectMeta, key: 'name' | 'namespace' | 'resourceVersion' | 'uid'): string {
