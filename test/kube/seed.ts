@@ -266,15 +266,18 @@ export interface ChurnResult {
 /** Makes `count` MODIFIED events by updating an annotation and status of existing objects in turn. */
 export async function churn(store: TestStore, options: ChurnOptions): Promise<ChurnResult> {
   const kinds = options.kinds ?? [{ apiVersion: 'v1', kind: 'Pod' }];
-  const targets = kinds.flatMap((k) => store.list(k)).map(freezeUnchurned);
+  // Parsed when first updated rather than all up front: the updates start at once, and what a
+  // short churn never reaches is never parsed.
+  const targets: (KubeObject | string)[] = kinds.flatMap((k) => store.listJson(k));
   const from = store.resourceVersion;
   const batch = options.batch ?? 500;
   let updated = 0;
   if (targets.length === 0) return { updated, fromResourceVersion: from, toResourceVersion: from };
   for (let i = 0; i < options.count; i++) {
     const slot = i % targets.length;
-    const current = targets[slot];
-    if (current === undefined) break;
+    const target = targets[slot];
+    if (target === undefined) break;
+    const current = typeof target === 'string' ? freezeUnchurned(JSON.parse(target) as KubeObject) : target;
     const annotations = { ...current.metadata.annotations, 'example.com/heartbeat': String(from + i) };
     const status = { ...(current.status as JsonObject | undefined), observedGeneration: i };
     try {
