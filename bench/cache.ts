@@ -46,6 +46,8 @@ const NAMESPACES = Number(process.env.BENCH_NAMESPACES ?? 50);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const ACCOUNT = 'bench';
+/** What `NODE_OPTIONS` holds in the agent's image and `npm run agent` passes. */
+const AGENT_NODE_FLAGS = ['--max-semi-space-size=2'];
 const TOKEN = 'bench-cache-token-0001';
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -228,7 +230,8 @@ try {
   const agentRound = async (round: number, last: boolean) => {
     const account = `${ACCOUNT}-${round}`;
     const profile = last ? profileArgs : [];
-    const agent = new Child(['--expose-gc', ...profile, join(HERE, 'cache-agent.ts'), JSON.stringify({ kubeconfig, driver: `127.0.0.1:${driver.port}`, token: TOKEN, account })]);
+    // The agent runs with the Node flags it is deployed with (deploy/docker/agent.Dockerfile).
+    const agent = new Child(['--expose-gc', ...AGENT_NODE_FLAGS, ...profile, join(HERE, 'cache-agent.ts'), JSON.stringify({ kubeconfig, driver: `127.0.0.1:${driver.port}`, token: TOKEN, account })]);
     cleanups.push(() => agent.kill());
     await agent.next('started');
     const t0 = performance.now();
