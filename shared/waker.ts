@@ -5,6 +5,12 @@ import type { Clock } from './clock.ts';
  * deadlines. `wait` returns when woken, when `ms` has passed on the clock, or when `signal` aborts;
  * it leaves no sleeper behind.
  */
+/**
+ * The reason a finished wait aborts its sleep with. Without one, every abort makes a DOMException
+ * (with its stack trace): a cost per message on loops woken for each one.
+ */
+const WAIT_OVER = new Error('the wait is over');
+
 export class Waker {
   #wake: (() => void) | undefined;
 
@@ -15,7 +21,7 @@ export class Waker {
   async wait(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
     const done = new AbortController();
-    const onAbort = () => done.abort();
+    const onAbort = () => done.abort(WAIT_OVER);
     signal.addEventListener('abort', onAbort, { once: true });
     const woken = new Promise<void>((resolve) => {
       this.#wake = resolve;
@@ -25,7 +31,7 @@ export class Waker {
       await Promise.race([woken, ...(Number.isFinite(ms) ? [clock.sleep(Math.max(0, ms), done.signal).catch(() => undefined)] : [])]);
     } finally {
       this.#wake = undefined;
-      done.abort();
+      done.abort(WAIT_OVER);
       signal.removeEventListener('abort', onAbort);
     }
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { COMPACT_TARGET_BYTES, compactObject } from './compact.ts';
 
 const managedFields = [{ manager: 'kubectl', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }];
@@ -109,5 +110,19 @@ describe('the compact form', () => {
     const plain = compactObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', labels: { a: 'b' } } }, 'ConfigMap', '');
     expect(plain.trimmed).toBe(false);
     expect(plain.json.length).toBeLessThan(COMPACT_TARGET_BYTES);
+  });
+});
+
+describe('labels and annotations in the compact form', () => {
+  // Small enough that nothing is trimmed (the target size is tested above).
+  it('are the object maps as JSON, in their order, whatever their keys', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ maxLength: 10 }), fc.string({ maxLength: 20 }), { maxKeys: 4 }), fc.dictionary(fc.string({ maxLength: 10 }), fc.string({ maxLength: 20 }), { maxKeys: 4 }), (labels, annotations) => {
+        const c = JSON.parse(compactObject({ metadata: { name: 'x', labels, annotations } }, 'Widget', 'example.com', 'example.com/v1').json) as { metadata: { labels?: object; annotations?: object } };
+        const expected = (m: Record<string, string>) => (Object.keys(m).length === 0 ? undefined : JSON.stringify(m));
+        expect(c.metadata.labels === undefined ? undefined : JSON.stringify(c.metadata.labels)).toBe(expected(labels));
+        expect(c.metadata.annotations === undefined ? undefined : JSON.stringify(c.metadata.annotations)).toBe(expected(annotations));
+      }),
+    );
   });
 });

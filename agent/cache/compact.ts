@@ -196,9 +196,15 @@ function members(from: Obj, keys: readonly string[]): string[] {
   return out;
 }
 
-/** `"name":{...}` for a map with entries, else nothing. */
+/** `"name":{...}` for a map with entries, else nothing (written directly: no object is built for it). */
 function mapMember(name: string, entries: [string, Json][]): string[] {
-  return entries.length === 0 ? [] : [`"${name}":${JSON.stringify(Object.fromEntries(entries))}`];
+  if (entries.length === 0) return [];
+  let out = '';
+  for (const [k, v] of entries) {
+    const value = JSON.stringify(v);
+    if (value !== undefined) out += `${out === '' ? '' : ','}${JSON.stringify(k)}:${value}`;
+  }
+  return [`"${name}":{${out}}`];
 }
 
 export interface CompactObject {

@@ -31,6 +31,9 @@ type Pending = { worker: number; resolve(v: unknown): void; reject(e: unknown): 
  */
 export const THREAD_MIN_BYTES = 32 * 1024;
 
+/** The young generation of a decoding thread: V8's default for a 16 MiB semi-space. */
+const DECODER_YOUNG_GENERATION_MB = 48;
+
 /** Threads that have had nothing to do for this long end; the next request starts them again. */
 export const THREAD_IDLE_MS = 30_000;
 
@@ -58,7 +61,9 @@ export function threadDecoder(threads: number): Decoder {
   };
 
   const spawn = (i: number): Worker => {
-    const w = new Worker(new URL('./decode-worker.ts', import.meta.url));
+    // Parsing a list page makes megabytes of objects at once: the thread keeps V8's default young
+    // generation even where the agent's own is set small (docs/cache.md).
+    const w = new Worker(new URL('./decode-worker.ts', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: DECODER_YOUNG_GENERATION_MB } });
     w.unref();
     w.on('message', (m: { id: number; result?: unknown; error?: string }) => {
       const p = pending.get(m.id);

@@ -97,18 +97,24 @@ async function* batchesOf(res: IncomingMessage, closed: () => boolean): AsyncIte
       pendingBytes += got.value.length;
       next = chunks.next();
       if (pendingBytes < MAX_BATCH_BYTES && (await settledThisTurn(next))) continue;
-      const joined = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
-      const end = joined.lastIndexOf(10) + 1;
-      if (end === 0) {
-        pending = [joined];
-        continue;
+      // The last newline is in the last chunk that has one; what follows it waits for the next batch.
+      let last = pending.length - 1;
+      let cut = -1;
+      for (; last >= 0; last--) {
+        cut = (pending[last] as Buffer).lastIndexOf(10);
+        if (cut >= 0) break;
       }
-      // Copied out of the socket's buffer pool, so the batch owns its memory.
+      if (last < 0) continue;
+      const end = pendingBytes - pending.slice(last).reduce((n, b) => n + b.length, 0) + cut + 1;
+      // Copied straight out of the socket's chunks, so the batch owns its memory.
       const batch = Buffer.allocUnsafeSlow(end);
-      joined.copy(batch, 0, 0, end);
-      const rest = joined.subarray(end);
-      pending = rest.length === 0 ? [] : [rest];
-      pendingBytes = rest.length;
+      let at = 0;
+      for (let i = 0; i < last; i++) at += (pending[i] as Buffer).copy(batch, at);
+      (pending[last] as Buffer).copy(batch, at, 0, cut + 1);
+      const rest = pending.slice(last + 1);
+      const tail = (pending[last] as Buffer).subarray(cut + 1);
+      pending = tail.length === 0 ? rest : [tail, ...rest];
+      pendingBytes -= end;
       yield batch;
     }
     if (pendingBytes > 0) {

@@ -35,8 +35,8 @@ describe('resource builders', () => {
   it('writes puts and deletes in one BatchWriteItem, at most 25', () => {
     const p = writeResourcesParams('t', 'prod', [put('Pod', '', 'a', 'p'), { op: 'delete', ref: { kind: 'Pod', group: '', namespace: 'a', name: 'q' } }]);
     expect(p.RequestItems?.t).toEqual([
-      { PutRequest: { Item: { pk: 'RESOURCE#prod', sk: 'pod##a#p', ns: 'a', name: 'p', rv: '1', at: 5, o: '{"kind":"Pod","metadata":{"name":"p"}}' } } },
-      { DeleteRequest: { Key: { pk: 'RESOURCE#prod', sk: 'pod##a#q' } } },
+      { PutRequest: { Item: { pk: { S: 'RESOURCE#prod' }, sk: { S: 'pod##a#p' }, ns: { S: 'a' }, name: { S: 'p' }, rv: { S: '1' }, at: { N: '5' }, o: { S: '{"kind":"Pod","metadata":{"name":"p"}}' } } } },
+      { DeleteRequest: { Key: { pk: { S: 'RESOURCE#prod' }, sk: { S: 'pod##a#q' } } } },
     ]);
     expect(() => writeResourcesParams('t', 'prod', Array.from({ length: 26 }, (_, i) => put('Pod', '', 'a', `p${i}`)))).toThrow(RangeError);
   });
@@ -70,6 +70,9 @@ describe('resources against dynalite', () => {
     await writeResources(t, 'prod', writes);
     const first = await listResources(t, 'prod', { kind: 'pod' }, 10);
     expect(first.items.map((i) => i.name)).toEqual(['p00', 'p02', 'p04', 'p06', 'p08', 'p10', 'p12', 'p14', 'p16', 'p18']);
+    // What was written comes back as it was given, cluster-scoped (empty namespace) included.
+    expect(first.items[0]).toEqual({ namespace: 'a', name: 'p00', resourceVersion: '1', object: '{"kind":"Pod","metadata":{"name":"p00"}}', updatedAt: 5 });
+    expect((await listResources(t, 'prod', { kind: 'node' }, 10)).items).toEqual([{ namespace: '', name: 'n1', resourceVersion: '1', object: '{"kind":"Node","metadata":{"name":"n1"}}', updatedAt: 5 }]);
     const second = await listResources(t, 'prod', { kind: 'pod' }, 10, first.next);
     expect(second.items[0]?.name).toBe('p20');
     const inB = await listResources(t, 'prod', { kind: 'pod', namespace: 'b' }, 100);

@@ -1,15 +1,15 @@
+import type { AttributeValue, BatchWriteItemCommandInput } from '@aws-sdk/client-dynamodb';
 import {
   DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
-  type BatchWriteCommandInput,
   type DeleteCommandInput,
   type GetCommandInput,
   type PutCommandInput,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { BATCH_WRITE_LIMIT, batchWrite } from './batch.ts';
+import { BATCH_WRITE_LIMIT, batchWrite, batchWriteItems } from './batch.ts';
 import { runBounded } from './bounded.ts';
 import type { TableRef } from './client.ts';
 import { podMetricsPk } from './pod-metrics.ts';
@@ -108,27 +108,28 @@ export function resourceSk(ref: ResourceRef): string {
 
 // ---- objects ----
 
-export function resourceItem(account: string, w: Extract<ResourceWrite, { op: 'put' }>): Record<string, unknown> {
+/** The item of an object, in DynamoDB's attribute-value form (written by the thousand: no marshalling). */
+export function resourceItem(account: string, w: Extract<ResourceWrite, { op: 'put' }>): Record<string, AttributeValue> {
   return {
-    pk: resourcePk(account),
-    sk: resourceSk(w.ref),
-    ns: w.ref.namespace,
-    name: w.ref.name,
-    rv: w.resourceVersion,
-    at: w.at,
-    o: w.object,
+    pk: { S: resourcePk(account) },
+    sk: { S: resourceSk(w.ref) },
+    ns: { S: w.ref.namespace },
+    name: { S: w.ref.name },
+    rv: { S: w.resourceVersion },
+    at: { N: String(w.at) },
+    o: { S: w.object },
   };
 }
 
 /** At most 25 writes, each on another object (BatchWriteItem refuses two requests for one key). */
-export function writeResourcesParams(tableName: string, account: string, writes: readonly ResourceWrite[]): BatchWriteCommandInput {
+export function writeResourcesParams(tableName: string, account: string, writes: readonly ResourceWrite[]): BatchWriteItemCommandInput {
   if (writes.length > BATCH_WRITE_LIMIT) throw new RangeError(`at most ${BATCH_WRITE_LIMIT} writes per batch`);
   return {
     RequestItems: {
       [tableName]: writes.map((w) =>
         w.op === 'put'
           ? { PutRequest: { Item: resourceItem(account, w) } }
-          : { DeleteRequest: { Key: { pk: resourcePk(account), sk: resourceSk(w.ref) } } },
+          : { DeleteRequest: { Key: { pk: { S: resourcePk(account) }, sk: { S: resourceSk(w.ref) } } } },
       ),
     },
   };
@@ -139,7 +140,7 @@ export async function writeResources(t: TableRef, account: string, writes: reado
   const tasks: (() => Promise<void>)[] = [];
   for (let i = 0; i < writes.length; i += BATCH_WRITE_LIMIT) {
     const input = writeResourcesParams(t.tableName, account, writes.slice(i, i + BATCH_WRITE_LIMIT));
-    tasks.push(() => batchWrite(t, input));
+    tasks.push(() => batchWriteItems(t, input));
   }
   await runBounded(tasks, parallel);
 }

@@ -54,7 +54,14 @@ const MetricsBody = v.object({
 });
 const MetricsApiBody = v.object({ enabled: v.boolean() });
 const SeedBody = v.object({ objects: Count, namespaces: v.optional(v.pipe(Count, v.minValue(1))), namespacePrefix: v.optional(v.string()) });
-const ChurnBody = v.object({ count: Count, kinds: v.optional(v.array(v.object({ apiVersion: v.string(), kind: v.string() }))), batch: v.optional(v.pipe(Count, v.minValue(1))) });
+const ChurnBody = v.object({
+  count: Count,
+  kinds: v.optional(v.array(v.object({ apiVersion: v.string(), kind: v.string() }))),
+  batch: v.optional(v.pipe(Count, v.minValue(1))),
+  paced: v.optional(v.boolean(), false),
+});
+/** A paced churn waits while a watcher has more than this unread, well below the slow-watcher limit. */
+const PACED_BACKLOG_BYTES = 16 * 1024 * 1024;
 const ObjectBody = v.looseObject({ apiVersion: v.string(), kind: v.string(), metadata: v.looseObject({ name: v.string() }) });
 
 function send(res: ServerResponse, code: number, body: unknown): void {
@@ -133,7 +140,8 @@ const ROUTES: Record<string, Route> = {
     send(res, 200, await seedCluster(d.store, await body(req, SeedBody)));
   },
   'POST /_test/churn': async (d, req, res) => {
-    send(res, 200, await churn(d.store, await body(req, ChurnBody)));
+    const { paced, ...options } = await body(req, ChurnBody);
+    send(res, 200, await churn(d.store, paced ? { ...options, behind: () => d.watches.maxBacklog() > PACED_BACKLOG_BYTES } : options));
   },
   'PUT /_test/objects': async (d, req, res) => {
     const b = await body(req, ObjectBody);

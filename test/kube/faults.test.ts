@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../shared/clock.ts';
-import { startTestApiServer, type TestApiServer } from './index.ts';
+import { churn, seedCluster, startTestApiServer, type TestApiServer } from './index.ts';
 import { items, pod, raw, watch } from './http-client.test-helper.ts';
 
 let server: TestApiServer;
@@ -145,5 +145,67 @@ describe('admin endpoints', () => {
     const bad = await raw(server.url, '/_test/faults', { method: 'POST', body: { action: { type: 'status', code: 200 } } });
     expect(bad.status).toBe(400);
     expect((await raw(server.url, '/_test/nothing')).status).toBe(404);
+  });
+});
+
+describe('paced churn', () => {
+  it('waits for a watcher that does not read instead of piling up past the slow-watcher limit', async () => {
+    const paced = await startTestApiServer({ admin: true });
+    try {
+      await seedCluster(paced.store, { objects: 200, namespaces: 2 });
+      const from = paced.store.resourceVersion;
+      // 12,000 updates of pods of about 6 KB: about 70 MB, beyond the 64 MiB a watcher may leave unread.
+      const count = 12_000;
+      let lines = 0;
+      let reading: (() => void) | undefined;
+      const received = new Promise<number>((resolve, reject) => {
+        const req = request(`${paced.url}/api/v1/pods?watch=1&resourceVersion=${from}`, (res) => {
+          res.pause();
+          reading = () => res.resume();
+          res.on('data', (chunk: Buffer) => {
+            for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) lines++;
+            if (lines >= count) {
+              res.destroy();
+              resolve(lines);
+            }
+          });
+          res.on('end', () => resolve(lines));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      while (reading === undefined) await new Promise((r) => setTimeout(r, 5));
+      const churned = raw(paced.url, '/_test/churn', { method: 'POST', body: { count, batch: 500, paced: true } });
+      // Let the unread backlog build up well past the pace limit before the watcher reads.
+      while (paced.store.resourceVersion - from < 3000) await new Promise((r) => setTimeout(r, 5));
+      reading();
+      expect(await received).toBe(count);
+      expect((await churned).json).toMatchObject({ updated: count });
+    } finally {
+      await paced.close();
+    }
+  });
+
+  it('makes one batch at a time while told the watchers are behind', async () => {
+    const local = await startTestApiServer();
+    try {
+      await seedCluster(local.store, { objects: 100, namespaces: 1 });
+      const from = local.store.resourceVersion;
+      let asked = 0;
+      let behind = true;
+      const done = churn(local.store, { count: 50, batch: 10, behind: () => (asked++, behind) });
+      while (asked < 3) await new Promise((r) => setTimeout(r, 1));
+      expect(local.store.resourceVersion - from).toBe(10);
+      behind = false;
+      expect(await done).toMatchObject({ updated: 50 });
+      expect(local.store.resourceVersion - from).toBe(50);
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('refuses a pace that is not a boolean', async () => {
+    const bad = await raw(server.url, '/_test/churn', { method: 'POST', body: { count: 1, paced: 'yes' } });
+    expect(bad.status).toBe(400);
   });
 });

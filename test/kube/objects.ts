@@ -114,6 +114,86 @@ export function canonical(obj: KubeObject): KubeObject {
   return ordered(withMeta, ['kind', 'apiVersion', 'metadata']);
 }
 
+/**
+ * JSON of values that can no longer change (deep-frozen by `frozenJson`). Serializing a stored
+ * object is most of the cost of a write; a writer that changes a few fields of a large object over
+ * and over (a load generator) freezes the parts it keeps, and their JSON is then made once.
+ */
+const knownJson = new WeakMap<object, string>();
+
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
+}
+
+/** Freezes `value` deeply and remembers its JSON, so `canonicalJson` reuses it wherever it appears. */
+export function frozenJson<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !knownJson.has(value)) {
+    deepFreeze(value);
+    knownJson.set(value, JSON.stringify(value));
+  }
+  return value;
+}
+
+/**
+ * Appends the JSON of `value` to `parts` (nothing when JSON.stringify would give undefined), reusing
+ * the remembered JSON of frozen parts down to `depth` levels. Parts are joined once at the end: the
+ * stored JSON is then a flat string, not a rope every reader has to flatten.
+ */
+function writeJson(parts: string[], value: unknown, depth: number): void {
+  if (value === null || typeof value !== 'object') {
+    const s = JSON.stringify(value);
+    if (s !== undefined) parts.push(s);
+    return;
+  }
+  const known = knownJson.get(value);
+  if (known !== undefined) parts.push(known);
+  else if (depth === 0 || Array.isArray(value) || typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    const s = JSON.stringify(value);
+    if (s !== undefined) parts.push(s);
+  } else writeObject(parts, value as Record<string, unknown>, Object.keys(value), depth - 1);
+}
+
+/** Appends `{"key":value,...}`; `write(key)` appends the value, or nothing to leave the member out as JSON does. */
+function writeMembers(parts: string[], keys: readonly string[], write: (key: string) => void): void {
+  parts.push('{');
+  let first = true;
+  for (const k of keys) {
+    const before = parts.length;
+    parts.push(first ? '' : ',', JSON.stringify(k), ':');
+    write(k);
+    if (parts.length === before + 3) parts.length = before;
+    else first = false;
+  }
+  parts.push('}');
+}
+
+function writeObject(parts: string[], source: Record<string, unknown>, keys: readonly string[], depth: number): void {
+  writeMembers(parts, keys, (k) => writeJson(parts, source[k], depth));
+}
+
+function canonicalKeys(source: Record<string, unknown>, first: readonly string[]): string[] {
+  const keys = first.filter((k) => source[k] !== undefined);
+  for (const k of Object.keys(source)) if (!first.includes(k)) keys.push(k);
+  return keys;
+}
+
+/**
+ * `JSON.stringify(canonical(obj))`, the stored form of an object, made without copying it and
+ * reusing the JSON of parts frozen by `frozenJson`.
+ */
+export function canonicalJson(obj: KubeObject): string {
+  const top = obj as unknown as Record<string, unknown>;
+  const parts: string[] = [];
+  writeMembers(parts, canonicalKeys(top, ['kind', 'apiVersion', 'metadata']), (k) => {
+    const v = top[k];
+    if (k === 'metadata' && isJsonObject(v) && !knownJson.has(v)) writeObject(parts, v, canonicalKeys(v, META_ORDER), 0);
+    else writeJson(parts, v, 1);
+  });
+  return parts.join('');
+}
+
 export function metaString(meta: ObjectMeta, key: 'name' | 'namespace' | 'resourceVersion' | 'uid'): string {
   const v = meta[key];
   return typeof v === 'string' ? v : '';

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { JsonObject, KubeObject } from './objects.ts';
+import { frozenJson, type JsonObject, type KubeObject } from './objects.ts';
+import { isStatusError } from './status.ts';
 import type { ObjectInput, TestStore } from './test-store.ts';
 
 /**
@@ -249,6 +250,11 @@ export interface ChurnOptions {
   kinds?: { apiVersion: string; kind: string }[];
   /** Updates between yields to the event loop; 500 by default. */
   batch?: number;
+  /**
+   * Asked after each batch: while it says the watchers are too far behind, churn waits (polling every
+   * millisecond) instead of piling up more for them. Without it churn runs flat out.
+   */
+  behind?: () => boolean;
 }
 
 export interface ChurnResult {
@@ -260,27 +266,49 @@ export interface ChurnResult {
 /** Makes `count` MODIFIED events by updating an annotation and status of existing objects in turn. */
 export async function churn(store: TestStore, options: ChurnOptions): Promise<ChurnResult> {
   const kinds = options.kinds ?? [{ apiVersion: 'v1', kind: 'Pod' }];
-  const targets = kinds.flatMap((k) => store.list(k));
+  // Parsed when first updated rather than all up front: the updates start at once, and what a
+  // short churn never reaches is never parsed.
+  const targets: (KubeObject | string)[] = kinds.flatMap((k) => store.listJson(k));
   const from = store.resourceVersion;
   const batch = options.batch ?? 500;
   let updated = 0;
   if (targets.length === 0) return { updated, fromResourceVersion: from, toResourceVersion: from };
   for (let i = 0; i < options.count; i++) {
     const slot = i % targets.length;
-    const current = targets[slot];
-    if (current === undefined) break;
+    const target = targets[slot];
+    if (target === undefined) break;
+    const current = typeof target === 'string' ? freezeUnchurned(JSON.parse(target) as KubeObject) : target;
     const annotations = { ...current.metadata.annotations, 'example.com/heartbeat': String(from + i) };
     const status = { ...(current.status as JsonObject | undefined), observedGeneration: i };
     try {
       targets[slot] = store.replace(current, { ...current, metadata: { ...current.metadata, annotations }, status });
-    } catch {
+    } catch (e) {
+      if (!isStatusError(e)) throw e;
       // Changed or deleted by someone else meanwhile: take the stored state and go on.
       const fresh = store.get({ apiVersion: current.apiVersion, kind: current.kind, namespace: current.metadata.namespace ?? '', name: current.metadata.name ?? '' });
-      if (fresh !== undefined) targets[slot] = fresh;
+      if (fresh !== undefined) targets[slot] = freezeUnchurned(fresh);
       continue;
     }
     updated++;
-    if (updated % batch === 0) await new Promise((r) => setImmediate(r));
+    if (updated % batch === 0) {
+      await new Promise((r) => setImmediate(r));
+      while (options.behind?.() === true) await new Promise((r) => setTimeout(r, 1));
+    }
   }
   return { updated, fromResourceVersion: from, toResourceVersion: store.resourceVersion };
+}
+
+/**
+ * Freezes the parts of `obj` churn never changes (all but the annotations, the resourceVersion and
+ * the status' observedGeneration): each update then shares them with the last one, and the store
+ * serializes them once instead of once per event.
+ */
+function freezeUnchurned(obj: KubeObject): KubeObject {
+  for (const [k, v] of Object.entries(obj)) if (k !== 'metadata' && k !== 'status') frozenJson(v);
+  for (const [k, v] of Object.entries(obj.metadata)) if (k !== 'annotations' && k !== 'resourceVersion') frozenJson(v);
+  const status = obj.status;
+  if (status !== null && typeof status === 'object' && !Array.isArray(status)) {
+    for (const [k, v] of Object.entries(status)) if (k !== 'observedGeneration') frozenJson(v);
+  }
+  return obj;
 }

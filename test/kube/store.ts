@@ -1,4 +1,4 @@
-import { canonical, type KubeObject } from './objects.ts';
+import { canonicalJson, type KubeObject } from './objects.ts';
 import { type ResourceType, resourceKey } from './resource-types.ts';
 import { fieldValue, type Labels } from './selectors.ts';
 
@@ -34,8 +34,6 @@ export interface StoreEvent {
   /** Labels and fields before a MODIFIED change, so selector watches can turn it into ADDED or DELETED. */
   readonly prevLabels?: Labels;
   readonly prevFields?: Readonly<Record<string, string>>;
-  /** The watch line, built once and shared by every watcher that sends it. */
-  line?: string;
 }
 
 interface Entry {
@@ -189,7 +187,7 @@ export class Store {
     obj.metadata.resourceVersion = String(rv);
     const rev: Revision = {
       rv,
-      json: JSON.stringify(canonical(obj)),
+      json: canonicalJson(obj),
       labels: obj.metadata.labels ?? {},
       fields: selectableFields(rt, obj),
     };
@@ -225,7 +223,7 @@ export class Store {
     entry.revisions.push({ rv, json: null, labels: prev.labels, fields: prev.fields });
     bucket.live--;
     return this.#record(bucket, {
-      rv, type: 'DELETED', namespace, name, json: JSON.stringify(canonical(copy)), labels: prev.labels, fields: prev.fields,
+      rv, type: 'DELETED', namespace, name, json: canonicalJson(copy), labels: prev.labels, fields: prev.fields,
     });
   }
 

@@ -115,6 +115,11 @@ export class TestStore {
 
   /** Objects of a kind (in one namespace), in key order. */
   list(sel: ListSelector): KubeObject[] {
+    return this.listJson(sel).map((json) => JSON.parse(json) as KubeObject);
+  }
+
+  /** `list` as the stored JSON, for callers that parse only the objects they use. */
+  listJson(sel: ListSelector): string[] {
     const rt = this.#type(sel.apiVersion, sel.kind);
     const labels = parseLabelSelector(sel.labelSelector);
     const page = this.#store.page(rt, {
@@ -122,7 +127,7 @@ export class TestStore {
       atRv: this.#store.resourceVersion,
       filter: labels.empty ? undefined : (r) => labels.matches(r.labels),
     });
-    return page.items.map((r) => JSON.parse(r.json as string) as KubeObject);
+    return page.items.map((r) => r.json as string);
   }
 
   count(apiVersion: string, kind: string): number {

@@ -62,6 +62,16 @@ interface Prepared {
   initialEventsEnd: boolean;
 }
 
+/** A turn's lines go out early once they reach this size, so a long turn does not hold them all. */
+const FLUSH_CHARS = 1 << 20;
+
+const EVENT_HEAD: Record<StoreEvent['type'], string> = {
+  ADDED: '{"type":"ADDED","object":',
+  MODIFIED: '{"type":"MODIFIED","object":',
+  DELETED: '{"type":"DELETED","object":',
+};
+const EVENT_TAIL = '}\n';
+
 export class WatchStream implements Subscriber {
   readonly rt: ResourceType;
   readonly namespace: string | null;
@@ -76,7 +86,13 @@ export class WatchStream implements Subscriber {
   #fromRv = 0;
   #silent = false;
   #closed = false;
-  #corked = false;
+  /**
+   * Lines written in this turn of the event loop, sent as one chunk at its end: a burst of events
+   * then costs one chunk and one TLS write per turn instead of one per line.
+   */
+  #pending: string[] = [];
+  #pendingChars = 0;
+  #flushQueued = false;
   /**
    * While catching up (initial events, backlog replay) lines wait here and go out as the client reads
    * them, so a large catch-up is paced by the client instead of tripping the slow-watcher limit.
@@ -101,6 +117,11 @@ export class WatchStream implements Subscriber {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** Bytes written to this watch that its client has not read yet. */
+  get backlog(): number {
+    return this.#closed ? 0 : this.#res.writableLength + this.#pendingChars;
   }
 
   start(store: Store, fromRv: number, timeoutSeconds: number): void {
@@ -129,8 +150,9 @@ export class WatchStream implements Subscriber {
     }
     this.#lastRv = event.rv;
     if (type === event.type && this.#versionIsStored()) {
-      event.line ??= `{"type":"${event.type}","object":${event.json}}\n`;
-      this.#write(event.line);
+      // The stored JSON goes out as it is, between a head and a tail shared by every event: no
+      // line of its own is built (and kept with the history) per event.
+      this.#write(EVENT_HEAD[type], event.json, EVENT_TAIL);
     } else {
       this.#write(`{"type":"${type}","object":${servedAs(this.rt, this.#version, event.json)}}\n`);
     }
@@ -196,25 +218,32 @@ export class WatchStream implements Subscriber {
     this.end();
   }
 
-  #write(line: string): void {
+  /** Sends the line `head + body + tail` (body and tail optional). */
+  #write(head: string, body = '', tail = ''): void {
     if (this.#closed) return;
     if (this.#queue !== undefined) {
-      this.#queue.push(line);
+      this.#queue.push(head + body + tail);
       return;
     }
-    if (!this.#corked) {
-      this.#corked = true;
-      this.#res.cork();
-      process.nextTick(() => this.#uncork());
+    this.#pending.push(head);
+    if (body !== '') this.#pending.push(body);
+    if (tail !== '') this.#pending.push(tail);
+    this.#pendingChars += head.length + body.length + tail.length;
+    if (this.#pendingChars >= FLUSH_CHARS) this.#flush();
+    else if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      process.nextTick(() => this.#flush());
     }
-    this.#res.write(line);
-    if (this.#res.writableLength > this.#settings.maxBufferedBytes) this.end();
   }
 
-  #uncork(): void {
-    if (!this.#corked) return;
-    this.#corked = false;
-    this.#res.uncork();
+  #flush(): void {
+    this.#flushQueued = false;
+    if (this.#pending.length === 0 || this.#closed) return;
+    const chunk = this.#pending.length === 1 ? (this.#pending[0] as string) : this.#pending.join('');
+    this.#pending = [];
+    this.#pendingChars = 0;
+    this.#res.write(chunk);
+    if (this.#res.writableLength > this.#settings.maxBufferedBytes) this.end();
   }
 
   /** Stops sending anything, bookmarks and timeout included, while keeping the connection open. */
@@ -226,7 +255,8 @@ export class WatchStream implements Subscriber {
   /** Ends the stream the way the server ends a watch: a clean end of the chunked response. */
   end(): void {
     if (this.#closed) return;
-    this.#uncork();
+    this.#flush();
+    if (this.#closed) return;
     this.#res.end();
     this.#cleanup();
   }
@@ -310,6 +340,13 @@ export class WatchHub {
 
   get size(): number {
     return this.#streams.size;
+  }
+
+  /** The largest backlog of an open watch: how far the slowest watcher is behind, in bytes. */
+  maxBacklog(): number {
+    let most = 0;
+    for (const s of this.#streams) most = Math.max(most, s.backlog);
+    return most;
   }
 
   sendBookmarks(): void {
