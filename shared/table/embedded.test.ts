@@ -5,6 +5,7 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { CapacityMeter } from './capacity.ts';
+import { createDocumentClient } from './client.ts';
 import { startEmbeddedTable } from './embedded.ts';
 
 describe('startEmbeddedTable', () => {
@@ -46,6 +47,34 @@ describe('startEmbeddedTable', () => {
       expect(meter.snapshot()).toMatchObject({ writeUnits: 3, readUnits: 1 });
     } finally {
       await t.close();
+    }
+  });
+  it('closes while another client is writing without failing inside the table', async () => {
+    const t = await startEmbeddedTable();
+    // Another process's client, as a driver's: it keeps writing while the table closes under it.
+    const other = createDocumentClient({ endpoint: t.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => void uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      let firstWritten!: () => void;
+      const someWritten = new Promise<void>((resolve) => (firstWritten = resolve));
+      const writes = Array.from({ length: 200 }, (_, i) =>
+        other.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'p', sk: `s${i}`, blob: 'x'.repeat(2_000) } })).then(
+          () => (firstWritten(), 'written'),
+          (e: Error) => e.name,
+        ),
+      );
+      // The table closes while the rest are on their way or at work.
+      await someWritten;
+      await t.close();
+      const outcomes = await Promise.all(writes);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(uncaught.map(String)).toEqual([]);
+      expect(outcomes).toContain('written');
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      other.destroy();
     }
   });
 });

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
@@ -60,9 +60,14 @@ export async function startEmbeddedTable(options: EmbeddedTableOptions = {}): Pr
   });
 
   let closed = false;
+  const requests = trackRequests(server, () => closed);
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
+    // dynalite closes its store when the server closes; a request still at work would then throw from
+    // inside dynalite ("Database is closed") and take the process down. Requests already taken finish
+    // first (for a short while at most); later ones are answered 503 without reaching dynalite.
+    await requests.settled(CLOSE_GRACE_MS);
     client.destroy();
     server.closeAllConnections();
     await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
@@ -75,6 +80,52 @@ export async function startEmbeddedTable(options: EmbeddedTableOptions = {}): Pr
     throw err;
   }
   return { client, tableName, endpoint, close };
+}
+
+/** How long closing waits for requests dynalite is still working on. */
+const CLOSE_GRACE_MS = 2_000;
+
+/**
+ * Stands in front of dynalite's request handler: counts the requests it works on (until it ends their
+ * response) and turns requests away once `closing()` says so.
+ */
+function trackRequests(server: Server, closing: () => boolean): { settled(maxMs: number): Promise<void> } {
+  const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  server.removeAllListeners('request');
+  let working = 0;
+  let onIdle: (() => void) | undefined;
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (closing()) {
+      res.writeHead(503, { 'content-type': 'application/x-amz-json-1.0' }).end('{"__type":"com.amazonaws.dynamodb.v20120810#ServiceUnavailableException","message":"the table is closing"}');
+      return;
+    }
+    working++;
+    let finished = false;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      if (--working === 0) onIdle?.();
+    };
+    // dynalite ends the response once its store work is done, whether or not the client still listens.
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      finish();
+      return end(...args);
+    }) as ServerResponse['end'];
+    for (const handler of handlers) handler.call(server, req, res);
+  });
+  return {
+    settled: (maxMs) =>
+      working === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, maxMs);
+            onIdle = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          }),
+  };
 }
 
 /** Creates the table unless it exists, and waits until it is ACTIVE. */
