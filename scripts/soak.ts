@@ -61,10 +61,8 @@ const mib = (bytes: number) => round(bytes / 1_048_576, 1);
 const zones = ['east_agents', 'west_agents'].map((zone) => ({ zone, agents: agentsPerZone }));
 // One driver and the first agent of each zone live through the whole run: their memory shows a leak.
 const immortal = ['driver-1', 'agent-east-1', 'agent-west-1'];
-// The table runs in the harness's process (its V8 heap is reported apart). With the table in a process
-// of its own, agents were ended by the scenario's tether in runs of a few minutes (their stdin reached
-// its end while the harness ran; docs/reliability.md, "Soak"), which is not explained yet.
-const scenario = new Scenario({ seed, drivers, zones, accounts, immortal, faultRate, table: 'inline', onEvent: (e) => (e.event === 'problem' ? print({ type: 'problem', ...e }) : undefined) });
+// The table in a process of its own: the harness's memory is then the API's, the cluster's and its own.
+const scenario = new Scenario({ seed, drivers, zones, accounts, immortal, faultRate, table: 'process', onEvent: (e) => (e.event === 'problem' ? print({ type: 'problem', ...e }) : undefined) });
 const LOOP_RESOLUTION_MS = 20;
 const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
 /** The histogram holds whole intervals of its timer: the delay is what exceeds the resolution. */
