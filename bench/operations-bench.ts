@@ -387,6 +387,12 @@ function figure(name: string, what: string, [path, raw]: [Series, Series], extra
 }
 
 /** Table work per operation, without the dispatcher's periodic reads of the queue. */
+/** Waits (10 s at most) until the table has been asked for `n` deletes in all: one per finished operation. */
+async function deletesReach(meter: OperationMeter, n: number): Promise<void> {
+  const end = Date.now() + 10_000;
+  while ((meter.calls.get('DeleteItem') ?? 0) < n && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 function tableCost(meter: OperationMeter, before: { units: ReturnType<CapacityMeter['snapshot']>; calls: Map<string, number> }, ops: number): Line {
   const used = meter.since(before.units);
   const calls: Record<string, number> = {};
@@ -411,12 +417,15 @@ export async function runOperationsBench(options: OperationsBenchOptions, emit: 
       await rawApply(plane.raw, deployment(`warm-raw-${i}`, namespace(0)));
     }
 
+    // Queue entries are deleted after the answers: each figure waits for its own operations' deletes.
+    await deletesReach(plane.meter, options.warmup);
     const before = { units: plane.meter.snapshot(), calls: new Map(plane.meter.calls) };
     const single = await alternate(
       options.single,
       (i) => operate(plane.api, account(0), [deployment(`one-${i}`, namespace(0))]),
       (i) => rawApply(plane.raw, deployment(`one-raw-${i}`, namespace(0))),
     );
+    await deletesReach(plane.meter, options.warmup + options.single);
     const cost = tableCost(plane.meter, before, options.single);
     const floor = await alternate(
       options.single,
