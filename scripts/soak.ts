@@ -22,10 +22,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { percentile, round } from '../bench/stats.ts';
 import { loadAverage, procStats } from '../bench/support.ts';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../shared/table/client.ts';
 import { TTL_ATTRIBUTE } from '../shared/table/schema.ts';
 import { Scenario } from '../test/reliability/scenario/scenario.ts';
+import { tableSnapshot } from '../test/support/snapshot.ts';
 
 const { values } = parseArgs({
   options: {
@@ -127,19 +127,14 @@ async function sample(started: number): Promise<void> {
 async function tableCensus(table: TableRef): Promise<Record<string, { items: number; kib: number; expired: number }>> {
   const census: Record<string, { items: number; kib: number; expired: number }> = {};
   const nowSeconds = Date.now() / 1000;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await table.client.send(new ScanCommand({ TableName: table.tableName, ExclusiveStartKey: start }));
-    for (const item of out.Items ?? []) {
-      const entity = String(item.pk).split('#')[0] as string;
-      const entry = (census[entity] ??= { items: 0, kib: 0, expired: 0 });
-      entry.items++;
-      entry.kib += JSON.stringify(item).length / 1024;
-      const expires = item[TTL_ATTRIBUTE];
-      if (typeof expires === 'number' && expires < nowSeconds) entry.expired++;
-    }
-    start = out.LastEvaluatedKey;
-  } while (start !== undefined);
+  for (const [key, json] of (await tableSnapshot(table)).items) {
+    const entity = (key.split('|')[0] as string).split('#')[0] as string;
+    const entry = (census[entity] ??= { items: 0, kib: 0, expired: 0 });
+    entry.items++;
+    entry.kib += json.length / 1024;
+    const expires = (JSON.parse(json) as Record<string, unknown>)[TTL_ATTRIBUTE];
+    if (typeof expires === 'number' && expires < nowSeconds) entry.expired++;
+  }
   for (const entry of Object.values(census)) entry.kib = round(entry.kib, 1);
   return census;
 }

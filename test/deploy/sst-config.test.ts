@@ -51,7 +51,7 @@ function stageRun(stage: string) {
 }
 
 function ofType(type: string): RecordedComponent {
-  return recorder.only(type);
+  return recorder.single(type);
 }
 
 /**
@@ -202,7 +202,7 @@ describe('sst.config.ts: the driver service', () => {
 
   it('uses a certificate given by ARN for a name outside Route 53', async () => {
     await recorder.run(config, 'dev', { VENDOR_DRIVER_DOMAIN: DOMAIN, VENDOR_DRIVER_CERT_ARN: 'arn:aws:acm:eu-west-1:1:certificate/x' });
-    const lb = recorder.only('sst.aws.Service').args.loadBalancer as { domain: unknown };
+    const lb = recorder.single('sst.aws.Service').args.loadBalancer as { domain: unknown };
     expect(lb.domain).toEqual({ name: DOMAIN, cert: 'arn:aws:acm:eu-west-1:1:certificate/x', dns: false });
   });
 });

@@ -137,7 +137,8 @@ export class SstRecorder {
     }
   }
 
-  only(type: string): RecordedComponent {
+  /** The one component of `type`; throws unless there is exactly one. */
+  single(type: string): RecordedComponent {
     const found = this.components.filter((c) => c.type === type);
     if (found.length !== 1) throw new Error(`expected one ${type}, found ${found.length}`);
     return found[0]!;
