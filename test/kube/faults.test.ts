@@ -99,6 +99,18 @@ describe('fault knobs', () => {
     expect(server.requests.count({ verb: 'list' })).toBe(2);
     expect(server.requests.log()[0]).toMatchObject({ method: 'GET', verb: 'list', resource: 'pods', namespace: 'f', query: '?limit=5', code: 200 });
   });
+
+  it('matches faults and counts by query parameters, each with exactly the value given', async () => {
+    server.requests.clear();
+    server.faults.fail({ verb: 'list', resource: 'pods', query: { limit: '1' } }, 500, 1);
+    // limit=10 is not limit=1: the rule waits for the request it names.
+    expect((await raw(server.url, '/api/v1/namespaces/f/pods?limit=10')).status).toBe(200);
+    expect((await raw(server.url, '/api/v1/namespaces/f/pods?limit=1&labelSelector=a%3Db')).status).toBe(500);
+    expect((await raw(server.url, '/api/v1/namespaces/f/pods?limit=1')).status).toBe(200);
+    expect(server.requests.count({ verb: 'list', query: { limit: '1' } })).toBe(2);
+    expect(server.requests.count({ verb: 'list', query: { limit: '1', labelSelector: 'a=b' } })).toBe(1);
+    expect(server.requests.count({ query: { limit: '10' } })).toBe(1);
+  });
 });
 
 describe('pod metrics', () => {

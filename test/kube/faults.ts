@@ -14,6 +14,8 @@ export interface RequestInfo {
   namespace: string;
   name: string;
   path: string;
+  /** The query string as sent (`?limit=1&...`), empty without one. */
+  query?: string;
 }
 
 export interface FaultMatch {
@@ -25,6 +27,8 @@ export interface FaultMatch {
   name?: string;
   /** Substring of the request path. */
   path?: string;
+  /** Query parameters the request carries with exactly these values (`{ limit: '1' }`). */
+  query?: Readonly<Record<string, string>>;
 }
 
 export type FaultAction =
@@ -54,7 +58,13 @@ export function matches(m: FaultMatch, r: RequestInfo): boolean {
     && (m.subresource === undefined || m.subresource === r.subresource)
     && (m.namespace === undefined || m.namespace === r.namespace)
     && (m.name === undefined || m.name === r.name)
-    && (m.path === undefined || r.path.includes(m.path));
+    && (m.path === undefined || r.path.includes(m.path))
+    && (m.query === undefined || queryMatches(m.query, r.query ?? ''));
+}
+
+function queryMatches(wanted: Readonly<Record<string, string>>, query: string): boolean {
+  const params = new URLSearchParams(query);
+  return Object.entries(wanted).every(([k, v]) => params.get(k) === v);
 }
 
 /** The Status error a status action answers with, in kube-apiserver's words for that code. */

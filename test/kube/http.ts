@@ -132,13 +132,14 @@ function verbOf(method: string, r: Resolved, q: URLSearchParams): string {
   }
 }
 
-function infoOf(method: string, r: Resolved, q: URLSearchParams, path: string): RequestInfo {
-  const verb = verbOf(method, r, q);
+function infoOf(method: string, r: Resolved, url: URL, path: string): RequestInfo {
+  const verb = verbOf(method, r, url.searchParams);
+  const query = url.search;
   if (r.type === 'resource') {
-    return { verb, group: r.rt.group, resource: r.rt.plural, subresource: r.subresource, namespace: r.namespace ?? '', name: r.name, path };
+    return { verb, group: r.rt.group, resource: r.rt.plural, subresource: r.subresource, namespace: r.namespace ?? '', name: r.name, path, query };
   }
-  if (r.type === 'podmetrics') return { verb, group: 'metrics.k8s.io', resource: 'pods', subresource: '', namespace: r.namespace ?? '', name: r.name, path };
-  return { verb, group: '', resource: '', subresource: '', namespace: '', name: '', path };
+  if (r.type === 'podmetrics') return { verb, group: 'metrics.k8s.io', resource: 'pods', subresource: '', namespace: r.namespace ?? '', name: r.name, path, query };
+  return { verb, group: '', resource: '', subresource: '', namespace: '', name: '', path, query };
 }
 
 /** Answers whose client accepts gzip, when the server compresses. */
@@ -402,7 +403,7 @@ async function handle(deps: HttpDeps, req: IncomingMessage, res: ServerResponse)
     record.user = user.username;
     if (!acceptsJson(req)) throw notAcceptable();
     const resolved = resolve(deps.registry, deps, path);
-    const info = infoOf(method, resolved, url.searchParams, path);
+    const info = infoOf(method, resolved, url, path);
     Object.assign(record, info);
     if (resolved.type === 'document' && !mayReadDocument(user, path)) throw forbiddenPath(user, method, path);
     if (resolved.type !== 'document' && deps.authorize !== undefined && !deps.authorize(user, info)) throw forbiddenFor(user, info);
