@@ -2,19 +2,26 @@
  * A cap on the full lists running at once in the agent, across all its accounts: a list of a large
  * kind parses megabytes of JSON, and letting every kind of every account list at the same moment
  * (at start, or after an API server restart made every watch expire) would multiply the agent's
- * peak memory and the API server's load. Waiters are served in arrival order.
+ * peak memory and the API server's load.
+ *
+ * Waiters are served largest first (by the objects each expects to list), in arrival order among
+ * equals: the longest list then starts as early as it can instead of running alone at the end, which
+ * is what decides how long a first sync of many kinds takes.
  */
 export class ListGate {
   readonly #limit: number;
   #running = 0;
-  readonly #waiting: (() => void)[] = [];
+  readonly #waiting: { grant: () => void; weight: number }[] = [];
 
   constructor(limit: number) {
     this.#limit = Math.max(1, limit);
   }
 
-  /** Resolves with the release function once a slot is free; rejects when `signal` aborts first. */
-  acquire(signal?: AbortSignal): Promise<() => void> {
+  /**
+   * Resolves with the release function once a slot is free; rejects when `signal` aborts first.
+   * `weight` is the number of objects the list is expected to bring (0 when not known).
+   */
+  acquire(signal?: AbortSignal, weight = 0): Promise<() => void> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.#running < this.#limit) {
       this.#running++;
@@ -26,18 +33,25 @@ export class ListGate {
         this.#running++;
         resolve(this.#releaser());
       };
+      const entry = { grant, weight };
       const onAbort = () => {
-        const i = this.#waiting.indexOf(grant);
+        const i = this.#waiting.indexOf(entry);
         if (i >= 0) this.#waiting.splice(i, 1);
         reject(signal?.reason);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#waiting.push(grant);
+      const after = this.#waiting.findIndex((w) => w.weight < weight);
+      if (after < 0) this.#waiting.push(entry);
+      else this.#waiting.splice(after, 0, entry);
     });
   }
 
   get running(): number {
     return this.#running;
+  }
+
+  get limit(): number {
+    return this.#limit;
   }
 
   #releaser(): () => void {
@@ -46,7 +60,7 @@ export class ListGate {
       if (released) return;
       released = true;
       this.#running--;
-      this.#waiting.shift()?.();
+      this.#waiting.shift()?.grant();
     };
   }
 }

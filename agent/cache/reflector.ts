@@ -127,13 +127,16 @@ export class Reflector {
   #complete = false;
   #attempt: AbortController | undefined;
   #restartTo: { rv: string | undefined } | undefined;
+  /** Objects the first list is expected to bring, when the server said (sizes.ts). */
+  readonly #expected: number | undefined;
 
-  constructor(scope: CacheScope, deps: ReflectorDeps, resume?: { resourceVersion: string; objects: number }) {
+  constructor(scope: CacheScope, deps: ReflectorDeps, resume?: { resourceVersion: string; objects: number }, expectedObjects?: number) {
     this.scope = scope;
     this.#deps = deps;
     this.#ref = { group: scope.type.group, kind: scope.type.kind, namespace: scope.namespace, synthetic: false };
     this.#info = { kind: scope.type.kind, group: scope.type.group, apiVersion: apiVersionOf(scope.type) };
     this.#decoder = deps.decoder ?? inlineDecoder;
+    this.#expected = expectedObjects;
     if (resume !== undefined && resume.resourceVersion !== '') {
       this.#rv = resume.resourceVersion;
       this.state.objects = resume.objects;
@@ -222,7 +225,9 @@ export class Reflector {
 
   /** A full list of the scope, as a WatchList that goes on watching, or a paged list. */
   async #list(signal: AbortSignal): Promise<boolean> {
-    const release = await this.#deps.lists.acquire(signal);
+    // The larger the list, the sooner it should start (list-gate.ts): what the last list held, or
+    // before any, what the server said the scope holds.
+    const release = await this.#deps.lists.acquire(signal, this.#complete ? this.#known.size : (this.#expected ?? 0));
     try {
       this.state.relists++;
       this.#deps.onList?.();

@@ -17,6 +17,7 @@ import { healthFingerprint, healthMessage, summarize } from './health.ts';
 import type { ListGate } from './list-gate.ts';
 import { Reflector, type ReflectorTiming, type WatchListSupport } from './reflector.ts';
 import { ResumeClient } from './resume.ts';
+import { expectedObjects } from './sizes.ts';
 import { CRD_TYPE, NAMESPACE_TYPE, badCrdKinds, selectScopes, type Selection } from './selection.ts';
 import { kindName, scopeId, type CacheScope, type ResourceType } from './types.ts';
 
@@ -149,7 +150,7 @@ export class CacheRun {
     for (const bad of badCrdKinds(this.#account.settings)) {
       this.#log.warn({ kind: bad }, `customResourceDefinitions kind ${bad} is not of the form Kind.group; it is ignored`);
     }
-    this.#apply(selection, info);
+    await this.#apply(selection, info, signal);
     let seenReconnects = this.#reconnects;
     let seenResyncs = this.#resyncs;
     let nextDiscovery = clock.now() + timing.rediscoverMs;
@@ -166,7 +167,7 @@ export class CacheRun {
       if (now >= nextDiscovery || (this.#rediscoverAt !== undefined && now >= this.#rediscoverAt)) {
         this.#rediscoverAt = undefined;
         nextDiscovery = now + timing.rediscoverMs;
-        this.#apply(await this.#discover(signal), undefined);
+        await this.#apply(await this.#discover(signal), undefined, signal);
         continue;
       }
       this.#report(now);
@@ -204,7 +205,7 @@ export class CacheRun {
   }
 
   /** Starts and stops reflectors to match `selection`, and tells the driver the new set of scopes. */
-  #apply(selection: Selection, info: ResumeInfo__Output | undefined): void {
+  async #apply(selection: Selection, info: ResumeInfo__Output | undefined, signal: AbortSignal): Promise<void> {
     // Discovery may answer after the cache was stopped: a reflector started then would never be stopped.
     if (this.#stop.signal.aborted) return;
     const wanted = new Map(selection.scopes.map((s) => [runKey(s), s]));
@@ -220,17 +221,25 @@ export class CacheRun {
     if (selection.syntheticCrds.length > 0) scopeSet.push(SYNTHETIC_CRDS);
     this.#batcher.scopeSet(scopeSet);
     this.#synthetic(selection);
+    const fresh = [...wanted].filter(([key]) => !this.#running.has(key)).map(([key, scope]) => ({ key, scope, resume: resumeOf(scope), expected: undefined as number | undefined }));
+    // More lists than the gate runs at once: ask how large each is, and start the largest first.
+    const toList = fresh.filter((f) => f.resume === undefined);
+    if (toList.length > this.#deps.lists.limit) {
+      const sizes = await expectedObjects(this.#account.cluster, toList.map((f) => f.scope), { clock: this.#deps.clock, signal });
+      toList.forEach((f, i) => (f.expected = sizes[i]));
+      // Stopped while asking: nothing may start now, it would never be stopped.
+      if (this.#stop.signal.aborted) return;
+      fresh.sort((a, b) => (b.expected ?? 0) - (a.expected ?? 0));
+    }
     const started: string[] = [];
-    for (const [key, scope] of wanted) {
-      if (this.#running.has(key)) continue;
-      const resume = resumeOf(scope);
-      this.#startReflector(key, scope, resume === undefined ? undefined : { resourceVersion: resume.resourceVersion, objects: resume.objects });
+    for (const { key, scope, resume, expected } of fresh) {
+      this.#startReflector(key, scope, resume === undefined ? undefined : { resourceVersion: resume.resourceVersion, objects: resume.objects }, expected);
       started.push(resume === undefined ? scopeId(scope) : `${scopeId(scope)} (resumed at ${resume.resourceVersion})`);
     }
     if (started.length > 0) this.#log.info({ scopes: started.length, resumed: started.filter((s) => s.includes('resumed')).length }, `caching ${started.length} scopes`);
   }
 
-  #startReflector(key: string, scope: CacheScope, resume: { resourceVersion: string; objects: number } | undefined): void {
+  #startReflector(key: string, scope: CacheScope, resume: { resourceVersion: string; objects: number } | undefined, expected: number | undefined): void {
     const { metrics } = this.#deps;
     const account = this.#account.name;
     const kind = kindName(scope.type);
@@ -258,6 +267,7 @@ export class CacheRun {
         onKindGone: () => this.#rediscoverSoon(),
       },
       resume,
+      expected,
     );
     const done = reflector.run(abort.signal).finally(() => this.#stop.signal.removeEventListener('abort', stopAll));
     this.#running.set(key, { reflector, abort, done });
