@@ -61,8 +61,9 @@ export function threadDecoder(threads: number): Decoder {
   };
 
   const spawn = (i: number): Worker => {
-    // Parsing a list page makes megabytes of objects at once: the thread keeps V8's default young
-    // generation even where the agent's own is set small (docs/cache.md).
+    // Parsing a list page makes megabytes of objects at once, so the thread asks for V8's default young
+    // generation. A process-wide --max-semi-space-size (the agent's image sets 2 MiB) takes precedence
+    // over this limit in V8, so it holds only where the process runs without that flag (docs/cache.md).
     const w = new Worker(new URL('./decode-worker.ts', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: DECODER_YOUNG_GENERATION_MB } });
     w.unref();
     w.on('message', (m: { id: number; result?: unknown; error?: string }) => {
