@@ -76,6 +76,34 @@ describe('source sync against dynalite', () => {
       { name: 'prod', action: 'remove', generation: 3, at: 20 },
     ]);
   });
+  it('queues a changed definition of an active account even when another writer changes the item in between', async () => {
+    const t = await tables.fresh();
+    await syncSource(t, file, [{ name: 'prod', context: 'old' }], 1);
+    const before = (await getAccount(t, 'prod', { consistent: true }))!;
+    await updateAccount(t, 'prod', before.version, { registration: { at: 1 }, state: 'ACTIVE', generation: 1 }, 2);
+    // Just before the sync raises the generation, an agent's answer lands on the same item.
+    let interfered = false;
+    const send = t.client.send.bind(t.client) as (command: unknown) => Promise<unknown>;
+    const racing = {
+      ...t,
+      client: Object.assign(Object.create(t.client) as typeof t.client, {
+        send: async (command: { input?: { ExpressionAttributeNames?: Record<string, string> } }) => {
+          if (!interfered && command.input?.ExpressionAttributeNames?.['#generation'] === 'generation') {
+            interfered = true;
+            const now = (await getAccount(t, 'prod', { consistent: true }))!;
+            await updateAccount(t, 'prod', now.version, { lastAssignmentMsg: 'connected to https://cluster' }, 11);
+          }
+          return send(command);
+        },
+      }),
+    };
+    await syncSource(racing, file, [{ name: 'prod', context: 'new' }], 10);
+    expect(interfered).toBe(true);
+    const after = (await getAccount(t, 'prod', { consistent: true }))!;
+    expect(after).toMatchObject({ generation: 2, lastAssignmentMsg: 'connected to https://cluster' });
+    expect((await changesSince(t, cursorAt(0), 10)).changes).toEqual([{ name: 'prod', action: 'assign', generation: 2, at: 10 }]);
+  });
+
   it('keeps the rank index equal to the account items while sources add and remove the same names at once', async () => {
     // An agent's new session announces its static names while the sweep of its old session withdraws
     // them, and a second agent does the same: one writer's account item write and another's rank index

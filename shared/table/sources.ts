@@ -7,7 +7,7 @@ import { accountSettingsSchema, type AccountSettings } from '../accounts/schema.
 import { parseOrThrow } from '../accounts/validate.ts';
 import { VendorError } from '../errors.ts';
 import { winningDefinition } from '../accounts/precedence.ts';
-import { createAccount, deleteAccount, existingAccounts, getAccount, newAccountRecord, removeDefinition, setDefinition, updateAccount } from './accounts.ts';
+import { createAccount, deleteAccount, existingAccounts, getAccount, mutateAccount, newAccountRecord, removeDefinition, setDefinition } from './accounts.ts';
 import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from './access.ts';
 import { appendChanges } from './changes.ts';
 import type { TableRef } from './client.ts';
@@ -88,13 +88,24 @@ async function members(t: TableRef, sourceId: string): Promise<Map<string, strin
  * holding the old settings from one holding the new (it compares generations, not settings).
  */
 async function requeueIfActive(t: TableRef, record: AccountRecord, now: number, staticChanged = false): Promise<void> {
-  const servedFromAgent = winningDefinition(record.defs)?.[1].kind === 'static-agent-config';
-  if (!(staticChanged && servedFromAgent) && (record.registration === undefined || record.state !== 'ACTIVE')) return;
+  const needed = (r: AccountRecord) =>
+    (staticChanged && winningDefinition(r.defs)?.[1].kind === 'static-agent-config') || (r.registration !== undefined && r.state === 'ACTIVE');
+  if (!needed(record)) return;
+  const seen = record.generation;
   try {
-    const after = await updateAccount(t, record.name, record.version, { generation: record.generation + 1 }, now);
-    await appendChanges(t, [{ name: record.name, action: 'assign', generation: after.generation, at: now }]);
+    // Another writer may change the item between the definition's write and this one (an agent's
+    // answer, a caching election): read again and retry. A generation already past the one seen
+    // with the new definition was raised, and queued, by someone else, who sends the new definition.
+    const { record: after, changed } = await mutateAccount(
+      t,
+      record.name,
+      (r) => (r === undefined || r.generation !== seen || !needed(r) ? undefined : { generation: r.generation + 1 }),
+      () => now,
+      { initial: record },
+    );
+    if (changed && after !== undefined) await appendChanges(t, [{ name: record.name, action: 'assign', generation: after.generation, at: now }]);
   } catch (err) {
-    // Someone else changed the account meanwhile and queued it themselves, or the reconcile will.
+    // Changed by others on every try: the reconcile sends it.
     if ((err as { code?: string }).code !== 'precondition_failed') throw err;
   }
 }
