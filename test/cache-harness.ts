@@ -30,7 +30,7 @@ import { resourcePk } from '../shared/table/resources.ts';
 import { queryAll } from '../shared/table/query.ts';
 import { captureLogger } from './capture-log.ts';
 import { startTestApiServer, type TestApiServer, type TestApiServerOptions } from './kube/index.ts';
-import type { KubeObject, RequestRecord } from './kube/index.ts';
+import type { KubeObject } from './kube/index.ts';
 import { TestTables } from './support/table.ts';
 
 const TOKEN = 'cache-agent-token-0001';
@@ -314,16 +314,10 @@ export function crd(kind: string, scope: 'Namespaced' | 'Cluster' = 'Namespaced'
 
 export const WAIT = { timeout: 20_000, interval: 50 } as const;
 
-/** The agent's question of how many objects a scope holds before its first list (agent/cache/sizes.ts): a LIST of one. */
-export function isSizeQuestion(r: RequestRecord): boolean {
-  const q = new URLSearchParams(r.query);
-  return r.verb === 'list' && q.get('limit') === '1' && !q.has('continue');
-}
-
-/** Requests that listed `resource`: a LIST, or a WatchList (a watch asking for initial events); not a size question. */
+/** Requests that listed `resource`: a LIST, or a WatchList (a watch asking for initial events). */
 export function listsOf(kube: TestApiServer, resource?: string): number {
   return kube.requests
     .log()
-    .filter((r) => (resource === undefined || r.resource === resource) && ((r.verb === 'list' && !isSizeQuestion(r)) || (r.verb === 'watch' && r.query.includes('sendInitialEvents=true'))))
+    .filter((r) => (resource === undefined || r.resource === resource) && (r.verb === 'list' || (r.verb === 'watch' && r.query.includes('sendInitialEvents=true'))))
     .length;
 }

@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { getCacheHealth } from '../../shared/table/resources.ts';
-import { BUILT_IN_KINDS, CacheFixture, WAIT, configMap, isSizeQuestion, listsOf } from '../../test/cache-harness.ts';
-import { ListGate } from './list-gate.ts';
+import { BUILT_IN_KINDS, CacheFixture, WAIT, configMap, listsOf } from '../../test/cache-harness.ts';
 import { threadDecoder } from './decoder.ts';
 
 let f: CacheFixture;
@@ -47,25 +46,6 @@ describe('the resource cache', () => {
     }
   });
 
-  it('lists the largest kinds first when the list gate makes lists wait, after asking each kind its size', async () => {
-    // Service accounts are the largest kind here, config maps the next; discovery names neither first.
-    for (let i = 0; i < 80; i++) f.kube.store.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: `sa-${i}`, namespace: 'shop' } });
-    const agent = await f.agent({ lists: new ListGate(1) });
-    await converged();
-    await vi.waitFor(() => expect(agent.worker.run?.status().synced).toBe(BUILT_IN_KINDS.length), WAIT);
-    const lists = f.kube.requests.log().filter((r) => r.query.includes('sendInitialEvents=true')).map((r) => r.resource);
-    expect(lists.slice(0, 2)).toEqual(['serviceaccounts', 'configmaps']);
-    expect(lists).toHaveLength(BUILT_IN_KINDS.length);
-    const questions = f.kube.requests.log().filter(isSizeQuestion);
-    expect(new Set(questions.map((r) => r.resource)).size).toBe(BUILT_IN_KINDS.length);
-  });
-
-  it('asks no sizes when every list can start at once', async () => {
-    await f.agent({ lists: new ListGate(BUILT_IN_KINDS.length) });
-    await converged();
-    expect(f.kube.requests.log().filter(isSizeQuestion)).toHaveLength(0);
-  });
-
   it('uses paged lists where the API server has no WatchList (Kubernetes 1.20)', async () => {
     await f.close();
     f = await new CacheFixture().start({ watchList: false });
@@ -76,8 +56,6 @@ describe('the resource cache', () => {
     // The WatchList is tried once per cluster; every kind is then listed in pages of 50.
     expect(f.kube.requests.log().filter((r) => r.query.includes('sendInitialEvents=true'))).toHaveLength(1);
     expect(f.kube.requests.count({ verb: 'list', resource: 'configmaps', query: { limit: '50' } })).toBe(3);
-    // The largest kind (120 config maps) lists first, so it is the one that found WatchList missing.
-    expect(f.kube.requests.log().find((r) => r.query.includes('sendInitialEvents=true'))?.resource).toBe('configmaps');
     expect(listsOf(f.kube, 'pods')).toBe(1);
   });
 

@@ -4,9 +4,9 @@
  * (at start, or after an API server restart made every watch expire) would multiply the agent's
  * peak memory and the API server's load.
  *
- * Waiters are served largest first (by the objects each expects to list), in arrival order among
- * equals: the longest list then starts as early as it can instead of running alone at the end, which
- * is what decides how long a first sync of many kinds takes.
+ * Waiters are served largest first (by the objects each expects to list: a scope listing again after
+ * a 410 by what its last list held, a first list by 0), in arrival order among equals, so that the
+ * longest lists of a burst of relists start as early as they can instead of running alone at the end.
  */
 export class ListGate {
   readonly #limit: number;

@@ -127,16 +127,13 @@ export class Reflector {
   #complete = false;
   #attempt: AbortController | undefined;
   #restartTo: { rv: string | undefined } | undefined;
-  /** Objects the first list is expected to bring, when the server said (sizes.ts). */
-  readonly #expected: number | undefined;
 
-  constructor(scope: CacheScope, deps: ReflectorDeps, resume?: { resourceVersion: string; objects: number }, expectedObjects?: number) {
+  constructor(scope: CacheScope, deps: ReflectorDeps, resume?: { resourceVersion: string; objects: number }) {
     this.scope = scope;
     this.#deps = deps;
     this.#ref = { group: scope.type.group, kind: scope.type.kind, namespace: scope.namespace, synthetic: false };
     this.#info = { kind: scope.type.kind, group: scope.type.group, apiVersion: apiVersionOf(scope.type) };
     this.#decoder = deps.decoder ?? inlineDecoder;
-    this.#expected = expectedObjects;
     if (resume !== undefined && resume.resourceVersion !== '') {
       this.#rv = resume.resourceVersion;
       this.state.objects = resume.objects;
@@ -225,9 +222,9 @@ export class Reflector {
 
   /** A full list of the scope, as a WatchList that goes on watching, or a paged list. */
   async #list(signal: AbortSignal): Promise<boolean> {
-    // The larger the list, the sooner it should start (list-gate.ts): what the last list held, or
-    // before any, what the server said the scope holds.
-    const release = await this.#deps.lists.acquire(signal, this.#complete ? this.#known.size : (this.#expected ?? 0));
+    // The larger the list, the sooner it should start (list-gate.ts): a scope listing again is weighed
+    // by what its last list held; a first list, whose size is not known, by 0.
+    const release = await this.#deps.lists.acquire(signal, this.#complete ? this.#known.size : 0);
     try {
       this.state.relists++;
       this.#deps.onList?.();

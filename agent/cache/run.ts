@@ -17,7 +17,6 @@ import { healthFingerprint, healthMessage, summarize } from './health.ts';
 import type { ListGate } from './list-gate.ts';
 import { Reflector, type ReflectorTiming, type WatchListSupport } from './reflector.ts';
 import { ResumeClient } from './resume.ts';
-import { expectedObjects } from './sizes.ts';
 import { CRD_TYPE, NAMESPACE_TYPE, badCrdKinds, selectScopes, type Selection } from './selection.ts';
 import { kindName, scopeId, type CacheScope, type ResourceType } from './types.ts';
 
@@ -150,7 +149,7 @@ export class CacheRun {
     for (const bad of badCrdKinds(this.#account.settings)) {
       this.#log.warn({ kind: bad }, `customResourceDefinitions kind ${bad} is not of the form Kind.group; it is ignored`);
     }
-    await this.#apply(selection, info, signal);
+    this.#apply(selection, info);
     let seenReconnects = this.#reconnects;
     let seenResyncs = this.#resyncs;
     let nextDiscovery = clock.now() + timing.rediscoverMs;
@@ -167,7 +166,7 @@ export class CacheRun {
       if (now >= nextDiscovery || (this.#rediscoverAt !== undefined && now >= this.#rediscoverAt)) {
         this.#rediscoverAt = undefined;
         nextDiscovery = now + timing.rediscoverMs;
-        await this.#apply(await this.#discover(signal), undefined, signal);
+        this.#apply(await this.#discover(signal), undefined);
         continue;
       }
       this.#report(now);
@@ -205,7 +204,7 @@ export class CacheRun {
   }
 
   /** Starts and stops reflectors to match `selection`, and tells the driver the new set of scopes. */
-  async #apply(selection: Selection, info: ResumeInfo__Output | undefined, signal: AbortSignal): Promise<void> {
+  #apply(selection: Selection, info: ResumeInfo__Output | undefined): void {
     // Discovery may answer after the cache was stopped: a reflector started then would never be stopped.
     if (this.#stop.signal.aborted) return;
     const wanted = new Map(selection.scopes.map((s) => [runKey(s), s]));
@@ -221,25 +220,17 @@ export class CacheRun {
     if (selection.syntheticCrds.length > 0) scopeSet.push(SYNTHETIC_CRDS);
     this.#batcher.scopeSet(scopeSet);
     this.#synthetic(selection);
-    const fresh = [...wanted].filter(([key]) => !this.#running.has(key)).map(([key, scope]) => ({ key, scope, resume: resumeOf(scope), expected: undefined as number | undefined }));
-    // More lists than the gate runs at once: ask how large each is, and start the largest first.
-    const toList = fresh.filter((f) => f.resume === undefined);
-    if (toList.length > this.#deps.lists.limit) {
-      const sizes = await expectedObjects(this.#account.cluster, toList.map((f) => f.scope), { clock: this.#deps.clock, signal });
-      toList.forEach((f, i) => (f.expected = sizes[i]));
-      // Stopped while asking: nothing may start now, it would never be stopped.
-      if (this.#stop.signal.aborted) return;
-      fresh.sort((a, b) => (b.expected ?? 0) - (a.expected ?? 0));
-    }
     const started: string[] = [];
-    for (const { key, scope, resume, expected } of fresh) {
-      this.#startReflector(key, scope, resume === undefined ? undefined : { resourceVersion: resume.resourceVersion, objects: resume.objects }, expected);
+    for (const [key, scope] of wanted) {
+      if (this.#running.has(key)) continue;
+      const resume = resumeOf(scope);
+      this.#startReflector(key, scope, resume === undefined ? undefined : { resourceVersion: resume.resourceVersion, objects: resume.objects });
       started.push(resume === undefined ? scopeId(scope) : `${scopeId(scope)} (resumed at ${resume.resourceVersion})`);
     }
     if (started.length > 0) this.#log.info({ scopes: started.length, resumed: started.filter((s) => s.includes('resumed')).length }, `caching ${started.length} scopes`);
   }
 
-  #startReflector(key: string, scope: CacheScope, resume: { resourceVersion: string; objects: number } | undefined, expected: number | undefined): void {
+  #startReflector(key: string, scope: CacheScope, resume: { resourceVersion: string; objects: number } | undefined): void {
     const { metrics } = this.#deps;
     const account = this.#account.name;
     const kind = kindName(scope.type);
@@ -267,7 +258,6 @@ export class CacheRun {
         onKindGone: () => this.#rediscoverSoon(),
       },
       resume,
-      expected,
     );
     const done = reflector.run(abort.signal).finally(() => this.#stop.signal.removeEventListener('abort', stopAll));
     this.#running.set(key, { reflector, abort, done });
