@@ -9,6 +9,10 @@
  *
  * Order is kept: a batch holds changes, then the syncs and progress that follow them; a change after
  * a sync starts a new batch, so the driver never applies a sync before the changes it follows.
+ *
+ * Every batch names the resume answer the cache had when the batch was made (`aligned()`); the
+ * driver records its progress only when it gave that answer on the stream the batch arrives on
+ * (agent.proto, `ResourceEvents.resume_query_id`).
  */
 import type { KindHealth, ResourceChange__Output, ResourceEvents, ResourceScope__Output, ScopeProgress, ScopeSync } from '../../shared/protocol/messages.ts';
 import type { WorkerHost } from '../accounts/worker.ts';
@@ -37,11 +41,13 @@ interface Batch {
   scopeSet?: ResourceScope__Output[];
   health?: KindHealth[];
   bytes: number;
+  /** The resume answer the batch was made under. */
+  resumeQueryId: number;
 }
 
 const scopeKey = (s: ResourceScope__Output): string => `${s.group}/${s.kind}/${s.namespace}`;
 
-const emptyBatch = (): Batch => ({ changes: [], syncs: [], progress: new Map(), bytes: 0 });
+const emptyBatch = (resumeQueryId: number): Batch => ({ changes: [], syncs: [], progress: new Map(), bytes: 0, resumeQueryId });
 
 export class Batcher implements ChangeSink {
   readonly #o: Required<Omit<BatcherOptions, 'onSent'>> & Pick<BatcherOptions, 'onSent'>;
@@ -49,6 +55,7 @@ export class Batcher implements ChangeSink {
   readonly #sealed: Batch[] = [];
   #inFlight = 0;
   #listIds = 0;
+  #resumeQueryId = 0;
   #sealScheduled = false;
   #stopped = false;
   #waiters: (() => void)[] = [];
@@ -101,6 +108,12 @@ export class Batcher implements ChangeSink {
     this.#current().health = kinds;
   }
 
+  /** The driver answered resume query `queryId`: what is handed in from now on is made under it. */
+  aligned(queryId: number): void {
+    if (this.#open !== undefined) this.#seal();
+    this.#resumeQueryId = queryId;
+  }
+
   /** Batches sealed or open but not yet acknowledged. */
   get backlog(): number {
     return this.#sealed.length + this.#inFlight + (this.#open === undefined ? 0 : 1);
@@ -122,7 +135,7 @@ export class Batcher implements ChangeSink {
 
   #current(): Batch {
     if (this.#open === undefined) {
-      this.#open = emptyBatch();
+      this.#open = emptyBatch(this.#resumeQueryId);
       if (!this.#sealScheduled) {
         this.#sealScheduled = true;
         setImmediate(() => {
@@ -155,6 +168,7 @@ export class Batcher implements ChangeSink {
         progress: [...batch.progress.values()],
         ...(batch.scopeSet === undefined ? {} : { scopeSet: { scopes: batch.scopeSet } }),
         health: batch.health ?? [],
+        resumeQueryId: batch.resumeQueryId,
       };
       this.#o.onSent?.(batch.changes.length, batch.bytes);
       this.#o.host.respond({ kind: 'resourceEvents', body }).then(

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../shared/clock.ts';
-import { getCacheHealth, scopeProgress } from '../../shared/table/resources.ts';
+import { deleteScopeProgress, getCacheHealth, listResources, putScopeProgress, scopeProgress, writeResources } from '../../shared/table/resources.ts';
 import { BUILT_IN_KINDS, CacheFixture, WAIT, configMap, listsOf, pod } from '../../test/cache-harness.ts';
 import type { CacheAgent } from '../../test/cache-harness.ts';
 
@@ -140,6 +140,57 @@ describe('410 Gone', () => {
     const pages = f.kube.requests.log().filter((r) => r.verb === 'list' && r.resource === 'configmaps');
     expect(pages.map((p) => p.code)).toEqual([200, 410, 200, 200, 200, 200]);
     await vi.waitFor(async () => expect((await kindHealth('ConfigMap'))?.expired).toBe(1), WAIT);
+  });
+});
+
+describe('a driver that lost what it acknowledged', () => {
+  // A replica acknowledges a batch once taken and writes it a moment later; one that dies between
+  // loses it. The agent's next stream finds the table behind what it sent, and what is missing must
+  // be sent again, including objects at versions the agent sent before. The loss is made here by
+  // putting the table back to an earlier state, then starting a new stream. No periodic report runs
+  // meanwhile (its progress would tell the table it holds what it does not).
+  const quiet = { timing: { healthIntervalMs: 600_000 } };
+  const CONFIGMAPS = { group: '', kind: 'ConfigMap', namespace: '' };
+
+  it('a scope the table lost whole is listed again and every object sent again', async () => {
+    await start();
+    const agent = await f.agent(quiet);
+    await converged();
+    await resumable(agent);
+    const lost = (await listResources(f.table, f.account, { kind: 'configmap' }, 1000)).items;
+    expect(lost.length).toBe(20);
+    await writeResources(f.table, f.account, lost.map((i) => ({ op: 'delete' as const, ref: { ...CONFIGMAPS, namespace: i.namespace, name: i.name } })));
+    await deleteScopeProgress(f.table, f.account, CONFIGMAPS);
+    f.kube.requests.clear();
+    agent.connection.reconnect('a new stream, to another replica');
+    await converged();
+    expect(listsOf(f.kube, 'configmaps')).toBe(1);
+    expect(listsOf(f.kube)).toBe(1);
+  });
+
+  it('changes the table lost after its progress are watched again from there and sent again', async () => {
+    await start();
+    const agent = await f.agent(quiet);
+    await converged();
+    await resumable(agent);
+    const progress = (await scopeProgress(f.table, f.account)).find((p) => p.scope.kind === 'ConfigMap')!;
+    const before = (await listResources(f.table, f.account, { kind: 'configmap' }, 1000)).items.filter((i) => i.name === 'cm-3');
+    f.kube.store.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'cm-3' }, { data: { a: 'changed' } });
+    f.kube.store.create(configMap('shop', 'added'));
+    await converged();
+    await resumable(agent);
+    // The table back to where it stood before the two changes.
+    await writeResources(f.table, f.account, [
+      ...before.map((i) => ({ op: 'put' as const, ref: { ...CONFIGMAPS, namespace: i.namespace, name: i.name }, resourceVersion: i.resourceVersion, object: i.object, at: i.updatedAt })),
+      { op: 'delete' as const, ref: { ...CONFIGMAPS, namespace: 'shop', name: 'added' } },
+    ]);
+    await putScopeProgress(f.table, f.account, { ...progress, at: Date.now() });
+    expect(await f.tableObjects()).not.toEqual(f.clusterObjects(BUILT_IN_KINDS));
+    f.kube.requests.clear();
+    agent.connection.reconnect('a new stream, to another replica');
+    await converged();
+    expect(listsOf(f.kube)).toBe(0);
+    expect(f.kube.requests.log().some((r) => r.verb === 'watch' && r.resource === 'configmaps' && r.query.includes(`resourceVersion=${progress.resourceVersion}`))).toBe(true);
   });
 });
 

@@ -122,6 +122,7 @@ export class Reflector {
   readonly #info: KindInfo;
   readonly #decoder: Decoder;
   #rv: string | undefined;
+  /** Every object sent for the scope, at the version sent: an object seen again at that version is not sent twice. */
   #known = new Map<string, Known>();
   /** True once `#known` holds every object of the scope (after a list). */
   #complete = false;
@@ -151,6 +152,9 @@ export class Reflector {
 
   /** Starts again from `rv` (the driver holds less than was sent), or with a list when undefined. */
   restartFrom(rv: string | undefined): void {
+    // The versions known are what was sent, and the driver lost some of it: every object the replay
+    // (or the list) brings must go out again, even at a version sent before. Sizes stay for the counts.
+    this.#known = new Map([...this.#known].map(([key, k]) => [key, { rv: '', size: k.size }]));
     this.#restartTo = { rv };
     this.#attempt?.abort(new Restart('restart'));
   }

@@ -179,7 +179,10 @@ export class CacheRun {
     const settings = this.#account.settings;
     for (;;) {
       const info = await this.#resume.query(this.#account.cachingEpoch, settings.maxResumableResourceAgeMs, signal);
-      if (info.accepted) return info;
+      if (info.accepted) {
+        this.#batcher.aligned(info.queryId);
+        return info;
+      }
       this.#log.warn({ cachingEpoch: this.#account.cachingEpoch, reason: info.message }, 'the driver does not accept this agent as the caching agent yet');
       await this.#deps.clock.sleep(this.#deps.timing.refusedRetryMs, signal);
     }

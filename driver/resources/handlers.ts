@@ -7,6 +7,14 @@
  * longer caches the account (its assignment tells it so), and ending the stream would also cut that
  * agent's other accounts. A refused resume query is answered `accepted: false`, and the agent does
  * not start caching until it is accepted.
+ *
+ * Progress (where a scope's watch may resume) is recorded only from a batch made under a resume
+ * answer this replica gave on the same stream (`resumeQueryId`, agent.proto). Progress says "the
+ * table holds every change up to here"; a batch made earlier and sent again on a new stream (the
+ * agent resends what was not acknowledged before it asks where the driver stands) may follow
+ * changes another replica took and lost when it died. Recording it would make the agent's
+ * realignment find nothing missing, and those changes would never arrive. Changes and syncs of such
+ * a batch are kept: they are true.
  */
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
@@ -52,6 +60,8 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
   const writers = new Map<string, AccountCacheWriter>();
   const refusals = new Map<string, number>();
   const readingsSeen = new Map<string, { readingId: number; parts: Set<number>; namespaces: Set<string> }>();
+  /** Per stream, the resume queries answered (accepted) on it by this replica (see above). */
+  const answered = new WeakMap<Sender, Set<number>>();
 
   const writerOf = (account: string): AccountCacheWriter => {
     let w = writers.get(account);
@@ -88,11 +98,17 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
   const handlers: AgentMessageHandlers = {
     resourceEvents: async ({ body }, session) => {
       if (!(await admitted('resource events', body.account, body.cachingEpoch, session))) return;
-      await writerOf(body.account).take(body, session.agentId);
+      const aligned = body.resumeQueryId > 0 && (answered.get(session)?.has(body.resumeQueryId) ?? false);
+      await writerOf(body.account).take(aligned || body.progress.length === 0 ? body : { ...body, progress: [] }, session.agentId);
     },
     resumeQuery: async ({ body }, session) => {
       const answer = await gate.check(body.account, session.agentId, body.cachingEpoch);
       const scopes = answer.ok ? await resumable(body.account, body.maxAgeMs) : [];
+      if (answer.ok) {
+        let queries = answered.get(session);
+        if (queries === undefined) answered.set(session, (queries = new Set()));
+        queries.add(body.queryId);
+      }
       await session.send({
         kind: 'resumeInfo',
         body: { queryId: body.queryId, account: body.account, accepted: answer.ok, message: answer.ok ? '' : answer.reason, scopes },

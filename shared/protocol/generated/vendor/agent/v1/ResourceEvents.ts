@@ -39,6 +39,14 @@ export interface ResourceEvents {
    * When not empty: the cache's health per kind, replacing what the driver held.
    */
   'health'?: (_vendor_agent_v1_KindHealth)[];
+  /**
+   * The query_id of the last accepted ResumeInfo the agent had when it made this batch (0 for none).
+   * The driver records `progress` only when it answered that query on this same stream: then every
+   * change since the agent learnt where the table stands came on this stream. A batch made before,
+   * and sent again on a new stream after the replica that took it died, may follow changes the
+   * table never got; its progress is dropped, its changes and syncs are kept.
+   */
+  'resumeQueryId'?: (number | string | Long);
 }
 
 /**
@@ -73,4 +81,12 @@ export interface ResourceEvents__Output {
    * When not empty: the cache's health per kind, replacing what the driver held.
    */
   'health': (_vendor_agent_v1_KindHealth__Output)[];
+  /**
+   * The query_id of the last accepted ResumeInfo the agent had when it made this batch (0 for none).
+   * The driver records `progress` only when it answered that query on this same stream: then every
+   * change since the agent learnt where the table stands came on this stream. A batch made before,
+   * and sent again on a new stream after the replica that took it died, may follow changes the
+   * table never got; its progress is dropped, its changes and syncs are kept.
+   */
+  'resumeQueryId': (number);
 }

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../shared/clock.ts';
+import { silentLogger } from '../../shared/log.ts';
+import type { ResourceEvents__Output } from '../../shared/protocol/messages.ts';
+import { createAccount, updateAccount } from '../../shared/table/accounts.ts';
+import { listResources, scopeProgress } from '../../shared/table/resources.ts';
+import { TestTables } from '../../test/support/table.ts';
+import type { AgentSession } from '../agent-session.ts';
+import { cacheHandlers } from './handlers.ts';
+
+const tables = new TestTables();
+beforeAll(() => tables.start());
+afterAll(() => tables.close());
+
+const scope = { group: '', kind: 'ConfigMap', namespace: 'a', synthetic: false };
+
+function events(name: string, rv: string, resumeQueryId: number): ResourceEvents__Output {
+  return {
+    account: 'prod',
+    cachingEpoch: 1,
+    changes: [{ group: '', kind: 'ConfigMap', namespace: 'a', name, resourceVersion: rv, deleted: false, object: JSON.stringify({ metadata: { name, resourceVersion: rv } }) }],
+    syncs: [],
+    progress: [{ scope, resourceVersion: rv, objects: 1 }],
+    scopeSet: null,
+    health: [],
+    resumeQueryId,
+  };
+}
+
+/** A stream of agent-1 as the handlers see it; `sent` collects what the driver answers on it. */
+function stream(id: string) {
+  const sent: unknown[] = [];
+  const session = { id, agentId: 'agent-1', send: async (m: unknown) => void sent.push(m) } as unknown as AgentSession;
+  return { session, sent };
+}
+
+async function setUp() {
+  const table = await tables.fresh();
+  await createAccount(table, 'prod', 1);
+  await updateAccount(table, 'prod', 1, { cachingAgentId: 'agent-1', cachingEpoch: 1 }, 1);
+  const cache = cacheHandlers({ table, clock: systemClock, log: silentLogger(), writer: { progressIntervalMs: 0 } });
+  const h = cache.handlers as Required<typeof cache.handlers>;
+  const ask = (s: AgentSession, queryId: number) => h.resumeQuery({ seq: 0, body: { queryId, account: 'prod', cachingEpoch: 1, maxAgeMs: 60_000 } }, s);
+  const take = async (s: AgentSession, body: ResourceEvents__Output) => {
+    await h.resourceEvents({ seq: 1, body }, s);
+    await cache.writer('prod')!.idle();
+  };
+  return { table, cache, ask, take };
+}
+
+describe('the resource cache handlers', () => {
+  it('record progress only of batches made under a resume answer given on the same stream; their changes are kept either way', async () => {
+    const { table, cache, ask, take } = await setUp();
+    try {
+      // A batch made under answer 7 (given by another replica, which took earlier changes and died),
+      // sent again on the agent's next stream before it asks where the driver stands.
+      const next = stream('s-2');
+      await take(next.session, events('after-loss', '120', 7));
+      expect(await scopeProgress(table, 'prod')).toEqual([]);
+      expect((await listResources(table, 'prod', {}, 10)).items.map((i) => i.name)).toEqual(['after-loss']);
+      // Nor is progress recorded from a batch made before any answer.
+      await take(next.session, events('after-loss', '121', 0));
+      expect(await scopeProgress(table, 'prod')).toEqual([]);
+
+      // Asked and answered here: the agent learns the driver holds nothing of the scope (and lists again).
+      await ask(next.session, 8);
+      expect(next.sent).toMatchObject([{ kind: 'resumeInfo', body: { queryId: 8, accepted: true, scopes: [] } }]);
+      await take(next.session, events('listed', '130', 8));
+      expect((await scopeProgress(table, 'prod')).map((p) => p.resourceVersion)).toEqual(['130']);
+
+      // Answer 8 holds on its own stream only; a query refused aligns nothing.
+      const other = stream('s-3');
+      await take(other.session, events('later', '140', 8));
+      expect((await scopeProgress(table, 'prod')).map((p) => p.resourceVersion)).toEqual(['130']);
+      await updateAccount(table, 'prod', 2, { cachingEpoch: 2 }, 2);
+      cache.forget('prod');
+      await ask(other.session, 9);
+      expect(other.sent).toMatchObject([{ kind: 'resumeInfo', body: { queryId: 9, accepted: false } }]);
+      await updateAccount(table, 'prod', 3, { cachingEpoch: 1 }, 3);
+      cache.forget('prod');
+      await take(other.session, events('later', '150', 9));
+      expect((await scopeProgress(table, 'prod')).map((p) => p.resourceVersion)).toEqual(['130']);
+      expect((await listResources(table, 'prod', {}, 10)).items.map((i) => `${i.name}@${i.resourceVersion}`).sort()).toEqual(['after-loss@121', 'later@150', 'listed@130']);
+    } finally {
+      await cache.close();
+    }
+  });
+});
