@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { faultyTable } from '../../test/support/store-faults.ts';
 import { TestTables } from '../../test/support/table.ts';
 import { acquireSourceLockParams, releaseSourceLockParams, SOURCE_LOCK_LEASE_MS, withSourceLock, type SourceLockDeps } from './source-lock.ts';
 
@@ -8,13 +9,13 @@ describe('source lock params', () => {
     const p = acquireSourceLockParams('T', 'agent:a', 'h1', 1000, { owner: 's2' });
     expect(p.Key).toEqual({ pk: 'SOURCELOCK', sk: 'agent:a' });
     expect(p.UpdateExpression).toBe('SET #holder = :holder, #until = :until, #owner = :owner');
-    expect(p.ConditionExpression).toBe('(attribute_not_exists(#holder) OR #until < :now)');
+    expect(p.ConditionExpression).toBe('(attribute_not_exists(#holder) OR #until < :now OR #holder = :holder)');
     expect(p.ExpressionAttributeValues).toEqual({ ':holder': 'h1', ':until': 1000 + SOURCE_LOCK_LEASE_MS, ':now': 1000, ':owner': 's2' });
   });
 
   it('takes the lock only while the source belongs to the given session or to none', () => {
     const p = acquireSourceLockParams('T', 'agent:a', 'h1', 5, { ifOwner: 's1' });
-    expect(p.ConditionExpression).toBe('(attribute_not_exists(#holder) OR #until < :now) AND (attribute_not_exists(#owner) OR #owner = :ifOwner)');
+    expect(p.ConditionExpression).toBe('(attribute_not_exists(#holder) OR #until < :now OR #holder = :holder) AND (attribute_not_exists(#owner) OR #owner = :ifOwner)');
     expect(p.UpdateExpression).not.toContain('#owner =');
     expect(p.ExpressionAttributeValues?.[':ifOwner']).toBe('s1');
   });
@@ -84,6 +85,25 @@ describe('source lock against dynalite', () => {
     expect(ran).toBe(false);
     // A source no session announced (written before sessions were recorded) is swept.
     expect((await withSourceLock(t, 'agent:b', { ifOwner: 's9' }, async () => 'swept')).ran).toBe(true);
+  });
+
+  it('a take the table applied but whose answer was lost is taken by the retry, not waited out for a lease', async () => {
+    const healthy = await tables.fresh();
+    const { table, faults } = await faultyTable(healthy);
+    try {
+      let now = 5_000_000;
+      let slept = 0;
+      const deps: SourceLockDeps = { now: () => now, sleep: async (ms) => void ((slept += ms), (now += ms)) };
+      faults.set({ kind: 'lost-answer' }, { only: ['UpdateItem'], times: 1 });
+      expect(await withSourceLock(table, 'agent:a', {}, async () => 'synced', deps)).toEqual({ ran: true, value: 'synced' });
+      expect(faults.attempts.filter((a) => a.operation === 'UpdateItem').map((a) => a.fault)).toEqual(['lost-answer', undefined, undefined]);
+      expect(slept).toBe(0);
+      // Released: another holder takes it at once.
+      expect(await withSourceLock(healthy, 'agent:a', {}, async () => 'next', deps)).toEqual({ ran: true, value: 'next' });
+      expect(slept).toBe(0);
+    } finally {
+      await faults.close();
+    }
   });
 
   it('frees the lock when the work fails, and passes the failure on', async () => {

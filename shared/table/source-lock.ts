@@ -33,7 +33,9 @@ export function acquireSourceLockParams(
 ): UpdateCommandInput {
   const values: Record<string, unknown> = { ':holder': holder, ':until': now + SOURCE_LOCK_LEASE_MS, ':now': now };
   let set = 'SET #holder = :holder, #until = :until';
-  let condition = '(attribute_not_exists(#holder) OR #until < :now)';
+  // Its own hold counts as free: when the table applied a take but its answer was lost, the SDK's
+  // retry of the same request must succeed, not wait out the lease the first try just set.
+  let condition = '(attribute_not_exists(#holder) OR #until < :now OR #holder = :holder)';
   if (options.owner !== undefined) {
     set += ', #owner = :owner';
     values[':owner'] = options.owner;
