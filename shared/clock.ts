@@ -1,5 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
-
 /**
  * Time as every component sees it. Leases, backoff and expiry read `now()` and wait with
  * `sleep()`, so tests drive them with a manual clock instead of waiting for real.
@@ -12,9 +10,24 @@ export interface Clock {
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: async (ms, signal) => {
-    await delay(ms, undefined, signal === undefined ? undefined : { signal });
-  },
+  // Not `timers/promises`: its abort makes a new AbortError (with a stack trace) each time, and loops
+  // that wait until woken (one wake per message sent) abort a sleep per message.
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal!.reason);
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
 };
 
 /** A clock that moves only when told to; `sleep` resolves once `advance` passes its deadline. */

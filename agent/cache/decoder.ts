@@ -5,6 +5,7 @@
  * one scope's events is kept by its reflector, which takes the answers in the order it asked.
  */
 import { availableParallelism } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { VendorError } from '../../shared/errors.ts';
 import { decodeBatch, decodeList, type Decoded, type DecodedList, type KindInfo } from './decode.ts';
@@ -31,8 +32,49 @@ type Pending = { worker: number; resolve(v: unknown): void; reject(e: unknown): 
  */
 export const THREAD_MIN_BYTES = 32 * 1024;
 
-/** The young generation of a decoding thread: V8's default for a 16 MiB semi-space. */
-const DECODER_YOUNG_GENERATION_MB = 48;
+/** The semi-space of a decoding thread: V8's default maximum (a young generation of 48 MiB). */
+const DECODER_SEMI_SPACE_MB = 16;
+
+/** The `--max-semi-space-size` the process was started with (argv or NODE_OPTIONS), if any. */
+export function processSemiSpaceMb(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env.NODE_OPTIONS ?? ''): number | undefined {
+  const args = [...execArgv, ...nodeOptions.split(/\s+/)];
+  let found: number | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const m = /^--max[-_]semi[-_]space[-_]size(?:=(\d+))?$/.exec(args[i]!);
+    if (m === null) continue;
+    const value = Number(m[1] ?? args[i + 1]);
+    if (Number.isFinite(value)) found = value;
+  }
+  return found;
+}
+
+/** Threads being started with the flag set to their size; the last to run puts it back. */
+let startingThreads = 0;
+
+/**
+ * Starts a thread (the script at `url`) with a young generation of a decoding thread's size. Parsing
+ * a list page makes megabytes of objects at once; in a semi-space of 2 MiB (what the agent's main
+ * thread runs with, to stay small) they outlive a few scavenges and are promoted, and the thread
+ * spent nearly as long collecting as parsing. V8 reads `--max-semi-space-size` for every isolate it
+ * makes and lets it override a thread's `resourceLimits`, so while the thread starts the flag is set
+ * to the thread's size, and put back once the thread runs; a heap already made (the main thread's)
+ * keeps its size.
+ */
+export function startDecodingThread(url: URL): Worker {
+  const processMb = processSemiSpaceMb();
+  if (processMb === undefined) return new Worker(url, { resourceLimits: { maxYoungGenerationSizeMb: 3 * DECODER_SEMI_SPACE_MB } });
+  if (startingThreads++ === 0) setFlagsFromString(`--max-semi-space-size=${DECODER_SEMI_SPACE_MB}`);
+  let started = false;
+  const putBack = () => {
+    if (started) return;
+    started = true;
+    if (--startingThreads === 0) setFlagsFromString(`--max-semi-space-size=${processMb}`);
+  };
+  const w = new Worker(url);
+  w.once('online', putBack);
+  w.once('exit', putBack);
+  return w;
+}
 
 /** Threads that have had nothing to do for this long end; the next request starts them again. */
 export const THREAD_IDLE_MS = 30_000;
@@ -61,10 +103,7 @@ export function threadDecoder(threads: number): Decoder {
   };
 
   const spawn = (i: number): Worker => {
-    // Parsing a list page makes megabytes of objects at once, so the thread asks for V8's default young
-    // generation. A process-wide --max-semi-space-size (the agent's image sets 2 MiB) takes precedence
-    // over this limit in V8, so it holds only where the process runs without that flag (docs/cache.md).
-    const w = new Worker(new URL('./decode-worker.ts', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: DECODER_YOUNG_GENERATION_MB } });
+    const w = startDecodingThread(new URL('./decode-worker.ts', import.meta.url));
     w.unref();
     w.on('message', (m: { id: number; result?: unknown; error?: string }) => {
       const p = pending.get(m.id);

@@ -134,8 +134,10 @@ export class DriverStream implements ReliableSink {
 
   sendReliable(out: AgentBody): { seq: number; acked: Promise<void> } {
     if (this.#end) return { seq: 0, acked: Promise.reject(this.#end.error) };
+    // Only a first unacknowledged message brings the watch's deadline closer; later ones leave it.
+    const first = this.#endpoint.oldestUnackedAt() === undefined;
     const sent = this.#endpoint.send(out);
-    this.#waker.wake();
+    if (first) this.#waker.wake();
     return sent;
   }
 

@@ -70,7 +70,7 @@ export class SequencedEndpoint<Out extends { kind: string }> {
 
   /** When the oldest unacknowledged message was sent, if any. */
   oldestUnackedAt(): number | undefined {
-    return this.#outbound.pending()[0]?.sentAt;
+    return this.#outbound.oldest()?.sentAt;
   }
 
   /** Settles every unacknowledged message: `errorFor(seq)` says why it will never be acknowledged here. */

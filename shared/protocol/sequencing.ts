@@ -68,6 +68,11 @@ export class OutboundSequence<T> {
     return this.#acked;
   }
 
+  /** The oldest item sent and not yet acknowledged (asked at every send: no copy of the rest). */
+  oldest(): T | undefined {
+    return this.#pending.values().next().value;
+  }
+
   /** Items sent and not yet acknowledged, oldest first; they carry consecutive sequence numbers. */
   pending(): T[] {
     return [...this.#pending.values()];
