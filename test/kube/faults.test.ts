@@ -216,6 +216,30 @@ describe('paced churn', () => {
     }
   });
 
+  it('goes on from the objects it left when the store did not change since, and reads them again when it did', async () => {
+    const local = await startTestApiServer();
+    try {
+      await seedCluster(local.store, { objects: 100, namespaces: 1 });
+      const pods = local.store.list({ apiVersion: 'v1', kind: 'Pod' });
+      expect(await churn(local.store, { count: pods.length })).toMatchObject({ updated: pods.length });
+      // Unchanged since: every update of the second round is one more on the state the first left.
+      const second = await churn(local.store, { count: pods.length });
+      expect(second).toMatchObject({ updated: pods.length, toResourceVersion: second.fromResourceVersion + pods.length });
+      for (const p of local.store.list({ apiVersion: 'v1', kind: 'Pod' })) {
+        expect(p.status).toMatchObject({ observedGeneration: expect.any(Number) });
+        expect(p.metadata.annotations?.['example.com/heartbeat']).toBe(String(second.fromResourceVersion + pods.findIndex((q) => q.metadata.name === p.metadata.name)));
+      }
+      // A change made between two rounds is read again, not overwritten by the round's old copy.
+      const first = pods[0]!;
+      const ref = { apiVersion: 'v1', kind: 'Pod', namespace: first.metadata.namespace ?? '', name: first.metadata.name ?? '' };
+      local.store.patch(ref, { metadata: { labels: { changed: 'between' } } });
+      expect(await churn(local.store, { count: pods.length })).toMatchObject({ updated: pods.length });
+      expect(local.store.get(ref)?.metadata.labels).toMatchObject({ changed: 'between' });
+    } finally {
+      await local.close();
+    }
+  });
+
   it('refuses a pace that is not a boolean', async () => {
     const bad = await raw(server.url, '/_test/churn', { method: 'POST', body: { count: 1, paced: 'yes' } });
     expect(bad.status).toBe(400);
