@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../shared/clock.ts';
 import { silentLogger } from '../../shared/log.ts';
 import type { ResourceEvents__Output } from '../../shared/protocol/messages.ts';
-import { getScopeSet, listResources, scopeProgress } from '../../shared/table/resources.ts';
+import { getScopeSet, listResources, scopeProgress, writeResources } from '../../shared/table/resources.ts';
 import { TestTables } from '../../test/support/table.ts';
 import { AccountCacheWriter } from './writer.ts';
 
@@ -68,6 +68,25 @@ describe('the account cache writer', () => {
     expect(await names(t)).toEqual(['a/created-after@11', 'a/keep@1', 'b/other-ns@3']);
     expect(w.stats.swept).toBe(1);
     expect(await scopeProgress(t, 'prod')).toMatchObject([{ scope: { namespace: 'a' }, resourceVersion: '11', objects: 2 }]);
+  });
+
+  it('a sync keeps what another replica took after it arrived, and deletes what was written before', async () => {
+    const { t, w } = await writer();
+    const now = Date.now();
+    // Written by other replicas: one an hour before the list, one a minute after this replica took
+    // the list's sync (the agent's stream had moved there while this replica was still writing).
+    const put = (name: string, rv: string, at: number) => ({ op: 'put' as const, ref: { group: '', kind: 'ConfigMap', namespace: 'a', name }, resourceVersion: rv, object: '{}', at });
+    await writeResources(t, 'prod', [put('deleted-before-the-list', '1', now - 3_600_000), put('created-later-elsewhere', '30', now + 60_000)]);
+    await w.take(
+      batch({
+        changes: [change('listed', '20')],
+        syncs: [{ scope: scope('a'), resourceVersion: '20', listId: 1, part: 1, last: true, keys: ['a/listed'] }],
+      }),
+      'agent-1',
+    );
+    await w.idle();
+    expect(await names(t)).toEqual(['a/created-later-elsewhere@30', 'a/listed@20']);
+    expect(w.stats.swept).toBe(1);
   });
 
   it('an incomplete sync deletes nothing and leaves the scope without progress, so it is listed again', async () => {

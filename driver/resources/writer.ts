@@ -5,7 +5,7 @@
  * the bookkeeping that must follow those writes, in the order it came:
  *
  * - a sync (the complete set of a scope's keys after a list) deletes the scope's items the list did
- *   not name, except those changed after the sync arrived;
+ *   not name, except those changed after the sync arrived (here, or at another replica);
  * - a new set of scopes deletes the items and progress of scopes no longer cached;
  * - progress (where a scope's watch can resume) is recorded only once every change before it is in
  *   the table, so a resume from it never skips a change; per scope at most every
@@ -76,7 +76,7 @@ interface Pending {
 }
 
 type Step =
-  | { type: 'sync'; seq: number; scope: Scope; keys: Set<string>; after: Set<string> }
+  | { type: 'sync'; seq: number; scope: Scope; keys: Set<string>; after: Set<string>; takenAt: number }
   | { type: 'unsynced'; seq: number; scope: Scope }
   | { type: 'scopes'; seq: number; scopes: Scope[] };
 
@@ -147,7 +147,7 @@ export class AccountCacheWriter {
     }
     this.stats.changes += batch.changes.length;
     this.#seq++;
-    for (const s of batch.syncs) this.#takeSync(s);
+    for (const s of batch.syncs) this.#takeSync(s, now);
     if (batch.scopeSet) this.#steps.push({ type: 'scopes', seq: this.#seq, scopes: batch.scopeSet.scopes.map(toScope) });
     for (const p of batch.progress) {
       const scope = toScope(p.scope);
@@ -159,7 +159,7 @@ export class AccountCacheWriter {
     this.#work.wake();
   }
 
-  #takeSync(s: ResourceEvents__Output['syncs'][number]): void {
+  #takeSync(s: ResourceEvents__Output['syncs'][number], takenAt: number): void {
     const scope = toScope(s.scope);
     const id = `${scopeKey(scope)}#${s.listId}`;
     let parts = this.#syncs.get(id);
@@ -175,7 +175,9 @@ export class AccountCacheWriter {
     const complete = parts.parts.size === s.part;
     if (complete) this.#unsynced.delete(scopeKey(scope));
     else this.#unsynced.add(scopeKey(scope));
-    this.#steps.push(complete ? { type: 'sync', seq: this.#seq, scope, keys: parts.keys, after: parts.after } : { type: 'unsynced', seq: this.#seq, scope });
+    this.#steps.push(
+      complete ? { type: 'sync', seq: this.#seq, scope, keys: parts.keys, after: parts.after, takenAt } : { type: 'unsynced', seq: this.#seq, scope },
+    );
     const key = scopeKey(scope);
     const entry = this.#progress.get(key);
     if (entry !== undefined) entry.force = true;
@@ -296,8 +298,11 @@ export class AccountCacheWriter {
     const { table, log } = this.#o;
     switch (step.type) {
       case 'sync': {
+        // Not named by the list and not changed since: gone from the cluster. An object another
+        // replica took after this sync arrived (the agent's stream moved there while this replica
+        // was still writing) is newer than the list, not stale.
         const stale = (await scopeKeys(table, this.account, scopePrefix(step.scope))).filter(
-          (k) => !step.keys.has(keyOf(k.namespace, k.name)) && !step.after.has(k.sk),
+          (k) => !step.keys.has(keyOf(k.namespace, k.name)) && !step.after.has(k.sk) && k.at <= step.takenAt,
         );
         await this.#sweep(stale.map((k) => ({ namespace: k.namespace, name: k.name })), step.scope);
         this.#closeSync(step.after);

@@ -233,8 +233,8 @@ export function scopeKeysParams(tableName: string, account: string, prefix: stri
     TableName: tableName,
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': resourcePk(account), ':prefix': prefix },
-    ExpressionAttributeNames: { '#name': 'name' },
-    ProjectionExpression: 'sk, ns, #name',
+    ExpressionAttributeNames: { '#name': 'name', '#at': 'at' },
+    ProjectionExpression: 'sk, ns, #name, #at',
     // Writes made just before (the changes the sync follows) must be seen.
     ConsistentRead: true,
   };
@@ -244,6 +244,8 @@ export interface StoredKey {
   sk: string;
   namespace: string;
   name: string;
+  /** When the driver that wrote the item took its change (ms, that driver's clock). */
+  at: number;
 }
 
 export async function scopeKeys(t: TableRef, account: string, prefix: string): Promise<StoredKey[]> {
@@ -252,6 +254,7 @@ export async function scopeKeys(t: TableRef, account: string, prefix: string): P
     sk: i.sk as string,
     namespace: i.ns as string,
     name: i.name as string,
+    at: typeof i.at === 'number' ? i.at : 0,
   }));
 }
 
