@@ -82,6 +82,8 @@ export interface AgentOptions {
   hold?: Promise<void>;
   /** With `settings.metrics`: the clock of pod metrics readings (the agent's clock by default). */
   metricsClock?: Clock;
+  /** The API server the account points at (the fixture's by default). */
+  kube?: TestApiServer;
 }
 
 /** `Kind.group|namespace/name` → resourceVersion. */
@@ -97,6 +99,7 @@ export class CacheFixture {
   readonly #tables = new TestTables();
   readonly #cleanups: (() => unknown)[] = [];
   #dir = '';
+  #kubeconfigs = 0;
 
   async start(kube: TestApiServerOptions = {}): Promise<this> {
     this.#dir = await mkdtemp(join(tmpdir(), 'cache-'));
@@ -128,7 +131,7 @@ export class CacheFixture {
     const agentId = options.agentId ?? 'agent-1';
     const logs = captureLogger();
     const clock = options.clock ?? systemClock;
-    const kubeconfig = this.kube.writeKubeconfig(join(this.#dir, `${agentId}.kubeconfig`));
+    const kubeconfig = (options.kube ?? this.kube).writeKubeconfig(join(this.#dir, `${agentId}-${++this.#kubeconfigs}.kubeconfig`));
     const cluster = await connectCluster(
       { account: this.account, kubeConfigFile: kubeconfig, context: '', serviceAccount: false, insecure: false, noProxy: false, oAuthScopes: [] },
       { secrets: { resolveFile: async (v: string) => v }, kubernetesNoProxy: false, retries: options.retries ?? NO_RETRIES, clock, logger: logs.log },
@@ -230,11 +233,11 @@ export class CacheFixture {
   }
 
   /** What the cluster holds of `kinds` (in `namespaces`, when given), keyed like `tableObjects`. */
-  clusterObjects(kinds: readonly { apiVersion: string; kind: string }[], namespaces?: readonly string[]): ObjectVersions {
+  clusterObjects(kinds: readonly { apiVersion: string; kind: string }[], namespaces?: readonly string[], kube: TestApiServer = this.kube): ObjectVersions {
     const out: ObjectVersions = new Map();
     for (const k of kinds) {
       const group = k.apiVersion.includes('/') ? k.apiVersion.split('/')[0] : '';
-      for (const o of this.kube.store.list({ apiVersion: k.apiVersion, kind: k.kind }) as KubeObject[]) {
+      for (const o of kube.store.list({ apiVersion: k.apiVersion, kind: k.kind }) as KubeObject[]) {
         const ns = o.metadata.namespace ?? '';
         if (namespaces !== undefined && ns !== '' && !namespaces.includes(ns)) continue;
         out.set(`${group === '' ? k.kind : `${k.kind}.${group}`}|${ns ? `${ns}/` : ''}${o.metadata.name ?? ''}`, o.metadata.resourceVersion ?? '');

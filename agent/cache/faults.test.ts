@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../shared/clock.ts';
 import { deleteScopeProgress, getCacheHealth, listResources, putScopeProgress, scopeProgress, writeResources } from '../../shared/table/resources.ts';
 import { BUILT_IN_KINDS, CacheFixture, WAIT, configMap, listsOf, pod } from '../../test/cache-harness.ts';
+import { startTestApiServer } from '../../test/kube/index.ts';
 import type { CacheAgent } from '../../test/cache-harness.ts';
 
 let f: CacheFixture;
@@ -92,6 +93,26 @@ describe('resume', () => {
     await f.agent({ agentId: 'agent-2', epoch: 2 });
     await converged();
     expect(listsOf(f.kube)).toBe(0);
+  });
+
+  it('an account pointed at another cluster lists it instead of resuming from the first one\'s versions', async () => {
+    await start();
+    await cachedThenStopped();
+    const other = await startTestApiServer({ tls: true, watchList: true });
+    try {
+      other.store.ensureNamespace('shop');
+      // More changes than the first cluster had, so its versions are ahead of the stored ones too.
+      for (let i = 0; i < 40; i++) other.store.create(configMap('shop', `other-${i}`));
+      const agent = await f.agent({ kube: other });
+      try {
+        await vi.waitFor(async () => expect(await f.tableObjects()).toEqual(f.clusterObjects(BUILT_IN_KINDS, undefined, other)), WAIT);
+        expect(listsOf(other)).toBe(BUILT_IN_KINDS.length);
+      } finally {
+        await agent.stop();
+      }
+    } finally {
+      await other.close();
+    }
   });
 
   it('lists again the scopes whose progress is older than maxResumableResourceAgeMs', async () => {

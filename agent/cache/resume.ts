@@ -1,7 +1,7 @@
 /**
  * The resume exchange with the driver: a `ResumeQuery` (best effort, so it is asked again when no
  * answer comes) and the driver's `ResumeInfo` with, per scope, the resourceVersion the table is
- * known to hold, not older than `maxResumableResourceAgeMs`.
+ * known to hold for the same API server, not older than `maxResumableResourceAgeMs`.
  */
 import type { Clock } from '../../shared/clock.ts';
 import type { ResumeInfo__Output } from '../../shared/protocol/messages.ts';
@@ -18,14 +18,16 @@ export class ResumeClient {
   readonly #host: WorkerHost;
   readonly #clock: Clock;
   readonly #account: string;
+  readonly #cluster: string;
   readonly #retryMs: number;
   readonly #answers = new Map<number, (info: ResumeInfo__Output) => void>();
   readonly #waker = new Waker();
 
-  constructor(options: { host: WorkerHost; clock: Clock; account: string; retryMs?: number }) {
+  constructor(options: { host: WorkerHost; clock: Clock; account: string; cluster: string; retryMs?: number }) {
     this.#host = options.host;
     this.#clock = options.clock;
     this.#account = options.account;
+    this.#cluster = options.cluster;
     this.#retryMs = options.retryMs ?? 5000;
   }
 
@@ -47,7 +49,7 @@ export class ResumeClient {
         // Sent or not (the stream may have just ended), the answer or the next stream wakes this up.
         this.#host.notify({
           kind: 'resumeQuery',
-          body: { queryId, account: this.#account, cachingEpoch, maxAgeMs: maxAgeMs > 0 ? maxAgeMs : DEFAULT_MAX_RESUMABLE_AGE_MS },
+          body: { queryId, account: this.#account, cachingEpoch, maxAgeMs: maxAgeMs > 0 ? maxAgeMs : DEFAULT_MAX_RESUMABLE_AGE_MS, cluster: this.#cluster },
         });
         await this.#waker.wait(this.#clock, this.#retryMs, signal);
       } finally {

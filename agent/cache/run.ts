@@ -87,7 +87,7 @@ export class CacheRun {
     this.#account = account;
     this.#deps = deps;
     this.#log = account.logger;
-    this.#resume = new ResumeClient({ host: deps.host, clock: deps.clock, account: account.name });
+    this.#resume = new ResumeClient({ host: deps.host, clock: deps.clock, account: account.name, cluster: account.cluster.server });
     this.#batcher = new Batcher({
       account: account.name,
       cachingEpoch: account.cachingEpoch,

@@ -13,6 +13,7 @@ beforeAll(() => tables.start());
 afterAll(() => tables.close());
 
 const scope = { group: '', kind: 'ConfigMap', namespace: 'a', synthetic: false };
+const CLUSTER = 'https://10.0.0.1:6443';
 
 function events(name: string, rv: string, resumeQueryId: number): ResourceEvents__Output {
   return {
@@ -40,7 +41,7 @@ async function setUp() {
   await updateAccount(table, 'prod', 1, { cachingAgentId: 'agent-1', cachingEpoch: 1 }, 1);
   const cache = cacheHandlers({ table, clock: systemClock, log: silentLogger(), writer: { progressIntervalMs: 0 } });
   const h = cache.handlers as Required<typeof cache.handlers>;
-  const ask = (s: AgentSession, queryId: number) => h.resumeQuery({ seq: 0, body: { queryId, account: 'prod', cachingEpoch: 1, maxAgeMs: 60_000 } }, s);
+  const ask = (s: AgentSession, queryId: number, cluster = CLUSTER) => h.resumeQuery({ seq: 0, body: { queryId, account: 'prod', cachingEpoch: 1, maxAgeMs: 60_000, cluster } }, s);
   const take = async (s: AgentSession, body: ResourceEvents__Output) => {
     await h.resourceEvents({ seq: 1, body }, s);
     await cache.writer('prod')!.idle();
@@ -81,6 +82,26 @@ describe('the resource cache handlers', () => {
       await take(other.session, events('later', '150', 9));
       expect((await scopeProgress(table, 'prod')).map((p) => p.resourceVersion)).toEqual(['130']);
       expect((await listResources(table, 'prod', {}, 10)).items.map((i) => `${i.name}@${i.resourceVersion}`).sort()).toEqual(['after-loss@121', 'later@150', 'listed@130']);
+    } finally {
+      await cache.close();
+    }
+  });
+
+  it('offer for resume only progress recorded for the API server the query names', async () => {
+    const { table, cache, ask, take } = await setUp();
+    try {
+      const first = stream('s-1');
+      await ask(first.session, 1);
+      await take(first.session, events('cm', '500', 1));
+      expect(await scopeProgress(table, 'prod')).toMatchObject([{ resourceVersion: '500', cluster: CLUSTER }]);
+
+      // The account now points at another cluster: its versions mean nothing there, so it lists.
+      const elsewhere = stream('s-2');
+      await ask(elsewhere.session, 2, 'https://10.9.9.9:6443');
+      expect(elsewhere.sent).toMatchObject([{ kind: 'resumeInfo', body: { queryId: 2, accepted: true, scopes: [] } }]);
+      const back = stream('s-3');
+      await ask(back.session, 3);
+      expect(back.sent).toMatchObject([{ kind: 'resumeInfo', body: { queryId: 3, accepted: true, scopes: [{ scope, resourceVersion: '500' }] } }]);
     } finally {
       await cache.close();
     }

@@ -14,7 +14,8 @@
  * agent resends what was not acknowledged before it asks where the driver stands) may follow
  * changes another replica took and lost when it died. Recording it would make the agent's
  * realignment find nothing missing, and those changes would never arrive. Changes and syncs of such
- * a batch are kept: they are true.
+ * a batch are kept: they are true. Progress is recorded with the API server the query named, and a
+ * query is offered only progress of its own API server.
  */
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
@@ -60,8 +61,8 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
   const writers = new Map<string, AccountCacheWriter>();
   const refusals = new Map<string, number>();
   const readingsSeen = new Map<string, { readingId: number; parts: Set<number>; namespaces: Set<string> }>();
-  /** Per stream, the resume queries answered (accepted) on it by this replica (see above). */
-  const answered = new WeakMap<Sender, Set<number>>();
+  /** Per stream, the resume queries answered (accepted) on it by this replica, and the cluster each named (see above). */
+  const answered = new WeakMap<Sender, Map<number, string>>();
 
   const writerOf = (account: string): AccountCacheWriter => {
     let w = writers.get(account);
@@ -81,7 +82,8 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
     return false;
   };
 
-  const resumable = async (account: string, maxAgeMs: number): Promise<ScopeResume[]> => {
+  /** Progress recorded for `cluster` not longer ago than `maxAgeMs`: the table's, or newer held here. */
+  const resumable = async (account: string, maxAgeMs: number, cluster: string): Promise<ScopeResume[]> => {
     const byScope = new Map<string, ScopeProgressRecord>();
     const key = (p: ScopeProgressRecord) => `${p.scope.group}/${p.scope.kind}/${p.scope.namespace}`;
     for (const p of await scopeProgress(table, account)) byScope.set(key(p), p);
@@ -91,23 +93,23 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
     }
     const now = clock.now();
     return [...byScope.values()]
-      .filter((p) => now - p.at <= maxAgeMs)
+      .filter((p) => p.cluster === cluster && now - p.at <= maxAgeMs)
       .map((p) => ({ scope: { ...p.scope, synthetic: false }, resourceVersion: p.resourceVersion, objects: p.objects, ageMs: Math.max(0, now - p.at) }));
   };
 
   const handlers: AgentMessageHandlers = {
     resourceEvents: async ({ body }, session) => {
       if (!(await admitted('resource events', body.account, body.cachingEpoch, session))) return;
-      const aligned = body.resumeQueryId > 0 && (answered.get(session)?.has(body.resumeQueryId) ?? false);
-      await writerOf(body.account).take(aligned || body.progress.length === 0 ? body : { ...body, progress: [] }, session.agentId);
+      const cluster = body.resumeQueryId > 0 ? answered.get(session)?.get(body.resumeQueryId) : undefined;
+      await writerOf(body.account).take(cluster !== undefined || body.progress.length === 0 ? body : { ...body, progress: [] }, session.agentId, cluster);
     },
     resumeQuery: async ({ body }, session) => {
       const answer = await gate.check(body.account, session.agentId, body.cachingEpoch);
-      const scopes = answer.ok ? await resumable(body.account, body.maxAgeMs) : [];
+      const scopes = answer.ok ? await resumable(body.account, body.maxAgeMs, body.cluster) : [];
       if (answer.ok) {
         let queries = answered.get(session);
-        if (queries === undefined) answered.set(session, (queries = new Set()));
-        queries.add(body.queryId);
+        if (queries === undefined) answered.set(session, (queries = new Map()));
+        queries.set(body.queryId, body.cluster);
       }
       await session.send({
         kind: 'resumeInfo',

@@ -127,8 +127,11 @@ export class AccountCacheWriter {
     this.#loop = this.#run();
   }
 
-  /** Takes one batch; resolves once it is held (waits while too much is waiting to be written). */
-  async take(batch: ResourceEvents__Output, agentId: string): Promise<void> {
+  /**
+   * Takes one batch; resolves once it is held (waits while too much is waiting to be written).
+   * `cluster` is the API server its progress is of, recorded with it.
+   */
+  async take(batch: ResourceEvents__Output, agentId: string, cluster = ''): Promise<void> {
     // Only new objects make the map grow: changes of objects already waiting replace them and never wait.
     while (this.#pending.size >= this.#o.maxPending && !this.#stop.signal.aborted && batch.changes.some((c) => !this.#pending.has(resourceSk(c)))) {
       await this.#space.wait(this.#o.clock, Infinity, this.#stop.signal);
@@ -153,7 +156,7 @@ export class AccountCacheWriter {
       const scope = toScope(p.scope);
       const key = scopeKey(scope);
       const force = this.#progress.get(key)?.force ?? false;
-      this.#progress.set(key, { record: { scope, resourceVersion: p.resourceVersion, objects: p.objects, at: now }, seq: this.#seq, force });
+      this.#progress.set(key, { record: { scope, resourceVersion: p.resourceVersion, objects: p.objects, cluster, at: now }, seq: this.#seq, force });
     }
     if (batch.health.length > 0) this.#health = { agentId, cachingEpoch: batch.cachingEpoch, kinds: batch.health, at: now };
     this.#work.wake();

@@ -88,11 +88,11 @@ describe('resources against dynalite', () => {
 
   it('keeps scope progress and the set of scopes per account', async () => {
     const t = await tables.fresh();
-    await putScopeProgress(t, 'prod', { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 3, at: 100 });
-    await putScopeProgress(t, 'prod', { scope: { group: 'apps', kind: 'Deployment', namespace: 'a' }, resourceVersion: '9', objects: 1, at: 200 });
+    await putScopeProgress(t, 'prod', { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 3, cluster: 'https://a:6443', at: 100 });
+    await putScopeProgress(t, 'prod', { scope: { group: 'apps', kind: 'Deployment', namespace: 'a' }, resourceVersion: '9', objects: 1, cluster: 'https://a:6443', at: 200 });
     expect(await scopeProgress(t, 'prod')).toEqual([
-      { scope: { group: 'apps', kind: 'Deployment', namespace: 'a' }, resourceVersion: '9', objects: 1, at: 200 },
-      { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 3, at: 100 },
+      { scope: { group: 'apps', kind: 'Deployment', namespace: 'a' }, resourceVersion: '9', objects: 1, cluster: 'https://a:6443', at: 200 },
+      { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 3, cluster: 'https://a:6443', at: 100 },
     ]);
     expect(await getScopeSet(t, 'prod')).toBeUndefined();
     await putScopeSet(t, 'prod', [{ group: '', kind: 'Pod', namespace: '' }], 1);
@@ -104,7 +104,7 @@ describe('resources against dynalite', () => {
     await writeResources(t, 'prod', Array.from({ length: 60 }, (_, i) => put('Pod', '', 'a', `p${i}`)));
     await writeResources(t, 'other', [put('Pod', '', 'a', 'keep')]);
     await putScopeSet(t, 'prod', [{ group: '', kind: 'Pod', namespace: '' }], 1);
-    await putScopeProgress(t, 'prod', { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 60, at: 1 });
+    await putScopeProgress(t, 'prod', { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 60, cluster: '', at: 1 });
     expect(await deleteAccountCache(t, 'prod')).toBe(62);
     expect((await listResources(t, 'prod', {}, 100)).items).toEqual([]);
     expect(await scopeProgress(t, 'prod')).toEqual([]);

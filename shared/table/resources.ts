@@ -59,6 +59,8 @@ export interface ScopeProgressRecord {
   scope: Scope;
   resourceVersion: string;
   objects: number;
+  /** The API server the versions are of (its URL, as the caching agent named it); empty when not known. */
+  cluster: string;
   /** When the driver recorded it (ms, driver clock). */
   at: number;
 }
@@ -294,6 +296,7 @@ export function putScopeProgressParams(tableName: string, account: string, p: Sc
       namespace: p.scope.namespace,
       rv: p.resourceVersion,
       objects: p.objects,
+      cluster: p.cluster,
       at: p.at,
     },
   };
@@ -326,6 +329,7 @@ export async function scopeProgress(t: TableRef, account: string): Promise<Scope
     scope: { group: i.group as string, kind: i.kind as string, namespace: i.namespace as string },
     resourceVersion: i.rv as string,
     objects: i.objects as number,
+    cluster: typeof i.cluster === 'string' ? i.cluster : '',
     at: i.at as number,
   }));
 }

@@ -15,6 +15,12 @@ export interface ResumeQuery {
    * `maxResumableResourceAgeMs`: progress seen longer ago than this is not offered.
    */
   'maxAgeMs'?: (number | string | Long);
+  /**
+   * The API server the agent caches the account from (its URL). Only progress recorded for the same
+   * one is offered: resourceVersions of another cluster (an account pointed elsewhere, or deleted and
+   * registered again for another cluster) mean nothing here.
+   */
+  'cluster'?: (string);
 }
 
 /**
@@ -30,4 +36,10 @@ export interface ResumeQuery__Output {
    * `maxResumableResourceAgeMs`: progress seen longer ago than this is not offered.
    */
   'maxAgeMs': (number);
+  /**
+   * The API server the agent caches the account from (its URL). Only progress recorded for the same
+   * one is offered: resourceVersions of another cluster (an account pointed elsewhere, or deleted and
+   * registered again for another cluster) mean nothing here.
+   */
+  'cluster': (string);
 }
