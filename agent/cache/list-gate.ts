@@ -50,10 +50,6 @@ export class ListGate {
     return this.#running;
   }
 
-  get limit(): number {
-    return this.#limit;
-  }
-
   #releaser(): () => void {
     let released = false;
     return () => {
