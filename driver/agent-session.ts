@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
+import type { AgentIdentity } from '../shared/agents/identity.ts';
 import type { Clock } from '../shared/clock.ts';
 import { VendorError, isVendorError } from '../shared/errors.ts';
 import type { Logger } from '../shared/log.ts';
@@ -49,6 +50,8 @@ export interface SessionSettings {
 }
 
 export interface SessionDeps {
+  /** Who the stream's credential speaks for; what the agent may say and receive follows it. */
+  identity: AgentIdentity;
   store: SessionStore;
   clock: Clock;
   log: Logger;
@@ -113,6 +116,11 @@ export class AgentSession {
     call.on('error', () => this.#finish('stream failed'));
     // From the start, not from the welcome: a stream that never says hello is ended too.
     void this.#watchLease();
+  }
+
+  /** Who the stream's credential speaks for (docs/security.md, "Agent identities"). */
+  get identity(): AgentIdentity {
+    return this.#deps.identity;
   }
 
   get agentId(): string {

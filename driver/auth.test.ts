@@ -1,6 +1,6 @@
 import { Metadata } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { bearerTokenCheck } from './auth.ts';
+import { FLEET_IDENTITY, bearerTokenCheck } from './auth.ts';
 
 function withAuth(value?: string): Metadata {
   const m = new Metadata();
@@ -11,9 +11,9 @@ function withAuth(value?: string): Metadata {
 describe('bearerTokenCheck', () => {
   const check = bearerTokenCheck(['old-token-0123456789', 'new-token-0123456789']);
 
-  it('accepts each configured token', () => {
-    expect(() => check(withAuth('Bearer old-token-0123456789'))).not.toThrow();
-    expect(() => check(withAuth('bearer new-token-0123456789'))).not.toThrow();
+  it('accepts each configured token as the fleet identity', () => {
+    expect(check(withAuth('Bearer old-token-0123456789'))).toBe(FLEET_IDENTITY);
+    expect(check(withAuth('bearer new-token-0123456789'))).toBe(FLEET_IDENTITY);
   });
 
   it('refuses missing, non-bearer and unknown tokens without echoing them', () => {

@@ -1,10 +1,20 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Metadata } from '@grpc/grpc-js';
 import { VendorError } from '../shared/errors.ts';
+import type { AgentIdentity } from '../shared/agents/identity.ts';
 import { AUTHORIZATION_HEADER, bearerToken } from '../shared/protocol/wire.ts';
 
-/** Checks the bearer token of a call; throws `unauthenticated` when it is missing or not accepted. */
-export type TokenCheck = (metadata: Metadata) => void;
+/**
+ * Checks the bearer token of a call and names the identity it speaks for; throws `unauthenticated`
+ * when it is missing or not accepted.
+ */
+export type TokenCheck = (metadata: Metadata) => AgentIdentity;
+
+/**
+ * The identity of a fleet-wide token (`auth.tokens`): any agent id, zone and static account. It is
+ * what the driver had before identities, kept for local use.
+ */
+export const FLEET_IDENTITY: AgentIdentity = { name: 'fleet', zones: ['*'], unzoned: true, agentIds: ['*'], staticAccounts: ['*'] };
 
 const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
@@ -17,7 +27,7 @@ const digest = (token: string): Buffer => createHash('sha256').update(token, 'ut
 export function bearerTokenCheck(tokens: readonly string[]): TokenCheck {
   const accepted = tokens.map(digest);
   return (metadata) => {
-    if (accepted.length === 0) return;
+    if (accepted.length === 0) return FLEET_IDENTITY;
     const header = metadata.get(AUTHORIZATION_HEADER)[0];
     if (typeof header !== 'string') throw new VendorError('unauthenticated', 'missing bearer token');
     const token = bearerToken(header);
@@ -26,5 +36,6 @@ export function bearerTokenCheck(tokens: readonly string[]): TokenCheck {
     let match = false;
     for (const candidate of accepted) match = timingSafeEqual(candidate, presented) || match;
     if (!match) throw new VendorError('unauthenticated', 'bearer token not accepted');
+    return FLEET_IDENTITY;
   };
 }

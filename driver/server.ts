@@ -21,6 +21,7 @@ import { agentProtocol } from '../shared/protocol/loader.ts';
 import { AGENT_SERVICE_NAME, type DriverMessage } from '../shared/protocol/messages.ts';
 import { ERROR_CODE_TRAILER } from '../shared/protocol/wire.ts';
 import type { TableRef } from '../shared/table/client.ts';
+import type { AgentIdentity } from '../shared/agents/identity.ts';
 import { AgentSession, Undecodable, type IncomingAgentMessage } from './agent-session.ts';
 import { bearerTokenCheck } from './auth.ts';
 import type { DriverGrpcConfig } from './config.ts';
@@ -170,8 +171,9 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
 
   server.addService(agentServiceDefinition(), {
     Connect: (call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>) => {
+      let identity: AgentIdentity;
       try {
-        checkToken(call.metadata);
+        identity = checkToken(call.metadata);
       } catch (e) {
         // Refused before anything is recorded: no session, no store write.
         log.warn({ peer: call.getPeer() }, `agent refused: ${(e as Error).message}`);
@@ -179,6 +181,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
         return;
       }
       new AgentSession(call, {
+        identity,
         store,
         clock,
         log,
