@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Metadata } from '@grpc/grpc-js';
+import type { Metadata, ServerDuplexStream } from '@grpc/grpc-js';
 import { VendorError } from '../shared/errors.ts';
 import type { AgentIdentity } from '../shared/agents/identity.ts';
 import { AUTHORIZATION_HEADER, bearerToken } from '../shared/protocol/wire.ts';
@@ -9,6 +9,17 @@ import { AUTHORIZATION_HEADER, bearerToken } from '../shared/protocol/wire.ts';
  * when it is missing or not accepted.
  */
 export type TokenCheck = (metadata: Metadata) => AgentIdentity;
+
+/**
+ * Names the identity a new agent stream's credential speaks for (its metadata, its client
+ * certificate); rejects with `unauthenticated` (or another VendorError) when it is not accepted.
+ */
+export type AgentAuthenticator = (call: ServerDuplexStream<unknown, unknown>) => Promise<AgentIdentity>;
+
+/** An authenticator from a check of the call's metadata alone. */
+export function tokenAuthenticator(check: TokenCheck): AgentAuthenticator {
+  return async (call) => check(call.metadata);
+}
 
 /**
  * The identity of a fleet-wide token (`auth.tokens`): any agent id, zone and static account. It is

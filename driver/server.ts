@@ -23,7 +23,7 @@ import { ERROR_CODE_TRAILER } from '../shared/protocol/wire.ts';
 import type { TableRef } from '../shared/table/client.ts';
 import type { AgentIdentity } from '../shared/agents/identity.ts';
 import { AgentSession, Undecodable, type IncomingAgentMessage } from './agent-session.ts';
-import { bearerTokenCheck } from './auth.ts';
+import { bearerTokenCheck, tokenAuthenticator, type AgentAuthenticator } from './auth.ts';
 import type { DriverGrpcConfig } from './config.ts';
 import { widenFlowWindow } from './flow-window.ts';
 import { statusOfError } from './grpc-status.ts';
@@ -44,6 +44,8 @@ export interface DriverOptions {
   modules: readonly DriverModuleFactory[];
   /** Operation news shared with the API in this process (`npm start`): new operations are handed out at once. */
   operationEvents?: OperationEvents;
+  /** Who a call's credential speaks for; by default the bearer tokens of `config.auth`. */
+  authenticate?: AgentAuthenticator;
 }
 
 export interface Driver {
@@ -115,7 +117,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
   const clock = options.clock ?? systemClock;
   const replicaId = options.replicaId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const { grpc, auth, sessions: sessionSettings } = config;
-  const checkToken = bearerTokenCheck(auth.tokens);
+  const authenticate = options.authenticate ?? tokenAuthenticator(bearerTokenCheck(auth.tokens));
   const live = new Set<AgentSession>();
   /** Session ends still being written, awaited on close so none is cut off. */
   const closing = new Set<Promise<void>>();
@@ -170,10 +172,11 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
   };
 
   server.addService(agentServiceDefinition(), {
-    Connect: (call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>) => {
+    Connect: async (call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>) => {
       let identity: AgentIdentity;
       try {
-        identity = checkToken(call.metadata);
+        // Until a listener is attached the stream buffers what the agent sends, so nothing is lost meanwhile.
+        identity = await authenticate(call);
       } catch (e) {
         // Refused before anything is recorded: no session, no store write.
         log.warn({ peer: call.getPeer() }, `agent refused: ${(e as Error).message}`);
