@@ -14,8 +14,10 @@ describe('parseDriverGrpcConfig', () => {
         port: 9091,
         maxMessageBytes: 4 * 1024 * 1024,
         keepalive: { timeMs: 60_000, timeoutMs: 20_000, minPingIntervalMs: 5_000, permitWithoutCalls: false, maxPingStrikes: 2 },
+        maxStreams: 10_000,
+        behindTlsProxy: false,
       },
-      auth: { tokens: [token] },
+      auth: { tokens: [token], identities: [], maxStreamsPerIdentity: 100, recheckIntervalMs: 2_000, certificateCommonName: false },
       sessions: { heartbeatIntervalMs: 10_000, leaseMs: 30_000 },
       assignment: { pollIntervalMs: 250, clockSkewMs: 5_000, fullReconcileIntervalMs: 60_000, handoverGraceMs: 10_000, sweepIntervalMs: 2_000, concurrency: 16 },
       operations: { timeoutMs: 3_900_000, pollIntervalMs: 250, redispatchAfterMs: 5_000, orphanAfterMs: 60_000, concurrency: 32 },
@@ -27,10 +29,42 @@ describe('parseDriverGrpcConfig', () => {
     expect(c.auth.tokens).toEqual([]);
   });
 
-  it('refuses a driver that would let anyone in', () => {
-    expect(refused({}).message).toBe(
-      'invalid driver configuration: agents must authenticate: set auth.tokens, or grpc.tls.clientCaFile for client certificates',
-    );
+  it('needs no credential in the file: tokens issued through the API authenticate agents', () => {
+    expect(parseDriverGrpcConfig({}).auth).toMatchObject({ tokens: [], identities: [] });
+  });
+
+  it('takes identities with their allowances and tokens, as tokens or sha256 digests', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const c = parseDriverGrpcConfig({ auth: { identities: [{ name: 'edge', zones: ['edge-*'], tokens: [token, digest] }] } });
+    expect(c.auth.identities).toEqual([{ name: 'edge', zones: ['edge-*'], unzoned: false, agentIds: [], staticAccounts: [], tokens: [token, digest] }]);
+  });
+
+  it('names bad identities by key path without echoing their tokens', () => {
+    const err = refused({
+      auth: {
+        tokens: [token],
+        identities: [
+          { name: 'edge', zones: ['bad zone'], tokens: ['short-secret'] },
+          { name: 'edge', tokens: [token, 'sha256:NOTHEX-a-secret-value'] },
+          { name: '-x-', colour: 'red' },
+        ],
+      },
+    });
+    expect(err.issues.map((i) => i.path).sort()).toEqual([
+      'auth.identities.0.tokens.0',
+      'auth.identities.0.zones.0',
+      'auth.identities.1.tokens.1',
+      'auth.identities.2.colour',
+      'auth.identities.2.name',
+    ]);
+    expect(err.message).not.toMatch(/short-secret|NOTHEX|a-token-of-enough/);
+    // The checks across entries run once every entry is well formed.
+    const across = refused({ auth: { tokens: [token], identities: [{ name: 'edge', tokens: [token] }, { name: 'edge' }] } });
+    expect(across.issues).toEqual([
+      { path: 'auth.identities.0.tokens.0', message: 'is also a token of auth.tokens' },
+      { path: 'auth.identities.1.name', message: 'is the name of an identity listed before' },
+    ]);
+    expect(across.message).not.toContain(token);
   });
 
   it('names bad keys without echoing token values', () => {
@@ -60,9 +94,9 @@ describe('vendor-driver.yml as a whole', () => {
     expect(err.issues).toEqual([{ path: 'colour', message: 'unknown field' }]);
   });
 
-  it('takes tokens from elsewhere besides the file, and refuses a driver no agent could join', () => {
+  it('takes tokens and identities from elsewhere besides the file', () => {
     const file = parseDriverFile(text, 'vendor-driver.yml');
-    expect(refusal(() => endpointConfig(file)).message).toContain('agents must authenticate');
+    expect(endpointConfig(file, [], [{ name: 'local', zones: [], unzoned: true, agentIds: ['a'], staticAccounts: [], tokens: [token] }]).auth.identities.map((i) => i.name)).toEqual(['local']);
     const config = endpointConfig(file, [token]);
     expect(config.auth.tokens).toEqual([token]);
     expect(config.assignment.pollIntervalMs).toBe(100);

@@ -8,6 +8,8 @@ import { parseDriverConfig } from '../shared/driver-config/load.ts';
 import { driverConfigSchemaWith } from '../shared/driver-config/schema.ts';
 import { VendorError, type Issue } from '../shared/errors.ts';
 import { SST_LINKS, linkedField } from '../shared/links.ts';
+import { allowanceEntries, identityNameSchema } from '../shared/agents/schema.ts';
+import { digestForm, tokenDigest } from '../shared/agents/tokens.ts';
 import { OperationsConfigSchema } from './operations/config.ts';
 
 const int = (min: number, max: number) =>
@@ -56,6 +58,76 @@ const AssignmentSchema = v.strictObject({
   concurrency: v.optional(int(1, 1024), 16),
 });
 
+const tokenEntry = v.pipe(
+  v.string('must be a string'),
+  v.minLength(MIN_TOKEN_LENGTH, `must be at least ${MIN_TOKEN_LENGTH} characters`),
+  v.regex(/^\S+$/, 'must not contain white space'),
+  v.check((t) => !t.startsWith('sha256:') || digestForm(t) !== undefined, 'a digest is sha256: and 64 lower-case hex digits'),
+);
+
+/**
+ * An agent identity of the file (`auth.identities[]`): its allowances, and the tokens that speak for
+ * it, each the token itself or `sha256:<64 hex digits>` of it, so the file need not hold the secret.
+ */
+const FileIdentitySchema = v.strictObject({
+  name: identityNameSchema,
+  ...allowanceEntries,
+  tokens: v.optional(v.array(tokenEntry, 'must be a list of tokens or sha256: digests'), []),
+});
+
+export type FileIdentity = v.InferOutput<typeof FileIdentitySchema>;
+
+/** The hex SHA-256 a token entry stands for: the digest it names, or the digest of the token it is. */
+export function entryDigest(entry: string): string {
+  return digestForm(entry) ?? tokenDigest(entry);
+}
+
+const AuthSchema = v.pipe(
+  v.strictObject({
+    /**
+     * Fleet-wide bearer tokens: each lets its holder act as any agent. Refused in production mode;
+     * elsewhere accepted with a warning at start (docs/protocol.md, "Authentication").
+     */
+    tokens: v.optional(v.array(tokenEntry, 'must be a list of tokens'), []),
+    /** Agent identities and their tokens, besides those kept in the table. */
+    identities: v.optional(v.array(FileIdentitySchema, 'must be a list of identities'), []),
+    /** Streams one identity may hold open on one replica; more are refused with RESOURCE_EXHAUSTED. */
+    maxStreamsPerIdentity: v.optional(int(1, 1_000_000), 100),
+    /** How often each replica checks its streams' credentials against the table (revocation, expiry, changed allowances). */
+    recheckIntervalMs: v.optional(int(100, 600_000), 2_000),
+    /** Whether a client certificate without an identity URI names its identity by its subject CN instead. */
+    certificateCommonName: v.optional(v.boolean('must be true or false'), false),
+  }),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const auth = dataset.value;
+    // Valibot's issue path: one item per key from the section down, each with the value it holds.
+    const at = (...keys: (string | number)[]) => {
+      let input: unknown = auth;
+      return keys.map((key) => {
+        const value = (input as Record<string | number, unknown>)[key];
+        const item = { type: typeof key === 'number' ? 'array' : 'object', origin: 'value', input, key, value };
+        input = value;
+        return item;
+      }) as unknown as [v.ObjectPathItem];
+    };
+    const names = new Set<string>();
+    const owners = new Map<string, string>();
+    for (const t of auth.tokens) owners.set(entryDigest(t), 'auth.tokens');
+    auth.identities.forEach((identity, i) => {
+      if (names.has(identity.name)) addIssue({ message: 'is the name of an identity listed before', path: at('identities', i, 'name') });
+      names.add(identity.name);
+      identity.tokens.forEach((t, j) => {
+        const owner = owners.get(entryDigest(t));
+        if (owner !== undefined && owner !== identity.name) {
+          addIssue({ message: `is also a token of ${owner === 'auth.tokens' ? 'auth.tokens' : 'another identity'}`, path: at('identities', i, 'tokens', j) });
+        }
+        owners.set(entryDigest(t), identity.name);
+      });
+    });
+  }),
+);
+
 export const driverSectionEntries = {
   grpc: v.optional(
     v.strictObject({
@@ -65,26 +137,17 @@ export const driverSectionEntries = {
       maxMessageBytes: v.optional(int(1024, 256 * 1024 * 1024), 4 * 1024 * 1024),
       keepalive: v.optional(KeepaliveSchema, {}),
       tls: v.optional(TlsSchema),
+      /** Agent streams one replica holds open at most; more are refused with RESOURCE_EXHAUSTED. */
+      maxStreams: v.optional(int(1, 1_000_000), 10_000),
+      /**
+       * A load balancer in front terminates TLS and forwards plaintext: listening without `tls` on an
+       * address other than loopback is then allowed in production mode.
+       */
+      behindTlsProxy: v.optional(v.boolean('must be true or false'), false),
     }),
     {},
   ),
-  auth: v.optional(
-    v.strictObject({
-      /** Bearer tokens accepted from agents; several at once so they can be rotated. */
-      tokens: v.optional(
-        v.array(
-          v.pipe(
-            v.string('must be a string'),
-            v.minLength(MIN_TOKEN_LENGTH, `must be at least ${MIN_TOKEN_LENGTH} characters`),
-            v.regex(/^\S+$/, 'must not contain white space'),
-          ),
-          'must be a list of tokens',
-        ),
-        [],
-      ),
-    }),
-    {},
-  ),
+  auth: v.optional(AuthSchema, {}),
   sessions: v.optional(
     v.pipe(
       v.strictObject({
@@ -103,13 +166,9 @@ export const driverSectionEntries = {
   operations: v.optional(OperationsConfigSchema, {}),
 };
 
-export const DriverGrpcConfigSchema = v.pipe(
-  v.strictObject(driverSectionEntries),
-  v.check(
-    (c) => c.auth.tokens.length > 0 || c.grpc.tls?.clientCaFile !== undefined,
-    'agents must authenticate: set auth.tokens, or grpc.tls.clientCaFile for client certificates',
-  ),
-);
+// No check that the file names some credential: tokens issued through the API, kept in the table,
+// authenticate agents of a driver whose file names none.
+export const DriverGrpcConfigSchema = v.strictObject(driverSectionEntries);
 
 export type DriverGrpcConfig = v.InferOutput<typeof DriverGrpcConfigSchema>;
 
@@ -130,8 +189,8 @@ export function parseDriverGrpcConfig(input: unknown): DriverGrpcConfig {
 
 /**
  * The whole `vendor-driver.yml`: the driver-defined accounts (`kubernetes.accounts[]`) and the
- * driver's own sections above, as one strict object. Whether agents can authenticate is checked by
- * `endpointConfig()`, once tokens from elsewhere have joined the file's.
+ * driver's own sections above, as one strict object, checked again by `endpointConfig()` once
+ * tokens and identities from elsewhere have joined the file's.
  */
 export const driverFileSchema = driverConfigSchemaWith(driverSectionEntries);
 
@@ -151,10 +210,19 @@ export async function loadDriverFile(file: string): Promise<DriverFile> {
   return parseDriverFile(text, file);
 }
 
-/** The endpoint settings of a file, with bearer tokens from elsewhere (a secret, a generated local token) accepted too. */
-export function endpointConfig(file: DriverFile, extraTokens: readonly string[] = []): DriverGrpcConfig {
+/**
+ * The endpoint settings of a file, with fleet-wide tokens from elsewhere (the SST link) and
+ * identities from elsewhere (`npm start`'s local one) accepted too.
+ */
+export function endpointConfig(file: DriverFile, extraTokens: readonly string[] = [], extraIdentities: readonly FileIdentity[] = []): DriverGrpcConfig {
   const { grpc, auth, sessions, assignment, operations } = file;
-  return parseDriverGrpcConfig({ grpc, sessions, assignment, operations, auth: { tokens: [...new Set([...auth.tokens, ...extraTokens])] } });
+  return parseDriverGrpcConfig({
+    grpc,
+    sessions,
+    assignment,
+    operations,
+    auth: { ...auth, tokens: [...new Set([...auth.tokens, ...extraTokens])], identities: [...auth.identities, ...extraIdentities] },
+  });
 }
 
 /** Tokens of the SST link `VendorAgentTokens` (separated by commas or white space); none when it is not linked. */

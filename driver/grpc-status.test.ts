@@ -10,6 +10,7 @@ describe('grpc status mapping', () => {
     expect(grpcStatusOf('unauthenticated')).toBe(status.UNAUTHENTICATED);
     expect(grpcStatusOf('protocol_error')).toBe(status.INVALID_ARGUMENT);
     expect(grpcStatusOf('payload_too_large')).toBe(status.RESOURCE_EXHAUSTED);
+    expect(grpcStatusOf('limit_exceeded')).toBe(status.RESOURCE_EXHAUSTED);
   });
 
   it('carries the code, the protocol problem and the offending sequence number in trailers', () => {

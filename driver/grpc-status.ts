@@ -14,6 +14,7 @@ const STATUS_OF_CODE: Record<ErrorCode, status> = {
   forbidden: status.PERMISSION_DENIED,
   unavailable: status.UNAVAILABLE,
   timeout: status.DEADLINE_EXCEEDED,
+  limit_exceeded: status.RESOURCE_EXHAUSTED,
   protocol_error: status.INVALID_ARGUMENT,
   internal: status.INTERNAL,
 };

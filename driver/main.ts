@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../shared/clock.ts';
 import { driverConfigSource } from '../shared/driver-config/source.ts';
 import { isVendorError, VendorError } from '../shared/errors.ts';
 import { createLogger, type Logger } from '../shared/log.ts';
+import { isProductionEnv } from '../shared/production.ts';
 import { tableFromEnv, type TableRef } from '../shared/table/client.ts';
 import { syncDefinitionSources } from '../shared/table/sources.ts';
 import { endpointConfig, linkedAgentTokens, loadDriverFile, type DriverFile, type DriverGrpcConfig } from './config.ts';
@@ -19,7 +20,8 @@ const USAGE = `usage: vendor-driver [--config FILE]
 
 FILE defaults to VENDOR_DRIVER_CONFIG, then ./vendor-driver.yml.
 The table comes from VENDOR_TABLE_NAME or the SST link VendorTable (VENDOR_DYNAMODB_ENDPOINT for another endpoint);
-agent tokens from auth.tokens of the file and the SST link VendorAgentTokens. GRPC_PORT overrides grpc.port.
+agent identities and tokens from auth of the file and from the table; fleet-wide tokens from auth.tokens and the SST
+link VendorAgentTokens (refused when VENDOR_ENV=production). GRPC_PORT overrides grpc.port.
 `;
 
 /** How long shutdown may take before the process exits anyway. */
@@ -37,6 +39,8 @@ export interface DriverProcessOptions {
   host?: string;
   port?: number;
   clock?: Clock;
+  /** Production mode (`VENDOR_ENV=production`): fleet-wide tokens and plaintext on a network address are refused. */
+  production?: boolean;
 }
 
 /** Syncs the file's driver-defined accounts into the table and starts the endpoint with every module. */
@@ -50,7 +54,7 @@ export async function startDriverProcess(options: DriverProcessOptions): Promise
   };
   const synced = (await syncDefinitionSources(table, [driverConfigSource(file)], clock.now()))['driver-config'];
   log.info({ added: synced?.upserted.length, removed: synced?.removed.length, unchanged: synced?.unchanged }, 'driver-defined accounts loaded');
-  return startDriver({ config, table, log, clock, modules: DRIVER_MODULES });
+  return startDriver({ config, table, log, clock, modules: DRIVER_MODULES, production: options.production ?? false });
 }
 
 export function parsePort(raw: string | undefined, name: string): number | undefined {
@@ -79,7 +83,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     const file = await loadDriverFile(path);
     const port = parsePort(env.GRPC_PORT, 'GRPC_PORT');
     log.info({ config: path }, 'driver configuration loaded');
-    driver = await startDriverProcess({ file, table: tableFromEnv(env), log, extraTokens: linkedAgentTokens(env), ...(port === undefined ? {} : { port }) });
+    const production = isProductionEnv(env);
+    log.info({ production }, production ? 'production mode (VENDOR_ENV=production)' : 'not in production mode');
+    driver = await startDriverProcess({ file, table: tableFromEnv(env), log, extraTokens: linkedAgentTokens(env), production, ...(port === undefined ? {} : { port }) });
   } catch (e) {
     // A bad file or setting is the operator's to fix: say what is wrong, without a stack trace.
     log.fatal({ issues: isVendorError(e) ? e.issues : undefined }, `the driver did not start: ${(e as Error).message}`);

@@ -23,7 +23,11 @@ import { ERROR_CODE_TRAILER } from '../shared/protocol/wire.ts';
 import type { TableRef } from '../shared/table/client.ts';
 import type { AgentIdentity } from '../shared/agents/identity.ts';
 import { AgentSession, Undecodable, type IncomingAgentMessage } from './agent-session.ts';
-import { bearerTokenCheck, tokenAuthenticator, type AgentAuthenticator } from './auth.ts';
+import { authenticated, type AgentAuthenticator, type Authenticated } from './auth.ts';
+import { needsRecheck, watchCredentials } from './credential-watch.ts';
+import { Waker } from '../shared/waker.ts';
+import { createAgentAuthenticator } from './credentials.ts';
+import { checkTransportPolicy } from './transport-policy.ts';
 import type { DriverGrpcConfig } from './config.ts';
 import { widenFlowWindow } from './flow-window.ts';
 import { statusOfError } from './grpc-status.ts';
@@ -44,8 +48,10 @@ export interface DriverOptions {
   modules: readonly DriverModuleFactory[];
   /** Operation news shared with the API in this process (`npm start`): new operations are handed out at once. */
   operationEvents?: OperationEvents;
-  /** Who a call's credential speaks for; by default the bearer tokens of `config.auth`. */
+  /** Who a call's credential speaks for; by default client certificates, tokens of the table and of `config.auth`. */
   authenticate?: AgentAuthenticator;
+  /** Production mode (`VENDOR_ENV=production`): fleet-wide tokens and plaintext on a network address are refused. */
+  production?: boolean;
 }
 
 export interface Driver {
@@ -117,8 +123,13 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
   const clock = options.clock ?? systemClock;
   const replicaId = options.replicaId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   const { grpc, auth, sessions: sessionSettings } = config;
-  const authenticate = options.authenticate ?? tokenAuthenticator(bearerTokenCheck(auth.tokens));
+  checkTransportPolicy(config, options.production ?? false, log);
+  const authenticate = options.authenticate ?? createAgentAuthenticator({ table, clock, config });
   const live = new Set<AgentSession>();
+  /** Every stream let in and not yet ended, welcomed or not: what the caps count and the credential watch checks. */
+  const accepted = new Map<AgentSession, Authenticated>();
+  const perIdentity = new Map<string, number>();
+  const credentialsWaker = new Waker();
   /** Session ends still being written, awaited on close so none is cut off. */
   const closing = new Set<Promise<void>>();
   const store = new TableSessionStore(table, log);
@@ -173,17 +184,34 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
 
   server.addService(agentServiceDefinition(), {
     Connect: async (call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>) => {
-      let identity: AgentIdentity;
+      let who: Authenticated | undefined;
       try {
         // Until a listener is attached the stream buffers what the agent sends, so nothing is lost meanwhile.
-        identity = await authenticate(call);
+        who = authenticated(await authenticate(call));
+        const name = who.identity.name;
+        if (accepted.size >= grpc.maxStreams) {
+          throw new VendorError('limit_exceeded', `this driver replica holds the most agent streams it may (grpc.maxStreams ${grpc.maxStreams})`);
+        }
+        if ((perIdentity.get(name) ?? 0) >= auth.maxStreamsPerIdentity) {
+          throw new VendorError('limit_exceeded', `agent identity ${name} holds the most streams it may on this replica (auth.maxStreamsPerIdentity ${auth.maxStreamsPerIdentity})`);
+        }
       } catch (e) {
         // Refused before anything is recorded: no session, no store write.
-        log.warn({ peer: call.getPeer() }, `agent refused: ${(e as Error).message}`);
+        log.warn({ peer: call.getPeer(), identity: who?.identity.name }, `agent refused: ${(e as Error).message}`);
         call.emit('error', statusOfError(e));
         return;
       }
-      new AgentSession(call, {
+      const identity: AgentIdentity = who.identity;
+      perIdentity.set(identity.name, (perIdentity.get(identity.name) ?? 0) + 1);
+      let counted = true;
+      const release = () => {
+        if (!counted) return;
+        counted = false;
+        const left = (perIdentity.get(identity.name) ?? 1) - 1;
+        if (left > 0) perIdentity.set(identity.name, left);
+        else perIdentity.delete(identity.name);
+      };
+      const session = new AgentSession(call, {
         identity,
         store,
         clock,
@@ -195,6 +223,8 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
           notify('session open', (m) => m.onSessionOpen?.(s));
         },
         onClose: (s, reason) => {
+          release();
+          accepted.delete(s);
           const written = s.closeWritten;
           closing.add(written);
           void written.finally(() => closing.delete(written));
@@ -202,6 +232,10 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
           notify('session close', (m) => m.onSessionClose?.(s, reason));
         },
       });
+      if (counted) {
+        accepted.set(session, who);
+        if (needsRecheck(who.credential)) credentialsWaker.wake();
+      }
     },
   });
 
@@ -217,6 +251,25 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
     await stopAll();
     throw e;
   }
+
+  const stopWatch = new AbortController();
+  void watchCredentials(
+    {
+      waker: credentialsWaker,
+      table,
+      clock,
+      log,
+      intervalMs: auth.recheckIntervalMs,
+      streams: () => [...accepted].map(([session, { identity, credential }]) => ({
+        identity,
+        credential,
+        sessionId: session.id,
+        agentId: session.agentId,
+        end: (e: VendorError) => session.end(e),
+      })),
+    },
+    stopWatch.signal,
+  );
 
   const stopPingPolicy = enforcePingPolicy(
     grpc.keepalive,
@@ -240,6 +293,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
       (closed ??= (async () => {
         health.setStatus('', 'NOT_SERVING');
         health.setStatus(AGENT_SERVICE_NAME, 'NOT_SERVING');
+        stopWatch.abort();
         stopPingPolicy();
         stopFlowWindow();
         for (const s of [...live]) s.end(new VendorError('unavailable', 'driver shutting down'));

@@ -13,6 +13,7 @@ import { IDEMPOTENCY_HEADER, MAX_WAIT_SECONDS } from './operations/service.ts';
 import { operationViewSchema } from './operations/view.ts';
 import { accountNameParam, authResponses, json, problem, ref, unauthorized } from './openapi-parts.ts';
 import { resourcePaths, resourceSchemas } from './resources/openapi.ts';
+import { agentIdentityPaths, agentIdentitySchemas } from './agent-identities/openapi.ts';
 
 function schemaOf(schema: v.GenericSchema, typeMode: 'input' | 'output'): Record<string, unknown> {
   // Checks valibot cannot express in JSON Schema (duplicate names, "not both spellings") are enforced
@@ -186,6 +187,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       ...resourcePaths(),
+      ...agentIdentityPaths(),
       '/openapi.json': { get: { operationId: 'openApi', summary: 'This document (no credentials needed).', security: [], responses: { '200': { description: 'OpenAPI 3.1.' } } } },
       '/healthz': {
         get: {
@@ -215,6 +217,7 @@ export function openApiDocument(): Record<string, unknown> {
         Operation: schemaOf(operationViewSchema, 'output'),
         Problem: problemSchema,
         ...resourceSchemas(),
+        ...agentIdentitySchemas(),
       },
     },
   };

@@ -13,6 +13,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   forbidden: 403,
   unavailable: 503,
   timeout: 504,
+  limit_exceeded: 429,
   protocol_error: 400,
   internal: 500,
 };
@@ -28,6 +29,7 @@ const TITLES: Record<ErrorCode, string> = {
   forbidden: 'Forbidden',
   unavailable: 'Service unavailable',
   timeout: 'Timed out',
+  limit_exceeded: 'Limit exceeded',
   protocol_error: 'Protocol error',
   internal: 'Internal error',
 };

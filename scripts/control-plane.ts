@@ -20,7 +20,7 @@ import type { DriverConfig } from '../shared/driver-config/schema.ts';
 import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
 import { ensureRankIndex, rankTotal } from '../shared/table/rank.ts';
 import { syncDefinitionSources } from '../shared/table/sources.ts';
-import { LOCAL_ACCOUNT, LOCAL_ZONE, localAccountSource, localKubeconfig, localToken, startLocalAgent, type LocalAgent } from './local-agent.ts';
+import { LOCAL_ACCOUNT, LOCAL_ZONE, localAccountSource, localIdentity, localKubeconfig, localToken, startLocalAgent, type LocalAgent } from './local-agent.ts';
 
 export interface ControlPlaneOptions {
   env: NodeJS.ProcessEnv;
@@ -126,7 +126,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     logger.info({ accounts: await rankTotal(table), dataDir }, `API listening on ${server.url}`);
 
     const token = localToken(dataDir);
-    const base = endpointConfig(file, [token]);
+    const base = endpointConfig(file, [], [localIdentity(token)]);
     const driver: Driver = await startDriver({
       config: { ...base, grpc: { ...base.grpc, host: grpcHost, port: grpcPort } },
       table,
@@ -134,10 +134,11 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       clock,
       modules: DRIVER_MODULES,
       operationEvents,
+      production: isProductionMode(env, { lambda: false }),
     });
     stops.push(() => driver.close(2_000));
     const grpcAddress = `${grpcHost.includes(':') ? `[${grpcHost}]` : grpcHost}:${driver.port}`;
-    logger.info({ tokenFile: join(dataDir, 'agent-token') }, `driver listening on ${grpcAddress} (gRPC; agents authenticate with the token in the token file)`);
+    logger.info({ tokenFile: join(dataDir, 'agent-token') }, `driver listening on ${grpcAddress} (gRPC; the local agent authenticates as identity ${localIdentity(token).name} with the token in the token file)`);
 
     let agent: LocalAgent | undefined;
     if (kubeconfig !== undefined) {

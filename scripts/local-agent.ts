@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import type { AccountSettings } from '../shared/accounts/schema.ts';
+import type { FileIdentity } from '../driver/config.ts';
 import type { Logger } from '../shared/log.ts';
 import type { DefinitionSource } from '../shared/table/sources.ts';
 
@@ -49,6 +50,21 @@ export function localToken(dataDir: string): string {
   const token = randomBytes(24).toString('hex');
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   return token;
+}
+
+/**
+ * The identity of the local agent: its zone, accounts pinned to no zone, its agent id and no static
+ * accounts (it defines none), with the local token as its one token.
+ */
+export function localIdentity(token: string): FileIdentity {
+  return {
+    name: 'npm-start-local-agent',
+    zones: [`${LOCAL_ZONE.deployment}_${LOCAL_ZONE.namespace}`],
+    unzoned: true,
+    agentIds: [LOCAL_AGENT_ID],
+    staticAccounts: [],
+    tokens: [token],
+  };
 }
 
 export interface LocalAgent {

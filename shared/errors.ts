@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'forbidden',
   'unavailable', // a dependency (table, cluster, driver) is not answering
   'timeout',
+  'limit_exceeded', // a cap on what one caller may hold at once (agent streams) is reached
   'protocol_error', // a peer broke the agent protocol
   'internal',
 ] as const;

@@ -3,6 +3,7 @@ import { toIssues } from '../../shared/accounts/validate.ts';
 import { apiAuthSchema, type ApiAuthConfig } from '../../shared/driver-config/api.ts';
 import { VendorError, type Issue } from '../../shared/errors.ts';
 import { SST_LINKS, linkedField } from '../../shared/links.ts';
+import { isProductionEnv } from '../../shared/production.ts';
 
 /**
  * Production mode: the API runs as the deployed Lambda handler, or `VENDOR_ENV=production` is set
@@ -11,7 +12,7 @@ import { SST_LINKS, linkedField } from '../../shared/links.ts';
  * never off: a configuration with neither is refused in every mode.
  */
 export function isProductionMode(env: NodeJS.ProcessEnv, runtime: { lambda: boolean }): boolean {
-  return runtime.lambda || env.VENDOR_ENV === 'production';
+  return runtime.lambda || isProductionEnv(env);
 }
 
 /** What production mode or a missing method makes of an otherwise valid `api.auth`; empty when it may be used. */

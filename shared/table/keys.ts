@@ -21,6 +21,10 @@ export const PK = {
   operationQueue: 'OPQUEUE',
   /** One lock per definition source, by source id: syncs of one source run one at a time. */
   sourceLock: 'SOURCELOCK',
+  /** Agent identities (who an agent credential speaks for and what it allows), by name. */
+  agentIdentity: 'AGENTIDENTITY',
+  /** Tokens issued for agent identities, by token id; only the digest of each token is kept. */
+  agentToken: 'AGENTTOKEN',
 } as const;
 
 /** Membership of one account name in one definition source: `SOURCE#<sourceId>` / name. */
@@ -82,4 +86,12 @@ export function operationRequestKey(id: string, requestHash: string): Key {
 
 export function operationQueueKey(id: string): Key {
   return { pk: PK.operationQueue, sk: id };
+}
+
+export function agentIdentityKey(name: string): Key {
+  return { pk: PK.agentIdentity, sk: name };
+}
+
+export function agentTokenKey(tokenId: string): Key {
+  return { pk: PK.agentToken, sk: tokenId };
 }
