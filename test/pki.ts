@@ -87,3 +87,12 @@ export function makePki(): Pki {
     strangerClientKey: p('stranger.key'),
   };
 }
+
+/**
+ * A client certificate made on demand in `pki.dir`, signed by the client CA (or the stranger CA
+ * nobody trusts), with `subjectAltName` as given (e.g. `URI:urn:vendor-agent:identity:edge`).
+ */
+export function clientCertificate(pki: Pki, name: string, subjectAltName: string | undefined, issuer: 'client-ca' | 'stranger-ca' = 'client-ca'): { cert: string; key: string } {
+  leaf(pki.dir, name, issuer, `${subjectAltName === undefined ? '' : `subjectAltName=${subjectAltName}\n`}extendedKeyUsage=clientAuth\n`);
+  return { cert: join(pki.dir, `${name}.pem`), key: join(pki.dir, `${name}.key`) };
+}

@@ -98,9 +98,10 @@ export async function getIdentityView(deps: IdentityDeps, name: string): Promise
 
 /** Creates the identity or replaces its allowances; `created` tells which. */
 export async function putIdentityView(deps: IdentityDeps, name: string, allowances: Allowances): Promise<{ created: boolean; view: IdentityView }> {
-  const now = deps.clock.now();
-  const stored = await putIdentity(deps.table, name, allowances, now, randomUUID());
-  return { created: stored.createdAt === now && stored.updatedAt === now, view: identityView(stored) };
+  const incarnation = randomUUID();
+  const stored = await putIdentity(deps.table, name, allowances, deps.clock.now(), incarnation);
+  // An identity that existed keeps its incarnation: the one drawn here is kept only by a creation.
+  return { created: stored.incarnation === incarnation, view: identityView(stored) };
 }
 
 export async function deleteIdentityView(deps: IdentityDeps, name: string): Promise<IdentityView> {
