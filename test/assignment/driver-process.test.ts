@@ -27,7 +27,7 @@ afterEach(async () => {
 const WAIT = { timeout: 20_000, interval: 20 };
 
 /** `npm run driver` as the container runs it, on the test's table; resolves with its gRPC port. */
-async function driverProcess(config: Record<string, unknown>, name = 'driver'): Promise<{ child: Child; port: number }> {
+async function driverProcess(config: Record<string, unknown>, name = 'driver', env: Record<string, string> = {}): Promise<{ child: Child; port: number }> {
   const path = join(world.dir, `${name}.yml`);
   writeFileSync(path, stringify(config));
   const child = startChild(process.execPath, ['driver/main.ts', '--config', path], {
@@ -41,6 +41,7 @@ async function driverProcess(config: Record<string, unknown>, name = 'driver'): 
       AWS_SECRET_ACCESS_KEY: 'local',
       VENDOR_LOG_FORMAT: 'json',
       GRPC_PORT: '0',
+      ...env,
     },
   });
   children.push(child);
@@ -93,10 +94,31 @@ describe('the driver process (npm run driver)', () => {
     agent.close();
   });
 
-  it('refuses a bad file naming the key, and a file no agent could use, and exits 1', async () => {
+  it('refuses a bad file naming the key, and exits 1', async () => {
     await world.fresh([]);
     await expect(driverProcess(fileFor({ grpc: { port: 'many' } }), 'bad-port')).rejects.toThrow(/grpc\.port/);
-    await expect(driverProcess(fileFor({ auth: { tokens: [] } }), 'no-auth')).rejects.toThrow(/agents must authenticate/);
+  });
+
+  it('in production mode refuses fleet-wide tokens, of the file or the SST link, and plaintext on a network address', async () => {
+    await world.fresh([]);
+    const production = { VENDOR_ENV: 'production' };
+    const perIdentity = { auth: { identities: [{ name: 'edge', zones: ['z'], tokens: [AGENT_TOKEN] }] } };
+    await expect(driverProcess(fileFor(), 'fleet', production)).rejects.toThrow(/auth\.tokens: fleet-wide agent tokens .* are refused in production mode/);
+    const linked = { ...production, SST_RESOURCE_VendorAgentTokens: JSON.stringify({ value: 'linked-fleet-token-0123456789' }) };
+    await expect(driverProcess(fileFor(perIdentity), 'linked', linked)).rejects.toThrow(/refused in production mode/);
+    await expect(driverProcess(fileFor({ ...perIdentity, grpc: { host: '0.0.0.0' } }), 'plain', production)).rejects.toThrow(/grpc\.tls: production mode does not listen in plaintext on 0\.0\.0\.0/);
+    // Behind a load balancer that terminates TLS, and with tokens per identity, it runs.
+    const { port } = await driverProcess(fileFor({ ...perIdentity, grpc: { host: '0.0.0.0', behindTlsProxy: true } }), 'proxied', production);
+    const agent = RawAgent.messages({ port, token: AGENT_TOKEN });
+    agent.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId: 'raw', zone: 'z', agentVersion: '0' } });
+    expect((await agent.next()).body).toBe('welcome');
+    agent.close();
+  });
+
+  it('outside production mode takes the fleet-wide token, with a warning', async () => {
+    await world.fresh([]);
+    const { child } = await driverProcess(fileFor(), 'fleet-local');
+    expect(child.stdout.some((l) => l.includes('fleet-wide token') && l.includes('"level":"warn"'))).toBe(true);
   });
 
   it('killed mid-stream: its agents reconnect to the other replica, nothing is lost, and changes made meanwhile arrive', async () => {
