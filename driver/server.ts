@@ -202,6 +202,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
         return;
       }
       const identity: AgentIdentity = who.identity;
+      log.info({ peer: call.getPeer(), identity: identity.name, credential: who.credential.kind, tokenId: who.credential.tokenId }, `agent stream accepted for identity ${identity.name}`);
       perIdentity.set(identity.name, (perIdentity.get(identity.name) ?? 0) + 1);
       let counted = true;
       const release = () => {

@@ -131,6 +131,9 @@ describe('local control plane with an agent (KUBECONFIG=... npm start)', () => {
     const plane = await start(cwd, { KUBECONFIG: kubeconfig });
     await vi.waitFor(() => expect(plane.output()).toMatch(/\[agent\] .*connected to the driver/), { timeout: 20_000 });
     expect(plane.output()).toContain('agent started for account "local"');
+    // The local agent speaks for an identity of its own, not with a fleet-wide token.
+    expect(plane.output()).toContain('agent stream accepted for identity npm-start-local-agent');
+    expect(plane.output()).not.toContain('fleet-wide token');
     expect((await http(`${plane.url}/vendor/accounts/local`)).json).toMatchObject({ source: 'driver', config: { kubeconfigFile: kubeconfig } });
 
     expect((await http(`${plane.url}/vendor/accounts`, 'POST', [{ name: 'local' }])).status).toBe(200);
