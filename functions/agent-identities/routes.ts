@@ -22,22 +22,23 @@ import {
  * only, on every route (checked before anything is read), since a token lets its holder serve accounts.
  */
 export function agentIdentityRoutes(deps: IdentityDeps, bodyLimit: MiddlewareHandler): Hono<ApiEnv> {
+  // On each route rather than on the prefix, so an unknown path below it is still 404.
+  const manager = requireManager();
   return new Hono<ApiEnv>()
-    .use('*', requireManager())
-    .get('/', async (c) => c.json(await listIdentityViews(deps)))
-    .get('/:name', async (c) => c.json(await getIdentityView(deps, identityName(c.req.param('name')))))
-    .put('/:name', bodyLimit, async (c) => {
+    .get('/', manager, async (c) => c.json(await listIdentityViews(deps)))
+    .get('/:name', manager, async (c) => c.json(await getIdentityView(deps, identityName(c.req.param('name')))))
+    .put('/:name', manager, bodyLimit, async (c) => {
       const name = identityName(c.req.param('name'));
       const { created, view } = await putIdentityView(deps, name, parseAllowances(await jsonBody(c, 'a JSON object of allowances')));
       return c.json(view, created ? 201 : 200);
     })
-    .delete('/:name', async (c) => c.json(await deleteIdentityView(deps, identityName(c.req.param('name')))))
-    .post('/:name/tokens', bodyLimit, async (c) => {
+    .delete('/:name', manager, async (c) => c.json(await deleteIdentityView(deps, identityName(c.req.param('name')))))
+    .post('/:name/tokens', manager, bodyLimit, async (c) => {
       const name = identityName(c.req.param('name'));
       // No body at all asks for a token without expiry.
       const body = (await c.req.text()).trim() === '' ? {} : await jsonBody(c, 'a JSON object, or no body');
       return c.json(await issueIdentityToken(deps, name, parseOrThrow(tokenRequestSchema, body, 'the request body')), 201);
     })
-    .get('/:name/tokens', async (c) => c.json(await listIdentityTokens(deps, identityName(c.req.param('name')))))
-    .delete('/:name/tokens/:tokenId', async (c) => c.json(await revokeIdentityToken(deps, identityName(c.req.param('name')), c.req.param('tokenId'))));
+    .get('/:name/tokens', manager, async (c) => c.json(await listIdentityTokens(deps, identityName(c.req.param('name')))))
+    .delete('/:name/tokens/:tokenId', manager, async (c) => c.json(await revokeIdentityToken(deps, identityName(c.req.param('name')), c.req.param('tokenId'))));
 }
