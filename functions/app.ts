@@ -70,7 +70,7 @@ export function createApp(deps: AppDeps): Hono<ApiEnv> {
   const permissionsLog = new IgnoredPermissionsLog(logger);
   app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock, permissionsLog }, limit));
   app.route('/vendor/accounts', resourceRoutes({ table: deps.table, clock, permissionsLog }));
-  app.route('/vendor/agent-identities', agentIdentityRoutes({ table: deps.table, clock }, limit));
+  app.route('/vendor/agent-identities', agentIdentityRoutes({ table: deps.table, clock, logger }, limit));
   app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents, permissionsLog }, limit));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
   // Healthy means the table answers: one small read of the rank directory.

@@ -99,6 +99,13 @@ describe('agent identity routes', () => {
     const items = listed.json.items as Record<string, unknown>[];
     expect(items.find((i) => i.tokenId === tokenId)).toEqual({ tokenId, createdAt: '2023-11-14T22:13:20.000Z', expiresAt: '2023-11-14T23:13:20.000Z', expired: true });
     expect(Object.keys(items.find((i) => i.tokenId === other.json.tokenId) ?? {}).sort()).toEqual(['createdAt', 'expired', 'tokenId']);
+    // Issuing is logged with who asked and the token's id, never the token.
+    expect(f.capture.lines.filter((l) => l.msg === 'agent token issued').map((l) => [l.subject, l.identity, l.tokenId])).toEqual([
+      ['admin', 'edge', tokenId],
+      ['admin', 'edge', other.json.tokenId],
+    ]);
+    expect(f.capture.text()).not.toContain(token.slice(17));
+    expect(f.capture.text()).not.toContain(stored?.digest);
   });
 
   it('revokes one token, and every token of a deleted identity', async () => {

@@ -10,6 +10,7 @@ import { identityNameSchema, allowancesSchema } from '../../shared/agents/schema
 import { isTokenId, issueToken } from '../../shared/agents/tokens.ts';
 import { parseOrThrow } from '../../shared/accounts/validate.ts';
 import type { Clock } from '../../shared/clock.ts';
+import type { Logger } from '../../shared/log.ts';
 import { VendorError } from '../../shared/errors.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import {
@@ -27,6 +28,8 @@ import {
 export interface IdentityDeps {
   table: TableRef;
   clock: Clock;
+  /** Every change is logged with the caller's subject, the identity and token ids; never a token. */
+  logger: Logger;
 }
 
 /** Longest lifetime a token may be given: ten years. */
