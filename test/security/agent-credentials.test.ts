@@ -21,6 +21,7 @@ import { captureLogger } from '../capture-log.ts';
 import { clientCertificate, makePki, type Pki } from '../pki.ts';
 import { RawAgent, helloMessage } from '../raw-agent.ts';
 import { TestIssuer, oidcConfig } from '../support/oidc.ts';
+import { secretScanner, type SecretScanner } from '../support/secret-scanner.ts';
 import { TestTables } from '../support/table.ts';
 
 const tables = new TestTables();
@@ -52,6 +53,8 @@ interface World {
   api: RunningServer;
   driver: Driver;
   logs: ReturnType<typeof captureLogger>;
+  /** Every agent token of the test: none may reach a log line. */
+  secrets: SecretScanner;
   manager: string;
   reader: string;
   http(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown>; text: string }>;
@@ -62,6 +65,9 @@ async function world(driverConfig: Record<string, unknown> = {}): Promise<World>
   const table = await tables.fresh();
   const clock = new ManualClock(Date.now());
   const logs = captureLogger();
+  const secrets = secretScanner({ fileToken: FILE_TOKEN });
+  // Runs last, once the driver and the API have closed: what they logged holds no token in any encoding.
+  cleanups.push(() => secrets.assertClean(logs.text(), 'the driver and API logs'));
   issuer.now = () => Math.floor(clock.now() / 1000);
   const auth = createApiAuth({ oidc: oidcConfig(issuer), accountManagerRoles: ['vendor-admins'] }, { production: false, clock, logger: logs.log });
   const api = await startApiServer(createApp({ table, clock, auth, logger: logs.log }));
@@ -82,6 +88,7 @@ async function world(driverConfig: Record<string, unknown> = {}): Promise<World>
     api,
     driver,
     logs,
+    secrets,
     manager: await issuer.token({ sub: 'admin', groups: ['vendor-admins'] }, { kid }),
     reader: await issuer.token({ sub: 'dev', groups: ['dev'] }, { kid }),
     async http(method, path, token, body) {
@@ -116,7 +123,9 @@ async function issue(w: World, name: string, allowances: Record<string, unknown>
   expect((await w.http('PUT', `/vendor/agent-identities/${name}`, w.manager, allowances)).status).toBeLessThan(300);
   const res = await w.http('POST', `/vendor/agent-identities/${name}/tokens`, w.manager, expiresInSeconds === undefined ? undefined : { expiresInSeconds });
   expect(res.status).toBe(201);
-  return { token: res.json.token as string, tokenId: res.json.tokenId as string };
+  const token = res.json.token as string;
+  w.secrets.add({ [`token of ${name}`]: token, [`secret of a token of ${name}`]: token.slice(17) });
+  return { token, tokenId: res.json.tokenId as string };
 }
 
 describe('agent tokens, attacked', () => {
