@@ -54,6 +54,8 @@ export const FLEET_IDENTITY: AgentIdentity = { name: 'fleet', zones: ['*'], unzo
 const digest = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
 /**
+ * Accepts any of `tokens` as the fleet identity, for tests and embedders that pass their own
+ * authenticator; the driver's own is `createAgentAuthenticator` (driver/credentials.ts).
  * Accepts any of `tokens` (several are valid at once while one is rotated out). Tokens are compared
  * as SHA-256 digests with `timingSafeEqual`, and every configured token is compared on every call,
  * so neither a token's length nor which one matched shows in the time taken. With no tokens

@@ -46,7 +46,7 @@ describe('parseDriverGrpcConfig', () => {
         identities: [
           { name: 'edge', zones: ['bad zone'], tokens: ['short-secret'] },
           { name: 'edge', tokens: [token, 'sha256:NOTHEX-a-secret-value'] },
-          { name: '-x-', colour: 'red' },
+          { name: '-x-', colour: 'red', tokens: [`vat_AAAAAAAAAAAA_${'s'.repeat(43)}`] },
         ],
       },
     });
@@ -56,8 +56,9 @@ describe('parseDriverGrpcConfig', () => {
       'auth.identities.1.tokens.1',
       'auth.identities.2.colour',
       'auth.identities.2.name',
+      'auth.identities.2.tokens.0',
     ]);
-    expect(err.message).not.toMatch(/short-secret|NOTHEX|a-token-of-enough/);
+    expect(err.message).not.toMatch(/short-secret|NOTHEX|a-token-of-enough|sssss/);
     // The checks across entries run once every entry is well formed.
     const across = refused({ auth: { tokens: [token], identities: [{ name: 'edge', tokens: [token] }, { name: 'edge' }] } });
     expect(across.issues).toEqual([

@@ -9,7 +9,7 @@ import { driverConfigSchemaWith } from '../shared/driver-config/schema.ts';
 import { VendorError, type Issue } from '../shared/errors.ts';
 import { SST_LINKS, linkedField } from '../shared/links.ts';
 import { allowanceEntries, identityNameSchema } from '../shared/agents/schema.ts';
-import { digestForm, tokenDigest } from '../shared/agents/tokens.ts';
+import { digestForm, issuedTokenId, tokenDigest } from '../shared/agents/tokens.ts';
 import { OperationsConfigSchema } from './operations/config.ts';
 
 const int = (min: number, max: number) =>
@@ -63,6 +63,8 @@ const tokenEntry = v.pipe(
   v.minLength(MIN_TOKEN_LENGTH, `must be at least ${MIN_TOKEN_LENGTH} characters`),
   v.regex(/^\S+$/, 'must not contain white space'),
   v.check((t) => !t.startsWith('sha256:') || digestForm(t) !== undefined, 'a digest is sha256: and 64 lower-case hex digits'),
+  // Such a token is always judged against its item in the table, so listing it here would never work.
+  v.check((t) => issuedTokenId(t) === undefined, 'is a token issued through the API (vat_...), which the table holds; it does not belong here'),
 );
 
 /**
