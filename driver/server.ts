@@ -201,6 +201,8 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
         call.emit('error', statusOfError(e));
         return;
       }
+      // A call the agent gave up while it was being authenticated would hold a place under the caps until its lease ran out.
+      if (call.cancelled) return;
       const identity: AgentIdentity = who.identity;
       log.info({ peer: call.getPeer(), identity: identity.name, credential: who.credential.kind, tokenId: who.credential.tokenId }, `agent stream accepted for identity ${identity.name}`);
       perIdentity.set(identity.name, (perIdentity.get(identity.name) ?? 0) + 1);
