@@ -55,6 +55,7 @@ export const EMPTY_SETTINGS: AccountSettings__Output = {
   customResourceDefinitions: [],
   kinds: [],
   omitKinds: [],
+  clusterScopedKinds: [],
   metrics: false,
   maxResumableResourceAgeMs: 0,
   permissions: { read: [], write: [] },

@@ -112,7 +112,16 @@ export function isBuiltInGroup(apiVersion: string): boolean {
   return BUILT_IN_GROUPS.has(groupOf(apiVersion));
 }
 
-/** `Kind.group`, the form of `customResourceDefinitions[].kind` (SPEC 2.5). */
+/** `Kind` of the core group or `Kind.group`, as `clusterScopedKinds` names kinds. */
+export const KIND_NAME = /^[A-Za-z][A-Za-z0-9]*(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
+
+/** `Kind` for a kind of the core group, `Kind.group` otherwise: the form of `clusterScopedKinds`. */
+export function kindName(apiVersion: string, kind: string): string {
+  const group = groupOf(apiVersion);
+  return group === '' ? kind : `${kind}.${group}`;
+}
+
+/** `Kind.group`, the form of `customResourceDefinitions[].kind`. */
 export function crdKindName(apiVersion: string, kind: string): string {
   return `${kind}.${groupOf(apiVersion)}`;
 }
