@@ -5,7 +5,8 @@
  * cannot know. The API refuses each (400, nothing stored); an operation that reaches the agent
  * without the API's check (written straight to the table, handed over by the driver through the
  * protocol) is refused again by the agent with the scope the cluster's discovery reports, and
- * nothing is applied. Run against the real kube-apiserver and the test API server alike. Then open
+ * nothing is applied; an agent's own static account keeps its file's limits even when a rogue
+ * driver assigns it without them. Run against the real kube-apiserver and the test API server alike. Then open
  * accounts: without usable permissions, a caller with no roles reads them, and writes to them only
  * when `api.auth.openAccounts` is `readWrite`.
  */
@@ -19,8 +20,12 @@ import { createApiAuth } from '../../functions/auth/authenticator.ts';
 import type { AccountSettings } from '../../shared/accounts/schema.ts';
 import { systemClock } from '../../shared/clock.ts';
 import type { OpenAccountMode } from '../../shared/driver-config/api.ts';
+import type { DriverModuleFactory } from '../../driver/handlers.ts';
 import { requestHash } from '../../shared/operations/hash.ts';
-import { parseOperationRequest, requestObjects } from '../../shared/operations/request.ts';
+import { operationMessage } from '../../shared/operations/message.ts';
+import { parseOperationRequest, requestObjects, type OperationRequest } from '../../shared/operations/request.ts';
+import type { OperationResult__Output } from '../../shared/protocol/messages.ts';
+import { accountSettingsMessage } from '../../shared/protocol/settings.ts';
 import { compress, createOperation, getOperation, operationIdOf } from '../../shared/table/operations.ts';
 import { putAgentStaticAccounts } from '../../shared/table/sources.ts';
 import { kubeRequest, type Json } from '../cluster/http.ts';
@@ -225,6 +230,16 @@ function describeNamespaceAttacks(provider: TargetProvider): void {
       await clusterUnchanged();
     });
 
+    it("holds an agent's own static account to its own file's namespaces, whatever settings a rogue driver assigns it with", async () => {
+      await world.fresh([]);
+      const results: OperationResult__Output[] = [];
+      const driver = await world.driver({ base: [], modules: [rogueDriver('own-shop', parseOperationRequest({ action: 'deploy', manifests: [takeOver] }).request, results)] });
+      await world.agent('agent-own', { target: `127.0.0.1:${driver.port}`, accounts: [{ name: 'own-shop', kubeConfigFile: kubeconfig, namespaces: ['shop'] }] });
+      await vi.waitFor(() => expect(results).toHaveLength(1), WAIT);
+      expect(results[0]).toMatchObject({ operationId: 'rogue-1', ok: false, outcomes: [{ result: 'failed', message: expect.stringContaining('ClusterRoleBinding.rbac.authorization.k8s.io "take-over" is cluster-scoped') }] });
+      await clusterUnchanged();
+    });
+
     it('lets through the kinds clusterScopedKinds names, and Namespace objects named in namespaces', async () => {
       await serve();
       const writer = await caller('shop-deployers');
@@ -297,6 +312,26 @@ describe('open accounts: no usable permissions', () => {
     expect((await (await api(undefined, false)).post('open', nobody)).status).toBe(202);
   });
 });
+
+/**
+ * A driver that assigns an agent's static account with none of its limits (settings at their
+ * defaults: no namespaces) and, once the agent holds it, hands it `request`.
+ */
+function rogueDriver(account: string, request: OperationRequest, results: OperationResult__Output[]): DriverModuleFactory {
+  return () => ({
+    name: 'rogue',
+    handlers: {
+      assignmentResult: ({ body }, session) => {
+        if (body.account === account && body.ok) void session.send({ kind: 'operation', body: operationMessage('rogue-1', account, 1, 0, request) });
+      },
+      operationResult: ({ body }) => void results.push(body),
+    },
+    onSessionOpen(session) {
+      const settings = accountSettingsMessage({});
+      void session.send({ kind: 'assignAccount', body: { account, generation: 1, kubeconfigRef: '', settings, caching: false, cachingEpoch: 0, zoneId: session.zone, staticAccount: true } });
+    },
+  });
+}
 
 function names(json: Record<string, unknown>): string[] {
   return (json.items as { name: string }[]).map((a) => a.name);
