@@ -190,6 +190,28 @@ describe('delete and scale', () => {
   });
 });
 
+describe('identities that did not come through the API', () => {
+  it('refuses, before any request, an empty name, path segments and shapes that are not Kubernetes identities', async () => {
+    await run(wire({ action: 'deploy', forceConflicts: false, manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep-a', namespace: 'shop' } }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep-b', namespace: 'shop' } }] }));
+    kube.requests.clear();
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop' };
+    const cases: [Record<string, string>, string][] = [
+      [{ ...cm, name: '' }, 'an object name is required'],
+      [{ ...cm, name: '..' }, '".." cannot be an object name (no "/", "%", white space, "." or "..")'],
+      [{ ...cm, namespace: 'Shop', name: 'keep-a' }, '"Shop" is not a namespace name'],
+      [{ ...cm, apiVersion: 'v1/../../apis/rbac.authorization.k8s.io/v1', name: 'keep-a' }, '"v1/../../apis/rbac.authorization.k8s.io/v1" is not an API version (such as v1 or apps/v1)'],
+      [{ ...cm, kind: 'Config Map', name: 'keep-a' }, '"Config Map" is not a kind'],
+    ];
+    for (const [target, message] of cases) {
+      // Protocol messages as a rogue driver could send them: the API's checks never saw these.
+      const result = await run(wire({ action: 'delete', targets: [target as never] }));
+      expect(result.outcomes, JSON.stringify(target)).toEqual([expect.objectContaining({ result: 'failed', message })]);
+    }
+    expect(kube.requests.count()).toBe(0);
+    expect(kube.store.list({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop' }).map((c) => c.metadata.name)).toEqual(expect.arrayContaining(['keep-a', 'keep-b']));
+  });
+});
+
 describe('guarded changes', () => {
   it('patches with each patch type, once per operation id', async () => {
     await run(wire({ action: 'deploy', forceConflicts: false, manifests: [deployment('patched', 'nginx:1', 'shop')] }));

@@ -5,6 +5,7 @@
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError, isVendorError } from '../../shared/errors.ts';
 import type { ObjectOutcome, ObjectResult } from '../../shared/operations/model.ts';
+import { apiVersionPattern, kindPattern, namespacePattern, objectNameProblem } from '../../shared/operations/names.ts';
 import { restrictionProblem, type AccountRestrictions } from '../../shared/operations/rules.ts';
 import type { ClusterClient, KubeRequest, KubeResponse } from '../clusters/index.ts';
 import type { Discovery, ResourceInfo } from './discovery.ts';
@@ -108,10 +109,27 @@ export interface Resolved {
 }
 
 /**
+ * Why the identity cannot be acted on before any request is made. The API refuses these shapes, but
+ * an operation may reach the agent without its checks, and each part goes into request paths.
+ */
+function shapeProblem(obj: ObjectId, override: string | undefined): string | undefined {
+  if (!apiVersionPattern.test(obj.apiVersion)) return `"${obj.apiVersion.slice(0, 100)}" is not an API version (such as v1 or apps/v1)`;
+  if (!kindPattern.test(obj.kind)) return `"${obj.kind.slice(0, 100)}" is not a kind`;
+  for (const namespace of [obj.namespace, override]) {
+    if (namespace !== undefined && namespace !== '' && !namespacePattern.test(namespace)) return `"${namespace.slice(0, 100)}" is not a namespace name`;
+  }
+  // An empty name would point the request at the kind's collection instead of one object.
+  if (obj.name === '') return 'an object name is required';
+  return objectNameProblem(obj.name);
+}
+
+/**
  * The resource of an object and the namespace it goes to, checked against the account's
  * restrictions with the scope the cluster reports; a string says why it cannot be acted on.
  */
 export async function resolveObject(ctx: ExecContext, obj: ObjectId, override?: string): Promise<Resolved | string> {
+  const malformed = shapeProblem(obj, override);
+  if (malformed !== undefined) return malformed;
   let info: ResourceInfo | undefined;
   try {
     info = await ctx.discovery.resolve(obj.apiVersion, obj.kind, ctx.signal);
