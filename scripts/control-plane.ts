@@ -81,7 +81,7 @@ function warnIgnoredPermissions(config: DriverConfig, logger: Logger): void {
   config.kubernetes.accounts.forEach((account, i) => {
     const access = accessOfSettings(account);
     if (access.kind === 'ignored') {
-      logger.warn({ account: account.name, path: `kubernetes.accounts[${i}].permissions`, reason: access.reason }, 'account permissions are NOT applied: every caller has access');
+      logger.warn({ account: account.name, path: `kubernetes.accounts[${i}].permissions`, reason: access.reason }, 'account permissions are NOT applied: it is open to every caller like an account without permissions');
     }
   });
 }

@@ -82,7 +82,7 @@ export function requireAccountAccess(
 
 /**
  * Warns, once per account and reason in this process, that an account's permissions are not applied
- * because a role name contains whitespace (SPEC 2.6.2): every caller has access to it.
+ * because a role name contains whitespace: every caller may read it (and write, with `openAccounts: readWrite`).
  */
 export class IgnoredPermissionsLog {
   readonly #logger: Logger;
@@ -100,6 +100,6 @@ export class IgnoredPermissionsLog {
     // Bounded, so a table of many such accounts cannot grow it without end; a reset warns again.
     if (this.#warned.size >= 10_000) this.#warned.clear();
     this.#warned.add(key);
-    this.#logger.warn({ account: record.name, reason: access.reason }, 'account permissions are NOT applied: every caller has access');
+    this.#logger.warn({ account: record.name, reason: access.reason }, 'account permissions are NOT applied: it is open to every caller like an account without permissions');
   }
 }

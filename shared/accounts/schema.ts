@@ -182,7 +182,7 @@ export const accountSchema = v.object({
   permissionsIgnored: v.optional(
     v.pipe(
       v.literal(true),
-      v.description('Present (true) when a role name in the permissions contains whitespace: per SPEC 2.6.2 the permissions are then not applied and every authenticated caller may read and write the account.'),
+      v.description('Present (true) when a role name in the permissions contains whitespace: the permissions are then not applied, and as with an account without permissions every authenticated caller may read the account, and write to it unless `api.auth.openAccounts` is `readOnly` (docs/api.md, Authorization).'),
     ),
   ),
   permissionsIgnoredReason: v.optional(v.pipe(v.string(), v.description('Why `permissionsIgnored` is set, naming the role.'))),
