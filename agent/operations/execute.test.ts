@@ -153,6 +153,29 @@ describe('deploy', () => {
     expect(result.outcomes.map((o) => [o.kind, o.result])).toEqual([['Gadget', 'created'], ['CustomResourceDefinition', 'created']]);
   });
 
+  it("refuses at once, without waiting for it to be served, a kind a CRD of the same operation defines when the account's restrictions forbid it", async () => {
+    // Sleeping moves this clock on at once: a wait for the kind would show as many discovery reads, not as time.
+    let now = 0;
+    const clock = { now: () => now, sleep: async (ms: number) => void (now += ms) };
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'fences.example.net' },
+      spec: {
+        group: 'example.net',
+        scope: 'Cluster',
+        names: { plural: 'fences', singular: 'fence', kind: 'Fence' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    };
+    const op = wire({ action: 'deploy', forceConflicts: false, manifests: [crd, { apiVersion: 'example.net/v1', kind: 'Fence', metadata: { name: 'f1' } }] });
+    const restrictions = { namespaces: ['shop'], clusterScopedKinds: ['CustomResourceDefinition.apiextensions.k8s.io'] };
+    const result = await executeOperation({ operationId: op.operationId, cluster, discovery: new Discovery(cluster, clock.now), restrictions, clock, signal: new AbortController().signal, deadline: Infinity }, op);
+    expect(result.outcomes.map((o) => [o.kind, o.result])).toEqual([['CustomResourceDefinition', 'created'], ['Fence', 'failed']]);
+    expect(result.outcomes[1]?.message).toContain('Fence.example.net "f1" is cluster-scoped');
+    expect(kube.requests.count({ path: '/apis/example.net/v1' })).toBeLessThanOrEqual(2);
+  });
+
   it('retries by kubernetes.retries and skips what the deadline leaves no time for', async () => {
     kube.faults.fail({ verb: 'patch', resource: 'configmaps' }, 504, 1);
     const retried = await run(wire({ action: 'deploy', forceConflicts: false, manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'retried', namespace: 'shop' } }] }));

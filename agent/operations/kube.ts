@@ -108,6 +108,11 @@ export interface Resolved {
   namespace: string | undefined;
 }
 
+/** Why an object cannot be acted on when its kind is not served (yet: a CRD may be about to serve it). */
+export function notServed(obj: ObjectId): string {
+  return `the cluster serves no kind ${obj.kind} in ${obj.apiVersion}`;
+}
+
 /**
  * Why the identity cannot be acted on before any request is made. The API refuses these shapes, but
  * an operation may reach the agent without its checks, and each part goes into request paths.
@@ -136,7 +141,7 @@ export async function resolveObject(ctx: ExecContext, obj: ObjectId, override?: 
   } catch (error) {
     return `discovery of ${obj.apiVersion} failed: ${failureOf(error).message}`;
   }
-  if (info === undefined) return `the cluster serves no kind ${obj.kind} in ${obj.apiVersion}`;
+  if (info === undefined) return notServed(obj);
   const namespace = info.namespaced ? override || obj.namespace || 'default' : undefined;
   const problem = restrictionProblem(ctx.restrictions, { ...obj, namespace }, info.namespaced ? 'Namespaced' : 'Cluster');
   return problem ?? { info, namespace };
