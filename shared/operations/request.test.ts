@@ -159,6 +159,9 @@ describe('requestIssues', () => {
       const parsed = parseOperationRequest(body);
       expect(requestIssues(parsed.request, parsed.paths, account), body.action).toHaveLength(1);
     }
+    // Kinds of newer Kubernetes versions are known too, so refused before anything is stored.
+    const newer = parseOperationRequest({ action: 'deploy', manifests: [{ apiVersion: 'networking.k8s.io/v1', kind: 'ServiceCIDR', metadata: { name: 'wide' } }, { apiVersion: 'resource.k8s.io/v1', kind: 'DeviceClass', metadata: { name: 'gpu' } }] });
+    expect(requestIssues(newer.request, newer.paths, account).map((i) => i.path)).toEqual(['manifests[0]', 'manifests[1]']);
     // Without namespaces nothing changes: the account reaches the whole cluster anyway.
     expect(requestIssues(request, paths, {})).toEqual([]);
   });
