@@ -30,6 +30,7 @@ export function settingsFromProto(name: string, s: AccountSettings__Output | nul
   );
   set('kinds', s.kinds, s.kinds.length > 0);
   set('omitKinds', s.omitKinds, s.omitKinds.length > 0);
+  set('clusterScopedKinds', s.clusterScopedKinds, s.clusterScopedKinds.length > 0);
   set('metrics', true, s.metrics);
   set('maxResumableResourceAgeMs', s.maxResumableResourceAgeMs, s.maxResumableResourceAgeMs > 0);
   const read = s.permissions?.read ?? [];

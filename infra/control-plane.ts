@@ -98,6 +98,9 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
   const oidcAudience = new sst.Secret(SST_LINKS.oidcAudience);
   const oidcRolesClaim = new sst.Secret(SST_LINKS.oidcRolesClaim, 'groups');
   const accountManagerRoles = new sst.Secret(SST_LINKS.accountManagerRoles);
+  // Accounts without usable permissions are readable by every caller and writable by managers only;
+  // `readWrite` opens them to every caller's writes too.
+  const openAccounts = new sst.Secret(SST_LINKS.openAccounts, 'readOnly');
 
   const reserved = positiveInteger(env, 'VENDOR_API_RESERVED_CONCURRENCY') ?? (production ? DEPLOYED.productionReservedConcurrency : 0);
   const apiFunction = new sst.aws.Function('VendorApiFunction', {
@@ -107,7 +110,7 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
     memory: '1024 MB',
     timeout: '29 seconds',
     // SST hands a function its links in an encrypted file, which shared/links.ts reads.
-    link: [table, oidcIssuer, oidcAudience, oidcRolesClaim, accountManagerRoles],
+    link: [table, oidcIssuer, oidcAudience, oidcRolesClaim, accountManagerRoles, openAccounts],
     ...(reserved > 0 ? { concurrency: { reserved } } : {}),
     logging: { retention: production ? '1 year' : '1 month', format: 'json' },
   });

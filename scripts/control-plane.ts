@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { createApp } from '../functions/app.ts';
 import { createApiAuth } from '../functions/auth/authenticator.ts';
-import { isProductionMode } from '../functions/auth/settings.ts';
+import { isProductionMode, openAccountMode } from '../functions/auth/settings.ts';
 import { accessOfSettings } from '../shared/accounts/permissions.ts';
 import { startApiServer } from '../functions/node.ts';
 import { endpointConfig, loadDriverFile } from '../driver/config.ts';
@@ -57,7 +57,15 @@ function apiAuthOf(config: DriverConfig, file: string, host: string, options: Co
     const message = `the admin token of the example config is known to everyone; set your own api.auth.adminToken in ${file} before serving on ${host}`;
     throw new VendorError('invalid_input', message, { issues: [{ path: 'api.auth.adminToken', message }] });
   }
-  const auth = createApiAuth(config.api.auth, { production: isProductionMode(options.env, { lambda: false }), clock, logger: options.logger });
+  const production = isProductionMode(options.env, { lambda: false });
+  const auth = createApiAuth(config.api.auth, { production, clock, logger: options.logger });
+  const openAccounts = openAccountMode(config.api.auth, production);
+  options.logger.info(
+    { openAccounts },
+    openAccounts === 'readWrite'
+      ? 'accounts without usable permissions may be read and written by every API caller (api.auth.openAccounts)'
+      : 'accounts without usable permissions may be read by every API caller and written by account managers only (api.auth.openAccounts)',
+  );
   if (adminToken !== undefined) {
     options.logger.warn(
       { driverConfig: file, example: adminToken === EXAMPLE_ADMIN_TOKEN },
@@ -73,7 +81,7 @@ function warnIgnoredPermissions(config: DriverConfig, logger: Logger): void {
   config.kubernetes.accounts.forEach((account, i) => {
     const access = accessOfSettings(account);
     if (access.kind === 'ignored') {
-      logger.warn({ account: account.name, path: `kubernetes.accounts[${i}].permissions`, reason: access.reason }, 'account permissions are NOT applied: every caller has access');
+      logger.warn({ account: account.name, path: `kubernetes.accounts[${i}].permissions`, reason: access.reason }, 'account permissions are NOT applied: it is open to every caller like an account without permissions');
     }
   });
 }

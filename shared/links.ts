@@ -22,6 +22,8 @@ export const SST_LINKS = {
   oidcRolesClaim: 'VendorOidcRolesClaim',
   /** Roles that may manage accounts through the API (`value`: names separated by commas or white space). */
   accountManagerRoles: 'VendorAccountManagerRoles',
+  /** Who may write to accounts without usable permissions (`value`: `readOnly` or `readWrite`). */
+  openAccounts: 'VendorOpenAccounts',
 } as const;
 
 export type SstLinkName = (typeof SST_LINKS)[keyof typeof SST_LINKS];

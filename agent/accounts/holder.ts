@@ -55,6 +55,7 @@ export const EMPTY_SETTINGS: AccountSettings__Output = {
   customResourceDefinitions: [],
   kinds: [],
   omitKinds: [],
+  clusterScopedKinds: [],
   metrics: false,
   maxResumableResourceAgeMs: 0,
   permissions: { read: [], write: [] },
@@ -73,6 +74,30 @@ function specOfStatic(name: string, own: AccountConfig): ClusterSpec {
     insecure: own.insecure,
     noProxy: own.noProxy,
     oAuthScopes: own.oAuthScopes,
+  };
+}
+
+/**
+ * A static account's settings as the agent's own file gives them. They, not the copy an assignment
+ * carries, limit what the agent does with its own account: the driver cannot widen them.
+ */
+export function ownSettings(own: AccountConfig): AccountSettings__Output {
+  return {
+    context: own.context,
+    serviceAccount: own.serviceAccount,
+    insecure: own.insecure,
+    noProxy: own.noProxy,
+    oAuthScopes: own.oAuthScopes,
+    namespaces: own.namespaces,
+    omitNamespaces: own.omitNamespaces,
+    onlyNamespacedResources: own.onlyNamespacedResources,
+    customResourceDefinitions: own.customResourceDefinitions.map((c) => ({ kind: c.kind, scope: c.scope })),
+    kinds: own.kinds,
+    omitKinds: own.omitKinds,
+    clusterScopedKinds: own.clusterScopedKinds,
+    metrics: own.metrics,
+    maxResumableResourceAgeMs: own.maxResumableResourceAgeMs,
+    permissions: { read: own.permissions.READ, write: own.permissions.WRITE },
   };
 }
 
@@ -196,6 +221,7 @@ export class AccountHolder {
     const name = a.account;
     const logger = accountLogger(this.#deps.ctx.logger, name);
     let spec: ClusterSpec;
+    let settings = a.settings ?? EMPTY_SETTINGS;
     if (a.staticAccount) {
       const own = this.#deps.ctx.config().kubernetes.accounts.find((x) => x.name === name);
       if (own === undefined) {
@@ -203,12 +229,13 @@ export class AccountHolder {
         return;
       }
       spec = specOfStatic(name, own);
+      settings = ownSettings(own);
     } else {
-      spec = specOfAssignment(a, a.settings ?? EMPTY_SETTINGS);
+      spec = specOfAssignment(a, settings);
     }
     const key = connectionKey(spec);
     const existing = this.#entries.get(name);
-    const base = { name, generation: a.generation, settings: a.settings ?? EMPTY_SETTINGS, caching: a.caching, cachingEpoch: a.cachingEpoch, logger };
+    const base = { name, generation: a.generation, settings, caching: a.caching, cachingEpoch: a.cachingEpoch, logger };
     if (existing !== undefined && existing.connectionKey === key) {
       // Same cluster, same credentials: a new generation or caching role needs no new check.
       this.#update(existing, { ...base, cluster: existing.view.cluster });

@@ -118,6 +118,7 @@ describe('problems in vendor-agent.yml', () => {
                 omitNamespaces: ['x_y'],
                 kinds: ['replica set'],
                 customResourceDefinitions: [{ kind: 'Rollout' }, { kind: 'Rollout.argoproj.io', scope: 'cluster' }, { scope: 'Cluster' }],
+                clusterScopedKinds: ['ClusterRole.rbac.authorization.k8s.io', 'cluster role', 'Namespace', 'ClusterRole.RBAC'],
               },
             ],
           },
@@ -130,6 +131,9 @@ describe('problems in vendor-agent.yml', () => {
       'kubernetes.accounts[0].customResourceDefinitions[0].kind': 'expected Kind.group (for example Rollout.argoproj.io), got "Rollout"',
       'kubernetes.accounts[0].customResourceDefinitions[1].scope': 'expected Namespaced or Cluster, got "cluster"',
       'kubernetes.accounts[0].customResourceDefinitions[2].kind': 'expected this key, it is required, got nothing',
+      'kubernetes.accounts[0].clusterScopedKinds[1]': 'expected Kind for a core kind or Kind.group (for example ClusterRole.rbac.authorization.k8s.io), got "cluster role"',
+      'kubernetes.accounts[0].clusterScopedKinds[2]': 'expected a kind other than Namespace: Namespace objects are allowed by namespaces, got "Namespace"',
+      'kubernetes.accounts[0].clusterScopedKinds[3]': 'expected Kind for a core kind or Kind.group (for example ClusterRole.rbac.authorization.k8s.io), got "ClusterRole.RBAC"',
     });
   });
 

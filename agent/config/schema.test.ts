@@ -86,6 +86,7 @@ const CASES: KeyCase[] = [
   { key: 'kubernetes.accounts[].customResourceDefinitions[].scope', base: crd(), default: 'Namespaced', set: crd({ scope: 'Cluster' }), expected: 'Cluster' },
   { key: 'kubernetes.accounts[].kinds', base: withAccount(), default: [], set: withAccount({ kinds: ['deployment', 'pod'] }), expected: ['deployment', 'pod'] },
   { key: 'kubernetes.accounts[].omitKinds', base: withAccount(), default: [], set: withAccount({ omitKinds: ['secret'] }), expected: ['secret'] },
+  { key: 'kubernetes.accounts[].clusterScopedKinds', base: withAccount(), default: [], set: withAccount({ namespaces: ['shop'], clusterScopedKinds: ['ClusterRole.rbac.authorization.k8s.io', 'PersistentVolume'] }), expected: ['ClusterRole.rbac.authorization.k8s.io', 'PersistentVolume'] },
   { key: 'kubernetes.accounts[].onlySpinnakerManaged', base: withAccount(), default: false, set: withAccount({ onlySpinnakerManaged: true }), expected: true },
   { key: 'kubernetes.accounts[].metrics', base: withAccount(), default: false, set: withAccount({ metrics: true }), expected: true },
   { key: 'kubernetes.accounts[].maxResumableResourceAgeMs', base: withAccount(), default: 300000, set: withAccount({ maxResumableResourceAgeMs: 60000 }), expected: 60000 },

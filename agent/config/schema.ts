@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { KIND_NAME } from '../../shared/operations/kinds.ts';
 import { secretsEntries, VAULT_SECRET_KEYS } from '../secrets/config.ts';
 import { anyCasePattern, filePath, flag, object, integer, list, mapping, port, section, text, word } from './fields.ts';
 
@@ -179,6 +180,12 @@ const namespace = v.pipe(
   v.regex(NAMESPACE, 'expected a namespace name (lower-case letters, digits and -, at most 63)'),
 );
 const kindName = v.pipe(v.string('expected a kind name'), v.regex(/^\S+$/, 'expected a kind name without spaces'));
+// Namespace objects are governed by `namespaces` alone: listing the kind would allow every namespace.
+const clusterScopedKind = v.pipe(
+  v.string('expected Kind or Kind.group'),
+  v.regex(KIND_NAME, 'expected Kind for a core kind or Kind.group (for example ClusterRole.rbac.authorization.k8s.io)'),
+  v.check((s) => s !== 'Namespace', 'expected a kind other than Namespace: Namespace objects are allowed by namespaces'),
+);
 
 const accountEntries = {
   name: word('Name of the cluster in the control plane.', 'a non-empty account name without spaces'),
@@ -195,6 +202,10 @@ const accountEntries = {
   customResourceDefinitions: list(customResourceDefinition, 'CRDs to expose to the control plane (0.4.0+).'),
   kinds: list(kindName, 'When not empty, only these kinds (singular, without group) are cached.'),
   omitKinds: list(kindName, 'Kinds not to cache.'),
+  clusterScopedKinds: list(
+    clusterScopedKind,
+    'With namespaces listed: the cluster-scoped kinds operations may still act on, as Kind (core) or Kind.group; every other cluster-scoped kind is refused.',
+  ),
   onlySpinnakerManaged: flag(false, 'Return only control-plane-managed resources. Not implemented: accepted with a warning.'),
   metrics: flag(false, 'Send pod metrics to the control plane every 20 seconds.'),
   maxResumableResourceAgeMs: v.optional(
@@ -221,6 +232,7 @@ export interface AccountConfig {
   customResourceDefinitions: { kind: string; scope: 'Namespaced' | 'Cluster' }[];
   kinds: string[];
   omitKinds: string[];
+  clusterScopedKinds: string[];
   onlySpinnakerManaged: boolean;
   metrics: boolean;
   maxResumableResourceAgeMs: number;

@@ -11,7 +11,7 @@ import type { ObjectOutcome } from '../../shared/operations/model.ts';
 import { runBounded } from '../../shared/table/bounded.ts';
 import type { DeployAction__Output } from '../../shared/protocol/generated/vendor/agent/v1/DeployAction.ts';
 import { objectPath } from './discovery.ts';
-import { call, FIELD_MANAGER, failedOutcome, failureOf, objectVersion, outcome, resolveObject, OutOfTime, type ExecContext, type ObjectId, type Resolved } from './kube.ts';
+import { call, FIELD_MANAGER, failedOutcome, failureOf, notServed, objectVersion, outcome, resolveObject, OutOfTime, type ExecContext, type ObjectId, type Resolved } from './kube.ts';
 
 /** Applies in flight at once after namespaces and CRDs. */
 export const APPLY_CONCURRENCY = 8;
@@ -75,7 +75,8 @@ async function resolveDefined(ctx: ExecContext, m: KubeManifest, override: strin
   for (;;) {
     ctx.discovery.forget(m.apiVersion);
     const r = await resolveObject(ctx, idOf(m), override);
-    if (typeof r !== 'string' || ctx.clock.now() + CRD_POLL_MS > until || ctx.signal.aborted) return r;
+    // Only a kind not served yet is waited for: a refusal (the account's restrictions) stands at once.
+    if (typeof r !== 'string' || r !== notServed(idOf(m)) || ctx.clock.now() + CRD_POLL_MS > until || ctx.signal.aborted) return r;
     await ctx.clock.sleep(CRD_POLL_MS, ctx.signal).catch(() => undefined);
   }
 }

@@ -153,6 +153,29 @@ describe('deploy', () => {
     expect(result.outcomes.map((o) => [o.kind, o.result])).toEqual([['Gadget', 'created'], ['CustomResourceDefinition', 'created']]);
   });
 
+  it("refuses at once, without waiting for it to be served, a kind a CRD of the same operation defines when the account's restrictions forbid it", async () => {
+    // Sleeping moves this clock on at once: a wait for the kind would show as many discovery reads, not as time.
+    let now = 0;
+    const clock = { now: () => now, sleep: async (ms: number) => void (now += ms) };
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'fences.example.net' },
+      spec: {
+        group: 'example.net',
+        scope: 'Cluster',
+        names: { plural: 'fences', singular: 'fence', kind: 'Fence' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    };
+    const op = wire({ action: 'deploy', forceConflicts: false, manifests: [crd, { apiVersion: 'example.net/v1', kind: 'Fence', metadata: { name: 'f1' } }] });
+    const restrictions = { namespaces: ['shop'], clusterScopedKinds: ['CustomResourceDefinition.apiextensions.k8s.io'] };
+    const result = await executeOperation({ operationId: op.operationId, cluster, discovery: new Discovery(cluster, clock.now), restrictions, clock, signal: new AbortController().signal, deadline: Infinity }, op);
+    expect(result.outcomes.map((o) => [o.kind, o.result])).toEqual([['CustomResourceDefinition', 'created'], ['Fence', 'failed']]);
+    expect(result.outcomes[1]?.message).toContain('Fence.example.net "f1" is cluster-scoped');
+    expect(kube.requests.count({ path: '/apis/example.net/v1' })).toBeLessThanOrEqual(2);
+  });
+
   it('retries by kubernetes.retries and skips what the deadline leaves no time for', async () => {
     kube.faults.fail({ verb: 'patch', resource: 'configmaps' }, 504, 1);
     const retried = await run(wire({ action: 'deploy', forceConflicts: false, manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'retried', namespace: 'shop' } }] }));
@@ -187,6 +210,28 @@ describe('delete and scale', () => {
     expect(getDeployment('scaled')?.spec).toMatchObject({ replicas: 4 });
     const cm = await run(wire({ action: 'scale', targets: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'settings' }], replicas: 1 }));
     expect(cm.outcomes[0]).toMatchObject({ result: 'failed', message: 'configmaps (ConfigMap) has no scale subresource on this cluster' });
+  });
+});
+
+describe('identities that did not come through the API', () => {
+  it('refuses, before any request, an empty name, path segments and shapes that are not Kubernetes identities', async () => {
+    await run(wire({ action: 'deploy', forceConflicts: false, manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep-a', namespace: 'shop' } }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'keep-b', namespace: 'shop' } }] }));
+    kube.requests.clear();
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop' };
+    const cases: [Record<string, string>, string][] = [
+      [{ ...cm, name: '' }, 'an object name is required'],
+      [{ ...cm, name: '..' }, '".." cannot be an object name (no "/", "%", white space, "." or "..")'],
+      [{ ...cm, namespace: 'Shop', name: 'keep-a' }, '"Shop" is not a namespace name'],
+      [{ ...cm, apiVersion: 'v1/../../apis/rbac.authorization.k8s.io/v1', name: 'keep-a' }, '"v1/../../apis/rbac.authorization.k8s.io/v1" is not an API version (such as v1 or apps/v1)'],
+      [{ ...cm, kind: 'Config Map', name: 'keep-a' }, '"Config Map" is not a kind'],
+    ];
+    for (const [target, message] of cases) {
+      // Protocol messages as a rogue driver could send them: the API's checks never saw these.
+      const result = await run(wire({ action: 'delete', targets: [target as never] }));
+      expect(result.outcomes, JSON.stringify(target)).toEqual([expect.objectContaining({ result: 'failed', message })]);
+    }
+    expect(kube.requests.count()).toBe(0);
+    expect(kube.store.list({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop' }).map((c) => c.metadata.name)).toEqual(expect.arrayContaining(['keep-a', 'keep-b']));
   });
 });
 

@@ -5,6 +5,7 @@
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError, isVendorError } from '../../shared/errors.ts';
 import type { ObjectOutcome, ObjectResult } from '../../shared/operations/model.ts';
+import { apiVersionPattern, kindPattern, namespacePattern, objectNameProblem } from '../../shared/operations/names.ts';
 import { restrictionProblem, type AccountRestrictions } from '../../shared/operations/rules.ts';
 import type { ClusterClient, KubeRequest, KubeResponse } from '../clusters/index.ts';
 import type { Discovery, ResourceInfo } from './discovery.ts';
@@ -107,18 +108,40 @@ export interface Resolved {
   namespace: string | undefined;
 }
 
+/** Why an object cannot be acted on when its kind is not served (yet: a CRD may be about to serve it). */
+export function notServed(obj: ObjectId): string {
+  return `the cluster serves no kind ${obj.kind} in ${obj.apiVersion}`;
+}
+
+/**
+ * Why the identity cannot be acted on before any request is made. The API refuses these shapes, but
+ * an operation may reach the agent without its checks, and each part goes into request paths.
+ */
+function shapeProblem(obj: ObjectId, override: string | undefined): string | undefined {
+  if (!apiVersionPattern.test(obj.apiVersion)) return `"${obj.apiVersion.slice(0, 100)}" is not an API version (such as v1 or apps/v1)`;
+  if (!kindPattern.test(obj.kind)) return `"${obj.kind.slice(0, 100)}" is not a kind`;
+  for (const namespace of [obj.namespace, override]) {
+    if (namespace !== undefined && namespace !== '' && !namespacePattern.test(namespace)) return `"${namespace.slice(0, 100)}" is not a namespace name`;
+  }
+  // An empty name would point the request at the kind's collection instead of one object.
+  if (obj.name === '') return 'an object name is required';
+  return objectNameProblem(obj.name);
+}
+
 /**
  * The resource of an object and the namespace it goes to, checked against the account's
  * restrictions with the scope the cluster reports; a string says why it cannot be acted on.
  */
 export async function resolveObject(ctx: ExecContext, obj: ObjectId, override?: string): Promise<Resolved | string> {
+  const malformed = shapeProblem(obj, override);
+  if (malformed !== undefined) return malformed;
   let info: ResourceInfo | undefined;
   try {
     info = await ctx.discovery.resolve(obj.apiVersion, obj.kind, ctx.signal);
   } catch (error) {
     return `discovery of ${obj.apiVersion} failed: ${failureOf(error).message}`;
   }
-  if (info === undefined) return `the cluster serves no kind ${obj.kind} in ${obj.apiVersion}`;
+  if (info === undefined) return notServed(obj);
   const namespace = info.namespaced ? override || obj.namespace || 'default' : undefined;
   const problem = restrictionProblem(ctx.restrictions, { ...obj, namespace }, info.namespaced ? 'Namespaced' : 'Cluster');
   return problem ?? { info, namespace };

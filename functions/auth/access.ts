@@ -9,13 +9,17 @@ import type { TableRef } from '../../shared/table/client.ts';
 import type { ApiEnv, Caller } from './caller.ts';
 
 /**
- * Authorization of API callers against accounts (SPEC 2.6). Managers (the admin token, or a configured
- * account-manager role) may do everything. Otherwise an account's served definition decides: without
- * permissions, or with a role name containing whitespace (SPEC 2.6.2), every authenticated caller may
- * read and write it; else reading needs one of its READ or WRITE roles and writing one of its WRITE roles.
+ * Authorization of API callers against accounts (docs/api.md, Authorization). Managers (the admin
+ * token, or a configured account-manager role) may do everything. Otherwise an account's served
+ * definition decides: without permissions, or with a role name containing whitespace, every
+ * authenticated caller may read it, and write it unless `api.auth.openAccounts` is `readOnly`; else
+ * reading needs one of its READ or WRITE roles and writing one of its WRITE roles.
  */
 export function hasAccountAccess(caller: Caller, record: Pick<AccountRecord, 'defs'>, permission: Permission): boolean {
-  return caller.manager || grants(accountAccess(record), caller.roles, permission);
+  if (caller.manager) return true;
+  const access = accountAccess(record);
+  if (access.kind !== 'restricted' && permission === 'WRITE') return caller.writesOpenAccounts;
+  return grants(access, caller.roles, permission);
 }
 
 /** May the caller see this account (GET, its resources and metrics)? */
@@ -31,7 +35,13 @@ export function canWrite(caller: Caller, record: Pick<AccountRecord, 'defs'>): b
 /** Throws `forbidden` (403) unless the caller holds `permission` on the account. */
 export function assertAccountAccess(caller: Caller, record: AccountRecord, permission: Permission): void {
   if (!hasAccountAccess(caller, record, permission)) {
-    throw new VendorError('forbidden', `not allowed to ${permission === 'READ' ? 'read' : 'write to'} account "${record.name}"`);
+    const open = accountAccess(record).kind !== 'restricted';
+    throw new VendorError(
+      'forbidden',
+      open
+        ? `not allowed to write to account "${record.name}": it lists no usable permissions, so only account managers may write to it (api.auth.openAccounts is readOnly)`
+        : `not allowed to ${permission === 'READ' ? 'read' : 'write to'} account "${record.name}"`,
+    );
   }
 }
 
@@ -72,7 +82,7 @@ export function requireAccountAccess(
 
 /**
  * Warns, once per account and reason in this process, that an account's permissions are not applied
- * because a role name contains whitespace (SPEC 2.6.2): every caller has access to it.
+ * because a role name contains whitespace: every caller may read it (and write, with `openAccounts: readWrite`).
  */
 export class IgnoredPermissionsLog {
   readonly #logger: Logger;
@@ -90,6 +100,6 @@ export class IgnoredPermissionsLog {
     // Bounded, so a table of many such accounts cannot grow it without end; a reset warns again.
     if (this.#warned.size >= 10_000) this.#warned.clear();
     this.#warned.add(key);
-    this.#logger.warn({ account: record.name, reason: access.reason }, 'account permissions are NOT applied: every caller has access');
+    this.#logger.warn({ account: record.name, reason: access.reason }, 'account permissions are NOT applied: it is open to every caller like an account without permissions');
   }
 }

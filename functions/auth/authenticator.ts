@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from '../../shared/log.ts';
 import type { Caller } from './caller.ts';
 import { oidcVerifier } from './oidc-verifier.ts';
 import { rolesFromClaim } from './roles.ts';
-import { checkAuthConfig } from './settings.ts';
+import { checkAuthConfig, openAccountMode } from './settings.ts';
 
 /** Turns a request's `Authorization` header into a caller, or throws `unauthenticated` (401). */
 export interface ApiAuth {
@@ -53,6 +53,7 @@ export function createApiAuth(config: ApiAuthConfig, options: ApiAuthOptions): A
   const verify = config.oidc === undefined ? undefined : oidcVerifier(config.oidc, { clock, logger, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
   const managerRoles = config.accountManagerRoles;
   const rolesClaim = config.oidc?.rolesClaim ?? 'groups';
+  const openWrites = openAccountMode(config, options.production) === 'readWrite';
 
   return {
     async authenticate(authorization) {
@@ -63,7 +64,7 @@ export function createApiAuth(config: ApiAuthConfig, options: ApiAuthOptions): A
         throw unauthenticated();
       }
       const token = match[1] as string;
-      if (isAdminToken?.(token)) return { via: 'admin-token', subject: 'admin-token', roles: new Set(), manager: true };
+      if (isAdminToken?.(token)) return { via: 'admin-token', subject: 'admin-token', roles: new Set(), manager: true, writesOpenAccounts: true };
       if (verify === undefined) {
         logger.info({ reason: 'not the admin token, and no OIDC issuer is configured' }, 'API caller refused');
         throw unauthenticated();
@@ -83,7 +84,8 @@ export function createApiAuth(config: ApiAuthConfig, options: ApiAuthOptions): A
       const roles = rolesFromClaim(payload, rolesClaim);
       const subject = typeof payload.sub === 'string' ? payload.sub : '(no sub)';
       logger.debug({ subject, roles: roles.size }, 'API caller authenticated');
-      return { via: 'oidc', subject, roles, manager: managerRoles.some((r) => roles.has(r)) };
+      const manager = managerRoles.some((r) => roles.has(r));
+      return { via: 'oidc', subject, roles, manager, writesOpenAccounts: manager || openWrites };
     },
   };
 }

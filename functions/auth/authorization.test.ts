@@ -85,7 +85,7 @@ describe('who may read which account (SPEC 2.6)', () => {
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({ name: 'spaced', permissionsIgnored: true, permissionsIgnoredReason: expect.stringContaining('"release team"') });
     await f.call('GET', '/vendor/accounts', undefined, await f.as());
-    const warnings = f.capture.lines.filter((l) => l.msg === 'account permissions are NOT applied: every caller has access');
+    const warnings = f.capture.lines.filter((l) => l.msg === 'account permissions are NOT applied: it is open to every caller like an account without permissions');
     expect(warnings).toEqual([expect.objectContaining({ level: 40, account: 'spaced', reason: expect.stringContaining('"release team"') })]);
     const plain = await f.call('GET', '/vendor/accounts/dev-only', undefined, await f.as('dev'));
     expect(plain.json).not.toHaveProperty('permissionsIgnored');

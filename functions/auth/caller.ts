@@ -11,6 +11,11 @@ export interface Caller {
    * and remove accounts, and read and write every account whatever its permissions.
    */
   manager: boolean;
+  /**
+   * May write to accounts whose permissions grant everyone (none listed, or not applied): true for
+   * managers, and for everyone when `api.auth.openAccounts` is `readWrite`.
+   */
+  writesOpenAccounts: boolean;
 }
 
 /** The Hono environment of every authenticated route: the caller is set before any handler runs. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rolesFromClaim } from './roles.ts';
-import { apiAuthFromLinks, isProductionMode } from './settings.ts';
+import { apiAuthFromLinks, isProductionMode, openAccountMode } from './settings.ts';
 
 const link = (value: string) => JSON.stringify({ type: 'sst.sst.Secret', value });
 
@@ -38,6 +38,15 @@ describe('production mode and the deployed settings', () => {
       accountManagerRoles: ['vendor-admins', 'platform'],
     });
     expect(apiAuthFromLinks({})).toEqual({ accountManagerRoles: [] });
+    expect(apiAuthFromLinks({ SST_RESOURCE_VendorOpenAccounts: link('readWrite') })).toEqual({ accountManagerRoles: [], openAccounts: 'readWrite' });
+    expect(apiAuthFromLinks({ SST_RESOURCE_VendorOpenAccounts: link(' readOnly\n') })).toEqual({ accountManagerRoles: [], openAccounts: 'readOnly' });
+  });
+
+  it('keeps open accounts read-only in production mode unless set otherwise', () => {
+    expect(openAccountMode({}, true)).toBe('readOnly');
+    expect(openAccountMode({}, false)).toBe('readWrite');
+    expect(openAccountMode({ openAccounts: 'readWrite' }, true)).toBe('readWrite');
+    expect(openAccountMode({ openAccounts: 'readOnly' }, false)).toBe('readOnly');
   });
 
   it('names the link of a bad or missing value', () => {
@@ -45,5 +54,6 @@ describe('production mode and the deployed settings', () => {
       /SST link VendorOidcIssuer: must be an https URL.*SST link VendorOidcAudience: must be a string or a list of strings/,
     );
     expect(() => apiAuthFromLinks({ SST_RESOURCE_VendorOidcAudience: link('a') })).toThrow(/SST link VendorOidcIssuer/);
+    expect(() => apiAuthFromLinks({ SST_RESOURCE_VendorOpenAccounts: link('yes') })).toThrow(/SST link VendorOpenAccounts: must be readWrite or readOnly/);
   });
 });

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { toIssues } from '../../shared/accounts/validate.ts';
-import { apiAuthSchema, type ApiAuthConfig } from '../../shared/driver-config/api.ts';
+import { apiAuthSchema, type ApiAuthConfig, type OpenAccountMode } from '../../shared/driver-config/api.ts';
 import { VendorError, type Issue } from '../../shared/errors.ts';
 import { SST_LINKS, linkedField } from '../../shared/links.ts';
 import { isProductionEnv } from '../../shared/production.ts';
@@ -13,6 +13,16 @@ import { isProductionEnv } from '../../shared/production.ts';
  */
 export function isProductionMode(env: NodeJS.ProcessEnv, runtime: { lambda: boolean }): boolean {
   return runtime.lambda || isProductionEnv(env);
+}
+
+/**
+ * Whether accounts without usable permissions take writes from every caller. Read-only by default
+ * in production mode, where callers come from an organisation's identity provider and an account
+ * left without permissions must not become writable by all of them; read-write elsewhere, so that
+ * local use needs no roles.
+ */
+export function openAccountMode(config: Pick<ApiAuthConfig, 'openAccounts'>, production: boolean): OpenAccountMode {
+  return config.openAccounts ?? (production ? 'readOnly' : 'readWrite');
 }
 
 /** What production mode or a missing method makes of an otherwise valid `api.auth`; empty when it may be used. */
@@ -44,7 +54,8 @@ function listOf(value: string | undefined): string[] | undefined {
 /**
  * The deployed API's `api.auth`, from its SST links: issuer (`VendorOidcIssuer`), audience
  * (`VendorOidcAudience`, one or several separated by commas), roles claim (`VendorOidcRolesClaim`,
- * default `groups`) and account-manager roles (`VendorAccountManagerRoles`). Validated by the same
+ * default `groups`), account-manager roles (`VendorAccountManagerRoles`) and open accounts
+ * (`VendorOpenAccounts`, `readOnly` or `readWrite`). Validated by the same
  * schema as the file; issues are named by link.
  */
 export function apiAuthFromLinks(env: NodeJS.ProcessEnv): ApiAuthConfig {
@@ -52,7 +63,11 @@ export function apiAuthFromLinks(env: NodeJS.ProcessEnv): ApiAuthConfig {
   const audience = listOf(linkedField(env, SST_LINKS.oidcAudience, 'value'));
   const rolesClaim = linkedField(env, SST_LINKS.oidcRolesClaim, 'value');
   const managerRoles = listOf(linkedField(env, SST_LINKS.accountManagerRoles, 'value'));
-  const raw: Record<string, unknown> = { ...(managerRoles === undefined ? {} : { accountManagerRoles: managerRoles }) };
+  const openAccounts = linkedField(env, SST_LINKS.openAccounts, 'value');
+  const raw: Record<string, unknown> = {
+    ...(managerRoles === undefined ? {} : { accountManagerRoles: managerRoles }),
+    ...(openAccounts === undefined ? {} : { openAccounts: openAccounts.trim() }),
+  };
   if (issuer !== undefined || audience !== undefined) {
     raw.oidc = { issuer, audience: audience?.length === 1 ? audience[0] : audience, ...(rolesClaim === undefined ? {} : { rolesClaim }) };
   }
@@ -61,6 +76,7 @@ export function apiAuthFromLinks(env: NodeJS.ProcessEnv): ApiAuthConfig {
     'oidc.audience': SST_LINKS.oidcAudience,
     'oidc.rolesClaim': SST_LINKS.oidcRolesClaim,
     accountManagerRoles: SST_LINKS.accountManagerRoles,
+    openAccounts: SST_LINKS.openAccounts,
   };
   const result = v.safeParse(apiAuthSchema, raw, { abortEarly: false });
   if (result.success) return result.output;

@@ -10,7 +10,7 @@ const tables = new TestTables();
 beforeAll(() => tables.start());
 afterAll(() => tables.close());
 
-const caller = (...roles: string[]): Caller => ({ via: 'oidc', subject: roles.join('-'), roles: new Set(roles), manager: false });
+const caller = (...roles: string[]): Caller => ({ via: 'oidc', subject: roles.join('-'), roles: new Set(roles), manager: false, writesOpenAccounts: true });
 
 async function setup() {
   const table = await tables.fresh();

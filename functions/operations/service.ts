@@ -59,6 +59,7 @@ const restrictionsSchema = v.object({
   namespaces: v.optional(v.array(v.string())),
   onlyNamespacedResources: v.optional(v.boolean()),
   customResourceDefinitions: v.optional(v.array(v.object({ kind: v.string(), scope: v.optional(v.string()) }))),
+  clusterScopedKinds: v.optional(v.array(v.string())),
 });
 
 function restrictionsOf(config: Record<string, unknown>): AccountRestrictions {

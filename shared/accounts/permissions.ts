@@ -6,9 +6,10 @@ export type Permission = 'READ' | 'WRITE';
 
 /**
  * Who may use an account, from the served definition's `permissions` (SPEC 2.6):
- * - `open`: no role is listed, so every authenticated caller may read and write it;
+ * - `open`: no role is listed, so every authenticated caller may read it, and write to it unless the
+ *   API's `api.auth.openAccounts` is `readOnly` (then managers only);
  * - `ignored`: a role name contains whitespace, so (SPEC 2.6.2) the permissions are not applied and
- *   every authenticated caller may read and write it; `reason` says which name;
+ *   account is open in the same way; `reason` says which name;
  * - `restricted`: reading needs one of `read`, writing one of `write`. Whoever may write may also
  *   read: `read` already includes the `WRITE` roles.
  */
@@ -28,7 +29,7 @@ export function accessOfSettings(settings: Pick<DefinitionSettings, 'permissions
   if (spaced !== undefined) {
     return {
       kind: 'ignored',
-      reason: `role name ${JSON.stringify(spaced)} contains whitespace, so the permissions of this account are not applied and every authenticated caller may read and write it (SPEC 2.6.2)`,
+      reason: `role name ${JSON.stringify(spaced)} contains whitespace, so the permissions of this account are not applied: like an account without permissions, every authenticated caller may read it, and write to it unless api.auth.openAccounts is readOnly`,
     };
   }
   if (readOnly.length + writeOnly.length === 0) return { kind: 'open' };

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { KIND_NAME } from '../operations/kinds.ts';
 
 /** Longest account name or zone id; the Kubernetes limit for a DNS subdomain name. */
 export const MAX_NAME_LENGTH = 253;
@@ -48,6 +49,15 @@ const roleNames = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')
 
 const stringList = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')));
 
+// Namespace objects are governed by `namespaces` alone: listing the kind would allow every namespace.
+const clusterScopedKinds = v.array(
+  v.pipe(
+    v.string(),
+    v.regex(KIND_NAME, 'must be Kind for a core kind or Kind.group (for example ClusterRole.rbac.authorization.k8s.io)'),
+    v.check((s) => s !== 'Namespace', 'must not be Namespace: Namespace objects are allowed by namespaces'),
+  ),
+);
+
 /** The per-account keys of SPEC 2.5 (`kubernetes.accounts[]`), shared by the agent and the driver config. */
 export const accountSettingsEntries = {
   name: accountNameSchema,
@@ -71,6 +81,7 @@ export const accountSettingsEntries = {
   ),
   kinds: v.optional(stringList),
   omitKinds: v.optional(stringList),
+  clusterScopedKinds: v.optional(clusterScopedKinds),
   onlySpinnakerManaged: v.optional(v.boolean()),
   metrics: v.optional(v.boolean()),
   maxResumableResourceAgeMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
@@ -171,7 +182,7 @@ export const accountSchema = v.object({
   permissionsIgnored: v.optional(
     v.pipe(
       v.literal(true),
-      v.description('Present (true) when a role name in the permissions contains whitespace: per SPEC 2.6.2 the permissions are then not applied and every authenticated caller may read and write the account.'),
+      v.description('Present (true) when a role name in the permissions contains whitespace: the permissions are then not applied, and as with an account without permissions every authenticated caller may read the account, and write to it unless `api.auth.openAccounts` is `readOnly` (docs/api.md, Authorization).'),
     ),
   ),
   permissionsIgnoredReason: v.optional(v.pipe(v.string(), v.description('Why `permissionsIgnored` is set, naming the role.'))),

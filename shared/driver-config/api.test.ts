@@ -41,6 +41,14 @@ describe('api.auth in vendor-driver.yml', () => {
     expect(config.api.auth).toMatchObject({ adminToken: TOKEN, oidc: { audience: ['a', 'b'], rolesClaim: 'realm_access.roles', clockSkewSeconds: 0 } });
   });
 
+  it('reads openAccounts, leaving it out when not set (the mode then decides), and refuses other values', () => {
+    expect(parseDriverConfig(yaml('api:', '  auth:', `    adminToken: ${TOKEN}`, '    openAccounts: readOnly'), 'f.yml').api.auth.openAccounts).toBe('readOnly');
+    expect(parseDriverConfig(yaml('api:', '  auth:', `    adminToken: ${TOKEN}`), 'f.yml').api.auth.openAccounts).toBeUndefined();
+    expect(issuesOf(() => parseDriverConfig(yaml('api:', '  auth:', `    adminToken: ${TOKEN}`, '    openAccounts: read-only'), 'f.yml'))).toEqual([
+      { path: 'api.auth.openAccounts', message: 'must be readWrite or readOnly' },
+    ]);
+  });
+
   it('refuses bad values and unknown keys, naming each key path and never the token', () => {
     const secret = 'short-SECRET';
     const issues = issuesOf(() =>

@@ -7,6 +7,10 @@ import * as v from 'valibot';
  * some of them are secrets.
  */
 
+/** How accounts without usable permissions are open: to every caller's writes, or to reads only. */
+export const OPEN_ACCOUNT_MODES = ['readWrite', 'readOnly'] as const;
+export type OpenAccountMode = (typeof OPEN_ACCOUNT_MODES)[number];
+
 /** An admin token shorter than this is too easy to guess. */
 export const MIN_ADMIN_TOKEN_LENGTH = 32;
 
@@ -73,6 +77,12 @@ export const apiAuthSchema = v.strictObject({
   oidc: v.optional(oidcSchema),
   /** Holders of any of these roles may register, activate and remove accounts, and read and write every account. */
   accountManagerRoles: v.optional(v.array(apiRoleNameSchema, 'must be a list of role names'), []),
+  /**
+   * Who may write to an account whose permissions grant everyone (none listed, or not applied for a
+   * role name with whitespace): every caller (`readWrite`) or managers only (`readOnly`; everyone
+   * still reads). Absent: `readOnly` in production mode, `readWrite` elsewhere (functions/auth/settings.ts).
+   */
+  openAccounts: v.optional(v.picklist(OPEN_ACCOUNT_MODES, 'must be readWrite or readOnly')),
 });
 
 /** A browser origin as the `Origin` header carries it: `scheme://host[:port]`, nothing more. */

@@ -56,6 +56,16 @@ describe('driver config', () => {
     expect(config.kubernetes.accounts[0]?.permissions).toEqual([{ READ: ['release team'] }]);
   });
 
+  it('loads clusterScopedKinds, and refuses a malformed kind or Namespace in it', () => {
+    const config = parseDriverConfig('kubernetes:\n  accounts:\n    - name: a\n      namespaces: [shop]\n      clusterScopedKinds: [ClusterRole.rbac.authorization.k8s.io, PersistentVolume]\n', 'f.yml');
+    expect(config.kubernetes.accounts[0]?.clusterScopedKinds).toEqual(['ClusterRole.rbac.authorization.k8s.io', 'PersistentVolume']);
+    expect(issuesOf(() => parseDriverConfig('kubernetes:\n  accounts:\n    - name: a\n      clusterScopedKinds: [Namespace, "cluster role", ClusterRole.RBAC]\n', 'f.yml'))).toEqual([
+      { path: 'kubernetes.accounts[0].clusterScopedKinds[0]', message: 'must not be Namespace: Namespace objects are allowed by namespaces' },
+      { path: 'kubernetes.accounts[0].clusterScopedKinds[1]', message: 'must be Kind for a core kind or Kind.group (for example ClusterRole.rbac.authorization.k8s.io)' },
+      { path: 'kubernetes.accounts[0].clusterScopedKinds[2]', message: 'must be Kind for a core kind or Kind.group (for example ClusterRole.rbac.authorization.k8s.io)' },
+    ]);
+  });
+
   it('refuses duplicate names, bad YAML, and both spellings at once', () => {
     expect(issuesOf(() => parseDriverConfig('kubernetes:\n  accounts:\n    - name: a\n    - name: a\n', 'f.yml'))).toEqual([
       { path: 'kubernetes.accounts[1].name', message: 'duplicate name "a" (first at kubernetes.accounts[0])' },

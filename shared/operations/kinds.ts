@@ -43,20 +43,35 @@ const CLUSTER_SCOPED: ReadonlySet<string> = new Set([
   'admissionregistration.k8s.io/ValidatingWebhookConfiguration',
   'admissionregistration.k8s.io/ValidatingAdmissionPolicy',
   'admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding',
+  'admissionregistration.k8s.io/MutatingAdmissionPolicy',
+  'admissionregistration.k8s.io/MutatingAdmissionPolicyBinding',
+  'authentication.k8s.io/SelfSubjectReview',
+  'authentication.k8s.io/TokenReview',
+  'authorization.k8s.io/SelfSubjectAccessReview',
+  'authorization.k8s.io/SelfSubjectRulesReview',
+  'authorization.k8s.io/SubjectAccessReview',
   'apiextensions.k8s.io/CustomResourceDefinition',
   'apiregistration.k8s.io/APIService',
   'certificates.k8s.io/CertificateSigningRequest',
+  'certificates.k8s.io/ClusterTrustBundle',
   'flowcontrol.apiserver.k8s.io/FlowSchema',
   'flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration',
   'networking.k8s.io/IngressClass',
+  'networking.k8s.io/IPAddress',
+  'networking.k8s.io/ServiceCIDR',
+  'internal.apiserver.k8s.io/StorageVersion',
   'node.k8s.io/RuntimeClass',
   'rbac.authorization.k8s.io/ClusterRole',
   'rbac.authorization.k8s.io/ClusterRoleBinding',
+  'resource.k8s.io/DeviceClass',
+  'resource.k8s.io/ResourceSlice',
   'scheduling.k8s.io/PriorityClass',
   'storage.k8s.io/CSIDriver',
   'storage.k8s.io/CSINode',
   'storage.k8s.io/StorageClass',
   'storage.k8s.io/VolumeAttachment',
+  'storage.k8s.io/VolumeAttributesClass',
+  'storagemigration.k8s.io/StorageVersionMigration',
 ]);
 
 /** Built-in kinds that are namespaced. */
@@ -79,6 +94,7 @@ const NAMESPACED: ReadonlySet<string> = new Set([
   'apps/Deployment',
   'apps/ReplicaSet',
   'apps/StatefulSet',
+  'authorization.k8s.io/LocalSubjectAccessReview',
   'autoscaling/HorizontalPodAutoscaler',
   'batch/CronJob',
   'batch/Job',
@@ -90,6 +106,8 @@ const NAMESPACED: ReadonlySet<string> = new Set([
   'policy/PodDisruptionBudget',
   'rbac.authorization.k8s.io/Role',
   'rbac.authorization.k8s.io/RoleBinding',
+  'resource.k8s.io/ResourceClaim',
+  'resource.k8s.io/ResourceClaimTemplate',
   'storage.k8s.io/CSIStorageCapacity',
 ]);
 
@@ -112,7 +130,16 @@ export function isBuiltInGroup(apiVersion: string): boolean {
   return BUILT_IN_GROUPS.has(groupOf(apiVersion));
 }
 
-/** `Kind.group`, the form of `customResourceDefinitions[].kind` (SPEC 2.5). */
+/** `Kind` of the core group or `Kind.group`, as `clusterScopedKinds` names kinds. */
+export const KIND_NAME = /^[A-Za-z][A-Za-z0-9]*(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
+
+/** `Kind` for a kind of the core group, `Kind.group` otherwise: the form of `clusterScopedKinds`. */
+export function kindName(apiVersion: string, kind: string): string {
+  const group = groupOf(apiVersion);
+  return group === '' ? kind : `${kind}.${group}`;
+}
+
+/** `Kind.group`, the form of `customResourceDefinitions[].kind`. */
 export function crdKindName(apiVersion: string, kind: string): string {
   return `${kind}.${groupOf(apiVersion)}`;
 }

@@ -136,6 +136,46 @@ describe('requestIssues', () => {
     ]);
   });
 
+  it('refuses every cluster-scoped kind on an account limited to namespaces unless clusterScopedKinds names it', () => {
+    const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'take-over' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' } };
+    const volume = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv' } };
+    const listedCrd = { apiVersion: 'example.com/v1', kind: 'Gate', metadata: { name: 'g' } };
+    const { request, paths } = parseOperationRequest({ action: 'deploy', manifests: [deployment('ok', 'shop'), binding, volume, listedCrd] });
+    const account = { namespaces: ['shop'], customResourceDefinitions: [{ kind: 'Gate.example.com', scope: 'Cluster' }] };
+    expect(requestIssues(request, paths, account)).toEqual([
+      { path: 'manifests[1]', message: 'ClusterRoleBinding.rbac.authorization.k8s.io "take-over" is cluster-scoped, and ClusterRoleBinding.rbac.authorization.k8s.io is not in the account\'s clusterScopedKinds: an account limited to namespaces (shop) operates only on the cluster-scoped kinds listed there' },
+      { path: 'manifests[2]', message: 'PersistentVolume "pv" is cluster-scoped, and PersistentVolume is not in the account\'s clusterScopedKinds: an account limited to namespaces (shop) operates only on the cluster-scoped kinds listed there' },
+      { path: 'manifests[3]', message: 'Gate.example.com "g" is cluster-scoped, and Gate.example.com is not in the account\'s clusterScopedKinds: an account limited to namespaces (shop) operates only on the cluster-scoped kinds listed there' },
+    ]);
+    // Named kinds pass, core kinds by Kind alone and others by Kind.group; a kind of the same name in another group does not.
+    expect(requestIssues(request, paths, { ...account, clusterScopedKinds: ['ClusterRoleBinding.rbac.authorization.k8s.io', 'PersistentVolume', 'Gate.example.com'] })).toEqual([]);
+    expect(requestIssues(request, paths, { ...account, clusterScopedKinds: ['ClusterRoleBinding', 'PersistentVolume.core', 'Gate'] }).map((i) => i.path)).toEqual(['manifests[1]', 'manifests[2]', 'manifests[3]']);
+    // Every action, not only deploy.
+    for (const body of [
+      { action: 'delete', targets: [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'admin' }] },
+      { action: 'patch', target: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'admin' }, patchType: 'merge', patch: { rules: [] } },
+      { action: 'scale', targets: [{ apiVersion: 'v1', kind: 'Node', name: 'n1' }], replicas: 0 },
+    ]) {
+      const parsed = parseOperationRequest(body);
+      expect(requestIssues(parsed.request, parsed.paths, account), body.action).toHaveLength(1);
+    }
+    // Kinds of newer Kubernetes versions are known too, so refused before anything is stored.
+    const newer = parseOperationRequest({ action: 'deploy', manifests: [{ apiVersion: 'networking.k8s.io/v1', kind: 'ServiceCIDR', metadata: { name: 'wide' } }, { apiVersion: 'resource.k8s.io/v1', kind: 'DeviceClass', metadata: { name: 'gpu' } }] });
+    expect(requestIssues(newer.request, newer.paths, account).map((i) => i.path)).toEqual(['manifests[0]', 'manifests[1]']);
+    // Without namespaces nothing changes: the account reaches the whole cluster anyway.
+    expect(requestIssues(request, paths, {})).toEqual([]);
+  });
+
+  it('keeps a listed Namespace deployable and an unlisted one refused, whatever clusterScopedKinds says', () => {
+    const { request, paths } = parseOperationRequest({
+      action: 'deploy',
+      manifests: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system' } }],
+    });
+    expect(requestIssues(request, paths, { namespaces: ['shop'], clusterScopedKinds: ['ClusterRole.rbac.authorization.k8s.io'] })).toEqual([
+      { path: 'manifests[1]', message: 'namespace "kube-system" is not one of the account\'s namespaces (shop)' },
+    ]);
+  });
+
   it('leaves the namespace of a kind only the cluster knows to the agent', () => {
     const { request, paths } = parseOperationRequest({ action: 'deploy', manifests: [{ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }] });
     expect(requestIssues(request, paths, { namespaces: ['shop'] })).toEqual([]);

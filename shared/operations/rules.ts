@@ -1,16 +1,19 @@
 /**
- * What an account's settings allow operations to touch (SPEC 2.5). The API applies these rules with
- * what it knows without a cluster (`knownScope`), and refuses a request before storing anything; the
- * agent applies them again with the scope the cluster's discovery reports, for kinds only the cluster
- * knows. `kinds` and `omitKinds` limit caching only: operations remain possible on every kind.
+ * What an account's settings allow operations to touch (docs/operations.md, "What is refused"). The
+ * API applies these rules with what it knows without a cluster (`knownScope`), and refuses a request
+ * before storing anything; the agent applies them again with the scope the cluster's discovery
+ * reports, for kinds only the cluster knows. `kinds` and `omitKinds` limit caching only: operations
+ * remain possible on every kind.
  */
-import { crdKindName, groupKind, isBuiltInGroup, type Scope } from './kinds.ts';
+import { crdKindName, groupKind, isBuiltInGroup, kindName, type Scope } from './kinds.ts';
 
 /** The per-account settings that restrict operations. */
 export interface AccountRestrictions {
   namespaces?: readonly string[] | undefined;
   onlyNamespacedResources?: boolean | undefined;
   customResourceDefinitions?: readonly { kind: string; scope?: string | undefined }[] | undefined;
+  /** Cluster-scoped kinds (`Kind`, `Kind.group`) an account limited to `namespaces` may still operate on. */
+  clusterScopedKinds?: readonly string[] | undefined;
 }
 
 /** Where a namespaced object without a namespace goes (as with kubectl and a context without one). */
@@ -44,7 +47,13 @@ export function restrictionProblem(account: AccountRestrictions, obj: ObjectIden
   if (groupKind(obj.apiVersion, obj.kind) === '/Namespace') {
     return allowed.includes(obj.name) ? undefined : outsideNamespaces(`namespace "${obj.name}"`, allowed);
   }
-  if (scope === 'Cluster') return undefined;
+  if (scope === 'Cluster') {
+    // An object outside every namespace reaches past the account's namespaces (a ClusterRoleBinding
+    // grants rights in all of them), so it needs the kind to be named.
+    const name = kindName(obj.apiVersion, obj.kind);
+    if ((account.clusterScopedKinds ?? []).includes(name)) return undefined;
+    return `${name} "${obj.name}" is cluster-scoped, and ${name} is not in the account's clusterScopedKinds: an account limited to namespaces (${allowed.join(', ')}) operates only on the cluster-scoped kinds listed there`;
+  }
   const namespace = obj.namespace === undefined || obj.namespace === '' ? (scope === 'Namespaced' ? DEFAULT_NAMESPACE : undefined) : obj.namespace;
   if (namespace === undefined || allowed.includes(namespace)) return undefined;
   return outsideNamespaces(`namespace "${namespace}"`, allowed);

@@ -18,6 +18,7 @@ export interface AccountKeys {
   customResourceDefinitions?: readonly { kind: string; scope?: string | undefined }[] | undefined;
   kinds?: readonly string[] | undefined;
   omitKinds?: readonly string[] | undefined;
+  clusterScopedKinds?: readonly string[] | undefined;
   metrics?: boolean | undefined;
   maxResumableResourceAgeMs?: number | undefined;
   /** Entries of the form `{ READ: [...] }` or `{ WRITE: [...] }`. */
@@ -37,6 +38,7 @@ export function accountSettingsMessage(a: AccountKeys): AccountSettings {
     customResourceDefinitions: (a.customResourceDefinitions ?? []).map((c) => ({ kind: c.kind, scope: c.scope ?? 'Namespaced' })),
     kinds: [...(a.kinds ?? [])],
     omitKinds: [...(a.omitKinds ?? [])],
+    clusterScopedKinds: [...(a.clusterScopedKinds ?? [])],
     metrics: a.metrics ?? false,
     maxResumableResourceAgeMs: a.maxResumableResourceAgeMs ?? 0,
     permissions: {

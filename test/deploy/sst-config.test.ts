@@ -216,7 +216,7 @@ describe('sst.config.ts: links', () => {
   it('declares every link name of shared/links.ts as a component of the matching kind', () => {
     stageRun('dev');
     expect(recorder.named(SST_LINKS.table).type).toBe('sst.aws.Dynamo');
-    for (const name of [SST_LINKS.agentTokens, SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.accountManagerRoles]) {
+    for (const name of [SST_LINKS.agentTokens, SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.accountManagerRoles, SST_LINKS.openAccounts]) {
       expect(recorder.named(name).type).toBe('sst.Secret');
     }
     const linkedSomewhere = new Set(units().flatMap((u) => recorder.linkedNames(u.component)));

@@ -25,6 +25,11 @@ export interface AccountSettings {
    */
   'maxResumableResourceAgeMs'?: (number | string | Long);
   'permissions'?: (_vendor_agent_v1_Permissions | null);
+  /**
+   * With namespaces listed, the cluster-scoped kinds operations may still act on: `Kind` for a core
+   * kind, `Kind.group` otherwise. Every other cluster-scoped kind is refused.
+   */
+  'clusterScopedKinds'?: (string)[];
 }
 
 /**
@@ -48,4 +53,9 @@ export interface AccountSettings__Output {
    */
   'maxResumableResourceAgeMs': (number);
   'permissions': (_vendor_agent_v1_Permissions__Output | null);
+  /**
+   * With namespaces listed, the cluster-scoped kinds operations may still act on: `Kind` for a core
+   * kind, `Kind.group` otherwise. Every other cluster-scoped kind is refused.
+   */
+  'clusterScopedKinds': (string)[];
 }
