@@ -64,3 +64,17 @@ export function kubeErrorStatus(error: unknown): number | undefined {
   const status = error.details['status'];
   return typeof status === 'number' ? status : undefined;
 }
+
+const UNUSABLE = 'kubeconfigUnusable';
+
+/** The error for an account whose cluster configuration could not be loaded, before any request. */
+export function kubeconfigUnusable(account: string, cause: unknown): VendorError {
+  // Only our own messages are written not to quote a kubeconfig's contents.
+  const message = isVendorError(cause) ? cause.message : `account ${account}: the cluster configuration cannot be loaded (${cause instanceof Error ? cause.name : typeof cause})`;
+  return new VendorError(isVendorError(cause) ? cause.code : 'invalid_input', message, { cause, details: { [UNUSABLE]: true } });
+}
+
+/** Whether `error` says an account's cluster configuration could not be loaded (`kubeconfigUnusable`). */
+export function isKubeconfigUnusable(error: unknown): boolean {
+  return isVendorError(error) && error.details[UNUSABLE] === true;
+}
