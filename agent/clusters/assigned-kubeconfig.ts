@@ -72,7 +72,8 @@ function inside(path: string, dir: string): boolean {
 
 /** The real path of `path` (relative to `base`), when it lies in an allowed folder. */
 export async function allowedPath(path: string, base: string, policy: KubeconfigPolicy, what: string): Promise<string> {
-  const absolute = resolve(base, path);
+  // Named as given in messages (path.resolve would take a `..` away); realpath resolves it below.
+  const absolute = isAbsolute(path) ? path : `${base.replace(/\/+$/, '')}/${path}`;
   let real: string;
   try {
     real = await realpath(absolute);

@@ -92,7 +92,8 @@ beforeAll(async () => {
   refs.set('exec-shell', file('exec-shell.kubeconfig', kubeconfigWith(execUser('/bin/sh', ['-c', `touch ${marker}`]))));
   refs.set('exec-env', file('exec-env.kubeconfig', kubeconfigWith(execUser(plugin, [], [{ name: 'LD_PRELOAD', value: join(outsideDir, 'x.so') }]))));
   refs.set('outside', file('x.kubeconfig', good, outsideDir));
-  refs.set('dotdot', join(allowedDir, '..', 'outside', 'x.kubeconfig'));
+  // Written out by hand: path.join would take the `..` away.
+  refs.set('dotdot', `${allowedDir}/../outside/x.kubeconfig`);
   symlinkSync(join(outsideDir, 'x.kubeconfig'), join(allowedDir, 'link.kubeconfig'));
   refs.set('symlink', join(allowedDir, 'link.kubeconfig'));
   refs.set('missing', join(allowedDir, 'nowhere.kubeconfig'));
@@ -162,6 +163,7 @@ describe('kubeconfig references of driver-assigned accounts', () => {
     const lines = agent.stdout.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
     const reasons = lines.filter((l) => String(l['msg']).startsWith('the kubeconfig of an assigned account cannot be used'));
     expect(new Set(reasons.map((l) => l['account']))).toEqual(new Set(REFUSED));
+    expect(reasons.find((l) => l['account'] === 'dotdot')?.['msg']).toMatch(/\/allowed\/\.\.\/outside\/x\.kubeconfig is not in kubernetes\.assignedAccounts\.kubeconfigDirs \(it resolves to .*\/outside\/x\.kubeconfig\)/);
     expect(reasons.find((l) => l['account'] === 'symlink')?.['msg']).toMatch(/is not in kubernetes\.assignedAccounts\.kubeconfigDirs \(it resolves to .*outside/);
     expect(reasons.find((l) => l['account'] === 'exec-shell')?.['msg']).toMatch(/exec command of user test \/bin\/sh is not in kubernetes\.assignedAccounts\.execCommands/);
     const everything = [...agent.stdout, ...agent.stderr, plane.output()].join('\n');
