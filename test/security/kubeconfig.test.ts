@@ -5,12 +5,12 @@
  *
  * - a kubeconfig in an allowed folder whose exec plugin would run a shell command: nothing runs;
  * - kubeconfigs outside the allowed folder (a path, a `..` path, a symbolic link), a missing file, a
- *   folder, bad YAML, a missing context, a file named inside the kubeconfig, a secret reference not
- *   allowed, a code-loading exec env: the account ends FAILED with one and the same message, which
+ *   folder, bad YAML, a missing context, a file named inside the kubeconfig, a secret (in Vault) the
+ *   allowlist does not name, a code-loading exec env: the account ends FAILED with one and the same message, which
  *   tells nothing; the reason is only in the agent's log, which never holds a file's contents;
  * - kubeconfig contents and references to unknown engines are refused (400) by the API without being
  *   stored or echoed, and by vendor-driver.yml and `validate` without being printed;
- * - an allowed folder and an allowed exec command work.
+ * - an allowed folder, an allowed exec command and an allowed secret reference work.
  */
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
+import { startVaultDouble, type VaultDouble } from '../doubles/vault.ts';
 import { startTestApiServer, type TestApiServer } from '../kube/index.ts';
 import { PLANE_AUTH, planeHttp, runPlaneToExit, startPlane, stopAll, stopPlane, type RunningPlane } from '../support/control-plane-process.ts';
 import { startChild, type Child } from '../support/process.ts';
@@ -44,7 +45,8 @@ const REFUSED = [
   'token-file',
   'secret-ref',
 ] as const;
-const ALLOWED = ['allowed', 'exec-allowed'] as const;
+const ALLOWED = ['allowed', 'exec-allowed', 'secret-allowed'] as const;
+const VAULT_TOKEN = 'hvs.kubeconfig-attack-vault-token';
 const STORED_NOTHING = ['inline-yaml', 'inline-json', 'engine'] as const;
 
 let base: string;
@@ -53,6 +55,7 @@ let outsideDir: string;
 let marker: string;
 let plugin: string;
 let kube: TestApiServer;
+let vault: VaultDouble;
 let plane: RunningPlane;
 let agent: Child;
 const refs = new Map<string, string>();
@@ -80,6 +83,11 @@ beforeAll(async () => {
   chmodSync(plugin, 0o755);
 
   const good = kube.kubeconfigYaml({ token: KUBE_TOKEN });
+  vault = await startVaultDouble();
+  vault.mountKv('secret', 2);
+  vault.putSecret('secret', 'kube/allowed', { kubeconfig: good });
+  vault.putSecret('secret', 'other/prod', { kubeconfig: good });
+  vault.addToken(VAULT_TOKEN, { paths: ['secret/data/*'] });
   const file = (name: string, text: string, dir = allowedDir) => {
     const path = join(dir, name);
     writeFileSync(path, text);
@@ -101,7 +109,8 @@ beforeAll(async () => {
   refs.set('bad-yaml', file('bad.kubeconfig', `apiVersion: v1\nusers:\n- user:\n    token: ${CANARY}-bad-yaml\n  - : [\n`));
   refs.set('no-context', file('no-context.kubeconfig', `${good}\n`.replace(/current-context: .*/, 'current-context: ""')));
   refs.set('token-file', file('token-file.kubeconfig', kubeconfigWith({ 'token-file': join(outsideDir, 'secret-token') })));
-  refs.set('secret-ref', 'encryptedFile:vault!e:secret!p:kube/prod!k:kubeconfig');
+  refs.set('secret-ref', 'encryptedFile:vault!e:secret!p:other/prod!k:kubeconfig');
+  refs.set('secret-allowed', 'encryptedFile:vault!e:secret!p:kube/allowed!k:kubeconfig');
   refs.set('allowed', file('allowed.kubeconfig', good));
   refs.set('exec-allowed', file('exec-allowed.kubeconfig', kubeconfigWith(execUser(plugin, []))));
 
@@ -116,7 +125,12 @@ beforeAll(async () => {
     config,
     stringify({
       driver: { grpc, insecure: true, auth: { token: readFileSync(join(cwd, '.data', 'agent-token'), 'utf8').trim() } },
-      kubernetes: { reconnectTimeoutMs: 50, retries: { enabled: false }, assignedAccounts: { kubeconfigDirs: [allowedDir], execCommands: [plugin] } },
+      kubernetes: {
+        reconnectTimeoutMs: 50,
+        retries: { enabled: false },
+        assignedAccounts: { kubeconfigDirs: [allowedDir], execCommands: [plugin], secretReferences: [{ engine: 'vault', path: 'secret/kube/*' }] },
+      },
+      secrets: { vault: { enabled: true, url: vault.url, token: VAULT_TOKEN } },
       server: { host: '127.0.0.1', port: 0 },
       logging: { format: 'json', level: 'debug' },
     }),
@@ -134,6 +148,7 @@ afterAll(async () => {
   if (plane !== undefined) await stopPlane(plane.child);
   stopAll();
   await kube?.close();
+  await vault?.close();
   rmSync(base, { recursive: true, force: true });
 });
 
@@ -158,6 +173,9 @@ describe('kubeconfig references of driver-assigned accounts', () => {
     }
     expect(messages).toEqual(Object.fromEntries(REFUSED.map((name) => [name, GENERIC])));
     expect(existsSync(marker)).toBe(false);
+    // The secret the allowlist does not name was never asked for.
+    expect(vault.requests.filter((r) => r.path.includes('other/prod'))).toEqual([]);
+    expect(vault.requests.some((r) => r.path.includes('kube/allowed'))).toBe(true);
 
     // The reasons are in the agent's log, one per account; no line holds what the files hold.
     const lines = agent.stdout.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
