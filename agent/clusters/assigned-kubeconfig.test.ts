@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isVendorError } from '../../shared/errors.ts';
 import { parseSecretReference } from '../../shared/secrets/reference.ts';
+import { loadClusterConfig } from './kubeconfig.ts';
 import { allowedCommand, assertReferenceAllowed, checkKubeconfigDocument, readAllowedKubeconfig, secretLocation, type KubeconfigPolicy } from './assigned-kubeconfig.ts';
 
 let base: string;
@@ -75,4 +76,18 @@ describe('what an assigned kubeconfig may read and run', () => {
     expect(() => assertReferenceAllowed(ref('encryptedFile:secrets-manager!r:us-east-1!s:kube/prod'), policy)).toThrow(/secret secrets-manager us-east-1\/kube\/prod is not in kubernetes\.assignedAccounts\.secretReferences/);
     expect(() => assertReferenceAllowed(ref('encryptedFile:vault!e:eu-west-1!p:kube/prod!k:x'), policy)).toThrow(/is not in/);
   });
+
+  it('an assignment whose reference is kubeconfig contents is refused before anything is resolved, and the contents are never in the message', async () => {
+    const canary = 'canary-token-5f0c2e9a';
+    const resolved: string[] = [];
+    const message = await refusal(
+      loadClusterConfig(
+        { account: 'a', kubeConfigFile: `{"apiVersion":"v1","users":[{"name":"u","user":{"token":"${canary}"}}]}`, context: '', serviceAccount: false, insecure: false, noProxy: false, oAuthScopes: [], policy },
+        { secrets: { resolveFile: async (v: string) => (resolved.push(v), v) }, kubernetesNoProxy: false },
+      ),
+    );
+    expect(message).toBe('account a: the kubeconfig reference is refused: must be a file path or a secret reference, not kubeconfig contents');
+    expect(resolved).toEqual([]);
+  });
 });
+
