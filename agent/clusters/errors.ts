@@ -74,7 +74,17 @@ export function kubeconfigUnusable(account: string, cause: unknown): VendorError
   return new VendorError(isVendorError(cause) ? cause.code : 'invalid_input', message, { cause, details: { [UNUSABLE]: true } });
 }
 
-/** Whether `error` says an account's cluster configuration could not be loaded (`kubeconfigUnusable`). */
+/**
+ * The error for credentials the kubeconfig's user could not give (an exec plugin or token file that
+ * failed). It counts as an unusable kubeconfig: the plugin's own words stay in the agent's log.
+ */
+export function credentialsUnavailable(account: string, cause: unknown): VendorError {
+  // Exec plugins and token files fail here; their messages name the command or file, not a token.
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new VendorError('unauthenticated', `account ${account}: cannot obtain credentials: ${reason}`, { cause, details: { [UNUSABLE]: true } });
+}
+
+/** Whether `error` says an account's kubeconfig could not be used (`kubeconfigUnusable`, `credentialsUnavailable`). */
 export function isKubeconfigUnusable(error: unknown): boolean {
   return isVendorError(error) && error.details[UNUSABLE] === true;
 }

@@ -4,6 +4,7 @@
  * (`node agent/main.ts`) with its own `kubernetes.assignedAccounts`, and the test Kubernetes API server.
  *
  * - a kubeconfig in an allowed folder whose exec plugin would run a shell command: nothing runs;
+ * - an allowed plugin made to fail with arguments of the attacker's choosing: its words stay in the log;
  * - kubeconfigs outside the allowed folder (a path, a `..` path, a symbolic link), a missing file, a
  *   folder, bad YAML, a missing context, a file named inside the kubeconfig, a secret (in Vault) the
  *   allowlist does not name, a code-loading exec env: the account ends FAILED with one and the same message, which
@@ -35,6 +36,7 @@ const WAIT = { timeout: 30_000, interval: 100 };
 const REFUSED = [
   'exec-shell',
   'exec-env',
+  'exec-fails',
   'outside',
   'dotdot',
   'symlink',
@@ -54,6 +56,7 @@ let allowedDir: string;
 let outsideDir: string;
 let marker: string;
 let plugin: string;
+let failing: string;
 let kube: TestApiServer;
 let vault: VaultDouble;
 let plane: RunningPlane;
@@ -81,6 +84,10 @@ beforeAll(async () => {
   plugin = join(pluginDir, 'kube-token');
   writeFileSync(plugin, `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${KUBE_TOKEN}"}}'\n`);
   chmodSync(plugin, 0o755);
+  // An allowed plugin that repeats its first argument on stderr and fails.
+  failing = join(pluginDir, 'failing-plugin');
+  writeFileSync(failing, '#!/bin/sh\necho "$1" >&2\nexit 1\n');
+  chmodSync(failing, 0o755);
 
   const good = kube.kubeconfigYaml({ token: KUBE_TOKEN });
   vault = await startVaultDouble();
@@ -99,6 +106,7 @@ beforeAll(async () => {
   writeFileSync(join(outsideDir, 'secret-token'), `${CANARY}-token-file`);
   refs.set('exec-shell', file('exec-shell.kubeconfig', kubeconfigWith(execUser('/bin/sh', ['-c', `touch ${marker}`]))));
   refs.set('exec-env', file('exec-env.kubeconfig', kubeconfigWith(execUser(plugin, [], [{ name: 'LD_PRELOAD', value: join(outsideDir, 'x.so') }]))));
+  refs.set('exec-fails', file('exec-fails.kubeconfig', kubeconfigWith(execUser(failing, [`${CANARY}-from-args`]))));
   refs.set('outside', file('x.kubeconfig', good, outsideDir));
   // Written out by hand: path.join would take the `..` away.
   refs.set('dotdot', `${allowedDir}/../outside/x.kubeconfig`);
@@ -128,7 +136,7 @@ beforeAll(async () => {
       kubernetes: {
         reconnectTimeoutMs: 50,
         retries: { enabled: false },
-        assignedAccounts: { kubeconfigDirs: [allowedDir], execCommands: [plugin], secretReferences: [{ engine: 'vault', path: 'secret/kube/*' }] },
+        assignedAccounts: { kubeconfigDirs: [allowedDir], execCommands: [plugin, failing], secretReferences: [{ engine: 'vault', path: 'secret/kube/*' }] },
       },
       secrets: { vault: { enabled: true, url: vault.url, token: VAULT_TOKEN } },
       server: { host: '127.0.0.1', port: 0 },
@@ -184,7 +192,9 @@ describe('kubeconfig references of driver-assigned accounts', () => {
     expect(reasons.find((l) => l['account'] === 'dotdot')?.['msg']).toMatch(/\/allowed\/\.\.\/outside\/x\.kubeconfig is not in kubernetes\.assignedAccounts\.kubeconfigDirs \(it resolves to .*\/outside\/x\.kubeconfig\)/);
     expect(reasons.find((l) => l['account'] === 'symlink')?.['msg']).toMatch(/is not in kubernetes\.assignedAccounts\.kubeconfigDirs \(it resolves to .*outside/);
     expect(reasons.find((l) => l['account'] === 'exec-shell')?.['msg']).toMatch(/exec command of user test \/bin\/sh is not in kubernetes\.assignedAccounts\.execCommands/);
-    const everything = [...agent.stdout, ...agent.stderr, plane.output()].join('\n');
+    // The failing plugin's words are only in the agent's log.
+    expect(reasons.find((l) => l['account'] === 'exec-fails')?.['msg']).toContain(`exited with code 1: ${CANARY}-from-args`);
+    const everything = [...agent.stdout.filter((l) => !l.includes(`${CANARY}-from-args`)), ...agent.stderr, plane.output()].join('\n');
     expect(everything).not.toContain(CANARY);
     expect(everything).not.toContain(KUBE_TOKEN);
   }, 90_000);
