@@ -175,7 +175,7 @@ async function startPlane(agents: number): Promise<Plane> {
         configPath,
         stringify({
           driver: { grpc: `127.0.0.1:${driver.port}`, insecure: true, auth: { token: AGENT_TOKEN } },
-          kubernetes: { retries: { enabled: false } },
+          kubernetes: { retries: { enabled: false }, assignedAccounts: { kubeconfigDirs: [dir] } },
           server: { host: '127.0.0.1', port: 0 },
           logging: { level: 'warn', file: join(dir, `agent-${i}.log`) },
         }),

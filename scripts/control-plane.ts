@@ -152,6 +152,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     if (kubeconfig !== undefined) {
       agent = startLocalAgent({
         dataDir,
+        kubeconfig,
         driverPort: driver.port,
         token,
         healthPort: agentHealthPort,

@@ -2,15 +2,16 @@
  * The agent `npm start` runs beside the local control plane when a kubeconfig is given: a child
  * process (`node agent/main.ts --config <data>/vendor-agent.yml`) dialling the driver in plaintext on
  * loopback with the local token, in zone `vendor-agent_local`, with no static accounts (accounts
- * come from the driver: POST and PATCH them). Its log lines are passed on prefixed with `[agent]`.
+ * come from the driver: POST and PATCH them). Its `kubernetes.assignedAccounts` allows what the given
+ * kubeconfig uses and nothing more. Its log lines are passed on prefixed with `[agent]`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import type { AccountSettings } from '../shared/accounts/schema.ts';
 import type { FileIdentity } from '../driver/config.ts';
 import type { Logger } from '../shared/log.ts';
@@ -67,6 +68,45 @@ export function localIdentity(token: string): FileIdentity {
   };
 }
 
+type Mapping = Record<string, unknown>;
+const isMapping = (x: unknown): x is Mapping => typeof x === 'object' && x !== null && !Array.isArray(x);
+const inner = (doc: Mapping, list: string, key: string): Mapping[] =>
+  (Array.isArray(doc[list]) ? (doc[list] as unknown[]) : []).flatMap((e) => (isMapping(e) && isMapping(e[key]) ? [e[key] as Mapping] : []));
+
+/**
+ * `kubernetes.assignedAccounts` for the local agent: the kubeconfig's folder and the folders of the
+ * files it names, and the commands its users run (docs/agent-config.md#driver-assigned-accounts).
+ */
+export function localAllowlist(kubeconfig: string): { kubeconfigDirs: string[]; execCommands: string[] } {
+  const dir = dirname(kubeconfig);
+  const dirs = new Set([dir]);
+  const commands = new Set<string>();
+  let doc: unknown;
+  try {
+    doc = parse(readFileSync(kubeconfig, 'utf8'));
+  } catch {
+    doc = undefined; // the agent reports an unreadable kubeconfig when the account is activated
+  }
+  const fileDir = (value: unknown) => {
+    if (typeof value === 'string' && value !== '') dirs.add(dirname(resolve(dir, value)));
+  };
+  const command = (value: unknown) => {
+    if (typeof value === 'string' && value !== '') commands.add(value.includes('/') && !isAbsolute(value) ? resolve(dir, value) : value);
+  };
+  if (isMapping(doc)) {
+    for (const cluster of inner(doc, 'clusters', 'cluster')) fileDir(cluster['certificate-authority']);
+    for (const user of inner(doc, 'users', 'user')) {
+      for (const key of ['token-file', 'client-certificate', 'client-key']) fileDir(user[key]);
+      if (isMapping(user['exec'])) command(user['exec']['command']);
+      const provider = user['auth-provider'];
+      const config = isMapping(provider) && isMapping(provider['config']) ? provider['config'] : {};
+      for (const key of ['tokenFile', 'token-file', 'idp-certificate-authority']) fileDir(config[key]);
+      if (isMapping(provider) && provider['name'] === 'gcp') command(config['cmd-path']);
+    }
+  }
+  return { kubeconfigDirs: [...dirs], execCommands: [...commands] };
+}
+
 export interface LocalAgent {
   readonly pid: number | undefined;
   readonly configPath: string;
@@ -76,6 +116,8 @@ export interface LocalAgent {
 
 export function startLocalAgent(options: {
   dataDir: string;
+  /** The kubeconfig of the `local` account, whose files and commands the agent may use. */
+  kubeconfig: string;
   driverPort: number;
   token: string;
   healthPort: number;
@@ -86,7 +128,7 @@ export function startLocalAgent(options: {
   const configPath = join(options.dataDir, 'vendor-agent.yml');
   const config = {
     driver: { grpc: `127.0.0.1:${options.driverPort}`, insecure: true, auth: { token: options.token } },
-    kubernetes: { reconnectTimeoutMs: 1000, accounts: [] },
+    kubernetes: { reconnectTimeoutMs: 1000, assignedAccounts: localAllowlist(options.kubeconfig), accounts: [] },
     server: { host: '127.0.0.1', port: options.healthPort },
     logging: { format: options.logFormat },
   };

@@ -42,6 +42,7 @@ export const accountHolderWith = (factories: readonly AccountWorkerFactory[]): C
       await holder.stop();
     },
     async onConfigChange(change) {
+      if (change.sections.includes('kubernetes.assignedAccounts')) await holder.recheckAssigned();
       const { added, changed, removed } = change.accounts;
       if (added.length + changed.length + removed.length === 0) return;
       // Dropped now, announced again at the next hello, and assigned afresh with the new settings.

@@ -13,7 +13,9 @@
 import { VendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { AccountSettings__Output, AssignAccount__Output, HeldAccount } from '../../shared/protocol/messages.ts';
-import type { ClusterClient, ClusterSpec } from '../clusters/index.ts';
+import { kubeconfigReferenceProblem } from '../../shared/accounts/kubeconfig-reference.ts';
+import { isKubeconfigUnusable } from '../clusters/errors.ts';
+import type { ClusterClient, ClusterSpec, KubeconfigPolicy } from '../clusters/index.ts';
 import type { AgentContext } from '../component.ts';
 import type { AccountConfig } from '../config/schema.ts';
 import type { DriverWork } from '../connection/driver-stream.ts';
@@ -35,6 +37,8 @@ export interface HolderDeps {
 
 interface Entry {
   view: HeldAccountView;
+  /** The assignment it is held by, checked again when `kubernetes.assignedAccounts` changes. */
+  assignment: AssignAccount__Output;
   /** The connection settings the cluster client was built from; a change means a new client. */
   connectionKey: string;
   /** What the last successful check said, repeated when an update needs no new check. */
@@ -62,7 +66,22 @@ export const EMPTY_SETTINGS: AccountSettings__Output = {
 };
 
 function connectionKey(spec: ClusterSpec): string {
-  return JSON.stringify([spec.kubeConfigFile ?? '', spec.context, spec.serviceAccount, spec.insecure, spec.noProxy, spec.oAuthScopes]);
+  return JSON.stringify([spec.kubeConfigFile ?? '', spec.context, spec.serviceAccount, spec.insecure, spec.noProxy, spec.oAuthScopes, spec.policy ?? null]);
+}
+
+/**
+ * What the driver (and so every reader of the account) learns when an assigned account's kubeconfig
+ * cannot be used: the same words whatever the reason, so the answer tells nothing about the agent's
+ * files or secrets. The reason goes to the agent's log.
+ */
+export function unusableKubeconfigMessage(agentId: string): string {
+  return `the kubeconfig reference is not allowed or not usable on agent ${agentId}; see the agent's log`;
+}
+
+/** A kubeconfig reference as log lines may show it: not at all when it is not one (it may be a file's contents). */
+function loggedReference(reference: string | undefined): string | undefined {
+  if (reference === undefined) return undefined;
+  return kubeconfigReferenceProblem(reference) === undefined ? reference : '(not a kubeconfig reference, not shown)';
 }
 
 function specOfStatic(name: string, own: AccountConfig): ClusterSpec {
@@ -101,8 +120,9 @@ export function ownSettings(own: AccountConfig): AccountSettings__Output {
   };
 }
 
-function specOfAssignment(a: AssignAccount__Output, s: AccountSettings__Output): ClusterSpec {
+function specOfAssignment(a: AssignAccount__Output, s: AccountSettings__Output, policy: KubeconfigPolicy): ClusterSpec {
   return {
+    policy,
     account: a.account,
     kubeConfigFile: a.kubeconfigRef === '' ? undefined : a.kubeconfigRef,
     context: s.context,
@@ -198,6 +218,22 @@ export class AccountHolder {
     ).then(() => undefined);
   }
 
+  /**
+   * `kubernetes.assignedAccounts` changed: every held account the driver assigned is checked again
+   * against it, and one it no longer allows is dropped (the driver is told, as for any refusal).
+   */
+  recheckAssigned(): Promise<void> {
+    const assigned = [...this.#entries.values()].map((e) => e.assignment).filter((a) => !a.staticAccount);
+    return Promise.all(
+      assigned.map((a) =>
+        this.#inOrder(a.account, async () => {
+          // Only if nothing newer replaced it meanwhile.
+          if (this.#entries.get(a.account)?.assignment === a) await this.#assign(a);
+        }),
+      ),
+    ).then(() => undefined);
+  }
+
   /** Stops every worker and closes every cluster client. */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -231,13 +267,14 @@ export class AccountHolder {
       spec = specOfStatic(name, own);
       settings = ownSettings(own);
     } else {
-      spec = specOfAssignment(a, settings);
+      spec = specOfAssignment(a, settings, this.#deps.ctx.config().kubernetes.assignedAccounts);
     }
     const key = connectionKey(spec);
     const existing = this.#entries.get(name);
     const base = { name, generation: a.generation, settings, caching: a.caching, cachingEpoch: a.cachingEpoch, logger };
     if (existing !== undefined && existing.connectionKey === key) {
       // Same cluster, same credentials: a new generation or caching role needs no new check.
+      existing.assignment = a;
       this.#update(existing, { ...base, cluster: existing.view.cluster });
       this.#respond(a, true, existing.message);
       return;
@@ -256,7 +293,13 @@ export class AccountHolder {
       });
     } catch (e) {
       if (this.#stopped) return;
-      await this.#refuse(a, e instanceof Error ? e.message : String(e));
+      const reason = e instanceof Error ? e.message : String(e);
+      if (!a.staticAccount && isKubeconfigUnusable(e)) {
+        this.#log.warn({ account: name, generation: a.generation, kubeconfigRef: loggedReference(spec.kubeConfigFile) }, `the kubeconfig of an assigned account cannot be used: ${reason}`);
+        await this.#refuse(a, unusableKubeconfigMessage(this.#deps.ctx.agentId));
+        return;
+      }
+      await this.#refuse(a, reason);
       return;
     }
     const { client, message } = checked;
@@ -269,10 +312,11 @@ export class AccountHolder {
       const previous = existing.view.cluster;
       existing.connectionKey = key;
       existing.message = message;
+      existing.assignment = a;
       this.#update(existing, view);
       previous.close();
     } else {
-      const entry: Entry = { view, connectionKey: key, message, workers: [] };
+      const entry: Entry = { view, assignment: a, connectionKey: key, message, workers: [] };
       this.#entries.set(name, entry);
       for (const factory of this.#deps.factories) {
         const worker = this.#guard(name, 'start', () => factory(view, this.#deps.host, this.#deps.ctx));

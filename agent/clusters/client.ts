@@ -9,7 +9,7 @@ import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } fro
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
-import { kubeHttpError, kubeTransportError } from './errors.ts';
+import { credentialsUnavailable, kubeHttpError, kubeTransportError } from './errors.ts';
 import type { LoadedCluster } from './kubeconfig.ts';
 import { splitLines } from './lines.ts';
 import { withRetries } from './retry.ts';
@@ -186,8 +186,7 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
       await loaded.kubeConfig.applyToHTTPSOptions(opts);
       await credentials?.apply(opts);
     } catch (e) {
-      // Exec plugins and token files fail here; their messages name the command or file, not a token.
-      throw new VendorError('unauthenticated', `account ${account}: cannot obtain credentials: ${(e as Error).message}`, { cause: e });
+      throw credentialsUnavailable(account, e);
     }
     opts.agent = agentFor(opts, use);
     // An abort that came before (while credentials were obtained, say) sends nothing: its listener below would never fire.

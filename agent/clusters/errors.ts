@@ -64,3 +64,27 @@ export function kubeErrorStatus(error: unknown): number | undefined {
   const status = error.details['status'];
   return typeof status === 'number' ? status : undefined;
 }
+
+const UNUSABLE = 'kubeconfigUnusable';
+
+/** The error for an account whose cluster configuration could not be loaded, before any request. */
+export function kubeconfigUnusable(account: string, cause: unknown): VendorError {
+  // Only our own messages are written not to quote a kubeconfig's contents.
+  const message = isVendorError(cause) ? cause.message : `account ${account}: the cluster configuration cannot be loaded (${cause instanceof Error ? cause.name : typeof cause})`;
+  return new VendorError(isVendorError(cause) ? cause.code : 'invalid_input', message, { cause, details: { [UNUSABLE]: true } });
+}
+
+/**
+ * The error for credentials the kubeconfig's user could not give (an exec plugin or token file that
+ * failed). It counts as an unusable kubeconfig: the plugin's own words stay in the agent's log.
+ */
+export function credentialsUnavailable(account: string, cause: unknown): VendorError {
+  // Exec plugins and token files fail here; their messages name the command or file, not a token.
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new VendorError('unauthenticated', `account ${account}: cannot obtain credentials: ${reason}`, { cause, details: { [UNUSABLE]: true } });
+}
+
+/** Whether `error` says an account's kubeconfig could not be used (`kubeconfigUnusable`, `credentialsUnavailable`). */
+export function isKubeconfigUnusable(error: unknown): boolean {
+  return isVendorError(error) && error.details[UNUSABLE] === true;
+}

@@ -34,13 +34,18 @@ const execCredentialSchema = v.object({
   }),
 });
 
+/** Where each issue is and what was expected; never what was found, which may be a credential. */
+function describeIssues(issues: readonly v.BaseIssue<unknown>[]): string {
+  return issues.map((i) => `${v.getDotPath(i) ?? '(top)'}: expected ${i.expected ?? 'another value'}`).join('; ');
+}
+
 /** The exec configuration of the kubeconfig's current user, removed from it so client-node leaves it alone. */
 export function takeExecUser(kc: KubeConfig, what: string): ExecConfig | undefined {
   const user = kc.getCurrentUser();
   if (user === null || user.exec === undefined || user.exec === null) return undefined;
   const parsed = v.safeParse(execConfigSchema, user.exec);
   if (!parsed.success) {
-    throw new VendorError('invalid_input', `${what}: the exec section of user ${user.name} is not valid: ${parsed.issues.map((i) => `${v.getDotPath(i) ?? ''} ${i.message}`.trim()).join('; ')}`);
+    throw new VendorError('invalid_input', `${what}: the exec section of user ${user.name} is not valid: ${describeIssues(parsed.issues)}`);
   }
   kc.users = kc.users.map((u) => (u.name === user.name ? { ...u, exec: undefined } : u));
   return parsed.output;
@@ -63,7 +68,7 @@ export function execCredentials(config: ExecConfig, deps: { clock: Clock; env?: 
     }
     const parsed = v.safeParse(execCredentialSchema, json);
     if (!parsed.success) {
-      throw new VendorError('unauthenticated', `exec credential plugin ${config.command} printed an invalid ExecCredential: ${parsed.issues.map((i) => `${v.getDotPath(i) ?? ''} ${i.message}`.trim()).join('; ')}`);
+      throw new VendorError('unauthenticated', `exec credential plugin ${config.command} printed an invalid ExecCredential: ${describeIssues(parsed.issues)}`);
     }
     const s = parsed.output.status;
     if (s.token === undefined && (s.clientCertificateData === undefined || s.clientKeyData === undefined)) {

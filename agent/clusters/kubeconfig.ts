@@ -7,15 +7,19 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isIPv6 } from 'node:net';
+import { dirname } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
 import type { Clock } from '../../shared/clock.ts';
+import { kubeconfigReferenceProblem } from '../../shared/accounts/kubeconfig-reference.ts';
 import { VendorError } from '../../shared/errors.ts';
+import { parseSecretReference } from '../../shared/secrets/reference.ts';
 import { applyClusterProxy, type ProxyDecision } from '../net/proxy.ts';
 import type { SecretResolver } from '../secrets/index.ts';
+import { assertReferenceAllowed, checkKubeconfigDocument, readAllowedKubeconfig, type AllowedCommands } from './assigned-kubeconfig.ts';
 import type { Credentials } from './credentials.ts';
-import { execCredentials, takeExecUser } from './exec-credentials.ts';
-import { gcpCredentials, takeGcpUser } from './gcp-credentials.ts';
+import { execCredentials, takeExecUser, type ExecConfig } from './exec-credentials.ts';
+import { gcpCredentials, takeGcpUser, type GcpConfig } from './gcp-credentials.ts';
 import type { ClusterSpec } from './types.ts';
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -71,49 +75,105 @@ async function fromServiceAccount(spec: ClusterSpec, source: InClusterSource): P
   return kc;
 }
 
-async function fromFile(spec: ClusterSpec, reference: string, deps: ClusterConfigDeps): Promise<KubeConfig> {
+/** Names a kubeconfig reference in messages: itself, unless it is not one (it may be a file's contents). */
+function labelOf(reference: string): string {
+  return kubeconfigReferenceProblem(reference) === undefined ? reference : '(a value that is not a kubeconfig reference, not shown)';
+}
+
+interface FromFile {
+  kc: KubeConfig;
+  /** For an assigned account: the executables its commands may run as. */
+  commands?: AllowedCommands;
+}
+
+async function fromFile(spec: ClusterSpec, reference: string, deps: ClusterConfigDeps): Promise<FromFile> {
+  const policy = spec.policy;
+  const label = labelOf(reference);
+  let fileReference = false;
+  if (policy !== undefined) {
+    const problem = kubeconfigReferenceProblem(reference);
+    if (problem !== undefined) throw invalid(spec, `the kubeconfig reference is refused: ${problem}`);
+    const secret = parseSecretReference(reference);
+    if (secret !== undefined) assertReferenceAllowed(secret, policy);
+    // The agent's own private file, written from the allowed secret.
+    fileReference = secret?.form === 'encryptedFile';
+  }
   const path = await deps.secrets.resolveFile(reference);
   let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    throw invalid(spec, `kubeconfig ${reference} cannot be read: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, e);
+  let dir = dirname(path);
+  if (policy !== undefined && !fileReference) {
+    const read = await readAllowedKubeconfig(path, policy);
+    text = read.text;
+    dir = dirname(read.realPath);
+  } else {
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (e) {
+      throw invalid(spec, `kubeconfig ${label} cannot be read: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, e);
+    }
   }
   // Parse errors of YAML libraries quote the document; the kubeconfig holds credentials, so only
   // the position is reported.
   const doc = parseDocument(text);
   if (doc.errors.length > 0) {
     const line = doc.errors[0]?.linePos?.[0].line;
-    throw invalid(spec, `kubeconfig ${reference} is not valid YAML${line === undefined ? '' : ` (line ${line})`}`);
+    throw invalid(spec, `kubeconfig ${label} is not valid YAML${line === undefined ? '' : ` (line ${line})`}`);
+  }
+  let commands: AllowedCommands | undefined;
+  if (policy !== undefined) {
+    let js: unknown;
+    try {
+      js = doc.toJS({ maxAliasCount: 100 });
+    } catch {
+      throw invalid(spec, `kubeconfig ${label} is not a valid kubeconfig document`);
+    }
+    commands = await checkKubeconfigDocument(js, dir, policy, deps.env ?? process.env);
   }
   const kc = new KubeConfig();
   try {
     kc.loadFromString(text);
-    kc.makePathsAbsolute(path.replace(/\/[^/]*$/, '') || '/');
+    kc.makePathsAbsolute(dir);
   } catch {
-    throw invalid(spec, `kubeconfig ${reference} is not a valid kubeconfig document`);
+    throw invalid(spec, `kubeconfig ${label} is not a valid kubeconfig document`);
   }
   if (spec.context !== '') {
     if (kc.getContextObject(spec.context) === null) {
       const known = kc.getContexts().map((c) => c.name);
-      throw invalid(spec, `context ${spec.context} is not in kubeconfig ${reference} (it has: ${known.join(', ') || 'no contexts'})`);
+      throw invalid(spec, `context ${spec.context} is not in kubeconfig ${label} (it has: ${known.join(', ') || 'no contexts'})`);
     }
     kc.setCurrentContext(spec.context);
   } else if (kc.getCurrentContext() === '' || kc.getContextObject(kc.getCurrentContext()) === null) {
-    throw invalid(spec, `kubeconfig ${reference} has no current context and the account names none`);
+    throw invalid(spec, `kubeconfig ${label} has no current context and the account names none`);
   }
-  if (kc.getCurrentCluster() === null) throw invalid(spec, `the context of kubeconfig ${reference} names a cluster it does not define`);
-  if (kc.getCurrentUser() === null) throw invalid(spec, `the context of kubeconfig ${reference} names a user it does not define`);
-  return kc;
+  if (kc.getCurrentCluster() === null) throw invalid(spec, `the context of kubeconfig ${label} names a cluster it does not define`);
+  if (kc.getCurrentUser() === null) throw invalid(spec, `the context of kubeconfig ${label} names a user it does not define`);
+  return commands === undefined ? { kc } : { kc, commands };
+}
+
+/** An assigned account's exec plugin runs the listed executable its command was checked against. */
+function allowedExec(exec: ExecConfig | undefined, commands: AllowedCommands | undefined): ExecConfig | undefined {
+  if (exec === undefined || commands === undefined) return exec;
+  const listed = commands.get(exec.command);
+  if (listed === undefined) throw new VendorError('forbidden', `exec command ${exec.command} was not checked`);
+  return { ...exec, command: listed };
+}
+
+function allowedGcp(gcp: GcpConfig | undefined, commands: AllowedCommands | undefined): GcpConfig | undefined {
+  const cmd = gcp?.['cmd-path'];
+  if (gcp === undefined || commands === undefined || cmd === undefined || cmd === '') return gcp;
+  const listed = commands.get(cmd);
+  if (listed === undefined) throw new VendorError('forbidden', `gcp cmd-path ${cmd} was not checked`);
+  return { ...gcp, 'cmd-path': listed };
 }
 
 /** The configuration to reach `spec`'s cluster, ready for requests. */
 export async function loadClusterConfig(spec: ClusterSpec, deps: ClusterConfigDeps): Promise<LoadedCluster> {
   let kc: KubeConfig;
+  let commands: AllowedCommands | undefined;
   if (spec.serviceAccount) {
     kc = await fromServiceAccount(spec, deps.inCluster ?? { env: process.env, dir: SERVICE_ACCOUNT_DIR });
   } else if (spec.kubeConfigFile !== undefined && spec.kubeConfigFile !== '') {
-    kc = await fromFile(spec, spec.kubeConfigFile, deps);
+    ({ kc, commands } = await fromFile(spec, spec.kubeConfigFile, deps));
   } else {
     throw invalid(spec, 'neither serviceAccount nor a kubeconfig file is set');
   }
@@ -124,8 +184,8 @@ export async function loadClusterConfig(spec: ClusterSpec, deps: ClusterConfigDe
   }
   const proxy = applyClusterProxy(kc, { kubernetesNoProxy: deps.kubernetesNoProxy, accountNoProxy: spec.noProxy });
   const env = deps.env ?? process.env;
-  const exec = takeExecUser(kc, `account ${spec.account}`);
-  const gcp = takeGcpUser(kc);
+  const exec = allowedExec(takeExecUser(kc, `account ${spec.account}`), commands);
+  const gcp = allowedGcp(takeGcpUser(kc), commands);
   const credentials =
     exec !== undefined
       ? (clock: Clock) => execCredentials(exec, { clock, env })

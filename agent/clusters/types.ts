@@ -5,6 +5,7 @@
  * proxies, TLS and the retry rules of `kubernetes.retries.*` are applied in one place.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { KubeconfigPolicy } from './assigned-kubeconfig.ts';
 
 /** How to connect to one account's cluster (the connection keys of a `kubernetes.accounts[]` entry). */
 export interface ClusterSpec {
@@ -18,6 +19,11 @@ export interface ClusterSpec {
   insecure: boolean;
   noProxy: boolean;
   oAuthScopes: readonly string[];
+  /**
+   * For an account the driver assigns: what its kubeconfig may read and run
+   * (`kubernetes.assignedAccounts`). Unset for the agent's own accounts, which its operator wrote.
+   */
+  policy?: KubeconfigPolicy | undefined;
 }
 
 /** `kubernetes.retries.*` of vendor-agent.yml (SPEC 2.5). */

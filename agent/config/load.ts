@@ -6,6 +6,7 @@ import { parseDocument } from 'yaml';
 import { VendorError } from '../../shared/errors.ts';
 import { agentConfigSchema, type AgentConfig } from './schema.ts';
 import { problemsFromIssues, type ConfigProblem, type ConfigWarning } from './problems.ts';
+import { secretReferenceProblems } from './references.ts';
 import { semanticWarnings } from './warnings.ts';
 import { unknownKeys } from './keys.ts';
 
@@ -63,7 +64,10 @@ export function parseConfig(text: string, source: string): ConfigResult {
   const raw = dropNulls(js ?? {});
   const warnings = [...unknownKeys(agentConfigSchema, raw), ...semanticWarnings(raw)];
   const parsed = v.safeParse(agentConfigSchema, raw);
-  if (!parsed.success) return { source, config: undefined, problems: problemsFromIssues(parsed.issues), warnings };
+  const schemaProblems = parsed.success ? [] : problemsFromIssues(parsed.issues);
+  const reported = new Set(schemaProblems.map((p) => p.path));
+  const problems = [...schemaProblems, ...secretReferenceProblems(raw).filter((p) => !reported.has(p.path))];
+  if (!parsed.success || problems.length > 0) return { source, config: undefined, problems, warnings };
   return { source, config: parsed.output, problems: [], warnings };
 }
 

@@ -400,7 +400,33 @@ describe('file paths', () => {
     const result = parseConfig(stringify({ kubernetes: { accounts: [{ name: 'a', kubeConfigFile: '/etc/kube configs/a.yml' }] } }), 't.yml');
     expect(result.config?.kubernetes.accounts[0]?.kubeConfigFile).toBe('/etc/kube configs/a.yml');
     expect(problems({ kubernetes: { accounts: [{ name: 'a', kubeConfigFile: '' }] } })).toEqual({
-      'kubernetes.accounts[0].kubeConfigFile': 'expected a file path, got ""',
+      'kubernetes.accounts[0].kubeConfigFile': 'expected a kubeconfig file path or secret reference, got ""',
     });
+  });
+
+  it('kubeconfig contents and references to unknown engines are problems, and their values are never shown', () => {
+    const token = 's3cr3t-kube-token-0123456789';
+    const result = parseConfig(
+      stringify({
+        driver: { auth: { token: 'encrypted:nosuchengine!x:y' } },
+        kubernetes: {
+          accounts: [
+            { name: 'a', kubeConfigFile: `{"apiVersion":"v1","users":[{"user":{"token":"${token}"}}]}` },
+            { name: 'b', kubeconfigFile: `apiVersion: v1\nusers:\n- user:\n    token: ${token}\n` },
+            { name: 'c', kubeConfigFile: 'encryptedFile:nosuchengine!x:y' },
+          ],
+        },
+      }),
+      't.yml',
+    );
+    expect(result.config).toBeUndefined();
+    expect(Object.fromEntries(result.problems.map((p) => [p.path, `${p.message}, got ${p.value}`]))).toEqual({
+      'kubernetes.accounts[0].kubeConfigFile': 'expected a kubeconfig file path or secret reference: must be a file path or a secret reference, not kubeconfig contents, got a string (value hidden)',
+      'kubernetes.accounts[1].kubeconfigFile': 'expected a kubeconfig file path or secret reference: must be a file path or a secret reference, not kubeconfig contents, got a string (value hidden)',
+      'kubernetes.accounts[2].kubeConfigFile': expect.stringMatching(/^expected a kubeconfig file path or secret reference: invalid encryptedFile reference: the engine is not known .*, got a string \(value hidden\)$/),
+      'driver.auth.token': expect.stringMatching(/^expected a secret reference the agent can resolve: invalid encrypted reference: the engine is not known .*, got a string \(value hidden\)$/),
+    });
+    expect(formatReport(result)).not.toContain(token);
+    expect(formatReport(result)).not.toContain('nosuchengine');
   });
 });

@@ -1,4 +1,5 @@
 import type * as v from 'valibot';
+import { REFUSED_VALUE } from '../../shared/accounts/kubeconfig-reference.ts';
 import { SECRET_KEY_PATHS } from './schema.ts';
 
 /** One thing wrong with the file: where, what was found (printable, never a secret) and what is allowed. */
@@ -41,10 +42,15 @@ function kindOf(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/** A value shown only by its kind. */
+export function hiddenValue(value: unknown): string {
+  return `${kindOf(value)} (value hidden)`;
+}
+
 /** How a found value is shown in a report. */
 export function renderValue(path: string, value: unknown): string {
   if (value === undefined || value === null) return kindOf(value);
-  if (isSecretPath(path)) return `${kindOf(value)} (value hidden)`;
+  if (isSecretPath(path)) return hiddenValue(value);
   if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (Array.isArray(value)) return kindOf(value);
@@ -77,8 +83,10 @@ export function problemsFromIssues(issues: readonly v.BaseIssue<unknown>[]): Con
       });
       continue;
     }
-    // A rule between keys is shown with the value of the key it points at.
-    byPath.set(path, { path, message: issue.message, value: renderValue(path, last === undefined ? issue.input : last.value) });
+    // A rule between keys is shown with the value of the key it points at; a value a rule refused
+    // as possibly secret (kubeconfig contents) only by its kind.
+    const value = last === undefined ? issue.input : last.value;
+    byPath.set(path, { path, message: issue.message, value: issue.input === REFUSED_VALUE ? hiddenValue(value) : renderValue(path, value) });
   }
   return [...byPath.values()];
 }

@@ -1,5 +1,7 @@
 import * as v from 'valibot';
 import { KIND_NAME } from '../../shared/operations/kinds.ts';
+import { kubeconfigReferenceProblem, REFUSED_VALUE } from '../../shared/accounts/kubeconfig-reference.ts';
+import { SECRET_ENGINE_NAMES } from '../../shared/secrets/engines.ts';
 import { secretsEntries, VAULT_SECRET_KEYS } from '../secrets/config.ts';
 import { anyCasePattern, filePath, flag, object, integer, list, mapping, port, section, text, word } from './fields.ts';
 
@@ -187,11 +189,23 @@ const clusterScopedKind = v.pipe(
   v.check((s) => s !== 'Namespace', 'expected a kind other than Namespace: Namespace objects are allowed by namespaces'),
 );
 
+/** A kubeconfig path or secret reference, by the rule of the API and vendor-driver.yml; a refused value is never shown. */
+function kubeconfigReference(description: string) {
+  return v.pipe(
+    filePath(description, 'a kubeconfig file path or secret reference'),
+    v.rawCheck<string>(({ dataset, addIssue }) => {
+      if (!dataset.typed) return;
+      const problem = kubeconfigReferenceProblem(dataset.value);
+      if (problem !== undefined) addIssue({ input: REFUSED_VALUE, received: 'a value that is not a kubeconfig reference', message: `expected a kubeconfig file path or secret reference: ${problem}` });
+    }),
+  );
+}
+
 const accountEntries = {
   name: word('Name of the cluster in the control plane.', 'a non-empty account name without spaces'),
   context: v.optional(text('Context of the kubeconfig to use; empty: its current context.'), ''),
-  kubeConfigFile: v.optional(filePath('Path of the kubeconfig file when serviceAccount is not used.')),
-  kubeconfigFile: v.optional(filePath('Same as kubeConfigFile (the spelling used by the management API).')),
+  kubeConfigFile: v.optional(kubeconfigReference('Path of the kubeconfig file when serviceAccount is not used.')),
+  kubeconfigFile: v.optional(kubeconfigReference('Same as kubeConfigFile (the spelling used by the management API).')),
   serviceAccount: flag(false, 'Use the pod service account against the API server of the cluster the agent runs in.'),
   insecure: flag(false, 'Do not verify the TLS certificate of the cluster API server.'),
   noProxy: flag(false, 'Ignore the proxy environment variables for this cluster (0.3.1+).'),
@@ -318,11 +332,47 @@ const accounts = v.optional(
   [],
 );
 
+const ABSOLUTE_PATH = 'an absolute path';
+const absolutePath = v.pipe(v.string(`expected ${ABSOLUTE_PATH}`), v.regex(/^\/.*$/, `expected ${ABSOLUTE_PATH}`), v.check((s) => !/[\u0000-\u001f]/.test(s), `expected ${ABSOLUTE_PATH}`));
+const COMMAND = 'an absolute path or a command name without /';
+const command = v.pipe(v.string(`expected ${COMMAND}`), v.regex(/^(?:\/.*|[^/\s]+)$/, `expected ${COMMAND}`));
+
+const secretReferencePattern = mapping(
+  {
+    engine: v.pipe(
+      v.picklist(SECRET_ENGINE_NAMES, `expected one of ${SECRET_ENGINE_NAMES.join(', ')}`),
+      v.description(`Secret engine: ${SECRET_ENGINE_NAMES.join(', ')}.`),
+    ),
+    path: v.pipe(
+      v.string('expected a path pattern'),
+      v.minLength(1, 'expected a non-empty path pattern'),
+      v.description('Where the secret lives, * matching any characters: vault <mount>/<path> (e.g. secret/kube/*), secrets-manager <region>/<secret name or ARN> (e.g. eu-west-1/kube/*).'),
+    ),
+  },
+  'Secrets a driver-assigned kubeconfig reference may name.',
+);
+
+const assignedAccounts = section(
+  {
+    kubeconfigDirs: list(
+      absolutePath,
+      'Folders the kubeconfig files of driver-assigned accounts may be read from, and every file such a kubeconfig names; checked after resolving .. and symbolic links. Empty: none.',
+    ),
+    secretReferences: list(secretReferencePattern, 'Secret references a driver-assigned account may name (engine and path pattern). Empty: none.'),
+    execCommands: list(
+      command,
+      'Executables the exec plugin or the gcp auth-provider cmd-path of a driver-assigned kubeconfig may run: absolute paths, or names looked up in PATH. Empty: none.',
+    ),
+  },
+  'What a kubeconfig of an account the driver assigns (not one of kubernetes.accounts) may read and run; nothing unless listed (docs/agent-config.md#driver-assigned-accounts).',
+);
+
 const kubernetes = section(
   {
     reconnectTimeoutMs: v.optional(integer(0, 'Wait before reconnecting to the control plane, in milliseconds.'), 5000),
     noProxy: flag(false, 'Ignore the proxy environment variables when connecting to any cluster (0.3.1+).'),
     retries,
+    assignedAccounts,
     accounts,
   },
   'Kubernetes-wide settings and the accounts.',
@@ -452,6 +502,7 @@ export const agentConfigSchema = v.pipe(
 export type AgentConfig = v.InferOutput<typeof agentConfigSchema>;
 export type DriverConfig = AgentConfig['driver'];
 export type KubernetesConfig = AgentConfig['kubernetes'];
+export type AssignedAccountsConfig = KubernetesConfig['assignedAccounts'];
 export type TasksConfig = AgentConfig['tasks'];
 export type LoggingConfig = AgentConfig['logging'];
 export type ServerConfig = AgentConfig['server'];

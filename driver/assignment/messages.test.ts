@@ -8,7 +8,7 @@ const record = (over: Partial<AccountRecord> = {}): AccountRecord => ({
   version: 1,
   generation: 4,
   defs: { 'driver-config': { kind: 'driver-config', settings: { kubeconfigFile: '/k/def', context: 'c1', kinds: ['pod'] }, at: 1 } },
-  registration: { zoneId: 'z', kubeconfigFile: 'encryptedFile:s3!b:x!f:prod', at: 1 },
+  registration: { zoneId: 'z', kubeconfigFile: 'encryptedFile:secrets-manager!r:us-east-1!s:kube/prod', at: 1 },
   state: 'ACTIVE',
   agents: { a1: { agentId: 'a1', caching: true, ok: true, generation: 4, assigned: 4, at: 1 } },
   cachingAgentId: 'a1',
@@ -19,7 +19,7 @@ const record = (over: Partial<AccountRecord> = {}): AccountRecord => ({
 
 describe('wantedFor', () => {
   it('sends the registration kubeconfig reference, else the definition own, to agents of the zone only', () => {
-    expect(wantedFor(record(), 'a1', 'z')).toMatchObject({ account: 'prod', generation: 4, kubeconfigRef: 'encryptedFile:s3!b:x!f:prod', zoneId: 'z', staticAccount: false, settings: { context: 'c1', kinds: ['pod'] } });
+    expect(wantedFor(record(), 'a1', 'z')).toMatchObject({ account: 'prod', generation: 4, kubeconfigRef: 'encryptedFile:secrets-manager!r:us-east-1!s:kube/prod', zoneId: 'z', staticAccount: false, settings: { context: 'c1', kinds: ['pod'] } });
     expect(wantedFor(record({ registration: { at: 1 } }), 'a1', 'anything')).toMatchObject({ kubeconfigRef: '/k/def', zoneId: '' });
     expect(wantedFor(record(), 'a1', 'elsewhere')).toBeUndefined();
     expect(wantedFor(record({ state: 'INACTIVE' }), 'a1', 'z')).toBeUndefined();

@@ -93,10 +93,14 @@ describe.each(['POST', 'PATCH'])('%s /vendor/accounts bad bodies', (method) => {
     const p = await expectBad(method, '/vendor/accounts', [
       { name: 'prod', kubeconfigFile: contents, ...state },
       { name: 'stage', kubeconfigFile: 'encrypted:', ...state },
+      { name: 'dev', kubeconfigFile: '{"apiVersion":"v1","users":[{"user":{"token":"s3cr3t-token"}}]}', ...state },
+      { name: 'spaced', kubeconfigFile: 'encryptedFile:nosuchengine!x:y', ...state },
     ]);
     expect(p.errors).toEqual([
-      { path: '[0].kubeconfigFile', message: 'must be a file path or a secret reference, not file contents' },
-      { path: '[1].kubeconfigFile', message: expect.stringMatching(/^a secret reference has the form/) },
+      { path: '[0].kubeconfigFile', message: 'must be a file path or a secret reference, not kubeconfig contents' },
+      { path: '[1].kubeconfigFile', message: expect.stringMatching(/^invalid encrypted reference: the engine name is missing/) },
+      { path: '[2].kubeconfigFile', message: 'must be a file path or a secret reference, not kubeconfig contents' },
+      { path: '[3].kubeconfigFile', message: expect.stringMatching(/^invalid encryptedFile reference: the engine is not known/) },
     ]);
     // The refused value is never echoed back.
     expect(JSON.stringify(p)).not.toContain('s3cr3t-token');

@@ -23,8 +23,8 @@ describe('POST /vendor/accounts (SPEC 4 row 3)', () => {
   it('registers driver-defined accounts as INACTIVE, keeping zoneId and kubeconfigFile (both spellings)', async () => {
     const f = await apiFixture(tables, driverAccounts);
     const res = await f.call('POST', '/vendor/accounts', [
-      { name: 'prod', zoneId: 'agent_ns', kubeconfigFile: 'encrypted:vault!n:kube!k:prod' },
-      { name: 'stage', kubeConfigFile: 'encryptedFile:s3!b:bucket!f:stage.yml' },
+      { name: 'prod', zoneId: 'agent_ns', kubeconfigFile: 'encrypted:vault!e:secret!p:kube!k:prod' },
+      { name: 'stage', kubeConfigFile: 'encryptedFile:secrets-manager!r:us-east-1!s:kube/stage' },
       { name: 'dev' },
     ]);
     expect(res.status).toBe(200);
@@ -33,13 +33,13 @@ describe('POST /vendor/accounts (SPEC 4 row 3)', () => {
         name: 'prod',
         type: 'kubernetes',
         source: 'driver',
-        config: { kubeconfigFile: 'encrypted:vault!n:kube!k:prod', context: 'prod-ctx' },
+        config: { kubeconfigFile: 'encrypted:vault!e:secret!p:kube!k:prod', context: 'prod-ctx' },
         zoneId: 'agent_ns',
         agents: [],
         lastAssignmentMsg: '',
         state: 'INACTIVE',
       },
-      expect.objectContaining({ name: 'stage', state: 'INACTIVE', config: { kubeconfigFile: 'encryptedFile:s3!b:bucket!f:stage.yml' } }),
+      expect.objectContaining({ name: 'stage', state: 'INACTIVE', config: { kubeconfigFile: 'encryptedFile:secrets-manager!r:us-east-1!s:kube/stage' } }),
       expect.objectContaining({ name: 'dev', state: 'INACTIVE', config: {} }),
     ]);
     expect((await f.call('GET', '/vendor/accounts/prod')).json).toMatchObject({ state: 'INACTIVE', zoneId: 'agent_ns' });

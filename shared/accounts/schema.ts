@@ -1,5 +1,6 @@
 import * as v from 'valibot';
 import { KIND_NAME } from '../operations/kinds.ts';
+import { kubeconfigReferenceSchema } from './kubeconfig-reference.ts';
 
 /** Longest account name or zone id; the Kubernetes limit for a DNS subdomain name. */
 export const MAX_NAME_LENGTH = 253;
@@ -20,26 +21,6 @@ export const zoneIdSchema = v.pipe(
   v.minLength(1, 'must not be empty'),
   v.maxLength(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`),
   v.regex(NAME_PATTERN, 'must be letters, digits, ".", "_" or "-", starting and ending with a letter or digit'),
-);
-
-const SECRET_REFERENCE = /^(encrypted|encryptedFile):[^\s!]+!\S/;
-// Tabs, newlines and other control characters never occur in a path or reference, only in file contents.
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
-
-/**
- * Where a kubeconfig is, never what it holds: a file path, or an `encrypted:` / `encryptedFile:` secret
- * reference (`encrypted:<engine>!<key>:<value>!...`). Inline kubeconfig contents are refused so they
- * can never be stored or served.
- */
-export const kubeconfigReferenceSchema = v.pipe(
-  v.string(),
-  v.minLength(1, 'must not be empty'),
-  v.maxLength(4096, 'must be at most 4096 characters'),
-  v.check((s) => !CONTROL_CHARACTER.test(s), 'must be a file path or a secret reference, not file contents'),
-  v.check(
-    (s) => !/^(encrypted|encryptedFile):/.test(s) || SECRET_REFERENCE.test(s),
-    'a secret reference has the form encrypted:<engine>!<key>:<value> or encryptedFile:<engine>!<key>:<value>',
-  ),
 );
 
 // SPEC 2.6.2: a role name with whitespace is accepted, but then the account's permissions are not

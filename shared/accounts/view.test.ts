@@ -26,6 +26,14 @@ describe('toAccount', () => {
     });
   });
 
+  it('never serves back kubeconfig contents stored before references were checked', () => {
+    const contents = 'apiVersion: v1\nusers:\n- user:\n    token: stored-token-3c1d\n';
+    const account = toAccount({ ...base, registration: { kubeconfigFile: contents, at: 1 }, state: 'INACTIVE' });
+    expect(account.config).toEqual({ kubeconfigFile: '(kubeconfig contents, not shown)', context: 'c' });
+    const native = toAccount({ ...base, defs: { 'driver-config': { kind: 'driver-config', settings: { kubeconfigFile: '{"token":"stored-token-3c1d"}' }, at: 1 } } });
+    expect(JSON.stringify(native)).not.toContain('stored-token-3c1d');
+  });
+
   it('serves only agents that confirmed the account, sorted by agentId', () => {
     const account = toAccount({
       ...base,

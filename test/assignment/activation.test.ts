@@ -27,7 +27,7 @@ describe('activation end to end', () => {
     expect(await agent.running.ctx.metrics.registry.getSingleMetricAsString('vendor_agent_accounts')).toContain('vendor_agent_accounts{state="ACTIVE"} 1');
   });
 
-  it('a kubeconfig that cannot be used gives FAILED with the real message, and no secret', async () => {
+  it('a kubeconfig that cannot be used gives FAILED with a message that tells nothing of the agent\'s files (the reason is in its log), and no secret', async () => {
     await world.fresh([{ name: 'missing' }, { name: 'refused' }]);
     const driver = await world.driver();
     const agent = await world.agent('agent-a', { target: `127.0.0.1:${driver.port}` });
@@ -42,7 +42,12 @@ describe('activation end to end', () => {
     await vi.waitFor(async () => expect((await world.account('missing')).state).toBe('FAILED'), WAIT);
     expect(await world.account('missing')).toMatchObject({
       agents: [],
-      lastAssignmentMsg: `account missing: kubeconfig ${world.dir}/nowhere.kubeconfig cannot be read: ENOENT`,
+      lastAssignmentMsg: "the kubeconfig reference is not allowed or not usable on agent agent-a; see the agent's log",
+    });
+    expect(agent.logs().find((l) => l['account'] === 'missing' && String(l['msg']).startsWith('the kubeconfig of an assigned account cannot be used'))).toMatchObject({
+      level: 'warn',
+      kubeconfigRef: `${world.dir}/nowhere.kubeconfig`,
+      msg: `the kubeconfig of an assigned account cannot be used: kubeconfig ${world.dir}/nowhere.kubeconfig cannot be resolved: ENOENT`,
     });
     await vi.waitFor(async () => expect((await world.account('refused')).state).toBe('FAILED'), WAIT);
     const refused = await world.account('refused');

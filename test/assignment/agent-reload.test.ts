@@ -62,4 +62,37 @@ describe('reloading vendor-agent.yml with the agent connected', () => {
       await driver.close(100);
     }
   });
+
+  it('narrowing kubernetes.assignedAccounts drops a held driver-assigned account it no longer allows, and the driver is told', async () => {
+    await world.fresh([{ name: 'assigned' }]);
+    const driver = await world.driver();
+    const target = `127.0.0.1:${driver.port}`;
+    const agent = await world.agent('r2', { target });
+    try {
+      await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
+      await world.activate('assigned');
+      await vi.waitFor(async () => expect(await world.account('assigned')).toMatchObject({ state: 'ACTIVE', agents: [{ agentId: 'r2' }] }), WAIT);
+
+      writeFileSync(
+        join(world.dir, 'r2.yml'),
+        stringify({
+          driver: { grpc: target, insecure: true, auth: { token: AGENT_TOKEN } },
+          kubernetes: { reconnectTimeoutMs: 50, retries: { enabled: false }, assignedAccounts: { kubeconfigDirs: [join(world.dir, 'elsewhere')] }, accounts: [] },
+          logging: { format: 'json', file: join(world.dir, 'r2.log'), level: 'debug' },
+        }),
+      );
+      expect(await agent.running.reloader.reload('request')).toBe('applied');
+      await vi.waitFor(() => expect(agent.holder().view('assigned')).toBeUndefined(), WAIT);
+      await vi.waitFor(
+        async () =>
+          expect(await world.account('assigned')).toMatchObject({
+            state: 'FAILED',
+            lastAssignmentMsg: "the kubeconfig reference is not allowed or not usable on agent r2; see the agent's log",
+          }),
+        WAIT,
+      );
+    } finally {
+      await agent.stop();
+    }
+  });
 });

@@ -68,7 +68,7 @@ function agentProcess(w: AssignmentWorld, id: string, target: string) {
     path,
     stringify({
       driver: { grpc: target, insecure: true, auth: { token: AGENT_TOKEN } },
-      kubernetes: { reconnectTimeoutMs: 50, retries: { enabled: false }, accounts: [] },
+      kubernetes: { reconnectTimeoutMs: 50, retries: { enabled: false }, assignedAccounts: { kubeconfigDirs: [w.dir] }, accounts: [] },
       server: { host: '127.0.0.1', port: 0 },
       logging: { format: 'json', level: 'debug', file: join(w.dir, `${id}.log`) },
     }),

@@ -58,6 +58,8 @@ export interface TestAgentOptions {
   workers?: readonly AccountWorkerFactory[];
   /** `kubernetes.reconnectTimeoutMs` (50 by default). */
   reconnectTimeoutMs?: number;
+  /** `kubernetes.assignedAccounts`; by default the world's folder, where `kubeconfig()` writes. */
+  assignedAccounts?: Record<string, unknown>;
 }
 
 export interface TestAgent {
@@ -159,7 +161,12 @@ export class AssignmentWorld {
     const logFile = join(this.dir, `${id}.log`);
     const raw = {
       driver: { grpc: options.target, insecure: true, auth: { token: AGENT_TOKEN } },
-      kubernetes: { reconnectTimeoutMs: options.reconnectTimeoutMs ?? 50, retries: { enabled: false }, accounts: options.accounts ?? [] },
+      kubernetes: {
+        reconnectTimeoutMs: options.reconnectTimeoutMs ?? 50,
+        retries: { enabled: false },
+        assignedAccounts: options.assignedAccounts ?? { kubeconfigDirs: [this.dir] },
+        accounts: options.accounts ?? [],
+      },
       logging: { format: 'json', file: logFile, level: 'debug' },
       ...(options.tasks === undefined ? {} : { tasks: options.tasks }),
     };

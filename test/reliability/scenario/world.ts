@@ -173,7 +173,7 @@ export class ScenarioWorld {
       path,
       stringify({
         driver: { grpc: `127.0.0.1:${this.balancer.port}`, insecure: true, auth: { token: AGENT_TOKEN }, responseRetries: { backOffMs: 200 } },
-        kubernetes: { reconnectTimeoutMs: 200, retries: { enabled: true, maxRetries: 3, backOffMs: 100 }, accounts: [] },
+        kubernetes: { reconnectTimeoutMs: 200, retries: { enabled: true, maxRetries: 3, backOffMs: 100 }, assignedAccounts: { kubeconfigDirs: [this.dir] }, accounts: [] },
         server: { host: '127.0.0.1', port: 0 },
         logging: { format: 'json', level: 'info' },
       }),
