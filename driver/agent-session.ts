@@ -321,9 +321,10 @@ export class AgentSession {
     if (refusal === undefined) return;
     if (refusal.claim !== 'staticAccounts') throw helloRefused(refusal.message, refusal.claim);
     // A static definition of a driver-defined name would override it (docs/api.md): named as such.
-    // The refusal stands either way; a table that does not answer only leaves that note out.
-    const driverDefined = await this.#deps.store.driverDefined(refusal.names).catch(() => []);
-    const also = driverDefined.length === 0 ? '' : ` (driver-defined: ${driverDefined.slice(0, 10).map((n) => JSON.stringify(n)).join(', ')})`;
+    // The refusal stands either way; a table that does not answer only leaves that note out. Only the
+    // names the message shows are looked up, however many the hello holds.
+    const driverDefined = await this.#deps.store.driverDefined(refusal.names.slice(0, 10)).catch(() => []);
+    const also = driverDefined.length === 0 ? '' : ` (driver-defined: ${driverDefined.map((n) => JSON.stringify(n)).join(', ')})`;
     throw helloRefused(`${refusal.message}${also}`, refusal.claim);
   }
 
