@@ -38,7 +38,7 @@ import { LocalSessions } from './local-sessions.ts';
 import { messageFor } from './messages.ts';
 import { planAccount, type Answer } from './plan.ts';
 import { PresenceTracker } from './presence.ts';
-import { assignmentGeneration, type AgentPlace } from './wanted.ts';
+import { assignmentGeneration, placeAllows, type AgentPlace } from './wanted.ts';
 
 export type AssignmentSettings = DriverGrpcConfig['assignment'];
 
@@ -306,6 +306,14 @@ export class AssignmentReconciler {
             continue;
           }
           if (verdict === 'unknown') throw unknownAccount(name, record, answer);
+          if (verdict === 'current' && input.from !== undefined && record !== undefined && !placeAllows(record, answer.agentId, placeOf(input.from))) {
+            // The agent id's entry, answered from a stream whose zone or identity may not hold the
+            // account (the id passed to another identity after the grace, before a sweep dropped the
+            // entry): it changes nothing. The next settle of the account marks the entry removing.
+            this.#deps.log.warn({ account: name, agentId: answer.agentId, identity: input.from.identity.name, zone: input.from.zone }, 'assignment result ignored: the stream may not hold the account');
+            outcome = 'stale';
+            break;
+          }
           if (verdict !== 'current') {
             outcome = verdict;
             break;
