@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../shared/log.ts';
-import { getAgentBinding } from '../shared/table/agent-bindings.ts';
+import { getAgentBinding, putAgentBinding } from '../shared/table/agent-bindings.ts';
 import { getSession } from '../shared/table/sessions.ts';
 import { tableSnapshot } from '../test/support/snapshot.ts';
 import { TestTables } from '../test/support/table.ts';
@@ -60,5 +60,16 @@ describe('TableSessionStore binding of agent ids', () => {
     await expect(store.open(record('s-2', 'rogue', 1_000 + LEASE + GRACE - 1), '')).rejects.toMatchObject({ code: 'forbidden' });
     await store.open(record('s-3', 'rogue', 1_000 + LEASE + GRACE + 1), '');
     expect(await getAgentBinding(table, 'agent-1')).toMatchObject({ identity: 'rogue' });
+  });
+
+  it('holds an agent id for a binding whose session item is not written yet, for its lease and the grace', async () => {
+    const table = await tables.fresh();
+    const store = new TableSessionStore(table, silentLogger(), GRACE);
+    // Another replica bound the id at 1,000 and has not written the session item yet (or failed to).
+    await putAgentBinding(table, { agentId: 'agent-1', identity: 'good', zoneId: 'good_zone', sessionId: 's-1', at: 1_000, leaseExpiresAt: 1_000 + LEASE }, { kind: 'none' });
+    await expect(store.open(record('s-2', 'rogue', 2_000), '')).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(store.open(record('s-3', 'rogue', 1_000 + LEASE + GRACE - 1), '')).rejects.toMatchObject({ code: 'forbidden' });
+    await store.open(record('s-4', 'rogue', 1_000 + LEASE + GRACE + 1), '');
+    expect(await getAgentBinding(table, 'agent-1')).toMatchObject({ identity: 'rogue', sessionId: 's-4' });
   });
 });

@@ -101,7 +101,7 @@ export class TableSessionStore implements SessionStore {
    * identities at once.
    */
   async #bind(record: SessionRecord): Promise<void> {
-    const binding = { agentId: record.agentId, identity: record.identity, zoneId: record.zone, sessionId: record.sessionId, at: record.openedAt };
+    const binding = { agentId: record.agentId, identity: record.identity, zoneId: record.zone, sessionId: record.sessionId, at: record.openedAt, leaseExpiresAt: record.leaseExpiresAt };
     for (let attempt = 0; attempt < 3; attempt++) {
       const current = await getAgentBinding(this.#table, record.agentId);
       let when: BindingPrecondition;
@@ -109,8 +109,14 @@ export class TableSessionStore implements SessionStore {
       else if (current.identity === record.identity) when = { kind: 'same-identity' };
       else {
         const session = await getSession(this.#table, current.zoneId, record.agentId);
-        // A binding whose session item is gone or was replaced never got (or no longer has) a session.
-        const since = session !== undefined && session.sessionId === current.sessionId ? goneSince(session, record.openedAt) : Number.NEGATIVE_INFINITY;
+        // Without its session's item (not written yet, or never: the replica failed in between), the
+        // binding stands for that session, with the lease it was opened with.
+        const since =
+          session !== undefined && session.sessionId === current.sessionId
+            ? goneSince(session, record.openedAt)
+            : current.leaseExpiresAt > record.openedAt
+              ? undefined
+              : current.leaseExpiresAt;
         if (since === undefined || since > record.openedAt - this.#graceMs) {
           throw helloRefused(`agent id ${JSON.stringify(record.agentId)} belongs to another identity until its session has ended and the hand-over grace has passed`, 'bound', current.identity);
         }

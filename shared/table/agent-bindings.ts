@@ -18,6 +18,11 @@ export interface AgentBinding {
   zoneId: string;
   sessionId: string;
   at: number;
+  /**
+   * The lease the session was opened with (ms). While the session's own item is not there (it is
+   * written just after the binding), the binding counts as that session, live until this lease ends.
+   */
+  leaseExpiresAt: number;
 }
 
 /**
