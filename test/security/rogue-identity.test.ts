@@ -17,6 +17,7 @@ import { TTL_ATTRIBUTE } from '../../shared/table/schema.ts';
 import { RawAgent } from '../raw-agent.ts';
 import { WAIT, identityTokens, useAssignmentWorld } from '../support/assignment.ts';
 import { getOperation, run, submitOperation } from '../support/operations.ts';
+import { secretScanner } from '../support/secret-scanner.ts';
 import { tableSnapshot } from '../support/snapshot.ts';
 
 const GOOD_ZONE = 'good_zone';
@@ -123,6 +124,8 @@ describe('a rogue holding a credential of its own identity', () => {
     }
     expect(await guarded()).toEqual(before);
     expect(driver.sessions().map((s) => s.id)).toEqual([goodSession]);
+    // The refusals name identities and claims, never a credential.
+    secretScanner(Object.fromEntries(Object.entries(TOKENS).map(([token, identity]) => [`${identity.name} token`, token]))).assertClean(world.driverLogs.text(), 'driver log');
     expect(await world.account('good-1')).toMatchObject({ agents: [{ agentId: 'good-agent', caching: true }] });
   });
 
