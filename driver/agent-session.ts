@@ -32,6 +32,7 @@ import { statusOfError } from './grpc-status.ts';
 import type { AgentMessageHandlers, HandledKind } from './handlers.ts';
 import type { ResumeState, SessionRecord, SessionStore } from './session-store.ts';
 import { staticAccountsOf } from './account-settings.ts';
+import { helloRefusal, helloRefused } from './hello-policy.ts';
 
 /** What the service's deserializer hands on when the bytes are not a message at all. */
 export class Undecodable {
@@ -168,9 +169,12 @@ export class AgentSession {
       {
         sessionId: this.id,
         agentId: this.agentId,
+        identity: this.identity.name,
         peer: this.peer,
         code: isVendorError(error) ? error.code : 'internal',
         problem: isVendorError(error) ? error.details['problem'] : undefined,
+        refused: isVendorError(error) ? error.details['refused'] : undefined,
+        boundTo: isVendorError(error) ? error.details['boundTo'] : undefined,
         err: isVendorError(error) ? undefined : error,
       },
       `agent stream ended: ${reason}`,
@@ -311,14 +315,30 @@ export class AgentSession {
     }
   }
 
+  /** Refuses a hello that claims what the stream's identity does not allow; nothing is recorded then. */
+  async #checkClaims(hello: Hello__Output): Promise<void> {
+    const refusal = helloRefusal(this.identity, hello);
+    if (refusal === undefined) return;
+    if (refusal.claim !== 'staticAccounts') throw helloRefused(refusal.message, refusal.claim);
+    // A static definition of a driver-defined name would override it (docs/api.md): named as such.
+    // The refusal stands either way; a table that does not answer only leaves that note out. Only the
+    // names the message shows are looked up, however many the hello holds.
+    const driverDefined = await this.#deps.store.driverDefined(refusal.names.slice(0, 10)).catch(() => []);
+    const also = driverDefined.length === 0 ? '' : ` (driver-defined: ${driverDefined.map((n) => JSON.stringify(n)).join(', ')})`;
+    throw helloRefused(`${refusal.message}${also}`, refusal.claim);
+  }
+
   async #open(hello: Hello__Output): Promise<void> {
     const { settings, clock, store, log } = this.#deps;
+    await this.#checkClaims(hello);
     const now = clock.now();
     const record: SessionRecord = {
       sessionId: this.id,
       agentId: hello.agentId,
       zone: hello.zone,
       agentVersion: hello.agentVersion,
+      identity: this.identity.name,
+      unzoned: this.identity.unzoned,
       replicaId: settings.replicaId,
       peer: this.peer,
       openedAt: now,
@@ -355,7 +375,7 @@ export class AgentSession {
       },
     });
     log.info(
-      { sessionId: this.id, agentId: hello.agentId, zone: hello.zone, agentVersion: hello.agentVersion, peer: this.peer, held: hello.heldAccounts.length },
+      { sessionId: this.id, agentId: hello.agentId, zone: hello.zone, identity: this.identity.name, agentVersion: hello.agentVersion, peer: this.peer, held: hello.heldAccounts.length },
       'agent session opened',
     );
     this.#deps.onOpen(this);

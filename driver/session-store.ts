@@ -4,16 +4,24 @@
  * resumes where its last stream left off. Nothing here lives in one replica's memory.
  */
 import type { AccountSettings } from '../shared/accounts/schema.ts';
+import { isDriverDefined } from '../shared/accounts/precedence.ts';
 import type { Logger } from '../shared/log.ts';
+import { getAccounts } from '../shared/table/accounts.ts';
+import { getAgentBinding, putAgentBinding, type BindingPrecondition } from '../shared/table/agent-bindings.ts';
 import type { TableRef } from '../shared/table/client.ts';
-import { endSession, getSession, putSession, renewSession } from '../shared/table/sessions.ts';
+import { endSession, getSession, goneSince, putSession, renewSession } from '../shared/table/sessions.ts';
 import { putAgentStaticAccounts } from '../shared/table/sources.ts';
+import { helloRefused } from './hello-policy.ts';
 
 export interface SessionRecord {
   sessionId: string;
   agentId: string;
   zone: string;
   agentVersion: string;
+  /** The name of the identity the stream's credential speaks for. */
+  identity: string;
+  /** Whether that identity may be sent accounts pinned to no zone. */
+  unzoned: boolean;
   replicaId: string;
   /** Address of the agent as the driver sees it. */
   peer: string;
@@ -33,9 +41,12 @@ export interface ResumeState {
 export interface SessionStore {
   /**
    * Records a session once its agent has said hello (replacing the agent's previous one) and the
-   * static accounts it announced; tells how far the driver processed `previousSessionId`.
+   * static accounts it announced; tells how far the driver processed `previousSessionId`. Refuses
+   * (`forbidden`, writing nothing) when the agent id is bound to another identity.
    */
   open(record: SessionRecord, previousSessionId: string): Promise<ResumeState>;
+  /** Which of `names` are accounts the driver's own sources define. */
+  driverDefined(names: readonly string[]): Promise<string[]>;
   /** Extends the lease; false when a newer stream of the same agent has taken the session over. */
   renew(record: SessionRecord, leaseExpiresAt: number, lastProcessedSeq: number): Promise<boolean>;
   /** Marks the session ended; the agent keeps its accounts for the hand-over grace (docs/protocol.md). */
@@ -45,13 +56,17 @@ export interface SessionStore {
 export class TableSessionStore implements SessionStore {
   readonly #table: TableRef;
   readonly #log: Logger;
+  readonly #graceMs: number;
 
-  constructor(table: TableRef, log: Logger) {
+  /** `graceMs`: the hand-over grace, for which an ended session still holds its agent id. */
+  constructor(table: TableRef, log: Logger, graceMs: number) {
     this.#table = table;
     this.#log = log;
+    this.#graceMs = graceMs;
   }
 
   async open(record: SessionRecord, previousSessionId: string): Promise<ResumeState> {
+    await this.#bind(record);
     const previous = previousSessionId === '' ? undefined : await getSession(this.#table, record.zone, record.agentId);
     const resume: ResumeState =
       previous !== undefined && previous.sessionId === previousSessionId
@@ -66,6 +81,8 @@ export class TableSessionStore implements SessionStore {
       connectedAt: record.openedAt,
       leaseExpiresAt: record.leaseExpiresAt,
       agentVersion: record.agentVersion,
+      identity: record.identity,
+      unzoned: record.unzoned,
       staticAccounts: record.staticAccounts.map((a) => a.name),
       lastProcessedSeq: 0,
     });
@@ -74,6 +91,54 @@ export class TableSessionStore implements SessionStore {
       this.#log.info({ agentId: record.agentId, changed: synced.upserted, removed: synced.removed }, 'static accounts of the agent recorded');
     }
     return resume;
+  }
+
+  /**
+   * Binds the agent id to the session's identity. An agent id belongs to the identity of its latest
+   * session until that session has ended (or its lease expired) and the hand-over grace has passed
+   * since: within the grace the agent may come back and keep its accounts, so no other identity may
+   * take its id meanwhile. Conditional on the binding read, so two replicas never bind one id to two
+   * identities at once.
+   */
+  async #bind(record: SessionRecord): Promise<void> {
+    const binding = { agentId: record.agentId, identity: record.identity, zoneId: record.zone, sessionId: record.sessionId, at: record.openedAt, leaseExpiresAt: record.leaseExpiresAt };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const current = await getAgentBinding(this.#table, record.agentId);
+      let when: BindingPrecondition;
+      if (current === undefined) when = { kind: 'none' };
+      else if (current.identity === record.identity) when = { kind: 'same-identity' };
+      else {
+        const session = await getSession(this.#table, current.zoneId, record.agentId);
+        // Without its session's item (not written yet, or never: the replica failed in between), the
+        // binding stands for that session, with the lease it was opened with.
+        const since =
+          session !== undefined && session.sessionId === current.sessionId
+            ? goneSince(session, record.openedAt)
+            : current.leaseExpiresAt > record.openedAt
+              ? undefined
+              : current.leaseExpiresAt;
+        if (since === undefined || since > record.openedAt - this.#graceMs) {
+          throw helloRefused(`agent id ${JSON.stringify(record.agentId)} belongs to another identity until its session has ended and the hand-over grace has passed`, 'bound', current.identity);
+        }
+        when = { kind: 'replaces', sessionId: current.sessionId };
+      }
+      if (await putAgentBinding(this.#table, binding, when)) {
+        if (current !== undefined && current.identity !== record.identity) {
+          this.#log.info({ agentId: record.agentId, identity: record.identity, previousIdentity: current.identity }, 'agent id bound to another identity: its previous session is over');
+        }
+        return;
+      }
+    }
+    throw helloRefused(`agent id ${JSON.stringify(record.agentId)} is being bound by another session; try again`, 'bound');
+  }
+
+  async driverDefined(names: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    for (let i = 0; i < names.length; i += 100) {
+      const found = await getAccounts(this.#table, names.slice(i, i + 100), { consistent: true });
+      for (const [name, record] of found) if (isDriverDefined(record.defs)) out.push(name);
+    }
+    return out;
   }
 
   renew(record: SessionRecord, leaseExpiresAt: number, lastProcessedSeq: number): Promise<boolean> {

@@ -6,7 +6,7 @@
 import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { DriverBody } from '../../shared/protocol/messages.ts';
 import type { Holding } from '../agent-session.ts';
-import { assignmentGeneration, wantedFor } from './wanted.ts';
+import { assignmentGeneration, wantedFor, type AgentPlace } from './wanted.ts';
 
 export type AssignmentMessage = Extract<DriverBody, { kind: 'assignAccount' | 'removeAccount' }>;
 
@@ -14,11 +14,11 @@ export function messageFor(
   account: string,
   record: AccountRecord | undefined,
   agentId: string,
-  zone: string,
+  place: AgentPlace,
   holding: Holding | undefined,
 ): AssignmentMessage | undefined {
   const holds = holding !== undefined && holding.state !== 'removing';
-  const want = record === undefined ? undefined : wantedFor(record, agentId, zone);
+  const want = record === undefined ? undefined : wantedFor(record, agentId, place);
   if (record === undefined || want === undefined) {
     if (!holds) return undefined;
     const generation = record === undefined ? holding.generation + 1 : assignmentGeneration(record);

@@ -19,8 +19,10 @@ function record(over: Partial<AccountRecord> = {}): AccountRecord {
 }
 
 const entry = (agentId: string, over: Partial<AgentResult> = {}): AgentResult => ({ agentId, caching: false, ok: true, generation: 2, assigned: 2, at: 1, ...over });
-const presence = (live: Record<string, string>, inGrace: string[] = [], readSince = NOW): Presence => ({ live: new Map(Object.entries(live)), inGrace: new Set(inGrace), readSince });
-const local = (m: Record<string, string>) => new Map(Object.entries(m));
+/** Agents by zone; their identities allow accounts with no zone too. */
+const places = (m: Record<string, string>) => new Map(Object.entries(m).map(([id, zone]) => [id, { zone, unzoned: true }] as const));
+const presence = (live: Record<string, string>, inGrace: string[] = [], readSince = NOW): Presence => ({ live: places(live), inGrace: new Set(inGrace), readSince });
+const local = places;
 
 describe('planAccount', () => {
   it('records the hand-out to a local agent before it is sent, and elects it to cache with a raised epoch', () => {
@@ -29,6 +31,19 @@ describe('planAccount', () => {
       setAgents: [{ agentId: 'a1', caching: true, ok: false, assigned: 2, at: NOW }],
       cachingAgentId: 'a1',
       cachingEpoch: 5,
+    });
+  });
+
+  it('neither hands an account with no zone to an agent whose identity does not allow it, nor elects that agent to cache it', () => {
+    const r = record({ registration: { at: 1 }, cachingEpoch: 1 });
+    const closed = new Map([['a1', { zone: 'z', unzoned: false }]]);
+    const live: Presence = { live: new Map([...closed, ['a2', { zone: 'y', unzoned: true }]]), inGrace: new Set(), readSince: NOW };
+    expect(planAccount({ record: r, now: NOW, local: closed, presence: live })).toEqual({ cachingAgentId: 'a2', cachingEpoch: 2 });
+    // Held by it before (say, under a credential that allowed it): taken off it.
+    const held = record({ registration: { at: 1 }, agents: { a1: entry('a1', { caching: true }) }, cachingAgentId: 'a1', cachingEpoch: 1 });
+    expect(planAccount({ record: held, now: NOW, local: closed, presence: live })).toMatchObject({
+      setAgents: [{ agentId: 'a1', caching: false, ok: false, removing: true }],
+      cachingAgentId: 'a2',
     });
   });
 

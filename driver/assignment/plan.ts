@@ -16,11 +16,11 @@
  */
 import type { AccountRecord, AgentResult } from '../../shared/accounts/model.ts';
 import type { AccountChanges } from '../../shared/table/accounts.ts';
-import { assignmentGeneration, isMigrated, wantedAnywhere, wantedFor } from './wanted.ts';
+import { assignmentGeneration, isMigrated, wantedAnywhere, wantedFor, type AgentPlace } from './wanted.ts';
 
 export interface Presence {
-  /** Agents with a live session (from the table, and this replica's own): agentId → zone. */
-  live: ReadonlyMap<string, string>;
+  /** Agents with a live session (from the table, and this replica's own): where each is. */
+  live: ReadonlyMap<string, AgentPlace>;
   /** Agents gone for less than the hand-over grace: they keep their entries and caching role. */
   inGrace: ReadonlySet<string>;
   /**
@@ -41,8 +41,8 @@ export interface Answer {
 export interface PlanInput {
   record: AccountRecord;
   now: number;
-  /** This replica's welcomed sessions: agentId → zone. */
-  local: ReadonlyMap<string, string>;
+  /** This replica's welcomed sessions: where each agent is. */
+  local: ReadonlyMap<string, AgentPlace>;
   presence: Presence;
   /** An agent's answer to apply first (already checked to be for the current generation). */
   answer?: Answer;
@@ -78,9 +78,9 @@ export function planAccount(input: PlanInput): AccountChanges | undefined {
     put({ ...e, ok: answer.ok, message: answer.message, generation: answer.generation, at: now });
   }
 
-  for (const [agentId, zone] of local) {
+  for (const [agentId, place] of local) {
     const e = entries.get(agentId);
-    if (wantedFor(record, agentId, zone) !== undefined) {
+    if (wantedFor(record, agentId, place) !== undefined) {
       if (e === undefined || e.removing || (e.assigned ?? 0) < generation) {
         const kept = e !== undefined && !e.removing ? e : undefined;
         put({
@@ -107,8 +107,8 @@ export function planAccount(input: PlanInput): AccountChanges | undefined {
   }
 
   // Live agents that should hold the account, this replica's first.
-  const targets = new Map<string, string>([...local, ...presence.live]);
-  const liveTargets = [...targets].filter(([id, zone]) => wantedFor(record, id, zone) !== undefined).map(([id]) => id);
+  const targets = new Map<string, AgentPlace>([...local, ...presence.live]);
+  const liveTargets = [...targets].filter(([id, place]) => wantedFor(record, id, place) !== undefined).map(([id]) => id);
 
   const current = record.cachingAgentId;
   const epoch = record.cachingEpoch ?? 0;

@@ -6,14 +6,18 @@
  */
 import { goneSince, type Session } from '../../shared/table/sessions.ts';
 import type { Presence } from './plan.ts';
+import type { AgentPlace } from './wanted.ts';
+
+/** Where the session item says its agent is; items written before identities count as not `unzoned`. */
+const placeOf = (s: Session): AgentPlace => ({ zone: s.zoneId, unzoned: s.unzoned === true });
 
 export class PresenceTracker implements Presence {
   readonly #graceMs: number;
   readonly #skewMs: number;
-  #live = new Map<string, string>();
+  #live = new Map<string, AgentPlace>();
   #inGrace = new Set<string>();
   #readSince = Number.NEGATIVE_INFINITY;
-  readonly #local = new Map<string, string>();
+  readonly #local = new Map<string, AgentPlace>();
 
   constructor(graceMs: number, skewMs: number) {
     this.#graceMs = graceMs;
@@ -24,7 +28,7 @@ export class PresenceTracker implements Presence {
     return this.#readSince;
   }
 
-  get live(): ReadonlyMap<string, string> {
+  get live(): ReadonlyMap<string, AgentPlace> {
     return this.#live;
   }
 
@@ -38,10 +42,10 @@ export class PresenceTracker implements Presence {
    */
   refresh(sessions: readonly Session[], now: number, readAt = now): Session[] {
     this.#readSince = readAt - this.#skewMs;
-    const live = new Map<string, string>(this.#local);
+    const live = new Map<string, AgentPlace>(this.#local);
     const inGrace = new Set<string>();
     const over: Session[] = [];
-    for (const s of sessions) if (goneSince(s, now) === undefined) live.set(s.agentId, s.zoneId);
+    for (const s of sessions) if (goneSince(s, now) === undefined) live.set(s.agentId, placeOf(s));
     for (const s of sessions) {
       const since = goneSince(s, now);
       if (since === undefined || live.has(s.agentId)) continue;
@@ -54,9 +58,9 @@ export class PresenceTracker implements Presence {
   }
 
   /** One of this replica's streams was welcomed. */
-  opened(agentId: string, zone: string): void {
-    this.#local.set(agentId, zone);
-    this.#live.set(agentId, zone);
+  opened(agentId: string, place: AgentPlace): void {
+    this.#local.set(agentId, place);
+    this.#live.set(agentId, place);
     this.#inGrace.delete(agentId);
   }
 

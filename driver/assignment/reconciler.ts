@@ -24,6 +24,7 @@ import { allAccounts, getAccount, getAccounts, mutateAccount, updateAccount } fr
 import { runBounded } from '../../shared/table/bounded.ts';
 import { CHANGE_RETENTION_MS, appendChanges, pruneChanges } from '../../shared/table/changes.ts';
 import type { TableRef } from '../../shared/table/client.ts';
+import { deleteAgentBinding } from '../../shared/table/agent-bindings.ts';
 import { allSessions, deleteSession } from '../../shared/table/sessions.ts';
 import { removeAgentStaticAccounts } from '../../shared/table/sources.ts';
 import { Waker } from '../../shared/waker.ts';
@@ -37,7 +38,7 @@ import { LocalSessions } from './local-sessions.ts';
 import { messageFor } from './messages.ts';
 import { planAccount, type Answer } from './plan.ts';
 import { PresenceTracker } from './presence.ts';
-import { assignmentGeneration } from './wanted.ts';
+import { assignmentGeneration, placeAllows, type AgentPlace } from './wanted.ts';
 
 export type AssignmentSettings = DriverGrpcConfig['assignment'];
 
@@ -114,7 +115,7 @@ export class AssignmentReconciler {
 
   sessionOpened(session: AgentSession): void {
     this.#local.opened(session);
-    this.#presence.opened(session.agentId, session.zone);
+    this.#presence.opened(session.agentId, placeOf(session));
     this.schedule([...session.holdings.keys(), ...(session.hello?.staticAccounts ?? []).map((a) => a.name), ...this.#cache.activatedFor(session.zone)]);
   }
 
@@ -276,6 +277,8 @@ export class AssignmentReconciler {
       // Only this session's announcement goes: a newer session of the agent may have announced since.
       if (s.staticAccounts.length > 0) await removeAgentStaticAccounts(table, s.agentId, now, s.sessionId);
       await deleteSession(table, s, now);
+      // The agent id is free for another identity from now on (driver/session-store.ts).
+      if (s.sessionId !== undefined) await deleteAgentBinding(table, s.agentId, s.sessionId);
     }
   }
 
@@ -303,13 +306,21 @@ export class AssignmentReconciler {
             continue;
           }
           if (verdict === 'unknown') throw unknownAccount(name, record, answer);
+          if (verdict === 'current' && input.from !== undefined && record !== undefined && !placeAllows(record, answer.agentId, placeOf(input.from))) {
+            // The agent id's entry, answered from a stream whose zone or identity may not hold the
+            // account (the id passed to another identity after the grace, before a sweep dropped the
+            // entry): it changes nothing. The next settle of the account marks the entry removing.
+            this.#deps.log.warn({ account: name, agentId: answer.agentId, identity: input.from.identity.name, zone: input.from.zone }, 'assignment result ignored: the stream may not hold the account');
+            outcome = 'stale';
+            break;
+          }
           if (verdict !== 'current') {
             outcome = verdict;
             break;
           }
         }
         if (record === undefined) break;
-        const local = new Map(this.#local.concerned(name, record).map((s) => [s.agentId, s.zone] as const));
+        const local = new Map(this.#local.concerned(name, record).map((s) => [s.agentId, placeOf(s)] as const));
         const changes = planAccount({ record, now: clock.now(), local, presence: this.#presence, ...(answer === undefined ? {} : { answer }) });
         if (changes === undefined) break;
         try {
@@ -379,7 +390,7 @@ export class AssignmentReconciler {
   #tellAgents(name: string, record: AccountRecord | undefined): void {
     for (const session of this.#local.concerned(name, record)) {
       const held = session.holdings.get(name);
-      const message = messageFor(name, record, session.agentId, session.zone, held);
+      const message = messageFor(name, record, session.agentId, placeOf(session), held);
       if (message === undefined) {
         if (held?.state === 'announced' && confirms(record, session.agentId, held)) {
           const next: Holding = { ...held, state: 'held' };
@@ -436,6 +447,11 @@ export class AssignmentReconciler {
     this.#background.add(work);
     void work.finally(() => this.#background.delete(work));
   }
+}
+
+/** Where one of this replica's agents is: its zone, and what its identity allows. */
+function placeOf(session: AgentSession): AgentPlace {
+  return { zone: session.zone, unzoned: session.identity.unzoned };
 }
 
 /** The item records the agent's confirmation of the generation it says it holds. */

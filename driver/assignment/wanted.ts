@@ -6,8 +6,11 @@
  *   announced it, with that agent's own vendor-agent.yml entry (`static_account`, no kubeconfig
  *   reference);
  * - a **migrated** account (registered by POST and activated by PATCH: state `ACTIVE` or `FAILED`)
- *   whose served definition is the driver's goes to every agent of its zone, or to every agent when
- *   it has no zone, with the registration's kubeconfig reference, else the definition's own.
+ *   whose served definition is the driver's goes to every agent of its zone, or, when it has no
+ *   zone, to every agent whose identity allows accounts pinned to no zone (`unzoned`), with the
+ *   registration's kubeconfig reference, else the definition's own. An agent's zone is one its
+ *   identity allows (checked at hello, driver/hello-policy.ts), so a zone's accounts go only to
+ *   agents whose identity allows that zone.
  */
 import { agentSourceId } from '../../shared/table/sources.ts';
 import type { AccountRecord } from '../../shared/accounts/model.ts';
@@ -34,8 +37,19 @@ export function isMigrated(record: AccountRecord): boolean {
   return isActivated(record) && winningDefinition(record.defs) !== undefined && !servedFromAgent(record);
 }
 
-/** The assignment `agentId` (in `zone`) should hold, without the caching role; undefined when it should hold nothing. */
-export function wantedFor(record: AccountRecord, agentId: string, zone: string): Omit<AssignAccount, 'caching' | 'cachingEpoch'> | undefined {
+/**
+ * Where an agent is, as far as assignment is concerned: its session's zone, and whether its
+ * identity may be sent accounts pinned to no zone. Session items carry both, so every replica
+ * decides alike for agents of other replicas too.
+ */
+export interface AgentPlace {
+  readonly zone: string;
+  readonly unzoned: boolean;
+}
+
+/** The assignment `agentId` (at `place`) should hold, without the caching role; undefined when it should hold nothing. */
+export function wantedFor(record: AccountRecord, agentId: string, place: AgentPlace): Omit<AssignAccount, 'caching' | 'cachingEpoch'> | undefined {
+  const { zone } = place;
   const winner = winningDefinition(record.defs);
   if (winner === undefined) return undefined;
   const generation = assignmentGeneration(record);
@@ -46,7 +60,7 @@ export function wantedFor(record: AccountRecord, agentId: string, zone: string):
   }
   if (!isActivated(record)) return undefined;
   const zoneId = record.registration?.zoneId;
-  if (zoneId !== undefined && zoneId !== zone) return undefined;
+  if (zoneId !== undefined ? zoneId !== zone : !place.unzoned) return undefined;
   const { kubeconfigFile, ...settings } = winner[1].settings;
   return {
     account: record.name,
@@ -56,6 +70,20 @@ export function wantedFor(record: AccountRecord, agentId: string, zone: string):
     zoneId: zoneId ?? '',
     staticAccount: false,
   };
+}
+
+/**
+ * Whether what the account item says of its place lets an agent at `place` hold it at all: a static
+ * account only by an agent that defines it, a registered one only in its zone, or, with no zone, only
+ * by agents whose identity allows that. Looser than `wantedFor` (an account not activated yet, or
+ * with no definition, passes): it is what cache data is checked against besides the caching role, so
+ * an agent id that some identity took over after the grace still cannot feed another zone's cache.
+ */
+export function placeAllows(record: AccountRecord, agentId: string, place: AgentPlace): boolean {
+  if (servedFromAgent(record)) return record.defs[agentSourceId(agentId)] !== undefined;
+  if (record.registration === undefined) return true;
+  const zoneId = record.registration.zoneId;
+  return zoneId !== undefined ? zoneId === place.zone : place.unzoned;
 }
 
 /** Whether any agent at all should hold the account. */

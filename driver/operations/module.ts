@@ -2,6 +2,8 @@
  * The operations module of the driver (driver/handlers.ts): agents' operation results, and the
  * dispatcher that hands queued operations to the agents of this replica (dispatcher.ts).
  */
+import { getAccount } from '../../shared/table/accounts.ts';
+import { placeAllows } from '../assignment/wanted.ts';
 import type { DriverModuleFactory } from '../handlers.ts';
 import { SessionDirectory } from './directory.ts';
 import { OperationDispatcher } from './dispatcher.ts';
@@ -23,6 +25,13 @@ export const operationsModule: DriverModuleFactory = (services) => {
     name: 'operations',
     handlers: {
       operationResult: async ({ body }, session) => {
+        // Handed to this agent id is not enough: the stream must also be at a place that may hold the
+        // account (an id another identity took over after the grace cannot finish what it was handed).
+        const record = await getAccount(services.table, body.account, { consistent: true });
+        if (record !== undefined && !placeAllows(record, session.agentId, { zone: session.zone, unzoned: session.identity.unzoned })) {
+          log.warn({ operationId: body.operationId, account: body.account, agentId: session.agentId, identity: session.identity.name, zone: session.zone }, 'operation result ignored: the stream may not hold the account');
+          return;
+        }
         await dispatcher.recordResult(session.agentId, body);
       },
     },

@@ -6,19 +6,29 @@
  * background, so a table slowed by a burst of cache writes never holds up the stream; an answer that
  * refuses is always read again with a strongly consistent read, so a takeover that was just written
  * is never refused for a stale copy. A takeover therefore stops the old agent's batches within
- * `maxStaleMs` at worst.
+ * `maxStaleMs` at worst. Besides the role, the sending stream must be at a place that may hold the
+ * account at all (`placeAllows`: its zone, what its identity allows), so cache data is never taken
+ * for another zone's account whatever agent id the stream uses.
  */
+import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { getAccount } from '../../shared/table/accounts.ts';
 import type { TableRef } from '../../shared/table/client.ts';
+import { placeAllows, type AgentPlace } from '../assignment/wanted.ts';
 
 export type GateAnswer = { ok: true } | { ok: false; reason: string };
 
 interface Holder {
   agentId: string | undefined;
   epoch: number | undefined;
-  exists: boolean;
+  record: AccountRecord | undefined;
   readAt: number;
+}
+
+/** Who sends cache data: the agent id and where its stream is. */
+export interface CacheSender {
+  agentId: string;
+  place: AgentPlace;
 }
 
 export class CachingGate {
@@ -36,9 +46,9 @@ export class CachingGate {
     this.#maxStaleMs = maxStaleMs;
   }
 
-  async check(account: string, agentId: string, epoch: number): Promise<GateAnswer> {
+  async check(account: string, sender: CacheSender, epoch: number): Promise<GateAnswer> {
     const cached = this.#holders.get(account);
-    if (cached !== undefined && judge(cached, agentId, epoch).ok) {
+    if (cached !== undefined && judge(cached, sender, epoch).ok) {
       const age = this.#clock.now() - cached.readAt;
       if (age < this.#ttlMs) return { ok: true };
       if (age < this.#maxStaleMs) {
@@ -46,7 +56,7 @@ export class CachingGate {
         return { ok: true };
       }
     }
-    return judge(await this.#refresh(account), agentId, epoch);
+    return judge(await this.#refresh(account), sender, epoch);
   }
 
   /** The next check of `account` reads the table (the role may have moved). */
@@ -66,15 +76,16 @@ export class CachingGate {
 
   async #read(account: string): Promise<Holder> {
     const item = await getAccount(this.#table, account, { consistent: true });
-    const holder: Holder = { agentId: item?.cachingAgentId, epoch: item?.cachingEpoch, exists: item !== undefined, readAt: this.#clock.now() };
+    const holder: Holder = { agentId: item?.cachingAgentId, epoch: item?.cachingEpoch, record: item, readAt: this.#clock.now() };
     this.#holders.set(account, holder);
     return holder;
   }
 }
 
-function judge(h: Holder, agentId: string, epoch: number): GateAnswer {
-  if (!h.exists) return { ok: false, reason: 'the account does not exist' };
+function judge(h: Holder, { agentId, place }: CacheSender, epoch: number): GateAnswer {
+  if (h.record === undefined) return { ok: false, reason: 'the account does not exist' };
   if (h.agentId !== agentId) return { ok: false, reason: `agent ${agentId} is not the caching agent of the account (${h.agentId ?? 'none'} is)` };
   if (h.epoch !== epoch) return { ok: false, reason: `caching epoch ${epoch} is not the account's current one (${h.epoch ?? 'none'})` };
+  if (!placeAllows(h.record, agentId, place)) return { ok: false, reason: `the account is not one an agent of zone ${JSON.stringify(place.zone)} with this identity may hold` };
   return { ok: true };
 }

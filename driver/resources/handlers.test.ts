@@ -5,7 +5,9 @@ import type { ResourceEvents__Output } from '../../shared/protocol/messages.ts';
 import { createAccount, updateAccount } from '../../shared/table/accounts.ts';
 import { listResources, scopeProgress } from '../../shared/table/resources.ts';
 import { TestTables } from '../../test/support/table.ts';
+import type { AgentIdentity } from '../../shared/agents/identity.ts';
 import type { AgentSession } from '../agent-session.ts';
+import { FLEET_IDENTITY } from '../auth.ts';
 import { cacheHandlers } from './handlers.ts';
 
 const tables = new TestTables();
@@ -29,9 +31,9 @@ function events(name: string, rv: string, resumeQueryId: number): ResourceEvents
 }
 
 /** A stream of agent-1 as the handlers see it; `sent` collects what the driver answers on it. */
-function stream(id: string) {
+function stream(id: string, zone = 'z', identity: AgentIdentity = FLEET_IDENTITY) {
   const sent: unknown[] = [];
-  const session = { id, agentId: 'agent-1', send: async (m: unknown) => void sent.push(m) } as unknown as AgentSession;
+  const session = { id, agentId: 'agent-1', zone, identity, send: async (m: unknown) => void sent.push(m) } as unknown as AgentSession;
   return { session, sent };
 }
 
@@ -102,6 +104,37 @@ describe('the resource cache handlers', () => {
       const back = stream('s-3');
       await ask(back.session, 3);
       expect(back.sent).toMatchObject([{ kind: 'resumeInfo', body: { queryId: 3, accepted: true, scopes: [{ scope, resourceVersion: '500' }] } }]);
+    } finally {
+      await cache.close();
+    }
+  });
+
+  it('refuse cache data from the caching agent id on a stream whose zone or identity may not hold the account', async () => {
+    const { table, cache, ask } = await setUp();
+    const h = cache.handlers as Required<typeof cache.handlers>;
+    const send = async (session: AgentSession, name: string) => {
+      await h.resourceEvents({ seq: 1, body: events(name, '10', 0) }, session);
+      await cache.writer('prod')?.idle();
+    };
+    const names = async () => (await listResources(table, 'prod', {}, 10)).items.map((i) => i.name);
+    const closed: AgentIdentity = { ...FLEET_IDENTITY, name: 'closed', unzoned: false };
+    try {
+      // Registered with no zone: only an identity that allows unzoned accounts feeds its cache.
+      await updateAccount(table, 'prod', 2, { registration: { at: 2 } }, 2);
+      cache.forget('prod');
+      await send(stream('s-1', 'z', closed).session, 'refused');
+      expect(await names()).toEqual([]);
+      await send(stream('s-2', 'z').session, 'taken');
+      expect(await names()).toEqual(['taken']);
+
+      // Pinned to zone z: the same agent id on a stream of another zone is refused, its resume query too.
+      await updateAccount(table, 'prod', 3, { registration: { zoneId: 'z', at: 3 } }, 3);
+      cache.forget('prod');
+      const elsewhere = stream('s-3', 'rogue_zone');
+      await send(elsewhere.session, 'from-elsewhere');
+      await ask(elsewhere.session, 1);
+      expect(elsewhere.sent).toMatchObject([{ kind: 'resumeInfo', body: { accepted: false, message: expect.stringContaining('zone "rogue_zone"') } }]);
+      expect(await names()).toEqual(['taken']);
     } finally {
       await cache.close();
     }

@@ -25,7 +25,7 @@ import { replacePodMetrics, type NamespaceMetrics, type PodUsageRecord } from '.
 import { scopeProgress, type ScopeProgressRecord } from '../../shared/table/resources.ts';
 import type { AgentSession } from '../agent-session.ts';
 import type { AgentMessageHandlers } from '../handlers.ts';
-import { CachingGate } from './caching-gate.ts';
+import { CachingGate, type CacheSender } from './caching-gate.ts';
 import { AccountCacheWriter, type WriterOptions } from './writer.ts';
 
 export interface CacheHandlerDeps {
@@ -48,7 +48,9 @@ export interface CacheHandlers {
 }
 
 /** What the handlers use of the session a message came on. */
-type Sender = Pick<AgentSession, 'id' | 'agentId'>;
+type Sender = Pick<AgentSession, 'id' | 'agentId' | 'zone' | 'identity'>;
+
+const senderOf = (session: Sender): CacheSender => ({ agentId: session.agentId, place: { zone: session.zone, unzoned: session.identity.unzoned } });
 
 /** Metrics of a namespace that no reading covered for this long are dropped: its pods are gone. */
 export const POD_METRICS_STALE_MS = 90_000;
@@ -71,7 +73,7 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
   };
 
   const admitted = async (kind: string, account: string, epoch: number, session: Sender): Promise<boolean> => {
-    const answer = await gate.check(account, session.agentId, epoch);
+    const answer = await gate.check(account, senderOf(session), epoch);
     if (answer.ok) return true;
     const key = `${account}\0${session.agentId}`;
     const last = refusals.get(key);
@@ -104,7 +106,7 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
       await writerOf(body.account).take(cluster !== undefined || body.progress.length === 0 ? body : { ...body, progress: [] }, session.agentId, cluster);
     },
     resumeQuery: async ({ body }, session) => {
-      const answer = await gate.check(body.account, session.agentId, body.cachingEpoch);
+      const answer = await gate.check(body.account, senderOf(session), body.cachingEpoch);
       const scopes = answer.ok ? await resumable(body.account, body.maxAgeMs, body.cluster) : [];
       if (answer.ok) {
         let queries = answered.get(session);

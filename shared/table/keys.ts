@@ -9,6 +9,8 @@ export const PK = {
   rank: 'RANK',
   /** Agent sessions, sorted by `<zoneId>#<agentId>`. */
   session: 'SESSION',
+  /** Which identity each agent id belongs to, by agent id. */
+  agentBinding: 'AGENTID',
   /** The assignment work feed, sorted by time. */
   change: 'CHANGE',
   /** The access index: one item per account whose permissions restrict reading, sorted by name. */
@@ -64,6 +66,10 @@ export const ACCESS_BUILT_KEY: Key = { pk: PK.access, sk: '#BUILT' };
 
 export function sessionKey(zoneId: string, agentId: string): Key {
   return { pk: PK.session, sk: `${zoneId}#${agentId}` };
+}
+
+export function agentBindingKey(agentId: string): Key {
+  return { pk: PK.agentBinding, sk: agentId };
 }
 
 /** 13 digits hold every ms timestamp until the year 2286, so string order is time order. */

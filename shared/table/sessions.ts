@@ -34,6 +34,10 @@ export interface Session {
   connectedAt: number;
   leaseExpiresAt: number;
   agentVersion: string;
+  /** The agent identity the stream's credential spoke for (absent on items written before identities). */
+  identity?: string;
+  /** Whether that identity may be sent accounts pinned to no zone; absent counts as false. */
+  unzoned?: boolean;
   /** Names of the static accounts the agent announced. */
   staticAccounts: string[];
   /** Highest reliable agent message processed on this stream; written with renewals, so it may lag. */

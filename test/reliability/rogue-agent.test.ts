@@ -14,9 +14,12 @@
  * - the rogue is sent nothing it is not entitled to: no operation, no account of another zone;
  * - the good agent keeps its stream and its accounts, and keeps receiving new ones.
  *
- * A token is a fleet credential: whoever holds one may say any agent id, zone and static accounts
- * (docs/reliability.md). So the rogue uses ids and a zone of its own; claiming another agent's id is
- * that agent reconnecting, and a static account named like a driver account overrides it by SPEC 2.4.
+ * The rogue holds a credential of its own identity (zone `rogue_zone`, agent ids `rogue-*`, static
+ * account names `rogue-static-*` and `rs-*`, no accounts pinned to no zone; docs/protocol.md, "Agent
+ * identities"), and its hellos also claim what that identity does not allow: another zone, the good
+ * agent's id or the parked agent's, a driver account's name as a static account. Those are refused
+ * (PERMISSION_DENIED) and change nothing; its writes for accounts it does not hold are refused or
+ * ignored like every other.
  *
  * Replay a failure with the seed printed: `ROGUE_SEED=<seed> ROGUE_RUNS=<runs> npx vitest run test/reliability/rogue-agent.test.ts`.
  */
@@ -27,7 +30,8 @@ import { agentProtocol } from '../../shared/protocol/loader.ts';
 import { PROTOCOL_VERSION, RELIABLE_AGENT_BODIES, type AgentBodyKind, type DriverMessage__Output } from '../../shared/protocol/messages.ts';
 import { operationsWorkerFactory } from '../../agent/operations/worker.ts';
 import { RawAgent } from '../raw-agent.ts';
-import { AGENT_TOKEN, WAIT, useAssignmentWorld, type TestAgent } from '../support/assignment.ts';
+import { AGENT_TOKEN, WAIT, identityTokens, useAssignmentWorld, type TestAgent } from '../support/assignment.ts';
+import type { AgentIdentity } from '../../shared/agents/identity.ts';
 import { hostileString } from '../support/hostile.ts';
 import { finished, run, submitOperation } from '../support/operations.ts';
 import { protoFieldType, protoFields, protoMessage } from '../support/proto-arbitrary.ts';
@@ -50,7 +54,10 @@ const ROGUE_ACCOUNT = 'rogue-1';
 const LIVE_ACCOUNTS = Array.from({ length: 4 }, (_, i) => `good-live-${i}`);
 /** Accounts that are not the rogue's. */
 const others = new Set(['good-1', 'parked', ...LIVE_ACCOUNTS]);
-const NOT_ROGUE_IDS = new Set(['good-agent', 'parked-agent']);
+const ROGUE_TOKEN = 'rogue-identity-token-0001';
+const GOOD_TOKEN = 'good-identity-token-0001';
+const ROGUE: AgentIdentity = { name: 'rogue', zones: [ROGUE_ZONE], unzoned: false, agentIds: ['rogue-*'], staticAccounts: ['rogue-static-*', 'rs-*'] };
+const GOOD: AgentIdentity = { name: 'good', zones: [GOOD_ZONE], unzoned: true, agentIds: ['good-agent'], staticAccounts: [] };
 
 type Envelope = { seq: 'next' | 'zero' | 'repeat' | 'skip' | number; ack: 'current' | 'zero' | 'ahead' | 'back' | number; extraBody: boolean };
 
@@ -80,12 +87,14 @@ function arbitraries(known: { operationIds: string[]; goodSessionId: string }) {
   const number = fc.oneof({ weight: 5, arbitrary: fc.nat({ max: 4 }) }, { weight: 1, arbitrary: fc.constantFrom(2 ** 32 - 1, Number.MAX_SAFE_INTEGER) });
   const positive = fc.integer({ min: 1, max: 4 });
   const rogueIds = fc.constantFrom('rogue-a', 'rogue-b');
-  const rogueId = fc.oneof({ weight: 5, arbitrary: rogueIds }, { weight: 1, arbitrary: hostileString }).filter((id) => !NOT_ROGUE_IDS.has(id));
-  const rogueZone = fc.oneof({ weight: 5, arbitrary: fc.constant(ROGUE_ZONE) }, { weight: 1, arbitrary: fc.constantFrom('', 'other_zone') }, { weight: 1, arbitrary: hostileString }).filter(
-    (z) => z !== GOOD_ZONE && z !== PARKED_ZONE,
-  );
+  // Claims its identity does not allow: the other agents' ids, their zones, driver accounts' names.
+  const claimedIds = fc.constantFrom('good-agent', 'parked-agent');
+  const claimedZones = fc.constantFrom(GOOD_ZONE, PARKED_ZONE);
+  const driverNames = fc.constantFrom('good-1', 'parked');
+  const rogueId = fc.oneof({ weight: 5, arbitrary: rogueIds }, { weight: 1, arbitrary: claimedIds }, { weight: 1, arbitrary: hostileString });
+  const rogueZone = fc.oneof({ weight: 5, arbitrary: fc.constant(ROGUE_ZONE) }, { weight: 1, arbitrary: claimedZones }, { weight: 1, arbitrary: fc.constantFrom('', 'other_zone') }, { weight: 1, arbitrary: hostileString });
   const staticNames = fc.constantFrom('rogue-static-1', 'rogue-static-2', 'rogue-static-3');
-  const staticName = fc.oneof(staticNames, hostileString.map((s) => `rs-${s}`));
+  const staticName = fc.oneof({ weight: 3, arbitrary: staticNames }, { weight: 1, arbitrary: driverNames }, { weight: 2, arbitrary: hostileString.map((s) => `rs-${s}`) });
   const operationIds = fc.constantFrom(...known.operationIds);
   const hints = {
     account: accountName,
@@ -108,9 +117,9 @@ function arbitraries(known: { operationIds: string[]; goodSessionId: string }) {
   const required: Partial<Record<AgentBodyKind, fc.Arbitrary<Record<string, unknown>>>> = {
     hello: fc.record({
       protocolVersion: fc.constant(PROTOCOL_VERSION),
-      agentId: rogueIds,
-      zone: fc.constant(ROGUE_ZONE),
-      staticAccounts: fc.uniqueArray(fc.record({ name: staticNames }), { maxLength: 2, selector: (a) => a.name }),
+      agentId: fc.oneof({ weight: 8, arbitrary: rogueIds }, { weight: 1, arbitrary: claimedIds }),
+      zone: fc.oneof({ weight: 8, arbitrary: fc.constant(ROGUE_ZONE) }, { weight: 1, arbitrary: claimedZones }),
+      staticAccounts: fc.uniqueArray(fc.record({ name: fc.oneof({ weight: 8, arbitrary: staticNames }, { weight: 1, arbitrary: driverNames }) }), { maxLength: 2, selector: (a) => a.name }),
       heldAccounts: fc.uniqueArray(fc.record({ name: names, generation: positive, caching: fc.boolean(), cachingEpoch: number }), { maxLength: 3, selector: (a) => a.name }),
     }),
     assignmentResult: fc.record({ account: names, generation: positive, message: fc.constantFrom('connected', 'GET /version: 401 Unauthorized') }),
@@ -159,7 +168,7 @@ function arbitraries(known: { operationIds: string[]; goodSessionId: string }) {
 
 /** Plays one run on a fresh stream and reports how it ended. */
 async function play(port: number, runSteps: RogueRun): Promise<Outcome> {
-  const rogue = RawAgent.bytes({ port, token: AGENT_TOKEN });
+  const rogue = RawAgent.bytes({ port, token: ROGUE_TOKEN });
   let status: StatusObject | undefined;
   void rogue.status.then((s) => (status = s));
   const received: DriverMessage__Output[] = [];
@@ -260,6 +269,8 @@ function guarded(snapshot: TableSnapshot): Map<string, unknown> {
     } else if (pk === 'CHANGE') {
       // `<13-digit ms>#<name>#<10-digit generation>`
       if (!others.has(sk.slice(14, -11))) continue;
+    } else if (pk === 'AGENTID') {
+      if (sk !== 'good-agent' && sk !== 'parked-agent') continue; // the rogue's own ids are bound to its identity
     } else if (pk.startsWith('SOURCE#agent:')) {
       if (pk !== 'SOURCE#agent:good-agent') continue;
     } else if (pk === 'SOURCELOCK') {
@@ -290,6 +301,7 @@ function guardedDiff(before: Map<string, unknown>, after: Map<string, unknown>):
 /** Statuses the driver may end a rogue stream with. */
 const CHOSEN = new Set<number>([
   grpcStatus.INVALID_ARGUMENT,
+  grpcStatus.PERMISSION_DENIED,
   grpcStatus.NOT_FOUND,
   grpcStatus.RESOURCE_EXHAUSTED,
   grpcStatus.FAILED_PRECONDITION,
@@ -297,15 +309,16 @@ const CHOSEN = new Set<number>([
   grpcStatus.DEADLINE_EXCEEDED,
 ]);
 
-describe('a rogue agent with a valid token', () => {
+describe('a rogue agent with a valid credential of its own identity', () => {
   it('is refused or ignored, writes nothing it is not entitled to, and leaves the good agent alone', { timeout: 600_000 }, async () => {
     console.info(`rogue agent seed: ${SEED}, ${RUNS} runs (replay: ROGUE_SEED=${SEED} ROGUE_RUNS=${RUNS})`);
     await world.fresh([{ name: 'good-1' }, { name: 'parked' }, { name: ROGUE_ACCOUNT }, ...LIVE_ACCOUNTS.map((name) => ({ name }))]);
-    const driver = await world.driver({ grpc: { maxMessageBytes: MAX_MESSAGE_BYTES } });
+    // The parked agent uses the fleet token (`AGENT_TOKEN`: any id, zone and static account).
+    const driver = await world.driver({ grpc: { maxMessageBytes: MAX_MESSAGE_BYTES }, authenticate: identityTokens({ [ROGUE_TOKEN]: ROGUE, [GOOD_TOKEN]: GOOD }) });
     // The good agent holds its accounts and runs operations but keeps no resource cache: its own cache
     // writes would come at any time, and the table is compared before and after each rogue run. It stays
     // the caching agent of its accounts, so cache data the rogue sends for them is still refused.
-    const good = await world.agent('good-agent', { target: `127.0.0.1:${driver.port}`, deployment: 'good', namespace: 'zone', workers: [operationsWorkerFactory] });
+    const good = await world.agent('good-agent', { target: `127.0.0.1:${driver.port}`, deployment: 'good', namespace: 'zone', token: GOOD_TOKEN, workers: [operationsWorkerFactory] });
     await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
     await world.activate('good-1', GOOD_ZONE);
     await vi.waitFor(async () => expect((await world.account('good-1')).agents).toEqual([{ agentId: 'good-agent', caching: true }]), WAIT);
@@ -331,7 +344,7 @@ describe('a rogue agent with a valid token', () => {
     }
     parked.close();
     // `rogue-1` is of the rogue's zone: activated while a first agent of that zone was there.
-    const first = RawAgent.messages({ port: driver.port, token: AGENT_TOKEN });
+    const first = RawAgent.messages({ port: driver.port, token: ROGUE_TOKEN });
     first.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId: 'rogue-first', zone: ROGUE_ZONE, agentVersion: '0' } });
     expect((await first.next()).body).toBe('welcome');
     await world.activate(ROGUE_ACCOUNT, ROGUE_ZONE);
@@ -343,6 +356,7 @@ describe('a rogue agent with a valid token', () => {
       expect(Object.keys((await world.record(ROGUE_ACCOUNT))?.agents ?? {})).toEqual([]);
       const sessions = (await tableSnapshot(world.table)).items;
       expect([...sessions.keys()].filter((k) => k.startsWith('SESSION|'))).toEqual([`SESSION|${GOOD_ZONE}#good-agent`]);
+      expect([...sessions.keys()].filter((k) => k.startsWith('AGENTID|'))).toEqual(['AGENTID|good-agent']);
     }, WAIT);
 
     const goodSession = driver.sessions().find((s) => s.agentId === 'good-agent');

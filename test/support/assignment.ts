@@ -19,6 +19,7 @@ import { driverConnectionComponent } from '../../agent/connection/component.ts';
 import { driverLink } from '../../agent/connection/link.ts';
 import { parseConfig } from '../../agent/config/load.ts';
 import type { AccountHolder } from '../../agent/accounts/holder.ts';
+import { FLEET_IDENTITY, type AgentAuthenticator } from '../../driver/auth.ts';
 import { parseDriverGrpcConfig } from '../../driver/config.ts';
 import type { DriverModuleFactory } from '../../driver/handlers.ts';
 import { DRIVER_MODULES } from '../../driver/modules.ts';
@@ -27,7 +28,10 @@ import { createApp } from '../../functions/app.ts';
 import type { ApiEnv } from '../../functions/auth/caller.ts';
 import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { AccountSettings } from '../../shared/accounts/schema.ts';
+import type { AgentIdentity } from '../../shared/agents/identity.ts';
 import { systemClock } from '../../shared/clock.ts';
+import { VendorError } from '../../shared/errors.ts';
+import { AUTHORIZATION_HEADER, bearerToken } from '../../shared/protocol/wire.ts';
 import { OperationEvents } from '../../shared/operations/events.ts';
 import { getAccount } from '../../shared/table/accounts.ts';
 import type { TableRef } from '../../shared/table/client.ts';
@@ -60,6 +64,8 @@ export interface TestAgentOptions {
   reconnectTimeoutMs?: number;
   /** `kubernetes.assignedAccounts`; by default the world's folder, where `kubeconfig()` writes. */
   assignedAccounts?: Record<string, unknown>;
+  /** The agent's token (`AGENT_TOKEN`, the fleet's, by default). */
+  token?: string;
 }
 
 export interface TestAgent {
@@ -136,6 +142,8 @@ export class AssignmentWorld {
       /** Modules besides `base` (every production module by default). */
       modules?: readonly DriverModuleFactory[];
       base?: readonly DriverModuleFactory[];
+      /** Who each stream's credential speaks for (`identityTokens()`); the fleet token's by default. */
+      authenticate?: AgentAuthenticator;
     } = {},
   ): Promise<Driver> {
     const driver = await startDriver({
@@ -151,6 +159,7 @@ export class AssignmentWorld {
       modules: [...(options.base ?? DRIVER_MODULES), ...(options.modules ?? [])],
       operationEvents: this.operationEvents,
       ...(options.replicaId === undefined ? {} : { replicaId: options.replicaId }),
+      ...(options.authenticate === undefined ? {} : { authenticate: options.authenticate }),
     });
     this.#cleanups.push(() => driver.close(100));
     return driver;
@@ -160,7 +169,7 @@ export class AssignmentWorld {
     const path = join(this.dir, `${id}.yml`);
     const logFile = join(this.dir, `${id}.log`);
     const raw = {
-      driver: { grpc: options.target, insecure: true, auth: { token: AGENT_TOKEN } },
+      driver: { grpc: options.target, insecure: true, auth: { token: options.token ?? AGENT_TOKEN } },
       kubernetes: {
         reconnectTimeoutMs: options.reconnectTimeoutMs ?? 50,
         retries: { enabled: false },
@@ -225,6 +234,21 @@ export class AssignmentWorld {
   record(name: string): Promise<AccountRecord | undefined> {
     return getAccount(this.table, name, { consistent: true });
   }
+}
+
+/**
+ * An authenticator for tests: each bearer token in `identities` speaks for its identity, and
+ * `AGENT_TOKEN` for the whole fleet (`FLEET_IDENTITY`), as a credential store would answer.
+ */
+export function identityTokens(identities: Record<string, AgentIdentity>): AgentAuthenticator {
+  const byToken = new Map<string, AgentIdentity>([[AGENT_TOKEN, FLEET_IDENTITY], ...Object.entries(identities)]);
+  return async (call) => {
+    const header = call.metadata.get(AUTHORIZATION_HEADER)[0];
+    const token = typeof header === 'string' ? bearerToken(header) : undefined;
+    const identity = token === undefined ? undefined : byToken.get(token);
+    if (identity === undefined) throw new VendorError('unauthenticated', 'bearer token not accepted');
+    return identity;
+  };
 }
 
 /** How long the suites wait for the flow to settle, and how often they look. */
