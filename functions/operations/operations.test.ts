@@ -24,7 +24,7 @@ interface Reply {
   json: Record<string, unknown>;
 }
 
-async function fixture(options: { maxBodyBytes?: number; auth?: ApiAuth } = {}) {
+async function fixture(options: { maxOperationBodyBytes?: number; auth?: ApiAuth } = {}) {
   const table = await tables.fresh();
   const clock = new ManualClock(1_700_000_000_000);
   const events = new OperationEvents();
@@ -220,7 +220,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
   });
 
   it('answers oversize bodies and requests too large to store with 413', async () => {
-    const small = await fixture({ maxBodyBytes: 2048 });
+    const small = await fixture({ maxOperationBodyBytes: 2048 });
     const big = await small.post('prod', { action: 'deploy', manifests: [{ ...deployment('web'), data: 'x'.repeat(4096) }] });
     expect(big.status).toBe(413);
     const f = await fixture();

@@ -6,6 +6,7 @@
  */
 import { parseAllDocuments } from 'yaml';
 import type { Issue } from '../errors.ts';
+import { MAX_JSON_DEPTH, valueTooDeep } from '../json-depth.ts';
 import { apiVersionPattern, kindPattern, namespacePattern, objectNameProblem } from './names.ts';
 
 export interface KubeManifest {
@@ -37,6 +38,11 @@ function fromYaml(text: string, path: string, issues: Issue[]): Located[] {
   const list = Array.isArray(docs) ? docs : [docs];
   list.forEach((doc, i) => {
     const at = `${path}[${i}]`;
+    // The parser recurses, and says so when a document nests deeper than its stack: that is a document nested too deeply.
+    if (doc.errors.some((e) => e.message.startsWith('Maximum call stack size exceeded'))) {
+      issues.push({ path: at, message: `YAML document ${i + 1} is nested too deeply: at most ${MAX_JSON_DEPTH} levels` });
+      return;
+    }
     if (doc.errors.length > 0) {
       for (const e of doc.errors) {
         const line = e.linePos?.[0]?.line;
@@ -47,6 +53,11 @@ function fromYaml(text: string, path: string, issues: Issue[]): Located[] {
     const value: unknown = doc.toJS({ maxAliasCount: 100 });
     // Empty documents (a leading or trailing `---`) hold nothing to apply.
     if (value === null || value === undefined) return;
+    // The same bound as a JSON body's, before the request hash and the stored copy recurse into it.
+    if (valueTooDeep(value)) {
+      issues.push({ path: at, message: `YAML document ${i + 1} is nested too deeply: at most ${MAX_JSON_DEPTH} levels` });
+      return;
+    }
     out.push({ value, path: at });
   });
   return out;
