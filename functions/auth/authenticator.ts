@@ -8,10 +8,16 @@ import type { Caller } from './caller.ts';
 import { oidcVerifier } from './oidc-verifier.ts';
 import { rolesFromClaim } from './roles.ts';
 import { checkAuthConfig } from './settings.ts';
+import { isLoopback } from '../../shared/loopback.ts';
+
+/** Where a request came from, when the server knows it (the Node server does; `app.request` in tests does not). */
+export interface RequestOrigin {
+  remoteAddress?: string | undefined;
+}
 
 /** Turns a request's `Authorization` header into a caller, or throws `unauthenticated` (401). */
 export interface ApiAuth {
-  authenticate(authorization: string | undefined): Promise<Caller>;
+  authenticate(authorization: string | undefined, origin?: RequestOrigin): Promise<Caller>;
 }
 
 export interface ApiAuthOptions {
@@ -53,9 +59,10 @@ export function createApiAuth(config: ApiAuthConfig, options: ApiAuthOptions): A
   const verify = config.oidc === undefined ? undefined : oidcVerifier(config.oidc, { clock, logger, ...(options.fetch === undefined ? {} : { fetch: options.fetch }) });
   const managerRoles = config.accountManagerRoles;
   const rolesClaim = config.oidc?.rolesClaim ?? 'groups';
+  const adminTokenAnywhere = config.adminTokenOffLoopback === true;
 
   return {
-    async authenticate(authorization) {
+    async authenticate(authorization, origin) {
       if (authorization === undefined) throw unauthenticated();
       const match = authorization.length <= MAX_TOKEN_LENGTH ? BEARER.exec(authorization) : null;
       if (match === null) {
@@ -63,7 +70,15 @@ export function createApiAuth(config: ApiAuthConfig, options: ApiAuthOptions): A
         throw unauthenticated();
       }
       const token = match[1] as string;
-      if (isAdminToken?.(token)) return { via: 'admin-token', subject: 'admin-token', roles: new Set(), manager: true };
+      if (isAdminToken?.(token)) {
+        // A token that may do everything is for this machine: from elsewhere it is refused as any bad credential.
+        const from = origin?.remoteAddress;
+        if (!adminTokenAnywhere && from !== undefined && !isLoopback(from)) {
+          logger.warn({ reason: 'the admin token from an address other than loopback (api.auth.adminTokenOffLoopback is not set)', remoteAddress: from }, 'API caller refused');
+          throw unauthenticated();
+        }
+        return { via: 'admin-token', subject: 'admin-token', roles: new Set(), manager: true };
+      }
       if (verify === undefined) {
         logger.info({ reason: 'not the admin token, and no OIDC issuer is configured' }, 'API caller refused');
         throw unauthenticated();
