@@ -19,6 +19,7 @@ import { VendorError } from '../shared/errors.ts';
 import { isLoopback } from '../shared/loopback.ts';
 import type { DriverConfig } from '../shared/driver-config/schema.ts';
 import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
+import { privateDataFolder } from './data-folder.ts';
 import { ensureRankIndex, rankTotal } from '../shared/table/rank.ts';
 import { syncDefinitionSources } from '../shared/table/sources.ts';
 import { LOCAL_ACCOUNT, LOCAL_ZONE, localAccountSource, localKubeconfig, localToken, startLocalAgent, type LocalAgent } from './local-agent.ts';
@@ -87,7 +88,8 @@ function warnIgnoredPermissions(config: DriverConfig, logger: Logger): void {
 }
 
 /**
- * The local control plane: the embedded table on disk under `VENDOR_DATA_DIR` (default `./.data`),
+ * The local control plane: the embedded table on disk under `VENDOR_DATA_DIR` (default `./.data`, this
+ * user's alone: scripts/data-folder.ts),
  * the driver-defined accounts of the driver config file synced into it, the API on `PORT` (default
  * 8080) at `VENDOR_API_HOST` (default 127.0.0.1), authenticated as `api.auth` says, and the driver's
  * gRPC endpoint on `GRPC_PORT` (default 9091) at `VENDOR_GRPC_HOST` (default 127.0.0.1) against the
@@ -110,6 +112,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const auth = apiAuthOf(file, driverConfig, host, options, clock);
   warnIgnoredPermissions(file, logger);
 
+  privateDataFolder(dataDir);
   const table = await startEmbeddedTable({ path: join(dataDir, 'table') });
   const stops: (() => Promise<void>)[] = [() => table.close()];
   const closeAll = async () => {

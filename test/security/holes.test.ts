@@ -3,9 +3,10 @@
  * process or a real socket: the admin token used from another machine, the data folder read by
  * another user, the embedded table reached by another local process.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../functions/app.ts';
 import { createApiAuth } from '../../functions/auth/authenticator.ts';
@@ -14,6 +15,8 @@ import { EXAMPLE_ADMIN_TOKEN } from '../../scripts/control-plane.ts';
 import { captureLogger } from '../capture-log.ts';
 import { PLANE_TOKEN, runPlaneToExit, startPlane, stopAll, stopPlane } from '../support/control-plane-process.ts';
 import { TestTables } from '../support/table.ts';
+import { listeningTcpPorts, unixSocketsOf } from '../support/sockets.ts';
+import { createDocumentClient } from '../../shared/table/client.ts';
 
 afterEach(stopAll);
 
@@ -80,5 +83,83 @@ describe('the admin token off loopback', () => {
     } finally {
       await allowed.server.close();
     }
+  });
+});
+
+/** Every path under `dir` (itself included) with its permission bits. */
+function modes(dir: string): Map<string, number> {
+  const out = new Map<string, number>();
+  const pending = [dir];
+  for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
+    const stat = lstatSync(path);
+    out.set(path, stat.mode & 0o777);
+    if (stat.isDirectory()) for (const entry of readdirSync(path)) pending.push(join(path, entry));
+  }
+  return out;
+}
+
+/** Paths of `dir` whose mode lets anyone but this user in: what another local user could read. */
+function openToOthers(dir: string): string[] {
+  return [...modes(dir)].filter(([, mode]) => (mode & 0o077) !== 0).map(([path, mode]) => `${path} ${mode.toString(8)}`);
+}
+
+describe('the data folder', () => {
+  it('is made 0700 with its files 0600, and an existing folder left open by an earlier start is closed', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'holes-'));
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `api:\n  auth:\n    adminToken: ${PLANE_TOKEN}\nkubernetes:\n  accounts:\n    - name: prod\n`);
+    const data = join(cwd, '.data');
+    const first = await startPlane(cwd);
+    expect((await fetch(`${first.url}/vendor/accounts`, { headers: bearer(PLANE_TOKEN) })).status).toBe(200);
+    expect(await stopPlane(first.child)).toBe(0);
+    expect(openToOthers(data)).toEqual([]);
+    expect(statSync(data).mode & 0o777).toBe(0o700);
+    expect(statSync(join(data, 'agent-token')).mode & 0o777).toBe(0o600);
+    expect([...modes(join(data, 'table')).keys()].length).toBeGreaterThan(3);
+    // As an earlier version (or a umask of 022) left it: everything readable by every user.
+    for (const [path] of modes(data)) chmodSync(path, statSync(path).isDirectory() ? 0o755 : 0o644);
+    // A folder of the user's own in the data folder is not the control plane's to change.
+    mkdirSync(join(data, 'mine'), { mode: 0o755 });
+    chmodSync(join(data, 'mine'), 0o755);
+    const second = await startPlane(cwd);
+    // What the table writes while it runs is this user's alone too.
+    expect((await fetch(`${second.url}/vendor/accounts`, { method: 'POST', headers: bearer(PLANE_TOKEN), body: JSON.stringify([{ name: 'prod', zoneId: 'agents_ns' }]) })).status).toBe(200);
+    expect(openToOthers(data)).toEqual([`${join(data, 'mine')} 755`]);
+    expect(await stopPlane(second.child)).toBe(0);
+    expect(openToOthers(data)).toEqual([`${join(data, 'mine')} 755`]);
+  });
+});
+
+describe('the embedded table', () => {
+  it('answers no other local process, whatever credentials it sends: it is on a socket only this user may reach', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'holes-'));
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `api:\n  auth:\n    adminToken: ${PLANE_TOKEN}\nkubernetes:\n  accounts:\n    - name: prod\n`);
+    const plane = await startPlane(cwd);
+    const pid = plane.child.pid as number;
+    // Every TCP port the control plane listens on, found as any local process finds them.
+    const ports = listeningTcpPorts(pid);
+    expect(ports).toContain(Number(new URL(plane.url).port));
+    for (const port of ports) {
+      const intruder = createDocumentClient({
+        endpoint: `http://127.0.0.1:${port}`,
+        region: 'local',
+        credentials: { accessKeyId: 'anyone', secretAccessKey: 'anything' },
+        maxAttempts: 1,
+        connectionTimeoutMs: 1_000,
+        requestTimeoutMs: 2_000,
+      });
+      try {
+        await expect(intruder.send(new ListTablesCommand({})), `port ${port}`).rejects.toBeDefined();
+      } finally {
+        intruder.destroy();
+      }
+    }
+    // The table is on a unix socket, in a folder no other user may enter.
+    const sockets = unixSocketsOf(pid).filter((p) => p.endsWith('table.sock'));
+    expect(sockets).toHaveLength(1);
+    const folder = statSync(dirname(sockets[0]!));
+    expect([folder.mode & 0o777, folder.uid]).toEqual([0o700, process.getuid?.()]);
+    // And the control plane itself works through it.
+    expect((await fetch(`${plane.url}/vendor/accounts`, { headers: bearer(PLANE_TOKEN) })).status).toBe(200);
+    expect(await stopPlane(plane.child)).toBe(0);
   });
 });
