@@ -66,21 +66,24 @@ describe('JSON nesting depth', () => {
     expect((await send('POST', '/vendor/accounts/static/operations', over, { 'idempotency-key': 'over' })).status).toBe(400);
   });
 
-  it('refuses YAML manifests nested too deeply, whether the parser copes with them or not', async () => {
+  it('refuses YAML manifests nested too deeply, before parsing them when the nesting is on one line', async () => {
     const before = await tableSnapshot(table);
-    const yamls = [
-      // Deep enough to overflow the YAML parser's own stack.
-      `${'- '.repeat(5_000)}a`,
-      `${'{a: '.repeat(5_000)}1${'}'.repeat(5_000)}`,
-      // Parsed fine, but deeper than a JSON body may be.
-      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\n  namespace: shop\ndata: ${'['.repeat(200)}${']'.repeat(200)}\n`,
-    ];
-    for (const [i, manifests] of yamls.entries()) {
+    // Each of these once cost the parser seconds of CPU, or overflowed its stack.
+    const oneLine = [`${'- '.repeat(500_000)}a`, `${'{a: '.repeat(200_000)}1${'}'.repeat(200_000)}`, '['.repeat(1_000_000 - 100), `data: ${'['.repeat(65)}${']'.repeat(65)}\n`];
+    for (const [i, manifests] of oneLine.entries()) {
       const res = await send('POST', '/vendor/accounts/static/operations', JSON.stringify({ action: 'deploy', manifests }), { 'idempotency-key': `yaml-${i}` });
       expect(res.status, manifests.slice(0, 40)).toBe(400);
-      expect(res.json.errors).toContainEqual({ path: 'manifests[0]', message: `YAML document 1 is nested too deeply: at most ${MAX_JSON_DEPTH} levels` });
+      expect(res.json.errors).toEqual([{ path: 'manifests', message: `YAML nested too deeply: at most ${MAX_JSON_DEPTH} levels` }]);
     }
+    // Nested by indentation, a line per level: parsed, then measured.
+    const indented = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\n  namespace: shop\ndata:\n${Array.from({ length: 70 }, (_, i) => `${' '.repeat(i + 1)}a:`).join('\n')} 1\n`;
+    const res = await send('POST', '/vendor/accounts/static/operations', JSON.stringify({ action: 'deploy', manifests: indented }), { 'idempotency-key': 'yaml-indented' });
+    expect(res.status).toBe(400);
+    expect(res.json.errors).toContainEqual({ path: 'manifests[0]', message: `YAML document 1 is nested too deeply: at most ${MAX_JSON_DEPTH} levels` });
     expect(await tableSnapshot(table)).toEqual(before);
+    // Brackets in quoted scalars, block scalars and comments are text, not nesting.
+    const text = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: brackets\n  namespace: shop\n# ${'['.repeat(100)}\ndata:\n  a: "${'['.repeat(100)}"\n  b: |\n    ${'{'.repeat(100)}\n  c: [1, {d: [2]}]\n`;
+    expect((await send('POST', '/vendor/accounts/static/operations', JSON.stringify({ action: 'deploy', manifests: text }), { 'idempotency-key': 'yaml-text' })).status).toBe(202);
   });
 });
 
