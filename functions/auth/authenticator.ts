@@ -4,11 +4,11 @@ import { systemClock, type Clock } from '../../shared/clock.ts';
 import type { ApiAuthConfig } from '../../shared/driver-config/api.ts';
 import { VendorError, isVendorError } from '../../shared/errors.ts';
 import { silentLogger, type Logger } from '../../shared/log.ts';
+import { isLoopback } from '../../shared/loopback.ts';
 import type { Caller } from './caller.ts';
 import { oidcVerifier } from './oidc-verifier.ts';
 import { rolesFromClaim } from './roles.ts';
 import { checkAuthConfig } from './settings.ts';
-import { isLoopback } from '../../shared/loopback.ts';
 
 /** Where a request came from, when the server knows it (the Node server does; `app.request` in tests does not). */
 export interface RequestOrigin {
