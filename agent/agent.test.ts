@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -127,13 +127,44 @@ describe('the agent process', () => {
     // port 0 again is no change; enabling prometheus and pprof is.
     await agent.reloader.reload('request');
     expect(urls().map(([msg]) => msg)).toEqual(['health server listening', 'metrics server listening', 'profiling server listening']);
-    // The profiling endpoint binds server.host too, so it moves with it.
+    // The profiling endpoint is on loopback whatever server.host says, so it stays where it is.
     rewrite({ server: { host: 'localhost', port: 0 }, prometheus: { enabled: true, port: 0 }, pprof: { enabled: true, port: 0 } });
     await agent.reloader.reload('request');
-    expect(urls().map(([msg]) => msg).slice(3)).toEqual(['health server listening', 'profiling server listening']);
+    expect(urls().map(([msg]) => msg).slice(3)).toEqual(['health server listening']);
     const health = urls()[3]![1];
     expect((await get(`${health}/livez`)).status).toBe(200);
     await expect(get(`${first}/livez`)).rejects.toThrow();
+  });
+});
+
+describe('the local endpoints from another host', () => {
+  /** An address of this machine that is not loopback: connecting to it is connecting as another host would. */
+  function outsideAddress(): string {
+    const found = Object.values(networkInterfaces()).flat().find((i) => i !== undefined && !i.internal && i.family === 'IPv4');
+    if (found === undefined) throw new Error('this test needs a network interface other than loopback');
+    return found.address;
+  }
+  const portOf = (url: string) => new URL(url).port;
+
+  it('serves heap snapshots on loopback only, even with server.host 0.0.0.0; metrics bind prometheus.host', async () => {
+    const { start, logs } = setup({ server: { host: '0.0.0.0', port: 0 }, pprof: { enabled: true, port: 0 }, prometheus: { enabled: true, host: '127.0.0.1', port: 0 } });
+    await start();
+    const urlOf = (msg: string) => logs().find((l) => l['msg'] === msg)?.['url'] as string;
+    const pprof = urlOf('profiling server listening');
+    const metrics = urlOf('metrics server listening');
+    expect((await get(`http://127.0.0.1:${portOf(pprof)}/debug/pprof/`)).status).toBe(200);
+    await expect(get(`http://${outsideAddress()}:${portOf(pprof)}/debug/pprof/`)).rejects.toThrow(/ECONNREFUSED/);
+    expect((await get(`http://127.0.0.1:${portOf(metrics)}/metrics`)).status).toBe(200);
+    await expect(get(`http://${outsideAddress()}:${portOf(metrics)}/metrics`)).rejects.toThrow(/ECONNREFUSED/);
+    // The health server still takes server.host.
+    expect((await get(`http://${outsideAddress()}:${portOf(urlOf('health server listening'))}/livez`)).status).toBe(200);
+  });
+
+  it('metrics are on every interface by default, for Prometheus to scrape the pod address', async () => {
+    const { start, logs } = setup({ server: { host: '127.0.0.1', port: 0 }, prometheus: { enabled: true, port: 0 } });
+    await start();
+    const metrics = logs().find((l) => l['msg'] === 'metrics server listening')?.['url'] as string;
+    expect((await get(`http://${outsideAddress()}:${portOf(metrics)}/metrics`)).status).toBe(200);
   });
 });
 

@@ -413,7 +413,8 @@ async function sample(pid: number, windowMs: number): Promise<{ rss_mib: number;
 
 /** One driver process holding `streams` idle agent streams with heartbeats, against itself with none. */
 export async function benchIdleStreams(streams: number, windowMs: number, emit: (l: Line) => void): Promise<void> {
-  const table = await startEmbeddedTable();
+  // A driver process of its own shares it: over loopback TCP.
+  const table = await startEmbeddedTable({ tcp: true });
   const dir = mkdtempSync(join(tmpdir(), 'bench-streams-'));
   const configPath = join(dir, 'vendor-driver.yml');
   writeFileSync(configPath, stringify({ grpc: { host: '127.0.0.1', maxMessageBytes: 4 * 1024 * 1024 }, auth: { tokens: [TOKEN] } }));

@@ -91,7 +91,8 @@ export async function startBenchTable(placement: TablePlacement): Promise<BenchT
   };
   const closeClients = () => clients.forEach((c) => c.client.destroy());
   if (placement === 'inline') {
-    const table = await startEmbeddedTable();
+    // Driver processes of their own share it: over loopback TCP.
+    const table = await startEmbeddedTable({ tcp: true });
     return {
       tableName: table.tableName,
       endpoint: table.endpoint,

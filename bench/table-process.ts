@@ -7,7 +7,8 @@
  */
 import { startEmbeddedTable } from '../shared/table/embedded.ts';
 
-const table = await startEmbeddedTable();
+// Other processes reach it: over loopback TCP.
+const table = await startEmbeddedTable({ tcp: true });
 process.stdout.write(`${JSON.stringify({ endpoint: table.endpoint, tableName: table.tableName })}\n`);
 const stop = (): void => void table.close().then(() => process.exit(0));
 process.on('SIGTERM', stop);

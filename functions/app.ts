@@ -26,8 +26,10 @@ export interface AppDeps {
   auth: ApiAuth;
   clock?: Clock;
   logger?: Logger;
-  /** Largest accepted request body; larger ones get 413. */
+  /** Largest accepted body of the account routes (POST, PATCH); larger ones get 413. */
   maxBodyBytes?: number;
+  /** Largest accepted body of an operation request; larger ones get 413. */
+  maxOperationBodyBytes?: number;
   /** Operation news shared with a driver in the same process (`npm start`). */
   operationEvents?: OperationEvents;
   /** Browser origins allowed to call the API (CORS); none, so CORS is off, when absent. */
@@ -37,6 +39,9 @@ export interface AppDeps {
 /** Room for a full batch (1,000 records) of the largest valid records (about 4.7 KB each), under the 6 MB a Lambda request may carry. */
 export const DEFAULT_MAX_BODY_BYTES = 5 * 1024 * 1024;
 
+/** An operation request's body (docs/operations.md, "Limits"): its stored, compressed form must fit in 350 KB anyway. */
+export const DEFAULT_MAX_OPERATION_BODY_BYTES = 1024 * 1024;
+
 /** Paths served without authentication: health checks and the API description. */
 export const OPEN_PATHS = ['/healthz', '/openapi.json'] as const;
 
@@ -44,15 +49,17 @@ export const OPEN_PATHS = ['/healthz', '/openapi.json'] as const;
 export function createApp(deps: AppDeps): Hono<ApiEnv> {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? silentLogger();
-  const maxBodyBytes = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const app = new Hono<ApiEnv>();
 
   // Only on methods that carry a body: touching the body of a GET makes the Node adapter build a full
   // Request with a stream, which costs more than the whole table read.
-  const limit = bodyLimit({
-    maxSize: maxBodyBytes,
-    onError: (c) => problemResponse(c, new VendorError('payload_too_large', `the request body is larger than ${maxBodyBytes} bytes`)),
-  });
+  const limitOf = (maxSize: number) =>
+    bodyLimit({
+      maxSize,
+      onError: (c) => problemResponse(c, new VendorError('payload_too_large', `the request body is larger than ${maxSize} bytes`)),
+    });
+  const limit = limitOf(deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  const operationLimit = limitOf(deps.maxOperationBodyBytes ?? DEFAULT_MAX_OPERATION_BODY_BYTES);
 
   app.onError((err, c) => {
     const vendorError = toVendorError(err);
@@ -71,7 +78,7 @@ export function createApp(deps: AppDeps): Hono<ApiEnv> {
   app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock, permissionsLog }, limit));
   app.route('/vendor/accounts', resourceRoutes({ table: deps.table, clock, permissionsLog }));
   app.route('/vendor/agent-identities', agentIdentityRoutes({ table: deps.table, clock, logger }, limit));
-  app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents, permissionsLog }, limit));
+  app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents, permissionsLog }, operationLimit));
   app.get('/openapi.json', (c) => c.json(openApiDocument()));
   // Healthy means the table answers: one small read of the rank directory.
   app.get('/healthz', async (c) => {

@@ -85,8 +85,8 @@ beforeAll(async () => {
   const auth = createApiAuth({ oidc: oidcConfig(issuer), adminToken: TEST_ADMIN_TOKEN, accountManagerRoles: ['vendor-admins'] }, { production: false, clock, logger: capture.log });
   app = createApp({ table, clock, auth, logger: capture.log });
 
-  // Valid for longer than any run: the clock moves a second per batch.
-  const jwt = (claims: Record<string, unknown>, options: Parameters<TestIssuer['token']>[1] = {}) => issuer.token({ sub: 'someone', ...claims }, { kid, ttl: 30 * 86_400, ...options });
+  // Valid for longer than any run (the clock moves a second per batch), and no longer than tokens may live.
+  const jwt = (claims: Record<string, unknown>, options: Parameters<TestIssuer['token']>[1] = {}) => issuer.token({ sub: 'someone', ...claims }, { kid, ttl: 86_400, ...options });
   const manager = await jwt({ groups: ['vendor-admins'] });
   const tampered = `${manager.slice(0, manager.lastIndexOf('.') + 1)}${'A'.repeat(86)}`;
   tokens = [

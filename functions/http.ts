@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { VendorError, type Issue } from '../shared/errors.ts';
+import { MAX_JSON_DEPTH, jsonTextTooDeep } from '../shared/json-depth.ts';
 import { PROBLEM_CONTENT_TYPE, challengeFor, retryAfterSeconds, toProblem } from './problem.ts';
 
 /** Answers with RFC 9457 problem details for the error (and the bearer challenge of a 401, the `Retry-After` of a 503). */
@@ -14,13 +15,20 @@ export function problemResponse(c: Context, err: VendorError): Response {
   });
 }
 
-/** The request body as JSON; an empty or malformed body is `invalid_input`, never a crash. */
+/**
+ * The request body as JSON; an empty, malformed or too deeply nested body is `invalid_input`, never a
+ * crash. The depth is checked on the text, before anything recursive sees the value (docs/api.md).
+ */
 export async function jsonBody(c: Context, expected = 'a JSON array of account records'): Promise<unknown> {
   const text = await c.req.text();
   if (text.trim() === '') {
     throw new VendorError('invalid_input', `the request body is empty; expected ${expected}`, {
       issues: [{ path: '', message: 'empty body' }],
     });
+  }
+  if (jsonTextTooDeep(text)) {
+    const message = `nested too deeply: at most ${MAX_JSON_DEPTH} levels of arrays and objects`;
+    throw new VendorError('invalid_input', `the request body is ${message}`, { issues: [{ path: '', message }] });
   }
   try {
     return JSON.parse(text) as unknown;

@@ -6,7 +6,7 @@ import { TestIssuer } from '../test/support/oidc.ts';
 let table: EmbeddedTable;
 let issuer: TestIssuer;
 beforeAll(async () => {
-  table = await startEmbeddedTable();
+  table = await startEmbeddedTable({ tcp: true });
   issuer = await TestIssuer.start();
   await issuer.addKey('ES256');
   await syncSource(

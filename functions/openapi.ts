@@ -158,7 +158,7 @@ export function openApiDocument(): Record<string, unknown> {
             '400': problem('Missing Idempotency-Key, bad `wait`, invalid body or manifests, or objects the account may not touch (namespaces, onlyNamespacedResources, unlisted CRDs), each by path; nothing is stored.'),
             '404': problem('No account with that name.'),
             '409': problem('The Idempotency-Key was used for a different request, or the account is not served by agents.'),
-            '413': problem('Body too large, or the operation too large to store.'),
+            '413': problem('Body over 1 MiB, or the operation too large to store.'),
             ...authResponses,
             '403': problem('The account has permissions and the caller holds none of its WRITE roles (nor an account-manager role).'),
           },

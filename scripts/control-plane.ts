@@ -16,8 +16,10 @@ import type { Logger } from '../shared/log.ts';
 import { OperationEvents } from '../shared/operations/events.ts';
 import { ensureAccessIndex } from '../shared/table/access.ts';
 import { VendorError } from '../shared/errors.ts';
+import { isLoopback } from '../shared/loopback.ts';
 import type { DriverConfig } from '../shared/driver-config/schema.ts';
 import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
+import { privateDataFolder } from './data-folder.ts';
 import { ensureRankIndex, rankTotal } from '../shared/table/rank.ts';
 import { syncDefinitionSources } from '../shared/table/sources.ts';
 import { LOCAL_ACCOUNT, LOCAL_ZONE, localAccountSource, localIdentity, localKubeconfig, localToken, startLocalAgent, type LocalAgent } from './local-agent.ts';
@@ -44,19 +46,24 @@ export interface ControlPlane {
 /** The admin token of the committed `vendor-driver.example.yml`: known to everyone, so loopback only. */
 export const EXAMPLE_ADMIN_TOKEN = 'local-admin-token-for-npm-start-only-change-me';
 
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+/** Why the admin token may not be served on `host`; undefined when it may. */
+function adminTokenRefusal(adminToken: string | undefined, offLoopback: boolean, file: string, host: string): string | undefined {
+  if (adminToken === undefined || isLoopback(host)) return undefined;
+  if (adminToken === EXAMPLE_ADMIN_TOKEN) return `the admin token of the example config is known to everyone; set your own api.auth.adminToken in ${file} before serving on ${host}`;
+  if (offLoopback) return undefined;
+  return `the admin token may do everything and is for this machine only: serve on a loopback address, use OIDC, or set api.auth.adminTokenOffLoopback: true in ${file} to accept it on ${host}`;
+}
 
 /**
  * The API's authentication from `api.auth` of the driver config. Never off: a file with neither an
  * OIDC issuer nor an admin token is refused, as is the admin token in production mode
- * (`VENDOR_ENV=production`) and the example's well-known token on an address other than loopback.
+ * (`VENDOR_ENV=production`), any admin token on an address other than loopback unless
+ * `api.auth.adminTokenOffLoopback` allows it, and the example's well-known token there in any case.
  */
 function apiAuthOf(config: DriverConfig, file: string, host: string, options: ControlPlaneOptions, clock: Clock) {
-  const { adminToken, oidc } = config.api.auth;
-  if (adminToken === EXAMPLE_ADMIN_TOKEN && !LOOPBACK.test(host)) {
-    const message = `the admin token of the example config is known to everyone; set your own api.auth.adminToken in ${file} before serving on ${host}`;
-    throw new VendorError('invalid_input', message, { issues: [{ path: 'api.auth.adminToken', message }] });
-  }
+  const { adminToken, adminTokenOffLoopback, oidc } = config.api.auth;
+  const refusal = adminTokenRefusal(adminToken, adminTokenOffLoopback === true, file, host);
+  if (refusal !== undefined) throw new VendorError('invalid_input', refusal, { issues: [{ path: 'api.auth.adminToken', message: refusal }] });
   const production = isProductionMode(options.env, { lambda: false });
   const auth = createApiAuth(config.api.auth, { production, clock, logger: options.logger });
   const openAccounts = openAccountMode(config.api.auth, production);
@@ -68,8 +75,10 @@ function apiAuthOf(config: DriverConfig, file: string, host: string, options: Co
   );
   if (adminToken !== undefined) {
     options.logger.warn(
-      { driverConfig: file, example: adminToken === EXAMPLE_ADMIN_TOKEN },
-      'the API accepts the static admin token of api.auth.adminToken: for local use only (refused in production mode)',
+      { driverConfig: file, example: adminToken === EXAMPLE_ADMIN_TOKEN, offLoopback: adminTokenOffLoopback === true },
+      adminTokenOffLoopback === true
+        ? 'the API accepts the static admin token of api.auth.adminToken from any address (api.auth.adminTokenOffLoopback; refused in production mode)'
+        : 'the API accepts the static admin token of api.auth.adminToken from loopback only: for local use (refused in production mode)',
     );
   }
   if (oidc !== undefined) options.logger.info({ issuer: oidc.issuer, audience: oidc.audience, rolesClaim: oidc.rolesClaim }, 'API callers are authenticated by OIDC bearer tokens');
@@ -87,7 +96,8 @@ function warnIgnoredPermissions(config: DriverConfig, logger: Logger): void {
 }
 
 /**
- * The local control plane: the embedded table on disk under `VENDOR_DATA_DIR` (default `./.data`),
+ * The local control plane: the embedded table on disk under `VENDOR_DATA_DIR` (default `./.data`, this
+ * user's alone: scripts/data-folder.ts),
  * the driver-defined accounts of the driver config file synced into it, the API on `PORT` (default
  * 8080) at `VENDOR_API_HOST` (default 127.0.0.1), authenticated as `api.auth` says, and the driver's
  * gRPC endpoint on `GRPC_PORT` (default 9091) at `VENDOR_GRPC_HOST` (default 127.0.0.1) against the
@@ -110,6 +120,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   const auth = apiAuthOf(file, driverConfig, host, options, clock);
   warnIgnoredPermissions(file, logger);
 
+  privateDataFolder(dataDir);
   const table = await startEmbeddedTable({ path: join(dataDir, 'table') });
   const stops: (() => Promise<void>)[] = [() => table.close()];
   const closeAll = async () => {

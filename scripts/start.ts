@@ -3,6 +3,9 @@ import { createLogger } from '../shared/log.ts';
 import { startControlPlane } from './control-plane.ts';
 
 // `npm start`: the local control plane until SIGINT or SIGTERM.
+// Whatever it creates (the table's files as the store writes them, the agent's files) is this user's
+// alone, as the data folder is (scripts/data-folder.ts).
+process.umask(0o077);
 const logger = createLogger({ format: process.env.VENDOR_LOG_FORMAT === 'json' ? 'json' : 'text', base: { component: 'control-plane' } });
 
 try {

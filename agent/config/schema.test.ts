@@ -107,6 +107,7 @@ const CASES: KeyCase[] = [
   { key: 'pprof.port', default: 6060, set: { pprof: { port: 16060 } }, expected: 16060 },
   { key: 'prometheus.enabled', default: false, set: { prometheus: { enabled: true } }, expected: true },
   { key: 'prometheus.port', default: 8008, set: { prometheus: { port: 9090 } }, expected: 9090 },
+  { key: 'prometheus.host', default: '0.0.0.0', set: { prometheus: { host: '127.0.0.1' } }, expected: '127.0.0.1' },
   { key: 'server.host', default: 'localhost', set: { server: { host: '0.0.0.0' } }, expected: '0.0.0.0' },
   { key: 'server.port', default: 8082, set: { server: { port: 18082 } }, expected: 18082 },
   { key: 'server.ssl.enabled', default: false, set: ssl(), expected: true },

@@ -406,7 +406,7 @@ const logging = section(
 
 const pprof = section(
   {
-    enabled: flag(false, 'Serve the profiling endpoint (on server.host).'),
+    enabled: flag(false, 'Serve the profiling endpoint, on loopback only (its heap snapshots hold every secret of the agent).'),
     port: v.optional(port('Port of the profiling endpoint.'), 6060),
   },
   'Profiling endpoint.',
@@ -415,6 +415,7 @@ const pprof = section(
 const prometheus = section(
   {
     enabled: flag(false, 'Serve the metrics on /metrics and /prometheus_metrics.'),
+    host: v.optional(word('Host (interface) the metrics endpoint binds to; every interface by default, as Prometheus scrapes the pod address.', 'a host name or address'), '0.0.0.0'),
     port: v.optional(port('Port of the metrics endpoint.'), 8008),
   },
   'Prometheus metrics endpoint.',
@@ -472,7 +473,7 @@ const ssl = v.optional(
 
 const server = section(
   {
-    host: v.optional(word('Host (interface) the health server, and the profiling endpoint, bind to.', 'a host name or address'), 'localhost'),
+    host: v.optional(word('Host (interface) the health server binds to.', 'a host name or address'), 'localhost'),
     port: v.optional(port('Port of the health server.'), 8082),
     ssl,
   },

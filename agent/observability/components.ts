@@ -48,10 +48,10 @@ export const healthComponent: ComponentFactory = (ctx) =>
 
 export const metricsComponent: ComponentFactory = (ctx) =>
   serverComponent(ctx, 'metrics server', ['prometheus'], (c) => c.prometheus.enabled, (c) =>
-    startMetricsServer({ registry: ctx.metrics.registry, port: c.prometheus.port }),
+    startMetricsServer({ registry: ctx.metrics.registry, host: c.prometheus.host, port: c.prometheus.port }),
   );
 
 export const profilingComponent: ComponentFactory = (ctx) =>
-  serverComponent(ctx, 'profiling server', ['pprof', 'server'], (c) => c.pprof.enabled, (c) =>
-    startProfilingServer({ host: c.server.host, port: c.pprof.port, clock: ctx.clock, logger: ctx.logger.child({ component: 'profiling server' }) }),
+  serverComponent(ctx, 'profiling server', ['pprof'], (c) => c.pprof.enabled, (c) =>
+    startProfilingServer({ port: c.pprof.port, clock: ctx.clock, logger: ctx.logger.child({ component: 'profiling server' }) }),
   );

@@ -4,12 +4,12 @@ import { onlyGet, pathOf, sendText, startHttpServer, type RunningServer } from '
 export const METRICS_PATHS = ['/metrics', '/prometheus_metrics'] as const;
 
 /**
- * The Prometheus endpoint on `prometheus.port`. It binds every interface by default because
- * Prometheus scrapes the pod address; `host` exists for tests and for operators who narrow it.
+ * The Prometheus endpoint on `prometheus.host`:`prometheus.port`. Every interface by default
+ * (agent/config/schema.ts), because Prometheus scrapes the pod address; operators may narrow it.
  */
-export function startMetricsServer(options: { registry: Registry; port: number; host?: string }): Promise<RunningServer> {
+export function startMetricsServer(options: { registry: Registry; port: number; host: string }): Promise<RunningServer> {
   return startHttpServer({
-    host: options.host ?? '0.0.0.0',
+    host: options.host,
     port: options.port,
     handler: async (req, res) => {
       if (!onlyGet(req, res)) return;

@@ -14,7 +14,7 @@ beforeEach(async () => {
   clock = new ManualClock(Date.parse('2026-01-02T03:04:05Z'));
   logged = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push((JSON.parse(line) as { msg: string }).msg) });
-  server = await startProfilingServer({ host: '127.0.0.1', port: 0, clock, logger });
+  server = await startProfilingServer({ port: 0, clock, logger });
 });
 afterEach(async () => {
   await server.close();

@@ -76,14 +76,17 @@ async function heapSnapshot(session: Session, res: ServerResponse): Promise<void
 }
 
 /**
- * The profiling endpoint (`pprof.*`): CPU and heap profiles of this process through node:inspector.
- * It binds `server.host`, like the health server, so it is not on a public interface unless that is.
+ * Where the profiling endpoint listens, whatever else is configured: a heap snapshot holds every
+ * token and key of the agent, so only what runs in the pod (or `kubectl port-forward`) may ask.
  */
-export function startProfilingServer(options: { host: string; port: number; clock: Clock; logger: Logger }): Promise<RunningServer> {
+export const PROFILING_HOST = '127.0.0.1';
+
+/** The profiling endpoint (`pprof.*`): CPU and heap profiles of this process through node:inspector, on loopback. */
+export function startProfilingServer(options: { port: number; clock: Clock; logger: Logger }): Promise<RunningServer> {
   const { clock, logger } = options;
   let busy = false;
   return startHttpServer({
-    host: options.host,
+    host: PROFILING_HOST,
     port: options.port,
     handler: async (req, res) => {
       if (!onlyGet(req, res)) return;

@@ -94,6 +94,7 @@ async function setup(config: Partial<OperationsConfig> = {}, table?: TableRef) {
     async create(over: { timeoutMs?: number; account?: string } = {}) {
       const { record } = await createOperation(t, {
         account: over.account ?? 'prod',
+        submittedBy: 'oidc:alice',
         idempotencyKey: `k${keys++}`,
         requestHash: 'h',
         request: compress(request),
@@ -151,13 +152,13 @@ describe('operation dispatcher', () => {
     const s = await setup();
     const a = new StreamDouble('a');
     s.directory.agents = [a];
-    const id = operationIdOf('prod', 'reserved');
+    const id = operationIdOf('prod', 'oidc:alice', 'reserved');
     const reservation = s.events.reserve(id, 'prod', s.clock.now());
     expect(reservation?.dispatch).toEqual({ agentId: 'a', sessionId: a.id, replicaId: 'replica-1', at: s.clock.now() });
     // A concurrent request with the same key gets no agent: it finds the operation stored.
     expect(s.events.reserve(id, 'prod', s.clock.now())).toBeUndefined();
-    expect(s.events.reserve(operationIdOf('stage', 'x'), 'stage', s.clock.now())).toBeUndefined();
-    const { record, created } = await createOperation(s.table, { account: 'prod', idempotencyKey: 'reserved', requestHash: 'h', request: compress(request), record: { action: 'scale', objects: 1 }, now: s.clock.now(), dispatch: reservation!.dispatch });
+    expect(s.events.reserve(operationIdOf('stage', 'oidc:alice', 'x'), 'stage', s.clock.now())).toBeUndefined();
+    const { record, created } = await createOperation(s.table, { account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: 'reserved', requestHash: 'h', request: compress(request), record: { action: 'scale', objects: 1 }, now: s.clock.now(), dispatch: reservation!.dispatch });
     expect(created).toBe(true);
     reservation!.handOut({ record, request });
     expect(a.sent).toEqual([expect.objectContaining({ operationId: id, attempt: 1, scale: expect.objectContaining({ replicas: 2 }) })]);
@@ -178,7 +179,7 @@ describe('operation dispatcher', () => {
     s.directory.agents = [a];
     const stored = await s.create();
     const reservation = s.events.reserve(stored.id, 'prod', s.clock.now());
-    const again = await createOperation(s.table, { account: 'prod', idempotencyKey: stored.idempotencyKey, requestHash: 'h', request: compress(request), record: { action: 'scale', objects: 1 }, now: s.clock.now(), dispatch: reservation!.dispatch });
+    const again = await createOperation(s.table, { account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: stored.idempotencyKey, requestHash: 'h', request: compress(request), record: { action: 'scale', objects: 1 }, now: s.clock.now(), dispatch: reservation!.dispatch });
     expect(again.created).toBe(false);
     reservation!.release();
     reservation!.handOut({ record: again.record, request });

@@ -7,6 +7,10 @@ import { TEST_ADMIN_TOKEN, apiFixture } from '../../test/support/api.ts';
 import { TestIssuer, oidcConfig, unsecuredToken } from '../../test/support/oidc.ts';
 import { TestTables } from '../../test/support/table.ts';
 import { createApiAuth } from './authenticator.ts';
+import * as v from 'valibot';
+import { oidcSchema } from '../../shared/driver-config/api.ts';
+
+const oidcSchemaDefaults = () => v.parse(oidcSchema, { issuer: 'https://idp.example.com', audience: 'a' });
 
 const tables = new TestTables();
 let issuer: TestIssuer;
@@ -128,6 +132,30 @@ describe('bearer JWTs from an OIDC issuer', () => {
     // Within the clock skew, the same limits pass.
     expect((await GET(f, await issuer.token({ sub: 'a' }, { kid, iat: now - 3600, ttl: 3600 - 59 }))).status).toBe(200);
     expect((await GET(f, await issuer.token({ sub: 'a' }, { kid, nbf: now + 59 }))).status).toBe(200);
+  });
+
+  it('refuses a token issued to live longer than maxTokenLifetimeSeconds, or without iat, however far from its expiry', async () => {
+    const kid = await issuer.addKey('ES256');
+    const f = await oidcApp({ maxTokenLifetimeSeconds: 3_600 });
+    const now = Math.floor(START / 1000);
+    // A year-long token, as a leaked service token might be: signed, unexpired, and still refused.
+    const yearLong = await issuer.token({ sub: 'a' }, { kid, ttl: 365 * 86_400 });
+    expectRefused(await GET(f, yearLong));
+    expectRefused(await GET(f, await issuer.token({ sub: 'a' }, { kid, ttl: 3_601 })));
+    // An old iat does not shorten the check: what counts is the lifetime it was issued with.
+    expectRefused(await GET(f, await issuer.token({ sub: 'a' }, { kid, iat: now - 7_200, ttl: 7_500 })));
+    // Without iat the lifetime is unknown: refused while the limit is on.
+    expectRefused(await GET(f, await issuer.token({ sub: 'a', iat: undefined }, { kid })));
+    expect((await GET(f, await issuer.token({ sub: 'a' }, { kid, ttl: 3_600 }))).status).toBe(200);
+    const reasons = f.capture.lines.filter((l) => l.msg === 'API caller refused').map((l) => [l.reason, l.claim]);
+    expect(reasons).toContainEqual(['ERR_JWT_CLAIM_VALIDATION_FAILED', 'iat']);
+    expect(f.capture.text()).not.toContain(yearLong);
+    // The default is a day; 0 turns the limit off.
+    expect(oidcSchemaDefaults().maxTokenLifetimeSeconds).toBe(86_400);
+    expectRefused(await GET(await oidcApp(), await issuer.token({ sub: 'a' }, { kid, ttl: 86_401 })));
+    const off = await oidcApp({ maxTokenLifetimeSeconds: 0 });
+    expect((await GET(off, yearLong)).status).toBe(200);
+    expect((await GET(off, await issuer.token({ sub: 'a', iat: undefined }, { kid }))).status).toBe(200);
   });
 
   it('serves health and the OpenAPI document without credentials, and 401 for unknown routes', async () => {
@@ -257,7 +285,7 @@ describe('the static admin token', () => {
     expect(() => createApiAuth({ adminToken: TEST_ADMIN_TOKEN, accountManagerRoles: [] }, { production: true })).toThrow(
       /api\.auth\.adminToken: the admin token is for local use only and is refused in production mode/,
     );
-    const oidc = { issuer: 'https://idp.example.com', audience: ['a'], rolesClaim: 'groups', clockSkewSeconds: 60, jwksMaxAgeSeconds: 600, jwksCooldownSeconds: 30 };
+    const oidc = { issuer: 'https://idp.example.com', audience: ['a'], rolesClaim: 'groups', clockSkewSeconds: 60, jwksMaxAgeSeconds: 600, jwksCooldownSeconds: 30, maxTokenLifetimeSeconds: 86_400 };
     expect(() => createApiAuth({ adminToken: TEST_ADMIN_TOKEN, oidc, accountManagerRoles: [] }, { production: true })).toThrow(/refused in production mode/);
     expect(() => createApiAuth({ accountManagerRoles: [] }, { production: true })).toThrow(/api\.auth\.oidc: production mode needs an OIDC issuer/);
     expect(() => createApiAuth({ accountManagerRoles: [] }, { production: false })).toThrow(/api\.auth: the API does not run without authentication/);

@@ -4,14 +4,20 @@ import { systemClock, type Clock } from '../../shared/clock.ts';
 import type { ApiAuthConfig } from '../../shared/driver-config/api.ts';
 import { VendorError, isVendorError } from '../../shared/errors.ts';
 import { silentLogger, type Logger } from '../../shared/log.ts';
+import { isLoopback } from '../../shared/loopback.ts';
 import type { Caller } from './caller.ts';
 import { oidcVerifier } from './oidc-verifier.ts';
 import { rolesFromClaim } from './roles.ts';
 import { checkAuthConfig, openAccountMode } from './settings.ts';
 
+/** Where a request came from, when the server knows it (the Node server does; `app.request` in tests does not). */
+export interface RequestOrigin {
+  remoteAddress?: string | undefined;
+}
+
 /** Turns a request's `Authorization` header into a caller, or throws `unauthenticated` (401). */
 export interface ApiAuth {
-  authenticate(authorization: string | undefined): Promise<Caller>;
+  authenticate(authorization: string | undefined, origin?: RequestOrigin): Promise<Caller>;
 }
 
 export interface ApiAuthOptions {
@@ -54,9 +60,10 @@ export function createApiAuth(config: ApiAuthConfig, options: ApiAuthOptions): A
   const managerRoles = config.accountManagerRoles;
   const rolesClaim = config.oidc?.rolesClaim ?? 'groups';
   const openWrites = openAccountMode(config, options.production) === 'readWrite';
+  const adminTokenAnywhere = config.adminTokenOffLoopback === true;
 
   return {
-    async authenticate(authorization) {
+    async authenticate(authorization, origin) {
       if (authorization === undefined) throw unauthenticated();
       const match = authorization.length <= MAX_TOKEN_LENGTH ? BEARER.exec(authorization) : null;
       if (match === null) {
@@ -64,7 +71,15 @@ export function createApiAuth(config: ApiAuthConfig, options: ApiAuthOptions): A
         throw unauthenticated();
       }
       const token = match[1] as string;
-      if (isAdminToken?.(token)) return { via: 'admin-token', subject: 'admin-token', roles: new Set(), manager: true, writesOpenAccounts: true };
+      if (isAdminToken?.(token)) {
+        // A token that may do everything is for this machine: from elsewhere it is refused as any bad credential.
+        const from = origin?.remoteAddress;
+        if (!adminTokenAnywhere && from !== undefined && !isLoopback(from)) {
+          logger.warn({ reason: 'the admin token from an address other than loopback (api.auth.adminTokenOffLoopback is not set)', remoteAddress: from }, 'API caller refused');
+          throw unauthenticated();
+        }
+        return { via: 'admin-token', subject: 'admin-token', roles: new Set(), manager: true, writesOpenAccounts: true };
+      }
       if (verify === undefined) {
         logger.info({ reason: 'not the admin token, and no OIDC issuer is configured' }, 'API caller refused');
         throw unauthenticated();

@@ -2,7 +2,7 @@
 export interface Caller {
   /** How the caller proved who they are. */
   via: 'admin-token' | 'oidc';
-  /** The token's `sub`, or `admin-token`; for logs, never for decisions. */
+  /** The token's `sub`, or `admin-token`; for logs, and (with `via`) the scope of Idempotency-Keys. */
   subject: string;
   /** Role names from the configured claim of the token (empty for the admin token). */
   roles: ReadonlySet<string>;
@@ -21,4 +21,12 @@ export interface Caller {
 /** The Hono environment of every authenticated route: the caller is set before any handler runs. */
 export interface ApiEnv {
   Variables: { caller: Caller };
+}
+
+/**
+ * Who a caller is for what it owns (its Idempotency-Keys, docs/operations.md): how it authenticated
+ * and its subject, so the admin token and an OIDC token whose `sub` is `admin-token` are two callers.
+ */
+export function callerScope(caller: Caller): string {
+  return `${caller.via}:${caller.subject}`;
 }

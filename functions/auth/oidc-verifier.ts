@@ -9,7 +9,8 @@ export const ACCEPTED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384',
 
 /**
  * Verifies bearer JWTs of one OIDC issuer (signature by its published keys, `iss`, `aud`, `exp`, `nbf`
- * with the clock skew) and returns their claims; throws jose's error for a token that is not valid, and
+ * with the clock skew, and a lifetime `exp` - `iat` of at most `maxTokenLifetimeSeconds`) and returns
+ * their claims; throws jose's error for a token that is not valid, and
  * `unavailable` when the issuer's keys cannot be had.
  */
 export function oidcVerifier(
@@ -40,8 +41,12 @@ export function oidcVerifier(
       clockTolerance: oidc.clockSkewSeconds,
       currentDate: new Date(now),
       algorithms: ACCEPTED_ALGORITHMS,
-      requiredClaims: ['exp'],
+      requiredClaims: oidc.maxTokenLifetimeSeconds > 0 ? ['exp', 'iat'] : ['exp'],
     };
+    return withinLifetime(await verifySignature(token, verifyOptions), oidc.maxTokenLifetimeSeconds);
+  }
+
+  async function verifySignature(token: string, verifyOptions: JWTVerifyOptions): Promise<JWTPayload> {
     try {
       return (await jwtVerify(token, keys.getKey, verifyOptions)).payload;
     } catch (err) {
@@ -57,6 +62,17 @@ export function oidcVerifier(
       throw new errors.JWSSignatureVerificationFailed();
     }
   }
+}
+
+/**
+ * Refuses a token issued to live longer than `maxSeconds` (0: any lifetime). jose has checked that
+ * `exp` and `iat` are numbers; the error is jose's, so it is logged and answered as any other claim.
+ */
+function withinLifetime(payload: JWTPayload, maxSeconds: number): JWTPayload {
+  if (maxSeconds > 0 && (payload.exp as number) - (payload.iat as number) > maxSeconds) {
+    throw new errors.JWTClaimValidationFailed(`token lifetime (exp - iat) is over ${maxSeconds} seconds`, payload, 'iat', 'check_failed');
+  }
+  return payload;
 }
 
 /** How long a verified token is taken as verified without checking its signature again. */

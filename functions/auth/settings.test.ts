@@ -34,7 +34,7 @@ describe('production mode and the deployed settings', () => {
         SST_RESOURCE_VendorAccountManagerRoles: link('vendor-admins platform'),
       }),
     ).toEqual({
-      oidc: { issuer: 'https://idp.example.com/realms/ops', audience: ['vendor-api', 'ci'], rolesClaim: 'realm_access.roles', clockSkewSeconds: 60, jwksMaxAgeSeconds: 600, jwksCooldownSeconds: 30 },
+      oidc: { issuer: 'https://idp.example.com/realms/ops', audience: ['vendor-api', 'ci'], rolesClaim: 'realm_access.roles', clockSkewSeconds: 60, jwksMaxAgeSeconds: 600, jwksCooldownSeconds: 30, maxTokenLifetimeSeconds: 86_400 },
       accountManagerRoles: ['vendor-admins', 'platform'],
     });
     expect(apiAuthFromLinks({})).toEqual({ accountManagerRoles: [] });

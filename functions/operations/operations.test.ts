@@ -24,7 +24,7 @@ interface Reply {
   json: Record<string, unknown>;
 }
 
-async function fixture(options: { maxBodyBytes?: number; auth?: ApiAuth } = {}) {
+async function fixture(options: { maxOperationBodyBytes?: number; auth?: ApiAuth } = {}) {
   const table = await tables.fresh();
   const clock = new ManualClock(1_700_000_000_000);
   const events = new OperationEvents();
@@ -220,7 +220,7 @@ describe('POST /vendor/accounts/{accountId}/operations', () => {
   });
 
   it('answers oversize bodies and requests too large to store with 413', async () => {
-    const small = await fixture({ maxBodyBytes: 2048 });
+    const small = await fixture({ maxOperationBodyBytes: 2048 });
     const big = await small.post('prod', { action: 'deploy', manifests: [{ ...deployment('web'), data: 'x'.repeat(4096) }] });
     expect(big.status).toBe(413);
     const f = await fixture();
@@ -353,5 +353,38 @@ describe('who may submit and read operations (SPEC 2.6)', () => {
     f.as('not-a-token');
     expect((await f.get(accepted.json.id as string)).status).toBe(401);
     expect((await f.post('guarded', body, 'key-9')).status).toBe(401);
+  });
+
+  it("keeps each caller's Idempotency-Keys its own: another caller's same key on the same account is another operation", async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const f = await fixture({ auth: createApiAuth({ oidc: oidcConfig(issuer), adminToken: TEST_ADMIN_TOKEN, accountManagerRoles: [] }, { production: false, clock }) });
+    issuer.now = () => Math.floor(f.clock.now() / 1000);
+    const alice = await issuer.token({ sub: 'alice', groups: ['ops'] }, { kid });
+    const mallory = await issuer.token({ sub: 'mallory', groups: ['ops'] }, { kid });
+    // Mallory takes the key Alice is known to use next, with a request of her own...
+    f.as(mallory);
+    const squat = await f.post('guarded', { action: 'deploy', manifests: [deployment('squat')] }, 'release-42');
+    expect(squat.status).toBe(202);
+    // ...yet Alice's request with it is stored as hers (not a 409, not a replay of Mallory's).
+    f.as(alice);
+    const own = await f.post('guarded', { action: 'deploy', manifests: [deployment('web')] }, 'release-42');
+    expect(own.status).toBe(202);
+    expect(own.headers.get('idempotent-replayed')).toBeNull();
+    expect(own.json.id).not.toBe(squat.json.id);
+    // The same request with the same key does not replay another caller's operation either.
+    const same = await f.post('guarded', { action: 'deploy', manifests: [deployment('squat')] }, 'release-42');
+    expect([same.status, same.json.id]).toEqual([409, undefined]);
+    // The admin token, and an OIDC subject named like it, are two callers as well.
+    f.as(TEST_ADMIN_TOKEN);
+    const admin = await f.post('guarded', { action: 'deploy', manifests: [deployment('squat')] }, 'release-42');
+    f.as(await issuer.token({ sub: 'admin-token', groups: ['ops'] }, { kid }));
+    const lookalike = await f.post('guarded', { action: 'deploy', manifests: [deployment('squat')] }, 'release-42');
+    expect([admin.status, lookalike.status]).toEqual([202, 202]);
+    expect(new Set([squat.json.id, own.json.id, admin.json.id, lookalike.json.id]).size).toBe(4);
+    // Each caller's retry replays its own.
+    f.as(mallory);
+    const retry = await f.post('guarded', { action: 'deploy', manifests: [deployment('squat')] }, 'release-42');
+    expect([retry.status, retry.json.id, retry.headers.get('idempotent-replayed')]).toEqual([202, squat.json.id, 'true']);
+    expect(await stored(f.table)).toEqual([4, 0, 4]);
   });
 });

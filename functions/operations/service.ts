@@ -10,7 +10,7 @@ import { isFinished, type OperationRecord } from '../../shared/operations/model.
 import { parseOperationRequest, requestObjects, type OperationRequest } from '../../shared/operations/request.ts';
 import type { AccountRestrictions } from '../../shared/operations/rules.ts';
 import type { IgnoredPermissionsLog } from '../auth/access.ts';
-import type { Caller } from '../auth/caller.ts';
+import { callerScope, type Caller } from '../auth/caller.ts';
 import { authorizedAccount, type AccountCache, type CachedAccount } from './account-cache.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { compress, createOperation, getOperation, isOperationId, operationIdOf } from '../../shared/table/operations.ts';
@@ -110,11 +110,13 @@ export async function submitOperation(
   }
   const now = deps.clock.now();
   // A driver in this process with an agent of the account: the operation is stored handed out to it.
-  const reservation = deps.events?.reserve(operationIdOf(account.name, key), account.name, now);
+  const submittedBy = callerScope(caller);
+  const reservation = deps.events?.reserve(operationIdOf(account.name, submittedBy, key), account.name, now);
   let stored: { record: OperationRecord; created: boolean };
   try {
     stored = await createOperation(deps.table, {
       account: account.name,
+      submittedBy,
       idempotencyKey: key,
       requestHash: requestHash(account.name, request),
       request: compressed,
@@ -209,7 +211,7 @@ export async function submitAndWait(
   signal: AbortSignal,
 ): Promise<{ record: OperationRecord; created: boolean }> {
   let created = false;
-  const record = await untilFinished(deps, operationIdOf(authorized.record.name, key), waitSeconds, signal, async () => {
+  const record = await untilFinished(deps, operationIdOf(authorized.record.name, callerScope(caller), key), waitSeconds, signal, async () => {
     const submitted = await submitOperation(deps, caller, authorized, key, body);
     created = submitted.created;
     return submitted.record;

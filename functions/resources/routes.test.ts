@@ -52,6 +52,26 @@ describe('GET /vendor/accounts/{accountId}/resources', () => {
     expect(pages).toBe(3);
   });
 
+  it('answers objects a rogue agent stored nested too deeply, or not as JSON, as unreadable instead of failing', async () => {
+    const f = await apiFixture(tables, [{ name: 'prod' }]);
+    const stored = (name: string, object: string): ResourceWrite => ({ op: 'put', ref: { group: '', kind: 'ConfigMap', namespace: 'shop', name }, resourceVersion: '7', object, at: 1_700_000_000_000 });
+    await writeResources(f.table, 'prod', [
+      stored('deep', `{"apiVersion":"v1","kind":"ConfigMap","data":${'['.repeat(100_000)}${']'.repeat(100_000)}}`),
+      stored('garbage', '{"apiVersion":'),
+      stored('list', '[1,2]'),
+      put('v1', 'ConfigMap', 'shop', 'fine'),
+    ]);
+    const res = await f.call('GET', '/vendor/accounts/prod/resources?kind=configmap');
+    expect(res.status).toBe(200);
+    const items = (res.json as unknown as Page).items.map((i) => [i.name, i.object]);
+    expect(items).toEqual([
+      ['deep', { unreadable: 'nested deeper than 256 levels' }],
+      ['fine', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fine', namespace: 'shop' } }],
+      ['garbage', { unreadable: 'not a JSON object' }],
+      ['list', { unreadable: 'not a JSON object' }],
+    ]);
+  });
+
   it('filters by kind (any case, or with its group), namespace and name', async () => {
     const f = await withResources();
     const pods = (await f.call('GET', '/vendor/accounts/prod/resources?kind=POD&namespace=ops')).json as unknown as Page;

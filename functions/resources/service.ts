@@ -6,6 +6,7 @@
 import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
+import { jsonTextTooDeep } from '../../shared/json-depth.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import type { IgnoredPermissionsLog } from '../auth/access.ts';
 import { podMetrics, type PodUsageRecord } from '../../shared/table/pod-metrics.ts';
@@ -27,6 +28,28 @@ export interface ResourceItem {
   updatedAt: string;
   /** The compact form (docs/cache.md). */
   object: Record<string, unknown>;
+}
+
+/**
+ * Deeper than any compact form the agent makes (docs/cache.md), and still far from what answering
+ * with `JSON.stringify`, which recurses, can take.
+ */
+export const MAX_STORED_OBJECT_DEPTH = 256;
+
+/**
+ * A stored object as the API answers it. The text came from an agent, which may be rogue: one that is
+ * not a JSON object, or nests too deeply to be answered, is answered as `{ unreadable: <why> }`
+ * rather than failing the whole page.
+ */
+function storedObject(text: string): { apiVersion?: unknown; kind?: unknown } & Record<string, unknown> {
+  if (jsonTextTooDeep(text, MAX_STORED_OBJECT_DEPTH)) return { unreadable: `nested deeper than ${MAX_STORED_OBJECT_DEPTH} levels` };
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // answered as unreadable below
+  }
+  return { unreadable: 'not a JSON object' };
 }
 
 /** The cursor is the sort key of the last item given, so a page starts right after it. */
@@ -62,10 +85,10 @@ export async function listAccountResources(
   const start = query.cursor === undefined ? undefined : decodeCursor(query.cursor, prefix);
   const page = await listResources(deps.table, account, filter, query.limit, start);
   const items = page.items.map((r): ResourceItem => {
-    const object = JSON.parse(r.object) as { apiVersion?: string; kind?: string } & Record<string, unknown>;
+    const object = storedObject(r.object);
     return {
-      apiVersion: object.apiVersion ?? '',
-      kind: object.kind ?? '',
+      apiVersion: typeof object.apiVersion === 'string' ? object.apiVersion : '',
+      kind: typeof object.kind === 'string' ? object.kind : '',
       ...(r.namespace === '' ? {} : { namespace: r.namespace }),
       name: r.name,
       resourceVersion: r.resourceVersion,

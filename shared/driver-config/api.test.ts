@@ -17,6 +17,7 @@ describe('api.auth in vendor-driver.yml', () => {
         clockSkewSeconds: 60,
         jwksMaxAgeSeconds: 600,
         jwksCooldownSeconds: 30,
+        maxTokenLifetimeSeconds: 86_400,
       },
       accountManagerRoles: ['vendor-admins'],
     });

@@ -22,6 +22,9 @@ const nonEmpty = v.pipe(v.string('must be a string'), v.minLength(1, 'must not b
 /** A role name as the API compares it: exact, case-sensitive, no whitespace. */
 export const apiRoleNameSchema = v.pipe(nonEmpty, v.regex(/^\S+$/, 'must contain no whitespace'));
 
+/** A day: longer than the access tokens of common issuers (minutes to hours), shorter than a stolen token should last. */
+export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 86_400;
+
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** https, or http to a loopback address (a local issuer); no query or fragment (OIDC Discovery 4.1). */
@@ -62,6 +65,11 @@ export const oidcSchema = v.strictObject({
   jwksMaxAgeSeconds: v.optional(int(60, 86_400), 600),
   /** A token with an unknown key id fetches the keys again at most this often. */
   jwksCooldownSeconds: v.optional(int(0, 3_600), 30),
+  /**
+   * Longest lifetime (`exp` - `iat`) a token may have been issued with: a stolen long-lived token is
+   * refused however far from its expiry. While on, tokens without `iat` are refused too; 0 turns it off.
+   */
+  maxTokenLifetimeSeconds: v.optional(int(0, 31_536_000), DEFAULT_MAX_TOKEN_LIFETIME_SECONDS),
 });
 
 export const apiAuthSchema = v.strictObject({
@@ -74,6 +82,11 @@ export const apiAuthSchema = v.strictObject({
       v.regex(/^[A-Za-z0-9._~+/=-]+$/, 'must be letters, digits and . _ ~ + / = - only'),
     ),
   ),
+  /**
+   * The admin token is refused on an API that listens on, or is called from, an address other than
+   * loopback; `true` accepts it there too (a trusted private network; never in production mode).
+   */
+  adminTokenOffLoopback: v.optional(v.boolean('must be true or false')),
   oidc: v.optional(oidcSchema),
   /** Holders of any of these roles may register, activate and remove accounts, and read and write every account. */
   accountManagerRoles: v.optional(v.array(apiRoleNameSchema, 'must be a list of role names'), []),

@@ -4,8 +4,9 @@
  * own. Every manifest must be an object with `apiVersion`, `kind` and `metadata.name` (server-side
  * apply needs a name; `generateName` cannot be applied), and no object may appear twice.
  */
-import { parseAllDocuments } from 'yaml';
+import { CST, Lexer, parseAllDocuments } from 'yaml';
 import type { Issue } from '../errors.ts';
+import { MAX_JSON_DEPTH, valueTooDeep } from '../json-depth.ts';
 import { apiVersionPattern, kindPattern, namespacePattern, objectNameProblem } from './names.ts';
 
 export interface KubeManifest {
@@ -30,13 +31,43 @@ function firstLine(message: string): string {
   return (message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
 }
 
+/**
+ * Whether YAML text nests deeper than `MAX_JSON_DEPTH` in the ways that cost the parser most: flow
+ * collections (`[[[...`, `{a: {a: ...`) or block sequence entries on one line (`- - - ...`). The
+ * lexer yields tokens one at a time and recurses into nothing, so a deep text stops it early, before
+ * the parser spends seconds on it; deeper nesting by indentation costs a line per level and is left
+ * to the check of the parsed value.
+ */
+function yamlTooDeep(text: string): boolean {
+  let flow = 0;
+  let entries = 0;
+  for (const token of new Lexer().lex(text)) {
+    const type = CST.tokenType(token);
+    if (type === 'flow-seq-start' || type === 'flow-map-start') flow++;
+    else if (type === 'flow-seq-end' || type === 'flow-map-end') flow--;
+    else if (type === 'seq-item-ind') entries++;
+    else if (type === 'newline') entries = 0;
+    if (flow > MAX_JSON_DEPTH || entries > MAX_JSON_DEPTH) return true;
+  }
+  return false;
+}
+
 function fromYaml(text: string, path: string, issues: Issue[]): Located[] {
   const out: Located[] = [];
+  if (yamlTooDeep(text)) {
+    issues.push({ path, message: `YAML nested too deeply: at most ${MAX_JSON_DEPTH} levels` });
+    return out;
+  }
   const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true });
   // A stream with a syntax error the parser cannot split is returned as one errored document.
   const list = Array.isArray(docs) ? docs : [docs];
   list.forEach((doc, i) => {
     const at = `${path}[${i}]`;
+    // The parser recurses, and says so when a document nests deeper than its stack: that is a document nested too deeply.
+    if (doc.errors.some((e) => e.message.startsWith('Maximum call stack size exceeded'))) {
+      issues.push({ path: at, message: `YAML document ${i + 1} is nested too deeply: at most ${MAX_JSON_DEPTH} levels` });
+      return;
+    }
     if (doc.errors.length > 0) {
       for (const e of doc.errors) {
         const line = e.linePos?.[0]?.line;
@@ -47,6 +78,11 @@ function fromYaml(text: string, path: string, issues: Issue[]): Located[] {
     const value: unknown = doc.toJS({ maxAliasCount: 100 });
     // Empty documents (a leading or trailing `---`) hold nothing to apply.
     if (value === null || value === undefined) return;
+    // The same bound as a JSON body's, before the request hash and the stored copy recurse into it.
+    if (valueTooDeep(value)) {
+      issues.push({ path: at, message: `YAML document ${i + 1} is nested too deeply: at most ${MAX_JSON_DEPTH} levels` });
+      return;
+    }
     out.push({ value, path: at });
   });
   return out;

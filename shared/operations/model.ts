@@ -79,6 +79,8 @@ export interface OperationRecord {
   attempt: number;
   /** Manifests or targets in the request. */
   objects: number;
+  /** Who submitted it (`<via>:<subject>` of the API caller), whose Idempotency-Key it is; absent on operations stored before keys were scoped to callers. */
+  submittedBy?: string;
   idempotencyKey: string;
   /** SHA-256 of the normalized request: the same key with another request is refused. */
   requestHash: string;

@@ -1,3 +1,6 @@
+import { Agent, type ClientRequestArgs } from 'node:http';
+import { createConnection } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { VendorError } from '../errors.ts';
@@ -12,6 +15,8 @@ export interface TableRef {
 
 export interface ClientOptions {
   endpoint?: string;
+  /** A unix socket every request goes through instead of the endpoint's host and port (the embedded table). */
+  socketPath?: string;
   region?: string;
   credentials?: DynamoDBClientConfig['credentials'];
   /** When given, every command asks for its consumed capacity and the meter adds it up. */
@@ -34,6 +39,21 @@ export const STORE_MAX_ATTEMPTS = 3;
 export const STORE_CONNECTION_TIMEOUT_MS = 1_000;
 export const STORE_REQUEST_TIMEOUT_MS = 3_000;
 
+/** Keeps connections alive as the SDK's own agent does, but opens each on a unix socket. */
+class SocketAgent extends Agent {
+  readonly #path: string;
+
+  constructor(path: string) {
+    super({ keepAlive: true, maxSockets: 50 });
+    this.#path = path;
+  }
+
+  // Returned at once, as the default does: the agent takes a socket returned here and ignores the callback.
+  override createConnection(_options: ClientRequestArgs): Duplex {
+    return createConnection(this.#path);
+  }
+}
+
 export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
@@ -41,6 +61,7 @@ export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocum
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
     maxAttempts: options.maxAttempts ?? STORE_MAX_ATTEMPTS,
     requestHandler: {
+      ...(options.socketPath === undefined ? {} : { httpAgent: new SocketAgent(options.socketPath) }),
       connectionTimeout: options.connectionTimeoutMs ?? STORE_CONNECTION_TIMEOUT_MS,
       requestTimeout: options.requestTimeoutMs ?? STORE_REQUEST_TIMEOUT_MS,
       // Without this the SDK only warns when a try outlives requestTimeout, and keeps waiting.

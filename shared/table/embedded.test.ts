@@ -1,6 +1,7 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { unixSocketsOf } from '../../test/support/sockets.ts';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
@@ -9,18 +10,34 @@ import { createDocumentClient } from './client.ts';
 import { startEmbeddedTable } from './embedded.ts';
 
 describe('startEmbeddedTable', () => {
-  it('serves the table on loopback with the pk/sk key schema', async () => {
-    const t = await startEmbeddedTable();
-    try {
-      expect(t.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      const d = await t.client.send(new DescribeTableCommand({ TableName: t.tableName }));
-      expect(d.Table?.KeySchema).toEqual([
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ]);
-    } finally {
-      await t.close();
+  it('serves the table with the pk/sk key schema on a private socket, or with tcp on loopback', async () => {
+    for (const tcp of [false, true]) {
+      const t = await startEmbeddedTable({ tcp });
+      try {
+        if (tcp) expect(t.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+        else expect(t.endpoint).toBeUndefined();
+        const d = await t.client.send(new DescribeTableCommand({ TableName: t.tableName }));
+        expect(d.Table?.KeySchema).toEqual([
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ]);
+      } finally {
+        await t.close();
+      }
     }
+  });
+
+  it('listens on a socket in a folder only this user may enter, removed when it closes', async () => {
+    const before = new Set(unixSocketsOf(process.pid));
+    const t = await startEmbeddedTable();
+    const [socket, ...more] = unixSocketsOf(process.pid).filter((s) => !before.has(s));
+    expect(more).toEqual([]);
+    expect(socket).toMatch(/table\.sock$/);
+    const folder = dirname(socket!);
+    expect(statSync(folder).mode & 0o777).toBe(0o700);
+    expect(statSync(folder).uid).toBe(process.getuid?.());
+    await t.close();
+    expect(existsSync(folder)).toBe(false);
   });
 
   it('keeps items on disk across a restart on the same folder', async () => {
@@ -50,7 +67,7 @@ describe('startEmbeddedTable', () => {
     }
   });
   it('closes while another client is writing without failing inside the table', async () => {
-    const t = await startEmbeddedTable();
+    const t = await startEmbeddedTable({ tcp: true });
     // Another process's client, as a driver's: it keeps writing while the table closes under it.
     const other = createDocumentClient({ endpoint: t.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
     const uncaught: unknown[] = [];

@@ -1,5 +1,7 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -13,6 +15,12 @@ export interface EmbeddedTableOptions {
   path?: string;
   tableName?: string;
   meter?: CapacityMeter;
+  /**
+   * Listen on loopback TCP (`endpoint`) instead of a private unix socket, so that other processes
+   * can share the table: for tests and benchmarks that run drivers as processes of their own. Any
+   * local process can then reach the table with any credentials, so `npm start` never does this.
+   */
+  tcp?: boolean;
 }
 
 /**
@@ -24,35 +32,51 @@ export const EMBEDDED_REQUEST_TIMEOUT_MS = 30_000;
 export interface EmbeddedTable extends TableRef {
   client: DynamoDBDocumentClient;
   tableName: string;
-  /** `http://127.0.0.1:<port>`, for other processes or clients that want the same table. */
-  endpoint: string;
+  /** `http://127.0.0.1:<port>` with `tcp`, for other processes or clients that want the same table; absent otherwise. */
+  endpoint: string | undefined;
   close(): Promise<void>;
 }
 
 /**
- * Starts dynalite in this process on a free loopback port and creates the table if it is not there
- * yet (a data folder from an earlier run keeps its table and items).
+ * Starts dynalite in this process and creates the table if it is not there yet (a data folder from an
+ * earlier run keeps its table and items). dynalite checks no credentials, so by default it listens
+ * on a unix socket in a folder of its own that only this user may enter (mode 0700), and only this
+ * process's client knows where: no other local user reaches the table (docs/table.md, "The embedded
+ * table"). With `tcp`, on a free loopback port instead.
  */
+export async function startEmbeddedTable(options: EmbeddedTableOptions & { tcp: true }): Promise<EmbeddedTable & { endpoint: string }>;
+export async function startEmbeddedTable(options?: EmbeddedTableOptions): Promise<EmbeddedTable>;
 export async function startEmbeddedTable(options: EmbeddedTableOptions = {}): Promise<EmbeddedTable> {
-  if (options.path !== undefined) mkdirSync(options.path, { recursive: true });
+  if (options.path !== undefined) mkdirSync(options.path, { recursive: true, mode: 0o700 });
   const server: Server = dynalite({
     ...(options.path === undefined ? {} : { path: options.path }),
     createTableMs: 0,
     deleteTableMs: 0,
     updateTableMs: 0,
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
+  // mkdtemp makes the folder 0700; a socket path must stay short (about 100 bytes), so it is under tmpdir.
+  const socketDir = options.tcp === true ? undefined : mkdtempSync(join(tmpdir(), 'vendor-table-'));
+  const socketPath = socketDir === undefined ? undefined : join(socketDir, 'table.sock');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      const listening = () => {
+        server.off('error', reject);
+        resolve();
+      };
+      if (socketPath === undefined) server.listen(0, '127.0.0.1', listening);
+      else server.listen({ path: socketPath, readableAll: false, writableAll: false }, listening);
     });
-  });
-  const { port } = server.address() as AddressInfo;
-  const endpoint = `http://127.0.0.1:${port}`;
+  } catch (err) {
+    if (socketDir !== undefined) rmSync(socketDir, { recursive: true, force: true });
+    throw err;
+  }
+  const endpoint = socketPath === undefined ? `http://127.0.0.1:${(server.address() as AddressInfo).port}` : undefined;
   const tableName = options.tableName ?? DEFAULT_TABLE_NAME;
   const client = createDocumentClient({
-    endpoint,
+    // Through the socket, the host is only what the signature covers.
+    endpoint: endpoint ?? 'http://localhost',
+    ...(socketPath === undefined ? {} : { socketPath }),
     region: 'local',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     requestTimeoutMs: EMBEDDED_REQUEST_TIMEOUT_MS,
@@ -71,6 +95,7 @@ export async function startEmbeddedTable(options: EmbeddedTableOptions = {}): Pr
     client.destroy();
     server.closeAllConnections();
     await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+    if (socketDir !== undefined) rmSync(socketDir, { recursive: true, force: true });
   };
 
   try {

@@ -32,6 +32,7 @@ const request = { action: 'scale' as const, targets: [{ apiVersion: 'apps/v1', k
 function input(over: Partial<NewOperation> = {}): NewOperation {
   return {
     account: 'prod',
+    submittedBy: 'oidc:alice',
     idempotencyKey: 'key-1',
     requestHash: 'hash-1',
     request: compress(request),
@@ -49,14 +50,16 @@ async function count(t: TableRef, pk: string): Promise<number> {
 }
 
 describe('operation builders', () => {
-  it('derives the id from the account and the key alone', () => {
-    const id = operationIdOf('prod', 'key-1');
+  it('derives the id from the account, the caller and the key alone', () => {
+    const id = operationIdOf('prod', 'oidc:alice', 'key-1');
     expect(id).toMatch(/^[0-9a-f]{32}$/);
-    expect(operationIdOf('prod', 'key-1')).toBe(id);
-    expect(operationIdOf('stage', 'key-1')).not.toBe(id);
-    expect(operationIdOf('prod', 'key-2')).not.toBe(id);
-    // The separator keeps account and key apart: ("ab", "c") is not ("a", "bc").
-    expect(operationIdOf('ab', 'c')).not.toBe(operationIdOf('a', 'bc'));
+    expect(operationIdOf('prod', 'oidc:alice', 'key-1')).toBe(id);
+    expect(operationIdOf('stage', 'oidc:alice', 'key-1')).not.toBe(id);
+    expect(operationIdOf('prod', 'oidc:alice', 'key-2')).not.toBe(id);
+    expect(operationIdOf('prod', 'oidc:bob', 'key-1')).not.toBe(id);
+    // The separators keep the parts apart: ("ab", "c") is not ("a", "bc").
+    expect(operationIdOf('ab', 'x', 'c')).not.toBe(operationIdOf('a', 'x', 'bc'));
+    expect(operationIdOf('a', 'xb', 'c')).not.toBe(operationIdOf('a', 'x', 'bc'));
     expect(isOperationId(id)).toBe(true);
     expect(isOperationId('../etc')).toBe(false);
     expect(isOperationId(id.toUpperCase())).toBe(false);
@@ -64,7 +67,7 @@ describe('operation builders', () => {
 
   it('creates an operation only where its id stands for none, queued or already handed out', () => {
     const queued = newOperationRecord(input());
-    expect(queued).toMatchObject({ id: operationIdOf('prod', 'key-1'), state: 'QUEUED', attempt: 0 });
+    expect(queued).toMatchObject({ id: operationIdOf('prod', 'oidc:alice', 'key-1'), state: 'QUEUED', attempt: 0 });
     expect(queued.dispatch).toBeUndefined();
     const handedOut = newOperationRecord(input({ dispatch: dispatch('a') }));
     expect(handedOut).toMatchObject({ state: 'RUNNING', attempt: 1, dispatch: dispatch('a'), dispatchedAt: input().now });
@@ -92,7 +95,7 @@ describe('operations against dynalite', () => {
     const t = await tables.fresh();
     const { record, created } = await createOperation(t, input());
     expect(created).toBe(true);
-    expect(record).toMatchObject({ id: operationIdOf('prod', 'key-1'), account: 'prod', state: 'QUEUED', attempt: 0, idempotencyKey: 'key-1', action: 'scale' });
+    expect(record).toMatchObject({ id: operationIdOf('prod', 'oidc:alice', 'key-1'), account: 'prod', state: 'QUEUED', attempt: 0, idempotencyKey: 'key-1', action: 'scale' });
     expect(await getOperation(t, record.id)).toEqual(record);
     expect(await getOperationRequest(t, record.id)).toEqual(request);
     expect(await openOperations(t)).toEqual([{ id: record.id, account: 'prod', state: 'QUEUED', attempt: 0, createdAt: record.createdAt }]);

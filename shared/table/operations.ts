@@ -46,12 +46,13 @@ export const OPERATION_RETENTION_MS = 30 * 24 * 3600 * 1000;
 export const INLINE_REQUEST_BYTES = 4096;
 
 /**
- * The id of the operation an Idempotency-Key stands for in an account: 32 hex digits, the first 128
- * bits of SHA-256 over both. Every API process and every retry derives the same id, so the conditional
- * put of the operation decides alone whether the key is new.
+ * The id of the operation an Idempotency-Key stands for, for one caller in one account: 32 hex digits,
+ * the first 128 bits of SHA-256 over the three. Every API process and every retry derives the same id,
+ * so the conditional put of the operation decides alone whether the key is new; another caller's same
+ * key is another operation, so no caller can take (or learn of) the keys of another.
  */
-export function operationIdOf(account: string, key: string): string {
-  return createHash('sha256').update(`${account}\u0000${key}`).digest('hex').slice(0, 32);
+export function operationIdOf(account: string, caller: string, key: string): string {
+  return createHash('sha256').update(`${account}\u0000${caller}\u0000${key}`).digest('hex').slice(0, 32);
 }
 
 const OPERATION_ID = /^[0-9a-f]{32}$/;
@@ -265,11 +266,13 @@ export async function getOperationRequest(t: TableRef, id: string): Promise<Oper
 
 export interface NewOperation {
   account: string;
+  /** Who submits it (`callerScope`): its Idempotency-Key is its own. */
+  submittedBy: string;
   idempotencyKey: string;
   requestHash: string;
   /** The request, compressed (`compress()`), as stored. */
   request: Uint8Array;
-  record: Omit<OperationRecord, 'id' | 'account' | 'idempotencyKey' | 'requestHash' | 'state' | 'attempt' | 'createdAt' | 'updatedAt' | 'dispatch' | 'handedTo' | 'dispatchedAt'>;
+  record: Omit<OperationRecord, 'id' | 'account' | 'submittedBy' | 'idempotencyKey' | 'requestHash' | 'state' | 'attempt' | 'createdAt' | 'updatedAt' | 'dispatch' | 'handedTo' | 'dispatchedAt'>;
   now: number;
   /**
    * When given, the operation is stored already handed out to this agent (RUNNING, attempt 1): the
@@ -280,9 +283,9 @@ export interface NewOperation {
 
 /** The record an operation is created with. */
 export function newOperationRecord(input: NewOperation): OperationRecord {
-  const { account, idempotencyKey, requestHash, now, dispatch } = input;
-  const id = operationIdOf(account, idempotencyKey);
-  const base = { ...input.record, id, account, idempotencyKey, requestHash, createdAt: now, updatedAt: now };
+  const { account, submittedBy, idempotencyKey, requestHash, now, dispatch } = input;
+  const id = operationIdOf(account, submittedBy, idempotencyKey);
+  const base = { ...input.record, id, account, submittedBy, idempotencyKey, requestHash, createdAt: now, updatedAt: now };
   return dispatch === undefined ? { ...base, state: 'QUEUED', attempt: 0 } : { ...base, state: 'RUNNING', attempt: 1, dispatch, handedTo: [dispatch.agentId], dispatchedAt: now };
 }
 
@@ -306,7 +309,7 @@ export async function createOperation(t: TableRef, input: NewOperation): Promise
   if (created) return { record, created: true };
   const found = await getOperation(t, record.id);
   if (found === undefined) throw new VendorError('precondition_failed', 'the operation changed concurrently; retry');
-  if (found.requestHash !== record.requestHash || found.account !== record.account || found.idempotencyKey !== record.idempotencyKey) {
+  if (found.requestHash !== record.requestHash || found.account !== record.account || found.submittedBy !== record.submittedBy || found.idempotencyKey !== record.idempotencyKey) {
     throw new VendorError('conflict', `Idempotency-Key "${input.idempotencyKey}" was already used for a different request (operation ${found.id}); use a new key for a new request`, {
       details: { operationId: found.id },
     });

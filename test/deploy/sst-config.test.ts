@@ -254,7 +254,7 @@ describe('the deployed API function', () => {
   beforeAll(async () => {
     stageRun('dev');
     const env = sealedLinks(ofType('sst.aws.Function'), 'dev');
-    table = await startEmbeddedTable({ tableName: linkedField(env, SST_LINKS.table, 'name')! });
+    table = await startEmbeddedTable({ tableName: linkedField(env, SST_LINKS.table, 'name')!, tcp: true });
     delete process.env.VENDOR_TABLE_NAME;
     // Lambda supplies the region and credentials; the endpoint points the SDK at the embedded table.
     Object.assign(process.env, env, {

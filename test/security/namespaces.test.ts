@@ -46,6 +46,8 @@ beforeAll(async () => {
 afterAll(() => issuer?.close());
 
 /** A bearer token of an API caller holding these roles. */
+/** The Idempotency-Key scope of an OIDC caller (docs/operations.md): its operations' ids derive from it. */
+const scopeOf = (token: string): string => `oidc:${(JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub: string }).sub}`;
 const caller = (...groups: string[]) => issuer.token({ sub: `user-${groups.join('-') || 'none'}`, groups, aud: 'vendor-api' });
 
 const SETTLE = { timeout: 60_000, interval: 100 };
@@ -177,7 +179,7 @@ function describeNamespaceAttacks(provider: TargetProvider): void {
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'Idempotency-Key': key },
         body: JSON.stringify(body),
       });
-      return { status: res.status, json: (await res.json()) as Record<string, unknown>, stored: await getOperation(world.table, operationIdOf(account, key)) };
+      return { status: res.status, json: (await res.json()) as Record<string, unknown>, stored: await getOperation(world.table, operationIdOf(account, scopeOf(token), key)) };
     };
 
     /** Stores the operation as the API would, but without the API's checks: only the agent's remain. */
@@ -185,6 +187,7 @@ function describeNamespaceAttacks(provider: TargetProvider): void {
       const { request } = parseOperationRequest(body);
       const { record } = await createOperation(world.table, {
         account,
+        submittedBy: 'oidc:straight-to-table',
         idempotencyKey: randomUUID(),
         requestHash: requestHash(account, request),
         request: compress(request),
@@ -275,7 +278,7 @@ describe('open accounts: no usable permissions', () => {
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'Idempotency-Key': key },
         body: JSON.stringify(deploy),
       });
-      return { status: res.status, json: (await res.json()) as Record<string, unknown>, stored: await getOperation(f.table, operationIdOf(account, key)) };
+      return { status: res.status, json: (await res.json()) as Record<string, unknown>, stored: await getOperation(f.table, operationIdOf(account, scopeOf(token), key)) };
     };
     return { ...f, post };
   }

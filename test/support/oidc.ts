@@ -140,5 +140,5 @@ export function unsecuredToken(payload: JWTPayload, header: Record<string, unkno
 
 /** `api.auth.oidc` for a test issuer, with the product's defaults unless overridden. */
 export function oidcConfig(issuer: TestIssuer, overrides: Partial<OidcConfig> = {}): OidcConfig {
-  return { issuer: issuer.url, audience: ['vendor-api'], rolesClaim: 'groups', clockSkewSeconds: 60, jwksMaxAgeSeconds: 600, jwksCooldownSeconds: 30, ...overrides };
+  return { issuer: issuer.url, audience: ['vendor-api'], rolesClaim: 'groups', clockSkewSeconds: 60, jwksMaxAgeSeconds: 600, jwksCooldownSeconds: 30, maxTokenLifetimeSeconds: 86_400, ...overrides };
 }

@@ -7,12 +7,13 @@ import { CapacityMeter } from '../../shared/table/capacity.ts';
  * items and the file pays for one server start.
  */
 export class TestTables {
-  #server: EmbeddedTable | undefined;
+  #server: (EmbeddedTable & { endpoint: string }) | undefined;
   #count = 0;
   readonly meter = new CapacityMeter();
 
   async start(): Promise<void> {
-    this.#server = await startEmbeddedTable({ meter: this.meter });
+    // Over loopback TCP: driver processes and the store-fault proxy (test/support/store-faults.ts) reach it by address.
+    this.#server = await startEmbeddedTable({ meter: this.meter, tcp: true });
   }
 
   async fresh(): Promise<TableRef> {
