@@ -164,7 +164,7 @@ function describeNamespaceAttacks(provider: TargetProvider): void {
       const auth = createApiAuth({ oidc: oidcConfig(issuer), adminToken: TEST_ADMIN_TOKEN, accountManagerRoles: [] }, { production: false });
       world.app = createApp({ table: world.table, clock: systemClock, auth, operationEvents: world.operationEvents });
       const driver = await world.driver();
-      await world.agent('agent-a', { target: `127.0.0.1:${driver.port}` });
+      await world.agent('agent-a', { target: `127.0.0.1:${driver.port}`, assignedAccounts: { kubeconfigDirs: [dir] } });
       await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
       for (const name of [SHOP.name, SHOP_RBAC.name]) {
         expect((await world.call('POST', '/vendor/accounts', [{ name, kubeconfigFile: kubeconfig }])).status).toBe(200);
