@@ -32,6 +32,9 @@ describe('toAccount', () => {
     expect(account.config).toEqual({ kubeconfigFile: '(kubeconfig contents, not shown)', context: 'c' });
     const native = toAccount({ ...base, defs: { 'driver-config': { kind: 'driver-config', settings: { kubeconfigFile: '{"token":"stored-token-3c1d"}' }, at: 1 } } });
     expect(JSON.stringify(native)).not.toContain('stored-token-3c1d');
+    const long = `/k/${'x'.repeat(5000)}`;
+    expect(toAccount({ ...base, registration: { kubeconfigFile: long, at: 1 }, state: 'INACTIVE' }).config.kubeconfigFile).toBe('(kubeconfig contents, not shown)');
+    expect(toAccount({ ...base, registration: { kubeconfigFile: '/k/prod', at: 1 }, state: 'INACTIVE' }).config.kubeconfigFile).toBe('/k/prod');
   });
 
   it('serves only agents that confirmed the account, sorted by agentId', () => {

@@ -1,4 +1,5 @@
 import type { AccountRecord } from './model.ts';
+import { KUBECONFIG_CONTENTS_PROBLEM, MAX_KUBECONFIG_REFERENCE, kubeconfigReferenceProblem } from './kubeconfig-reference.ts';
 import { accessOfSettings } from './permissions.ts';
 import { winningDefinition } from './precedence.ts';
 import type { Account } from './schema.ts';
@@ -9,6 +10,13 @@ import type { Account } from './schema.ts';
  * registered; it carries references only, never kubeconfig contents or secret values. An account whose
  * role names contain whitespace is flagged, since its permissions are not applied (SPEC 2.6.2).
  */
+/** What is served in place of kubeconfig contents found where a reference belongs. */
+export const KUBECONFIG_CONTENTS_SHOWN = '(kubeconfig contents, not shown)';
+
+function looksLikeContents(value: string): boolean {
+  return value.length > MAX_KUBECONFIG_REFERENCE || kubeconfigReferenceProblem(value) === KUBECONFIG_CONTENTS_PROBLEM;
+}
+
 export function toAccount(record: AccountRecord): Account {
   const winner = winningDefinition(record.defs);
   const def = winner?.[1];
@@ -16,6 +24,10 @@ export function toAccount(record: AccountRecord): Account {
   const config: Record<string, unknown> = { ...(def?.settings ?? {}) };
   const reg = record.registration;
   if (!fromAgent && reg?.kubeconfigFile !== undefined) config.kubeconfigFile = reg.kubeconfigFile;
+  // Stored before references were checked, contents may sit where a reference belongs: never serve them.
+  if (typeof config.kubeconfigFile === 'string' && looksLikeContents(config.kubeconfigFile)) {
+    config.kubeconfigFile = KUBECONFIG_CONTENTS_SHOWN;
+  }
   const zoneId = fromAgent ? def?.zoneId : reg?.zoneId;
   const access = accessOfSettings(def?.settings);
   const agents = Object.values(record.agents)

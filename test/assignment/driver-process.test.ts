@@ -102,7 +102,7 @@ describe('the driver process (npm run driver)', () => {
   it('in production mode refuses fleet-wide tokens, of the file or the SST link, and plaintext on a network address', async () => {
     await world.fresh([]);
     const production = { VENDOR_ENV: 'production' };
-    const perIdentity = { auth: { identities: [{ name: 'edge', zones: ['z'], tokens: [AGENT_TOKEN] }] } };
+    const perIdentity = { auth: { identities: [{ name: 'edge', zones: ['z'], agentIds: ['raw'], tokens: [AGENT_TOKEN] }] } };
     await expect(driverProcess(fileFor(), 'fleet', production)).rejects.toThrow(/auth\.tokens: fleet-wide agent tokens .* are refused in production mode/);
     const linked = { ...production, SST_RESOURCE_VendorAgentTokens: JSON.stringify({ value: 'linked-fleet-token-0123456789' }) };
     await expect(driverProcess(fileFor(perIdentity), 'linked', linked)).rejects.toThrow(/refused in production mode/);

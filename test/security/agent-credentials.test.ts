@@ -286,11 +286,11 @@ describe('changed allowances', () => {
     const { token } = await issue(w, 'edge');
     const agent = w.connect({ token });
     await welcomed(agent);
-    expect((await w.http('PUT', '/vendor/agent-identities/edge', w.manager, { zones: ['other'] })).status).toBe(200);
+    expect((await w.http('PUT', '/vendor/agent-identities/edge', w.manager, { zones: ['z', 'other'], agentIds: ['*'] })).status).toBe(200);
     await w.clock.advance(RECHECK_MS);
     await refusedWith(agent, status.UNAVAILABLE, /allowances changed/);
     const again = w.connect({ token });
     await welcomed(again);
-    await vi.waitFor(() => expect(w.driver.sessions()[0]?.identity.zones).toEqual(['other']));
+    await vi.waitFor(() => expect(w.driver.sessions()[0]?.identity.zones).toEqual(['z', 'other']));
   });
 });
