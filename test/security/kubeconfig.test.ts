@@ -13,7 +13,7 @@
  *   stored or echoed, and by vendor-driver.yml and `validate` without being printed;
  * - an allowed folder, an allowed exec command and an allowed secret reference work.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -128,11 +128,16 @@ beforeAll(async () => {
   plane = await startPlane(cwd);
   const grpc = /driver listening on (\S+) \(gRPC/.exec(plane.output())?.[1];
   if (grpc === undefined) throw new Error(`no driver address in: ${plane.output()}`);
+  // The agent speaks for an identity of its own, issued as an operator would (docs/deploy.md).
+  const identity = await api('PUT', '/vendor/agent-identities/attack-agents', { zones: ['vendor-agent_attack'], unzoned: true, agentIds: [AGENT_ID] });
+  expect(identity.status).toBe(201);
+  const issued = await api('POST', '/vendor/agent-identities/attack-agents/tokens');
+  expect(issued.status).toBe(201);
   const config = join(base, 'vendor-agent.yml');
   writeFileSync(
     config,
     stringify({
-      driver: { grpc, insecure: true, auth: { token: readFileSync(join(cwd, '.data', 'agent-token'), 'utf8').trim() } },
+      driver: { grpc, insecure: true, auth: { token: issued.json['token'] as string } },
       kubernetes: {
         reconnectTimeoutMs: 50,
         retries: { enabled: false },
