@@ -151,7 +151,12 @@ export async function benchPatchToActive(rounds: number, emit: (l: Line) => void
   const pollMs = PICKUP_MS;
   const plane = await startPlane(names.map((name) => ({ name, kubeconfigFile: kubeconfig })), { assignment: { pollIntervalMs: pollMs } });
   const configPath = join(dir, 'vendor-agent.yml');
-  const raw = { driver: { grpc: `127.0.0.1:${plane.driver.port}`, insecure: true, auth: { token: TOKEN } }, logging: { level: 'warn', file: join(dir, 'agent.log') } };
+  const raw = {
+    driver: { grpc: `127.0.0.1:${plane.driver.port}`, insecure: true, auth: { token: TOKEN } },
+    // The driver assigns these accounts with the bench's kubeconfig: the agent allows its folder.
+    kubernetes: { assignedAccounts: { kubeconfigDirs: [dir] } },
+    logging: { level: 'warn', file: join(dir, 'agent.log') },
+  };
   writeFileSync(configPath, stringify(raw));
   const agent = await startAgent({
     config: parseConfig(stringify(raw), configPath).config!,
