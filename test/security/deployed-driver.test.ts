@@ -156,6 +156,8 @@ describe('the deployed driver', () => {
     const cluster = hello(port, token);
     expect((await cluster.next()).body).toBe('welcome');
     cluster.close();
-    expect(child.stdout.join('\n')).not.toContain(FLEET_TOKEN);
+    const logs = [...child.stdout, ...child.stderr].join('\n');
+    expect(logs).not.toContain(FLEET_TOKEN);
+    expect(logs).not.toContain(token);
   });
 });
