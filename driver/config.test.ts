@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { refusal } from '../test/refusal.ts';
-import { endpointConfig, linkedAgentTokens, parseDriverFile, parseDriverGrpcConfig } from './config.ts';
+import { endpointConfig, parseDriverFile, parseDriverGrpcConfig } from './config.ts';
 
 const token = 'a-token-of-enough-length';
 
@@ -95,18 +95,13 @@ describe('vendor-driver.yml as a whole', () => {
     expect(err.issues).toEqual([{ path: 'colour', message: 'unknown field' }]);
   });
 
-  it('takes tokens and identities from elsewhere besides the file', () => {
+  it('takes identities from elsewhere besides the file, checked as the file\'s are', () => {
     const file = parseDriverFile(text, 'vendor-driver.yml');
-    expect(endpointConfig(file, [], [{ name: 'local', zones: [], unzoned: true, agentIds: ['a'], staticAccounts: [], tokens: [token] }]).auth.identities.map((i) => i.name)).toEqual(['local']);
-    const config = endpointConfig(file, [token]);
-    expect(config.auth.tokens).toEqual([token]);
+    const local = { name: 'local', zones: [], unzoned: true, agentIds: ['a'], staticAccounts: [], tokens: [token] };
+    const config = endpointConfig(file, [local]);
+    expect(config.auth.identities.map((i) => i.name)).toEqual(['local']);
+    expect(config.auth.tokens).toEqual([]);
     expect(config.assignment.pollIntervalMs).toBe(100);
-    expect(refusal(() => endpointConfig(file, ['short'])).message).not.toContain('short');
-  });
-
-  it('reads agent tokens from the SST link, separated by commas or white space', () => {
-    expect(linkedAgentTokens({})).toEqual([]);
-    const env = { SST_RESOURCE_VendorAgentTokens: JSON.stringify({ value: `${token}, second-token-long-enough\nthird-token-long-enough` }) };
-    expect(linkedAgentTokens(env)).toEqual([token, 'second-token-long-enough', 'third-token-long-enough']);
+    expect(refusal(() => endpointConfig(file, [{ ...local, tokens: ['short'] }])).message).not.toContain('short');
   });
 });

@@ -7,7 +7,6 @@ import * as v from 'valibot';
 import { parseDriverConfig } from '../shared/driver-config/load.ts';
 import { driverConfigSchemaWith } from '../shared/driver-config/schema.ts';
 import { VendorError, type Issue } from '../shared/errors.ts';
-import { SST_LINKS, linkedField } from '../shared/links.ts';
 import { allowanceEntries, identityNameSchema } from '../shared/agents/schema.ts';
 import { digestForm, issuedTokenId, tokenDigest } from '../shared/agents/tokens.ts';
 import { OperationsConfigSchema } from './operations/config.ts';
@@ -192,7 +191,7 @@ export function parseDriverGrpcConfig(input: unknown): DriverGrpcConfig {
 /**
  * The whole `vendor-driver.yml`: the driver-defined accounts (`kubernetes.accounts[]`) and the
  * driver's own sections above, as one strict object, checked again by `endpointConfig()` once
- * tokens and identities from elsewhere have joined the file's.
+ * identities from elsewhere have joined the file's.
  */
 export const driverFileSchema = driverConfigSchemaWith(driverSectionEntries);
 
@@ -212,23 +211,14 @@ export async function loadDriverFile(file: string): Promise<DriverFile> {
   return parseDriverFile(text, file);
 }
 
-/**
- * The endpoint settings of a file, with fleet-wide tokens from elsewhere (the SST link) and
- * identities from elsewhere (`npm start`'s local one) accepted too.
- */
-export function endpointConfig(file: DriverFile, extraTokens: readonly string[] = [], extraIdentities: readonly FileIdentity[] = []): DriverGrpcConfig {
+/** The endpoint settings of a file, with identities from elsewhere (`npm start`'s local one) accepted too. */
+export function endpointConfig(file: DriverFile, extraIdentities: readonly FileIdentity[] = []): DriverGrpcConfig {
   const { grpc, auth, sessions, assignment, operations } = file;
   return parseDriverGrpcConfig({
     grpc,
     sessions,
     assignment,
     operations,
-    auth: { ...auth, tokens: [...new Set([...auth.tokens, ...extraTokens])], identities: [...auth.identities, ...extraIdentities] },
+    auth: { ...auth, identities: [...auth.identities, ...extraIdentities] },
   });
-}
-
-/** Tokens of the SST link `VendorAgentTokens` (separated by commas or white space); none when it is not linked. */
-export function linkedAgentTokens(env: NodeJS.ProcessEnv): string[] {
-  const value = linkedField(env, SST_LINKS.agentTokens, 'value');
-  return value === undefined ? [] : value.split(/[\s,]+/).filter((t) => t !== '');
 }

@@ -12,7 +12,7 @@ import { createLogger, type Logger } from '../shared/log.ts';
 import { isProductionEnv } from '../shared/production.ts';
 import { tableFromEnv, type TableRef } from '../shared/table/client.ts';
 import { syncDefinitionSources } from '../shared/table/sources.ts';
-import { endpointConfig, linkedAgentTokens, loadDriverFile, type DriverFile, type DriverGrpcConfig } from './config.ts';
+import { endpointConfig, loadDriverFile, type DriverFile, type DriverGrpcConfig } from './config.ts';
 import { DRIVER_MODULES } from './modules.ts';
 import { startDriver, type Driver } from './server.ts';
 
@@ -20,8 +20,8 @@ const USAGE = `usage: vendor-driver [--config FILE]
 
 FILE defaults to VENDOR_DRIVER_CONFIG, then ./vendor-driver.yml.
 The table comes from VENDOR_TABLE_NAME or the SST link VendorTable (VENDOR_DYNAMODB_ENDPOINT for another endpoint);
-agent identities and tokens from auth of the file and from the table; fleet-wide tokens from auth.tokens and the SST
-link VendorAgentTokens (refused when VENDOR_ENV=production). GRPC_PORT overrides grpc.port.
+agent identities and tokens from auth of the file and from the table; fleet-wide tokens from auth.tokens (refused
+when VENDOR_ENV=production, as the deployed driver runs). GRPC_PORT overrides grpc.port.
 `;
 
 /** How long shutdown may take before the process exits anyway. */
@@ -33,8 +33,6 @@ export interface DriverProcessOptions {
   file: DriverFile;
   table: TableRef;
   log: Logger;
-  /** Tokens accepted besides the file's (the SST link, a generated local token). */
-  extraTokens?: readonly string[];
   /** Overrides of the file's `grpc.host` and `grpc.port`. */
   host?: string;
   port?: number;
@@ -47,7 +45,7 @@ export interface DriverProcessOptions {
 export async function startDriverProcess(options: DriverProcessOptions): Promise<Driver> {
   const { file, table, log } = options;
   const clock = options.clock ?? systemClock;
-  const base = endpointConfig(file, options.extraTokens ?? []);
+  const base = endpointConfig(file);
   const config: DriverGrpcConfig = {
     ...base,
     grpc: { ...base.grpc, ...(options.host === undefined ? {} : { host: options.host }), ...(options.port === undefined ? {} : { port: options.port }) },
@@ -85,7 +83,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     log.info({ config: path }, 'driver configuration loaded');
     const production = isProductionEnv(env);
     log.info({ production }, production ? 'production mode (VENDOR_ENV=production)' : 'not in production mode');
-    driver = await startDriverProcess({ file, table: tableFromEnv(env), log, extraTokens: linkedAgentTokens(env), production, ...(port === undefined ? {} : { port }) });
+    driver = await startDriverProcess({ file, table: tableFromEnv(env), log, production, ...(port === undefined ? {} : { port }) });
   } catch (e) {
     // A bad file or setting is the operator's to fix: say what is wrong, without a stack trace.
     log.fatal({ issues: isVendorError(e) ? e.issues : undefined }, `the driver did not start: ${(e as Error).message}`);

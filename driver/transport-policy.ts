@@ -19,7 +19,7 @@ export function productionIssues(config: DriverGrpcConfig): Issue[] {
   if (config.auth.tokens.length > 0) {
     issues.push({
       path: 'auth.tokens',
-      message: 'fleet-wide agent tokens (auth.tokens, the SST link VendorAgentTokens) are refused in production mode; issue tokens per agent identity (auth.identities, or POST /vendor/agent-identities/{name}/tokens)',
+      message: 'fleet-wide agent tokens (auth.tokens) are refused in production mode; issue tokens per agent identity (auth.identities, or POST /vendor/agent-identities/{name}/tokens)',
     });
   }
   if (config.grpc.tls === undefined && !isLoopback(config.grpc.host) && !config.grpc.behindTlsProxy) {

@@ -6,7 +6,9 @@
  * - the management API: `functions/lambda.ts` on Lambda (Node 24) behind an HTTP API with throttling;
  * - the driver: `driver/main.ts` in a container on ECS Fargate, at least two tasks, behind an
  *   Application Load Balancer that carries gRPC (HTTP/2) and checks `grpc.health.v1.Health/Check`;
- * - the secrets (agent tokens, OIDC settings) as SST secrets reaching the code through links.
+ * - the API's OIDC settings as SST secrets reaching the code through links. Agents hold no
+ *   fleet-wide secret: each cluster's token is issued for its own identity through the API once the
+ *   control plane runs (docs/deploy.md, "Agent credentials: issue, rotate, revoke").
  *
  * Deploy-time settings come from the environment of `sst deploy` (see docs/deploy.md).
  */
@@ -26,6 +28,11 @@ export const DEPLOYED = {
   apiThrottle: { rateLimit: 100, burstLimit: 200 },
   /** Reserved concurrency of the API function on production (caps its share of the account). */
   productionReservedConcurrency: 50,
+  /**
+   * The driver's environment on every stage: production mode refuses fleet-wide agent tokens and
+   * plaintext not behind the load balancer, as the deployed API function always does.
+   */
+  driverEnvironment: { VENDOR_ENV: 'production' },
 } as const;
 
 export interface ControlPlaneInput {
@@ -93,7 +100,6 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
   });
 
   // Set with `sst secret set <name> <value> --stage <stage>` before the first deploy.
-  const agentTokens = new sst.Secret(SST_LINKS.agentTokens);
   const oidcIssuer = new sst.Secret(SST_LINKS.oidcIssuer);
   const oidcAudience = new sst.Secret(SST_LINKS.oidcAudience);
   const oidcRolesClaim = new sst.Secret(SST_LINKS.oidcRolesClaim, 'groups');
@@ -145,7 +151,8 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
     architecture: 'x86_64',
     cpu: '0.5 vCPU',
     memory: '1 GB',
-    link: [table, agentTokens],
+    link: [table],
+    environment: { ...DEPLOYED.driverEnvironment },
     scaling: { min: DEPLOYED.driverTasks.min, max: DEPLOYED.driverTasks.max, cpuUtilization: 60 },
     loadBalancer: {
       // Route 53 names get their certificate and record made; elsewhere give an ACM certificate's ARN.

@@ -145,7 +145,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     logger.info({ accounts: await rankTotal(table), dataDir }, `API listening on ${server.url}`);
 
     const token = localToken(dataDir);
-    const base = endpointConfig(file, [], [localIdentity(token)]);
+    const base = endpointConfig(file, [localIdentity(token)]);
     const driver: Driver = await startDriver({
       config: { ...base, grpc: { ...base.grpc, host: grpcHost, port: grpcPort } },
       table,

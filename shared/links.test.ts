@@ -8,11 +8,11 @@ describe('linkedField', () => {
   });
 
   it('is undefined for a resource that is not linked', () => {
-    expect(linkedField({}, SST_LINKS.agentTokens, 'value')).toBeUndefined();
+    expect(linkedField({}, SST_LINKS.oidcIssuer, 'value')).toBeUndefined();
   });
 
   it('refuses a link that is not JSON or lacks the field, naming the variable but not its content', () => {
-    expect(() => linkedField({ SST_RESOURCE_VendorAgentTokens: 'tok3n-not-json' }, SST_LINKS.agentTokens, 'value')).toThrow(/^SST_RESOURCE_VendorAgentTokens is not JSON$/);
+    expect(() => linkedField({ SST_RESOURCE_VendorOidcAudience: 's3cret-not-json' }, SST_LINKS.oidcAudience, 'value')).toThrow(/^SST_RESOURCE_VendorOidcAudience is not JSON$/);
     expect(() => linkedField({ SST_RESOURCE_VendorTable: '{"value":"x"}' }, SST_LINKS.table, 'name')).toThrow(/no string field "name"/);
   });
 });
@@ -35,7 +35,7 @@ describe('linkedField from the encrypted link file of a Lambda function', () => 
     const { env } = await sealed({ VendorTable: { name: 'app-prod-VendorTable', type: 'sst.aws.Dynamo' }, VendorOidcAudience: { value: 'vendor-api', type: 'sst.sst.Secret' } });
     expect(linkedField(env, SST_LINKS.table, 'name')).toBe('app-prod-VendorTable');
     expect(linkedField(env, SST_LINKS.oidcAudience, 'value')).toBe('vendor-api');
-    expect(linkedField(env, SST_LINKS.agentTokens, 'value')).toBeUndefined();
+    expect(linkedField(env, SST_LINKS.oidcIssuer, 'value')).toBeUndefined();
     expect(linkedField({ ...env, SST_RESOURCE_VendorTable: '{"name":"from-env"}' }, SST_LINKS.table, 'name')).toBe('from-env');
   });
 

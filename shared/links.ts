@@ -12,8 +12,6 @@ import { VendorError } from './errors.ts';
 export const SST_LINKS = {
   /** The DynamoDB table (`name`). */
   table: 'VendorTable',
-  /** Bearer tokens agents present to the driver (`value`: tokens separated by commas or white space). */
-  agentTokens: 'VendorAgentTokens',
   /** OIDC issuer URL whose JWKS verifies API callers (`value`). */
   oidcIssuer: 'VendorOidcIssuer',
   /** Audience API caller tokens must carry (`value`; several separated by commas). */

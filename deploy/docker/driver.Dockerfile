@@ -6,9 +6,10 @@
 #
 # `sst deploy` builds it for the ECS service (sst.config.ts). It runs as the unprivileged `node`
 # user and writes nothing to its filesystem. The table comes from the SST link (or
-# VENDOR_TABLE_NAME), agent tokens from the VendorAgentTokens link.
-# SST passes the service's links (SST_RESOURCE_*, agent tokens among them) as build arguments too:
-# no ARG of those names is declared, so they never reach a layer or the image history.
+# VENDOR_TABLE_NAME); agents' tokens are issued per identity and kept in the table. The stack sets
+# VENDOR_ENV=production on the service, which refuses fleet-wide tokens (docs/deploy.md).
+# SST passes the service's links (SST_RESOURCE_*) as build arguments too: no ARG of those names is
+# declared, so they never reach a layer or the image history.
 ARG NODE_IMAGE=node:24-slim
 
 FROM ${NODE_IMAGE} AS dependencies

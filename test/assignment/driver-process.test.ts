@@ -99,13 +99,11 @@ describe('the driver process (npm run driver)', () => {
     await expect(driverProcess(fileFor({ grpc: { port: 'many' } }), 'bad-port')).rejects.toThrow(/grpc\.port/);
   });
 
-  it('in production mode refuses fleet-wide tokens, of the file or the SST link, and plaintext on a network address', async () => {
+  it('in production mode refuses fleet-wide tokens and plaintext on a network address', async () => {
     await world.fresh([]);
     const production = { VENDOR_ENV: 'production' };
     const perIdentity = { auth: { identities: [{ name: 'edge', zones: ['z'], agentIds: ['raw'], tokens: [AGENT_TOKEN] }] } };
     await expect(driverProcess(fileFor(), 'fleet', production)).rejects.toThrow(/auth\.tokens: fleet-wide agent tokens .* are refused in production mode/);
-    const linked = { ...production, SST_RESOURCE_VendorAgentTokens: JSON.stringify({ value: 'linked-fleet-token-0123456789' }) };
-    await expect(driverProcess(fileFor(perIdentity), 'linked', linked)).rejects.toThrow(/refused in production mode/);
     await expect(driverProcess(fileFor({ ...perIdentity, grpc: { host: '0.0.0.0' } }), 'plain', production)).rejects.toThrow(/grpc\.tls: production mode does not listen in plaintext on 0\.0\.0\.0/);
     // Behind a load balancer that terminates TLS, and with tokens per identity, it runs.
     const { port } = await driverProcess(fileFor({ ...perIdentity, grpc: { host: '0.0.0.0', behindTlsProxy: true } }), 'proxied', production);

@@ -2,7 +2,7 @@
  * sst.config.ts evaluated without the cloud: a recording stand-in for SST's globals runs it for a
  * development and a production stage, and the recorded components are checked against the code —
  * the table the code creates, the handler and Dockerfile it names, the links the code reads, the
- * ports the code listens on — and the deployed Lambda handler answers from a table reached through
+ * ports the code listens on, the driver's production mode — and the deployed Lambda handler answers from a table reached through
  * the environment the function is given.
  */
 import { createCipheriv, randomBytes } from 'node:crypto';
@@ -11,8 +11,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDriverGrpcConfig } from '../../driver/config.ts';
+import { endpointConfig, parseDriverFile, parseDriverGrpcConfig } from '../../driver/config.ts';
+import { productionIssues } from '../../driver/transport-policy.ts';
 import { SST_LINKS, linkedField } from '../../shared/links.ts';
+import { isProductionEnv } from '../../shared/production.ts';
 import { startEmbeddedTable, type EmbeddedTable } from '../../shared/table/embedded.ts';
 import { TTL_ATTRIBUTE, createTableInput } from '../../shared/table/schema.ts';
 import { linksRead, reachableFiles } from './code-links.ts';
@@ -22,7 +24,6 @@ import { SstRecorder, applyTransform, loadSstConfig, resolved, type RecordedComp
 const ROOT = resolve(import.meta.dirname, '../..');
 const DOMAIN = 'grpc.vendor.example.test';
 const SECRETS = {
-  [SST_LINKS.agentTokens]: 'agent-token-0123456789abcdef',
   [SST_LINKS.oidcIssuer]: 'https://issuer.example.test',
   [SST_LINKS.oidcAudience]: 'vendor-api',
   [SST_LINKS.accountManagerRoles]: 'vendor-admins',
@@ -190,7 +191,7 @@ describe('sst.config.ts: the driver service', () => {
   it('runs at least two tasks behind a load balancer carrying gRPC to the port the driver listens on by default', () => {
     stageRun('dev');
     const service = ofType('sst.aws.Service');
-    const defaultPort = parseDriverGrpcConfig({ auth: { tokens: [SECRETS[SST_LINKS.agentTokens]] } }).grpc.port;
+    const defaultPort = parseDriverGrpcConfig({}).grpc.port;
     const lb = service.args.loadBalancer as { domain: unknown; rules: { listen: string; forward: string }[]; health: Record<string, Record<string, unknown>> };
     expect(lb.rules).toEqual([{ listen: '443/https', forward: `${defaultPort}/http` }]);
     expect(lb.domain).toBe(DOMAIN);
@@ -198,6 +199,24 @@ describe('sst.config.ts: the driver service', () => {
     expect(applyTransform(service, 'target', {})).toMatchObject({ protocolVersion: 'GRPC' });
     expect((service.args.scaling as { min: number }).min).toBeGreaterThanOrEqual(2);
     expect(readFileSync(resolve(ROOT, 'deploy/driver/vendor-driver.aws.yml'), 'utf8')).toMatch(new RegExp(`^\\s+port: ${defaultPort}$`, 'm'));
+  });
+
+  it('runs in production mode on every stage, behind the load balancer that terminates TLS, and is given no agent secret', () => {
+    const deployedFile = parseDriverFile(readFileSync(resolve(ROOT, 'deploy/driver/vendor-driver.aws.yml'), 'utf8'), 'vendor-driver.aws.yml');
+    expect(deployedFile.grpc.behindTlsProxy).toBe(true);
+    expect(productionIssues(endpointConfig(deployedFile))).toEqual([]);
+    for (const stage of ['dev', 'production']) {
+      stageRun(stage);
+      const service = ofType('sst.aws.Service');
+      expect(service.args.environment, stage).toEqual({ VENDOR_ENV: 'production' });
+      expect(isProductionEnv(service.args.environment as NodeJS.ProcessEnv), stage).toBe(true);
+      // The table is all it reads: agents' credentials live in the table, issued per identity.
+      expect(recorder.linkedNames(service), stage).toEqual([SST_LINKS.table]);
+      expect(recorder.components.map((c) => c.name), stage).not.toContain('VendorAgentTokens');
+      expect(recorder.components.filter((c) => c.type === 'sst.Secret').map((c) => c.name).sort(), stage).toEqual(
+        [SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.accountManagerRoles, SST_LINKS.openAccounts].sort(),
+      );
+    }
   });
 
   it('uses a certificate given by ARN for a name outside Route 53', async () => {
@@ -216,7 +235,7 @@ describe('sst.config.ts: links', () => {
   it('declares every link name of shared/links.ts as a component of the matching kind', () => {
     stageRun('dev');
     expect(recorder.named(SST_LINKS.table).type).toBe('sst.aws.Dynamo');
-    for (const name of [SST_LINKS.agentTokens, SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.accountManagerRoles, SST_LINKS.openAccounts]) {
+    for (const name of [SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.accountManagerRoles, SST_LINKS.openAccounts]) {
       expect(recorder.named(name).type).toBe('sst.Secret');
     }
     const linkedSomewhere = new Set(units().flatMap((u) => recorder.linkedNames(u.component)));
@@ -234,7 +253,7 @@ describe('sst.config.ts: links', () => {
     });
   }
 
-  it('the Lambda function reads each of its links from SST\'s encrypted link file, and never the agent tokens', () => {
+  it('the Lambda function reads each of its links from SST\'s encrypted link file', () => {
     stageRun('dev');
     const fn = ofType('sst.aws.Function');
     const env = sealedLinks(fn, 'dev');
@@ -244,7 +263,6 @@ describe('sst.config.ts: links', () => {
       const expected = field === 'value' ? ((SECRETS as Record<string, string>)[name] ?? component.args.placeholder) : `vendor-agent-dev-${name}`;
       expect(linkedField(env, name as (typeof SST_LINKS)[keyof typeof SST_LINKS], field), name).toBe(expected);
     }
-    expect(recorder.linkedNames(fn)).not.toContain(SST_LINKS.agentTokens);
     expect(fn.args.environment ?? {}).toEqual({});
   });
 });
