@@ -54,7 +54,7 @@ export function openApiDocument(): Record<string, unknown> {
         'Lists, registers, activates and removes the Kubernetes accounts served by agents. Errors are RFC 9457 problem details.',
         'Every operation but the health check and this document needs `Authorization: Bearer <token>`: a JWT from the configured OIDC issuer,',
         'or, for local use only, the configured admin token. Registering, activating and removing accounts need an account-manager role;',
-        "reading an account needs one of its READ or WRITE roles when it has permissions (SPEC 2.6), and the list shows only the accounts the caller may read.",
+        "reading an account needs one of its READ or WRITE roles when it has permissions (docs/api.md#authorization), and the list shows only the accounts the caller may read.",
       ].join(' '),
     },
     security: [{ bearerAuth: [] }],
@@ -113,7 +113,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
         delete: {
           operationId: 'removeAccount',
-          summary: 'Removes a migrated account from its agents (SPEC names this path parameter `accountName`).',
+          summary: 'Removes a migrated account from its agents (docs/api.md#endpoints names this path parameter `accountName`).',
           parameters: [accountNameParam('accountId', 'The account name.')],
           responses: {
             '200': { description: 'The account after removal (no longer registered).', content: json(ref('Account')) },

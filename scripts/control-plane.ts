@@ -85,7 +85,7 @@ function apiAuthOf(config: DriverConfig, file: string, host: string, options: Co
   return auth;
 }
 
-/** SPEC 2.6.2, said loudly at start: accounts whose permissions are not applied. */
+/** docs/agent-config.md#permissions, said loudly at start: accounts whose permissions are not applied. */
 function warnIgnoredPermissions(config: DriverConfig, logger: Logger): void {
   config.kubernetes.accounts.forEach((account, i) => {
     const access = accessOfSettings(account);

@@ -78,7 +78,7 @@ describe('local control plane (npm start)', () => {
     expect(exposed.output).toContain('the admin token of the example config is known to everyone');
   });
 
-  it('warns at start about accounts whose permissions are not applied (SPEC 2.6.2)', async () => {
+  it('warns at start about accounts whose permissions are not applied (docs/agent-config.md#permissions)', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
     writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts:\n    - name: prod\n      permissions:\n        - READ: ["release team"]\n`);
     const plane = await start(cwd);

@@ -46,7 +46,7 @@ interface Entry {
   workers: AccountWorker[];
 }
 
-/** The per-account settings of SPEC 2.5 at their defaults, as an assignment without settings means them. */
+/** The per-account settings (docs/agent-config.md#per-account-kubernetesaccounts) at their defaults, as an assignment without settings means them. */
 export const EMPTY_SETTINGS: AccountSettings__Output = {
   context: '',
   serviceAccount: false,

@@ -16,7 +16,7 @@ export interface HeldAccountView {
   /** The control plane's generation of the account (0 for a static account not yet assigned). */
   readonly generation: number;
   /**
-   * The per-account settings of SPEC 2.5 (from the assignment, or from the agent's own file for a
+   * The per-account settings (docs/agent-config.md#per-account-kubernetesaccounts; from the assignment, or from the agent's own file for a
    * static account). `maxResumableResourceAgeMs` 0 means the default, 300000.
    */
   readonly settings: AccountSettings__Output;

@@ -8,7 +8,7 @@ import type { ResumeInfo__Output } from '../../shared/protocol/messages.ts';
 import { Waker } from '../../shared/waker.ts';
 import type { WorkerHost } from '../accounts/worker.ts';
 
-/** SPEC 2.5's default of `maxResumableResourceAgeMs`. */
+/** The default of `maxResumableResourceAgeMs` (docs/agent-config.md#per-account-kubernetesaccounts). */
 export const DEFAULT_MAX_RESUMABLE_AGE_MS = 300_000;
 
 /** Query ids are unique within the agent process, so an answer never reaches the wrong query. */

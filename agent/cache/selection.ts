@@ -1,5 +1,5 @@
 /**
- * What an account caches, from discovery and the per-account settings of SPEC 2.5 (docs/cache.md):
+ * What an account caches, from discovery and the per-account settings (docs/cache.md#what-is-cached):
  *
  * - every kind that can be listed and watched, narrowed by `kinds` and `omitKinds` (singular kind
  *   names without group, compared without case; `Kind.group` names one group's kind);

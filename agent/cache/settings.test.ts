@@ -1,5 +1,5 @@
 /**
- * Each per-account setting of SPEC 2.5 that shapes the cache, against the test API server: the
+ * Each per-account setting (docs/agent-config.md#per-account-kubernetesaccounts) that shapes the cache, against the test API server: the
  * table holds exactly what the setting allows, and the API server is asked for nothing else.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';

@@ -153,7 +153,7 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
   const credentials = loaded.credentials?.(deps.clock);
 
   const agentFor = (opts: RequestOptions, use: 'buffered' | 'streaming'): HttpAgent => {
-    // A proxy agent made by client-node from the cluster's proxy-url (set by the SPEC 2.7 rules) stays.
+    // A proxy agent made by client-node from the cluster's proxy-url (set by the rules of docs/agent-config.md#proxies) stays.
     if (loaded.proxy.proxy !== undefined && opts.agent instanceof HttpAgent) return opts.agent;
     const tls: TlsMaterial = { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername };
     const own = ownAgents[use];

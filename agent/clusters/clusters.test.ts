@@ -281,7 +281,7 @@ describe('watch streams', () => {
   });
 });
 
-describe('proxies (SPEC 2.7)', () => {
+describe('proxies (docs/agent-config.md#proxies)', () => {
   it('goes through HTTPS_PROXY, and straight to the cluster with noProxy or kubernetes.noProxy', async () => {
     const proxy = await startTestProxy();
     const saved = { https_proxy: process.env.https_proxy, HTTPS_PROXY: process.env.HTTPS_PROXY, no_proxy: process.env.no_proxy, NO_PROXY: process.env.NO_PROXY };

@@ -1,6 +1,6 @@
 /**
  * The `gcp` auth provider of a kubeconfig user (GKE clusters before exec plugins), with the account's
- * `oAuthScopes` (SPEC 2.5). Where the token comes from, in order:
+ * `oAuthScopes` (docs/cache.md#cluster-credentials). Where the token comes from, in order:
  *
  * 1. the `access-token` the kubeconfig holds, while its `expiry` is ahead;
  * 2. `cmd-path` (with `cmd-args`): a command such as `gcloud config config-helper --format=json`,

@@ -1,7 +1,7 @@
 /**
  * Builds the client-node `KubeConfig` for one account: the pod's service account with
  * `serviceAccount: true`, otherwise the account's kubeconfig file (a path, or a secret reference
- * resolved where it is used) at its `context`; then `insecure` and the proxy rules of SPEC 2.7. Exec
+ * resolved where it is used) at its `context`; then `insecure` and the proxy rules of docs/agent-config.md#proxies. Exec
  * plugins and the gcp auth provider are taken out of client-node's hands (see credentials.ts).
  * Failures name the account, the file reference and what is wrong, never the file's contents.
  */

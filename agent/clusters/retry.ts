@@ -1,5 +1,5 @@
 /**
- * The retry rule of `kubernetes.retries.*` (SPEC 2.5): `maxRetries` tries of the same request with
+ * The retry rule of `kubernetes.retries.*` (docs/agent-config.md#kubernetes-wide-settings): `maxRetries` tries of the same request with
  * `backOffMs` between them; any error is retried when `retryAnyError` is true, otherwise only an error
  * whose message contains an item of `retryableErrors` (compared without regard to case, so the
  * default `timeout` also matches the server's `Timeout: request did not complete ...`).

@@ -26,7 +26,7 @@ export interface ClusterSpec {
   policy?: KubeconfigPolicy | undefined;
 }
 
-/** `kubernetes.retries.*` of vendor-agent.yml (SPEC 2.5). */
+/** `kubernetes.retries.*` of vendor-agent.yml (docs/agent-config.md#kubernetes-wide-settings). */
 export interface RetrySettings {
   enabled: boolean;
   /** Number of tries of the same request. */

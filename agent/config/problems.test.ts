@@ -137,7 +137,7 @@ describe('problems in vendor-agent.yml', () => {
     });
   });
 
-  it('checks the permissions format of SPEC 2.6', () => {
+  it('checks the permissions format of docs/agent-config.md#permissions', () => {
     expect(
       problems({ kubernetes: { accounts: [{ ...ok, permissions: [{ Read: ['dev'] }, {}, { WRITE: 'ops' }, 'READ'] }] } }),
     ).toEqual({

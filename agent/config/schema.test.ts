@@ -43,7 +43,7 @@ const crd = (extra: Raw = {}) => withAccount({ customResourceDefinitions: [{ kin
 const ssl = (extra: Raw = {}) => ({ server: { ssl: { enabled: true, certFile: '/tls/c.pem', keyFile: '/tls/k.pem', ...extra } } });
 const vault = (keys: Raw) => ({ secrets: { vault: keys } });
 
-/** Every key of SPEC.md 2.5: its default, and one value that is not the default. */
+/** Every key of docs/agent-config.md#keys: its default, and one value that is not the default. */
 const CASES: KeyCase[] = [
   { key: 'driver.auth.token', default: undefined, set: { driver: { auth: { token: 't0k3n' } } }, expected: 't0k3n' },
   { key: 'driver.auth.tokenCommand.command', default: undefined, at: 'driver.auth.tokenCommand', set: tokenCommand(), expected: { command: 'get-token', args: [], format: '', refreshIntervalSeconds: 0 } },

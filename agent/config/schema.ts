@@ -6,7 +6,7 @@ import { secretsEntries, VAULT_SECRET_KEYS } from '../secrets/config.ts';
 import { anyCasePattern, filePath, flag, object, integer, list, mapping, port, section, text, word } from './fields.ts';
 
 /*
- * The whole of `vendor-agent.yml` (SPEC.md 2.5, 2.6): every key, type, default and allowed value.
+ * The whole of `vendor-agent.yml` (docs/agent-config.md): every key, type, default and allowed value.
  * Parsing yields a fully defaulted `AgentConfig`. Cross-key rules sit next to the keys they join, as
  * partial checks, so one run reports every problem of the file at once.
  */
@@ -226,7 +226,7 @@ const accountEntries = {
     integer(0, 'Resume watches from resource versions not older than this, in milliseconds.'),
     300000,
   ),
-  permissions: list(permission, 'READ and WRITE permissions, each a list of role names (SPEC 2.6).'),
+  permissions: list(permission, 'READ and WRITE permissions, each a list of role names (docs/agent-config.md#permissions).'),
 };
 
 type RawAccount = v.InferOutput<v.ObjectSchema<typeof accountEntries, undefined>>;
@@ -253,7 +253,7 @@ export interface AccountConfig {
   /** Roles per permission type, merged over the entries of the list; both empty: everyone has access. */
   permissions: { READ: string[]; WRITE: string[] };
   /**
-   * True when a role name contains whitespace: per SPEC 2.6.2 the permissions are then not applied
+   * True when a role name contains whitespace: per docs/agent-config.md#permissions the permissions are then not applied
    * and every user gets access to the account (`permissions` is left empty to say exactly that).
    */
   permissionsIgnored: boolean;

@@ -6,8 +6,9 @@ function isMapping(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Warnings about accepted values that do not do what they seem to: options SPEC.md marks as not
- * implemented, and role names with whitespace, which switch an account's permissions off (SPEC 2.6.2).
+ * Warnings about accepted values that do not do what they seem to: options the agent accepts but does
+ * not implement, and role names with whitespace, which switch an account's permissions off
+ * (docs/agent-config.md#permissions).
  * Works on the raw file so it also speaks when the file has errors elsewhere.
  */
 export function semanticWarnings(input: unknown): ConfigWarning[] {

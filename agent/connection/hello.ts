@@ -6,7 +6,7 @@
 import type { StaticAccount } from '../../shared/protocol/messages.ts';
 import { accountSettingsMessage, type AccountKeys } from '../../shared/protocol/settings.ts';
 
-/** The keys of a `kubernetes.accounts[]` entry (SPEC.md 2.5) that Hello carries; others are ignored. */
+/** The keys of a `kubernetes.accounts[]` entry (docs/agent-config.md#per-account-kubernetesaccounts) that Hello carries; others are ignored. */
 export interface AgentAccountConfig extends AccountKeys {
   name: string;
 }

@@ -1,8 +1,8 @@
 /**
- * The connection's settings, named exactly as in `vendor-agent.yml` (SPEC.md 2.5, "Connection to
- * the control plane", plus `kubernetes.reconnectTimeoutMs` and `timeoutSeconds`). The agent's
+ * The connection's settings, named exactly as in `vendor-agent.yml`
+ * (docs/agent-config.md#connection-to-the-control-plane, plus `kubernetes.reconnectTimeoutMs` and `timeoutSeconds`). The agent's
  * configuration schema produces this object; keys left out take the defaults below, which are the
- * SPEC's defaults.
+ * defaults that page lists.
  */
 export interface TokenCommandSettings {
   command: string;

@@ -1,5 +1,5 @@
 /**
- * Pod metrics of one account (SPEC 2.5 `metrics`): every 20 seconds the caching agent reads
+ * Pod metrics of one account (`metrics`, docs/cache.md#pod-metrics): every 20 seconds the caching agent reads
  * `metrics.k8s.io` pod metrics (of the whole cluster, or of each namespace of `namespaces`) and sends
  * them as `PodMetrics` messages. They are best effort: a reading made while no stream is open is not
  * kept, the next one follows 20 seconds later. A cluster without the metrics API (no metrics-server)
@@ -12,7 +12,7 @@ import type { HeldAccountView, WorkerHost } from '../accounts/worker.ts';
 import { kubeErrorStatus } from '../clusters/errors.ts';
 import { Waker } from '../../shared/waker.ts';
 
-/** SPEC 2.5: pod metrics are sent every 20 seconds. */
+/** Pod metrics are sent every 20 seconds (docs/agent-config.md#per-account-kubernetesaccounts). */
 export const POD_METRICS_INTERVAL_MS = 20_000;
 /** Pods per message; a namespace is never split across messages. */
 const PODS_PER_MESSAGE = 2000;

@@ -3,7 +3,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { getProxyForUrl } from 'proxy-from-env';
 
 /**
- * Whether a connection goes through a proxy (SPEC 2.7): HTTP_PROXY, HTTPS_PROXY and NO_PROXY (either
+ * Whether a connection goes through a proxy (docs/agent-config.md#proxies): HTTP_PROXY, HTTPS_PROXY and NO_PROXY (either
  * case) decide, unless a `noProxy` option bypasses them for the driver (`driver.noProxy`), for every
  * cluster (`kubernetes.noProxy`) or for one account (`kubernetes.accounts[].noProxy`).
  */

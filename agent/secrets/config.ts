@@ -4,8 +4,8 @@ import { anyCasePattern, filePath, filled, flag, integer, object, word } from '.
 /**
  * The `secrets` section of vendor-agent.yml, part of the one configuration schema
  * (`agent/config/schema.ts`), so `validate` reports its problems by key path like any other key.
- * SPEC.md leaves the inner keys of `secrets.vault` open; these are the ones we chose
- * (docs/secrets.md). Credentials here (token, secretId, password) are secret-bearing keys: a
+ * The inner keys of `secrets.vault` are listed in docs/agent-config.md#secret-engines-secretsvault
+ * (how the engine uses them: docs/secrets.md). Credentials here (token, secretId, password) are secret-bearing keys: a
  * configuration report must redact their values.
  */
 export const VAULT_AUTH_METHODS = ['TOKEN', 'KUBERNETES', 'APPROLE', 'USERPASS'] as const;

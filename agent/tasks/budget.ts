@@ -5,7 +5,7 @@ import type { AgentMetrics } from '../observability/metrics.ts';
 
 /**
  * What each kind of task costs against `tasks.totalBudget` and `tasks.budgetPerAccount`. A task holds
- * its cost from the moment it starts until it is stopped or ends. Watches are free (SPEC 2.5): the
+ * its cost from the moment it starts until it is stopped or ends. Watches are free (docs/agent-config.md#task-budgets): the
  * load on an API server comes from lists and polls, not from an open watch.
  */
 export const TASK_COSTS = {

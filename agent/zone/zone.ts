@@ -82,7 +82,7 @@ function reasonOf(e: unknown): string {
 }
 
 /**
- * The zone of this agent (SPEC 2.3: `<deploymentName>_<namespace>`): from the manifest's environment
+ * The zone of this agent (`<deploymentName>_<namespace>`, docs/agent-config.md#zone-id): from the manifest's environment
  * variables, else from the pod's owners through the API, else the host name. Logs which it used.
  */
 export async function resolveZone(deps: ZoneDeps): Promise<Zone> {

@@ -2,7 +2,7 @@
  * Which agents should hold an account, and with what, decided from the account item alone so that
  * every replica decides the same:
  *
- * - a **static** account (the agent's own definition wins by SPEC 2.4) is held by each agent that
+ * - a **static** account (the agent's own definition wins by docs/api.md#precedence) is held by each agent that
  *   announced it, with that agent's own vendor-agent.yml entry (`static_account`, no kubeconfig
  *   reference);
  * - a **migrated** account (registered by POST and activated by PATCH: state `ACTIVE` or `FAILED`)

@@ -1,5 +1,5 @@
 /**
- * The caching epoch rule (ARCHITECTURE flow 4): the driver takes cache data for an account only from
+ * The caching epoch rule (docs/cache.md#the-drivers-side): the driver takes cache data for an account only from
  * the agent the account item names as `cachingAgentId`, at the item's `cachingEpoch`. The answer is
  * remembered for `ttlMs` so a stream of batches costs one read a second, not one per batch. Past that,
  * a positive answer younger than `maxStaleMs` is still used while a read refreshes it in the

@@ -21,7 +21,7 @@ async function served(driverSource: DefinitionSource) {
   return res.json as unknown as { source: string; config: { context?: string }; zoneId?: string };
 }
 
-describe('SPEC 2.4 precedence through the API', () => {
+describe('precedence through the API (docs/api.md#precedence)', () => {
   it('rule 1: accounts come from the config file, a config server and plugins', async () => {
     const f = await apiFixture(tables);
     await syncDefinitionSources(

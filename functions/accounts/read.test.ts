@@ -9,7 +9,7 @@ afterAll(() => tables.close());
 
 const names = (n: number) => Array.from({ length: n }, (_, i) => `acc-${String(i).padStart(3, '0')}`);
 
-describe('GET /vendor/accounts (SPEC 4 row 1, SPEC 8)', () => {
+describe('GET /vendor/accounts (docs/api.md#endpoints, docs/api.md#limits)', () => {
   it('defaults to page 1 and limit 100, sorted by name, with the total', async () => {
     const all = names(130);
     const f = await apiFixture(tables, [...all].reverse().map((name) => ({ name })));
@@ -38,7 +38,7 @@ describe('GET /vendor/accounts (SPEC 4 row 1, SPEC 8)', () => {
     expect((max.json.items as unknown[]).length).toBe(23);
   });
 
-  it('includes static and dynamic accounts together (SPEC 2.4 rule 2: different names merge)', async () => {
+  it('includes static and dynamic accounts together (docs/api.md#precedence rule 2: different names merge)', async () => {
     const f = await apiFixture(tables, [{ name: 'driver-b' }, { name: 'driver-d' }]);
     await putAgentStaticAccounts(f.table, 'agent-1', 'deploy_ns', [{ name: 'static-a' }, { name: 'static-c' }], f.clock.now());
     const res = await f.call('GET', '/vendor/accounts');
@@ -57,8 +57,8 @@ describe('GET /vendor/accounts (SPEC 4 row 1, SPEC 8)', () => {
   });
 });
 
-describe('GET /vendor/accounts/{accountId} (SPEC 4 row 2)', () => {
-  it('serves the fields of SPEC 2.1', async () => {
+describe('GET /vendor/accounts/{accountId} (docs/api.md#endpoints)', () => {
+  it('serves the fields of docs/api.md#the-account-served', async () => {
     const f = await apiFixture(tables, [{ name: 'prod', kubeconfigFile: '/k/prod.yml', context: 'ctx', namespaces: ['apps'] }]);
     const res = await f.call('GET', '/vendor/accounts/prod');
     expect(res.status).toBe(200);

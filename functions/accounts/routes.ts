@@ -36,7 +36,7 @@ function parseBatch<T extends typeof registrationBatchSchema | typeof activation
 }
 
 /**
- * SPEC 4: the five account endpoints, under `/vendor/accounts`. Reads serve what the caller may read;
+ * The five account endpoints (docs/api.md#endpoints), under `/vendor/accounts`. Reads serve what the caller may read;
  * registering, activating and removing accounts need an account-manager role (checked before the body
  * is read).
  */

@@ -19,7 +19,7 @@ async function feed(f: ApiFixture) {
   return (await changesSince(f.table, cursorAt(0), 100)).changes.map((c) => [c.action, c.name, c.generation]);
 }
 
-describe('POST /vendor/accounts (SPEC 4 row 3)', () => {
+describe('POST /vendor/accounts (docs/api.md#semantics-of-the-writes)', () => {
   it('registers driver-defined accounts as INACTIVE, keeping zoneId and kubeconfigFile (both spellings)', async () => {
     const f = await apiFixture(tables, driverAccounts);
     const res = await f.call('POST', '/vendor/accounts', [
@@ -87,12 +87,12 @@ describe('POST /vendor/accounts (SPEC 4 row 3)', () => {
   });
 });
 
-describe('PATCH /vendor/accounts (SPEC 4 row 4, SPEC 3)', () => {
+describe('PATCH /vendor/accounts (docs/api.md#semantics-of-the-writes, docs/api.md#states-and-transitions)', () => {
   it('activates INACTIVE accounts when an agent session is live in their zone, and queues them', async () => {
     const f = await apiFixture(tables, driverAccounts);
     await f.connectAgent('agent-1', 'deploy_ns');
     await f.call('POST', '/vendor/accounts', [{ name: 'prod', zoneId: 'deploy_ns', kubeconfigFile: '/k.yml' }]);
-    // zoneId and kubeconfigFile were given at POST and may be left out here (SPEC 4 rules 3 and 4).
+    // zoneId and kubeconfigFile were given at POST and may be left out here (docs/api.md#semantics-of-the-writes).
     const res = await f.call('PATCH', '/vendor/accounts', [{ name: 'prod', state: 'ACTIVE' }]);
     expect(res.status).toBe(200);
     expect(res.json).toEqual([expect.objectContaining({ name: 'prod', state: 'ACTIVE', zoneId: 'deploy_ns', config: expect.objectContaining({ kubeconfigFile: '/k.yml' }) })]);
@@ -190,7 +190,7 @@ describe('PATCH /vendor/accounts (SPEC 4 row 4, SPEC 3)', () => {
   });
 });
 
-describe('DELETE /vendor/accounts/{accountName} (SPEC 4 row 5)', () => {
+describe('DELETE /vendor/accounts/{accountName} (docs/api.md#semantics-of-the-writes)', () => {
   it('removes a migrated account from its agents: registration and state go, a removal is queued', async () => {
     const f = await apiFixture(tables, driverAccounts);
     await f.connectAgent('agent-1', 'z');

@@ -45,7 +45,7 @@ async function app(accounts: AccountSettings[] = ACCOUNTS) {
 
 const names = (json: Record<string, unknown>) => (json.items as { name: string }[]).map((a) => a.name);
 
-describe('who may read which account (SPEC 2.6)', () => {
+describe('who may read which account (docs/api.md#authorization)', () => {
   it('lists only what the caller may read, and counts only that in total', async () => {
     const f = await app();
     const list = async (token: string) => (await f.call('GET', '/vendor/accounts', undefined, token)).json;
@@ -79,7 +79,7 @@ describe('who may read which account (SPEC 2.6)', () => {
     expect((await get('nope', await f.as('dev'))).status).toBe(404);
   });
 
-  it('role names with whitespace: permissions not applied, flagged on the account, warned once (SPEC 2.6.2)', async () => {
+  it('role names with whitespace: permissions not applied, flagged on the account, warned once (docs/agent-config.md#permissions)', async () => {
     const f = await app();
     const res = await f.call('GET', '/vendor/accounts/spaced', undefined, await f.as());
     expect(res.status).toBe(200);
@@ -91,7 +91,7 @@ describe('who may read which account (SPEC 2.6)', () => {
     expect(plain.json).not.toHaveProperty('permissionsIgnored');
   });
 
-  it("follows the winning definition: an agent's static account without permissions opens it (SPEC 2.4)", async () => {
+  it("follows the winning definition: an agent's static account without permissions opens it (docs/api.md#precedence)", async () => {
     const f = await app();
     const dev = await f.as();
     expect((await f.call('GET', '/vendor/accounts/dev-only', undefined, dev)).status).toBe(403);

@@ -323,7 +323,7 @@ describe('GET /vendor/operations/{operationId}', () => {
   });
 });
 
-describe('who may submit and read operations (SPEC 2.6)', () => {
+describe('who may submit and read operations (docs/api.md#authorization)', () => {
   let issuer: TestIssuer;
   let kid: string;
   beforeAll(async () => {

@@ -15,7 +15,7 @@ function validQuery(schema: v.ObjectSchema<v.ObjectEntries, undefined>): Middlew
 /**
  * What the caching agents report of each account, under `/vendor/accounts/{accountId}`: the cached
  * resources (`/resources`), the health of the cache (`/cache`) and the latest pod metrics (`/metrics`).
- * Each is read like the account itself (SPEC 2.6): with permissions, one of its READ or WRITE roles.
+ * Each is read like the account itself (docs/api.md#authorization): with permissions, one of its READ or WRITE roles.
  */
 export function resourceRoutes(deps: ResourceDeps): Hono<AccountAccessEnv> {
   const read = requireAccountAccess(deps, 'READ');

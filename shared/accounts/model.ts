@@ -9,7 +9,7 @@ export type SourceKind = (typeof SOURCE_KINDS)[number];
 
 export const DRIVER_SOURCE_KINDS: readonly SourceKind[] = ['driver-config', 'config-server', 'plugin'];
 
-/** The agent's precedence against plugin sources (SPEC 2.4): lower values win. */
+/** The agent's precedence against plugin sources (docs/api.md#precedence): lower values win. */
 export const AGENT_PRECEDENCE = 1000;
 
 /** The settings a source gives for one account; the name is the item's key. */

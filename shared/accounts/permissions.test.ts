@@ -8,7 +8,7 @@ function record(defs: Record<string, Definition>): Pick<AccountRecord, 'defs'> {
   return { defs };
 }
 
-describe('account permissions (SPEC 2.6)', () => {
+describe('account permissions (docs/api.md#authorization)', () => {
   it('is open without permissions or with empty lists', () => {
     expect(accessOfSettings(undefined)).toEqual({ kind: 'open' });
     expect(accessOfSettings({})).toEqual({ kind: 'open' });
@@ -34,7 +34,7 @@ describe('account permissions (SPEC 2.6)', () => {
     expect(grants(access, roles('dev'), 'WRITE')).toBe(false);
   });
 
-  it('role names with whitespace: permissions not applied, everyone gets access (SPEC 2.6.2)', () => {
+  it('role names with whitespace: permissions not applied, everyone gets access (docs/agent-config.md#permissions)', () => {
     for (const name of ['release team', ' ops', 'dev\t', 'a\nb']) {
       const access = accessOfSettings({ permissions: [{ READ: ['dev'] }, { WRITE: ['ops', name] }] });
       expect(access.kind).toBe('ignored');
@@ -44,7 +44,7 @@ describe('account permissions (SPEC 2.6)', () => {
     }
   });
 
-  it('follows the winning definition (SPEC 2.4)', () => {
+  it('follows the winning definition (docs/api.md#precedence)', () => {
     const defs: Record<string, Definition> = {
       'driver-config': { kind: 'driver-config', settings: { permissions: [{ READ: ['file-role'] }] }, at: 1 },
       'agent:a1': { kind: 'static-agent-config', agentId: 'a1', zoneId: 'z', settings: {}, at: 2 },

@@ -1,14 +1,14 @@
 import type { AccountRecord, DefinitionSettings } from './model.ts';
 import { winningDefinition } from './precedence.ts';
 
-/** The two permission types of SPEC 2.6. */
+/** The two permission types (docs/agent-config.md#permissions). */
 export type Permission = 'READ' | 'WRITE';
 
 /**
- * Who may use an account, from the served definition's `permissions` (SPEC 2.6):
+ * Who may use an account, from the served definition's `permissions` (docs/api.md#authorization):
  * - `open`: no role is listed, so every authenticated caller may read it, and write to it unless the
  *   API's `api.auth.openAccounts` is `readOnly` (then managers only);
- * - `ignored`: a role name contains whitespace, so (SPEC 2.6.2) the permissions are not applied and
+ * - `ignored`: a role name contains whitespace, so (docs/agent-config.md#permissions) the permissions are not applied and
  *   account is open in the same way; `reason` says which name;
  * - `restricted`: reading needs one of `read`, writing one of `write`. Whoever may write may also
  *   read: `read` already includes the `WRITE` roles.
@@ -37,7 +37,7 @@ export function accessOfSettings(settings: Pick<DefinitionSettings, 'permissions
   return { kind: 'restricted', read: [...new Set([...readOnly, ...writeOnly])].sort(), write };
 }
 
-/** Access of a stored account: the winning definition's permissions (SPEC 2.4 precedence). */
+/** Access of a stored account: the winning definition's permissions (docs/api.md#precedence). */
 export function accountAccess(record: Pick<AccountRecord, 'defs'>): AccountAccess {
   return accessOfSettings(winningDefinition(record.defs)?.[1].settings);
 }

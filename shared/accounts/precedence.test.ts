@@ -16,7 +16,7 @@ function winner(defs: Record<string, Definition>): string | undefined {
   return winningDefinition(defs)?.[1].settings.context;
 }
 
-describe('SPEC 2.4 precedence', () => {
+describe('precedence (docs/api.md#precedence)', () => {
   it('rule 3: the agent overrides the driver config file', () => {
     expect(winner({ 'driver-config': file, 'agent:a1': agent })).toBe('agent');
   });

@@ -3,8 +3,8 @@ import { AGENT_PRECEDENCE, DRIVER_SOURCE_KINDS, type Definition, type SourceKind
 /** A plugin with no precedence, and the config file and config server, rank after any explicit value. */
 export const UNSET_PRECEDENCE = Number.MAX_SAFE_INTEGER;
 
-// Order among definitions of equal precedence: the agent beats a plugin that merely ties it (SPEC 2.4:
-// a plugin must "beat" the agent), and a config server, being managed remotely, beats the local file.
+// Order among definitions of equal precedence: the agent beats a plugin that merely ties it (rule 4 of
+// docs/api.md#precedence: a plugin must beat the agent), and a config server, being managed remotely, beats the local file.
 const TIE_ORDER: Record<SourceKind, number> = {
   'static-agent-config': 0,
   plugin: 1,
@@ -14,7 +14,7 @@ const TIE_ORDER: Record<SourceKind, number> = {
 
 /**
  * Effective precedence of a definition (lower wins). Only plugins carry their own value; the agent has
- * 1000; the config file and config server never beat the agent (SPEC 2.4 rule 3).
+ * 1000; the config file and config server never beat the agent (rule 3 of docs/api.md#precedence).
  */
 export function effectivePrecedence(def: Definition): number {
   if (def.kind === 'static-agent-config') return AGENT_PRECEDENCE;

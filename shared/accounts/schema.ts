@@ -23,7 +23,7 @@ export const zoneIdSchema = v.pipe(
   v.regex(NAME_PATTERN, 'must be letters, digits, ".", "_" or "-", starting and ending with a letter or digit'),
 );
 
-// SPEC 2.6.2: a role name with whitespace is accepted, but then the account's permissions are not
+// docs/agent-config.md#permissions: a role name with whitespace is accepted, but then the account's permissions are not
 // applied and every caller gets access (`shared/accounts/permissions.ts`); the API flags such accounts
 // and the control plane warns about them.
 const roleNames = v.array(v.pipe(v.string(), v.minLength(1, 'must not be empty')));
@@ -39,7 +39,7 @@ const clusterScopedKinds = v.array(
   ),
 );
 
-/** The per-account keys of SPEC 2.5 (`kubernetes.accounts[]`), shared by the agent and the driver config. */
+/** The per-account keys of `kubernetes.accounts[]` (docs/agent-config.md#per-account-kubernetesaccounts), shared by the agent and the driver config. */
 export const accountSettingsEntries = {
   name: accountNameSchema,
   context: v.optional(v.string()),
@@ -76,7 +76,7 @@ export const accountSettingsEntries = {
   ),
 };
 
-/** Accepts both spellings of the kubeconfig key (SPEC 2.3) and keeps one, `kubeconfigFile`. */
+/** Accepts both spellings of the kubeconfig key (docs/api.md#account-request-records) and keeps one, `kubeconfigFile`. */
 function oneKubeconfigSpelling<T extends { kubeconfigFile?: string | undefined; kubeConfigFile?: string | undefined }>(
   value: T,
 ): Omit<T, 'kubeConfigFile'> {
@@ -110,14 +110,14 @@ const registrationEntries = {
   kubeConfigFile: v.optional(kubeconfigReferenceSchema),
 };
 
-/** Element of a POST body (SPEC 2.3). */
+/** Element of a POST body (docs/api.md#account-request-records). */
 export const registrationRecordSchema = v.pipe(
   v.strictObject(registrationEntries),
   v.forward(v.check((x) => notBothSpellings(x), BOTH_SPELLINGS), ['kubeConfigFile']),
   v.transform((x) => oneKubeconfigSpelling(x)),
 );
 
-/** Element of a PATCH body (SPEC 2.3): the POST fields plus the target `state`, which must be `ACTIVE`. */
+/** Element of a PATCH body (docs/api.md#account-request-records): the POST fields plus the target `state`, which must be `ACTIVE`. */
 export const activationRecordSchema = v.pipe(
   v.strictObject({ ...registrationEntries, state: v.picklist(['ACTIVE'], 'must be ACTIVE') }),
   v.forward(v.check((x) => notBothSpellings(x), BOTH_SPELLINGS), ['kubeConfigFile']),
@@ -144,13 +144,13 @@ export type AccountState = (typeof ACCOUNT_STATES)[number];
 export const SERVED_SOURCES = ['driver', 'static-agent-config'] as const;
 export type ServedSource = (typeof SERVED_SOURCES)[number];
 
-/** Agent record of SPEC 2.1. */
+/** An element of the served account's `agents` (docs/api.md#the-account-served). */
 export const agentRecordSchema = v.object({
   agentId: v.string(),
   caching: v.boolean(),
 });
 
-/** The account as the API serves it: SPEC 2.1 plus `state` (absent until the account is registered or assigned). */
+/** The account as the API serves it (docs/api.md#the-account-served): `state` is absent until the account is registered or assigned. */
 export const accountSchema = v.object({
   name: v.string(),
   type: v.literal('kubernetes'),
@@ -172,7 +172,7 @@ export const accountSchema = v.object({
 export type Account = v.InferOutput<typeof accountSchema>;
 export type AgentRecord = v.InferOutput<typeof agentRecordSchema>;
 
-/** SPEC 2.2. */
+/** The account list page (docs/api.md#endpoints). */
 export const accountPageSchema = v.object({
   items: v.array(accountSchema),
   page: v.pipe(v.number(), v.integer()),

@@ -63,7 +63,7 @@ describe('toAccount', () => {
     expect(account).toMatchObject({ source: 'static-agent-config', zoneId: 'agent-zone', config: { serviceAccount: true } });
   });
 
-  it('flags an account whose role names contain whitespace (SPEC 2.6.2)', () => {
+  it('flags an account whose role names contain whitespace (docs/agent-config.md#permissions)', () => {
     const spaced = toAccount({
       ...base,
       defs: { 'driver-config': { kind: 'driver-config', settings: { permissions: [{ READ: ['dev'] }, { WRITE: ['release team'] }] }, at: 1 } },

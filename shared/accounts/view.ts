@@ -5,10 +5,10 @@ import { winningDefinition } from './precedence.ts';
 import type { Account } from './schema.ts';
 
 /**
- * The account as served (SPEC 2.1 plus `state`), resolved from its stored record. `config` holds the
+ * The account as served (docs/api.md#the-account-served), resolved from its stored record. `config` holds the
  * winning definition's settings, with the migration's kubeconfig reference in place when one was
  * registered; it carries references only, never kubeconfig contents or secret values. An account whose
- * role names contain whitespace is flagged, since its permissions are not applied (SPEC 2.6.2).
+ * role names contain whitespace is flagged, since its permissions are not applied (docs/agent-config.md#permissions).
  */
 /** What is served in place of kubeconfig contents found where a reference belongs. */
 export const KUBECONFIG_CONTENTS_SHOWN = '(kubeconfig contents, not shown)';

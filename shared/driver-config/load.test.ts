@@ -51,7 +51,7 @@ describe('driver config', () => {
     );
   });
 
-  it('loads role names with whitespace (SPEC 2.6.2: the permissions are then not applied)', () => {
+  it('loads role names with whitespace (docs/agent-config.md#permissions: the permissions are then not applied)', () => {
     const config = parseDriverConfig('kubernetes:\n  accounts:\n    - name: a\n      permissions:\n        - READ: ["release team"]\n', 'f.yml');
     expect(config.kubernetes.accounts[0]?.permissions).toEqual([{ READ: ['release team'] }]);
   });

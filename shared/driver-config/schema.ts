@@ -4,7 +4,7 @@ import { apiSectionSchema } from './api.ts';
 
 /**
  * The control plane's own config file, `vendor-driver.yml`. Its `kubernetes.accounts[]` are the
- * driver-defined (native) accounts, with the same per-account keys as the agent's file (SPEC 2.5), so
+ * driver-defined (native) accounts, with the same per-account keys as the agent's file (docs/agent-config.md#per-account-kubernetesaccounts), so
  * migrating an account is a copy. Other sections (the gRPC endpoint, auth) join through
  * `driverConfigSchemaWith`, so the file stays one strict object that refuses unknown keys.
  */

@@ -1,5 +1,5 @@
 /**
- * The per-account keys of `kubernetes.accounts[]` (SPEC 2.5) in the protocol's `AccountSettings`
+ * The per-account keys of `kubernetes.accounts[]` (docs/agent-config.md#per-account-kubernetesaccounts) in the protocol's `AccountSettings`
  * shape, where every field is present. Both ends build it: the agent for its static accounts in
  * Hello, the driver for each assignment. Kubeconfig paths and references never enter it.
  */

@@ -30,7 +30,7 @@ describe('access index against dynalite', () => {
     const t = await tables.fresh();
     await syncSource(t, file, [{ name: 'a', permissions: [{ READ: ['dev'] }, { WRITE: ['ops'] }] }, { name: 'b' }, { name: 'c', permissions: [{ READ: ['x y'] }] }], 1);
     expect(await readAccessIndex(t)).toEqual(new Map([['a', ['dev', 'ops']]]));
-    // Roles change; b becomes restricted; a role with whitespace opens c (SPEC 2.6.2).
+    // Roles change; b becomes restricted; a role with whitespace opens c (docs/agent-config.md#permissions).
     await syncSource(t, file, [{ name: 'a', permissions: [{ READ: ['qa'] }] }, { name: 'b', permissions: [{ WRITE: ['ops'] }] }, { name: 'c' }], 2);
     expect(await readAccessIndex(t)).toEqual(new Map([['a', ['qa']], ['b', ['ops']]]));
     // Opened by dropping its permissions; removed with its account.

@@ -3,7 +3,7 @@
 
 /**
  * One watch of the cache: a kind in one namespace, or in all namespaces (or cluster-scoped) when
- * `namespace` is empty. Synthetic scopes hold resources the agent does not watch (SPEC 2.5).
+ * `namespace` is empty. Synthetic scopes hold resources the agent does not watch (docs/cache.md#what-is-cached).
  */
 export interface ResourceScope {
   /**
@@ -17,7 +17,7 @@ export interface ResourceScope {
 
 /**
  * One watch of the cache: a kind in one namespace, or in all namespaces (or cluster-scoped) when
- * `namespace` is empty. Synthetic scopes hold resources the agent does not watch (SPEC 2.5).
+ * `namespace` is empty. Synthetic scopes hold resources the agent does not watch (docs/cache.md#what-is-cached).
  */
 export interface ResourceScope__Output {
   /**
