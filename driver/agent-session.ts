@@ -17,6 +17,7 @@ import {
   RELIABLE_DRIVER_BODIES,
   SUPPORTED_PROTOCOL_VERSIONS,
   driverMessage,
+  type AgentBodyKind,
   type AgentEnvelope,
   type AgentMessage__Output,
   type DriverBody,
@@ -29,7 +30,6 @@ import { SerialQueue } from '../shared/protocol/serial-queue.ts';
 import { parseAgentMessage } from '../shared/protocol/validate.ts';
 import { Backoff, STORE_BACKOFF_MAX_MS, isStoreOutage } from './backoff.ts';
 import { statusOfError } from './grpc-status.ts';
-import type { AgentMessageHandlers, HandledKind } from './handlers.ts';
 import type { ResumeState, SessionRecord, SessionStore } from './session-store.ts';
 import { staticAccountsOf } from './account-settings.ts';
 import { helloRefusal, helloRefused } from './hello-policy.ts';
@@ -49,6 +49,20 @@ export interface SessionSettings {
   heartbeatIntervalMs: number;
   leaseMs: number;
 }
+
+/** The agent message kinds modules handle; hello, heartbeat and ack belong to the endpoint. */
+export type HandledKind = Exclude<AgentBodyKind, 'hello' | 'heartbeat' | 'ack'>;
+
+export interface IncomingMessage<K extends HandledKind> {
+  /** The message's sequence number; 0 for a message that is not reliable. */
+  seq: number;
+  body: NonNullable<AgentMessage__Output[K]>;
+}
+
+/** How a module handles one kind (driver/handlers.ts). */
+export type AgentMessageHandler<K extends HandledKind> = (message: IncomingMessage<K>, session: AgentSession) => Promise<void> | void;
+
+export type AgentMessageHandlers = { [K in HandledKind]?: AgentMessageHandler<K> };
 
 export interface SessionDeps {
   /** Who the stream's credential speaks for; what the agent may say and receive follows it. */

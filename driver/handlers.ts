@@ -13,23 +13,13 @@
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/log.ts';
 import type { OperationEvents } from '../shared/operations/events.ts';
-import type { AgentBodyKind, AgentMessage__Output } from '../shared/protocol/messages.ts';
 import type { TableRef } from '../shared/table/client.ts';
-import type { AgentSession, Holding } from './agent-session.ts';
+import type { AgentMessageHandlers, AgentSession, Holding } from './agent-session.ts';
 import type { DriverGrpcConfig } from './config.ts';
 
-/** The agent message kinds modules handle; hello, heartbeat and ack belong to the endpoint. */
-export type HandledKind = Exclude<AgentBodyKind, 'hello' | 'heartbeat' | 'ack'>;
-
-export interface IncomingMessage<K extends HandledKind> {
-  /** The message's sequence number; 0 for a message that is not reliable. */
-  seq: number;
-  body: NonNullable<AgentMessage__Output[K]>;
-}
-
-export type AgentMessageHandler<K extends HandledKind> = (message: IncomingMessage<K>, session: AgentSession) => Promise<void> | void;
-
-export type AgentMessageHandlers = { [K in HandledKind]?: AgentMessageHandler<K> };
+// The handler types are the session's dispatch contract, so they live beside it (a module imports
+// the session, never the other way round); modules take them from here.
+export type { AgentMessageHandler, AgentMessageHandlers, HandledKind, IncomingMessage } from './agent-session.ts';
 
 /** What every module is built with. */
 export interface DriverServices {
