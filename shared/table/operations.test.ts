@@ -1,6 +1,6 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestTables } from '../../test/support/table.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestTables } from '../../test/support/table.ts';
 import { refusalOf } from '../../test/refusal.ts';
 import { randomBytes } from 'node:crypto';
 import { queueEntryOf, type Dispatch, type ObjectOutcome } from '../operations/model.ts';
@@ -87,9 +87,7 @@ describe('operation builders', () => {
 });
 
 describe('operations against dynalite', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('creates the operation with its request inside and its queue entry, and nothing else', async () => {
     const t = await tables.fresh();

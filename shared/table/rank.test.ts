@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTestTables } from '../../test/support/table.ts';
 import type { TableRef } from './client.ts';
-import { ensureTable, startEmbeddedTable, type EmbeddedTable } from './embedded.ts';
 import {
   chunkAtRank,
   chunkIndexFor,
@@ -51,20 +51,8 @@ describe('rank index builders', () => {
 });
 
 describe('rank index against dynalite', () => {
-  let table: EmbeddedTable;
-  let n = 0;
-  beforeAll(async () => {
-    table = await startEmbeddedTable();
-  });
-  afterAll(async () => {
-    await table.close();
-  });
-  // Each case gets its own table name inside one dynalite, so cases never see each other's index.
-  async function freshTable(): Promise<TableRef> {
-    const tableName = `rank${n++}`;
-    await ensureTable(table.client, tableName);
-    return { client: table.client, tableName };
-  }
+  // Each case gets its own table inside one dynalite, so cases never see each other's index.
+  const tables = useTestTables();
 
   async function startOf(t: TableRef, offset: number): Promise<string | undefined> {
     return (await locatePage(t, offset)).startAfter;
@@ -75,7 +63,7 @@ describe('rank index against dynalite', () => {
       fc.asyncProperty(
         fc.array(fc.tuple(fc.boolean(), fc.stringMatching(/^[a-z]{1,3}$/)), { minLength: 1, maxLength: 40 }),
         async (ops) => {
-          const t = await freshTable();
+          const t = await tables.fresh();
           const expected = new Set<string>();
           for (const [add, name] of ops) {
             if (add) {
@@ -99,7 +87,7 @@ describe('rank index against dynalite', () => {
   });
 
   it('adds and removes a batch in one call, splitting a chunk into several', async () => {
-    const t = await freshTable();
+    const t = await tables.fresh();
     const names = Array.from({ length: 30 }, (_, i) => `b${String(i).padStart(3, '0')}`);
     await rankAdd(t, names, { maxChunkNames: 6 });
     expect(await rankTotal(t)).toBe(30);
@@ -110,7 +98,7 @@ describe('rank index against dynalite', () => {
   });
 
   it('keeps every name when many writers add at once', async () => {
-    const t = await freshTable();
+    const t = await tables.fresh();
     const names = Array.from({ length: 16 }, (_, i) => `n${String(i).padStart(3, '0')}`);
     await Promise.all(names.map((name) => rankAdd(t, name, { maxChunkNames: 4 })));
     expect(await rankTotal(t)).toBe(16);
@@ -124,7 +112,7 @@ describe('rank index against dynalite', () => {
   });
 
   it('rebuilds a missing directory when accounts exist, and leaves a present one alone', async () => {
-    const t = await freshTable();
+    const t = await tables.fresh();
     expect(await ensureRankIndex(t)).toBe(false);
     const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
     await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'ACCOUNT', sk: 'x' } }));
@@ -134,7 +122,7 @@ describe('rank index against dynalite', () => {
   });
 
   it('rebuilds from the account items', async () => {
-    const t = await freshTable();
+    const t = await tables.fresh();
     const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
     for (const name of ['b', 'a', 'c']) {
       await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'ACCOUNT', sk: name } }));
