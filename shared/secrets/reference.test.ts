@@ -4,7 +4,6 @@ import { isVendorError, VendorError } from '../errors.ts';
 import {
   formatSecretReference,
   inspectSecretValue,
-  isSecretReference,
   parseSecretReference,
   type SecretReference,
 } from './reference.ts';
@@ -29,7 +28,7 @@ describe('parseSecretReference', () => {
   it('treats strings without a reference prefix as plain values', () => {
     for (const text of ['', 'hunter2', 'Encrypted:vault!e:a!p:b!k:c', ' encrypted:vault', '/etc/kube/config', 'encrypted']) {
       expect(parseSecretReference(text)).toBeUndefined();
-      expect(isSecretReference(text)).toBe(false);
+      expect(inspectSecretValue(text)).toEqual({ kind: 'plain' });
     }
   });
 

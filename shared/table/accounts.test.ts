@@ -12,7 +12,7 @@ import {
   updateAccount,
   updateAccountParams,
 } from './accounts.ts';
-import { rankAdd } from './rank.ts';
+import { rankChange } from './rank.ts';
 import { faultyTable } from '../../test/support/store-faults.ts';
 
 const def: Definition = { kind: 'driver-config', settings: { context: 'c' }, at: 1 };
@@ -127,7 +127,7 @@ describe('accounts against dynalite', () => {
     const names = Array.from({ length: 25 }, (_, i) => `acc-${String(i).padStart(2, '0')}`);
     for (const name of [...names].reverse()) {
       await createAccount(t, name, 1);
-      await rankAdd(t, name, { maxChunkNames: 4 });
+      await rankChange(t, [name], [], { maxChunkNames: 4 });
     }
     expect([...(await getAccounts(t, [...names, 'nope'])).keys()].sort()).toEqual(names);
     const page2 = await listAccountPage(t, 2, 10);

@@ -11,8 +11,7 @@ import {
   insertSorted,
   locatePage,
   putRankChunkParams,
-  rankAdd,
-  rankRemove,
+  rankChange,
   rankTotal,
   rebuildRankIndex,
   setRankCountParams,
@@ -67,10 +66,10 @@ describe('rank index against dynalite', () => {
           const expected = new Set<string>();
           for (const [add, name] of ops) {
             if (add) {
-              await rankAdd(t, name, { maxChunkNames: 4 });
+              await rankChange(t, [name], [], { maxChunkNames: 4 });
               expected.add(name);
             } else {
-              await rankRemove(t, name, { maxChunkNames: 4 });
+              await rankChange(t, [], [name], { maxChunkNames: 4 });
               expected.delete(name);
             }
           }
@@ -89,10 +88,10 @@ describe('rank index against dynalite', () => {
   it('adds and removes a batch in one call, splitting a chunk into several', async () => {
     const t = await tables.fresh();
     const names = Array.from({ length: 30 }, (_, i) => `b${String(i).padStart(3, '0')}`);
-    await rankAdd(t, names, { maxChunkNames: 6 });
+    await rankChange(t, names, [], { maxChunkNames: 6 });
     expect(await rankTotal(t)).toBe(30);
     for (let offset = 1; offset < 30; offset += 4) expect(await startOf(t, offset)).toBe(names[offset - 1]);
-    await rankRemove(t, names.filter((_, i) => i % 2 === 0), { maxChunkNames: 6 });
+    await rankChange(t, [], names.filter((_, i) => i % 2 === 0), { maxChunkNames: 6 });
     expect(await rankTotal(t)).toBe(15);
     expect(await startOf(t, 3)).toBe('b005');
   });
@@ -100,7 +99,7 @@ describe('rank index against dynalite', () => {
   it('keeps every name when many writers add at once', async () => {
     const t = await tables.fresh();
     const names = Array.from({ length: 16 }, (_, i) => `n${String(i).padStart(3, '0')}`);
-    await Promise.all(names.map((name) => rankAdd(t, name, { maxChunkNames: 4 })));
+    await Promise.all(names.map((name) => rankChange(t, [name], [], { maxChunkNames: 4 })));
     expect(await rankTotal(t)).toBe(16);
     for (let offset = 1; offset < 16; offset += 3) expect(await startOf(t, offset)).toBe(names[offset - 1]);
     // Split parents are deleted once their children are in the directory.
@@ -127,7 +126,7 @@ describe('rank index against dynalite', () => {
     for (const name of ['b', 'a', 'c']) {
       await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'ACCOUNT', sk: name } }));
     }
-    await rankAdd(t, 'stale');
+    await rankChange(t, ['stale'], []);
     expect(await rebuildRankIndex(t)).toEqual({ total: 3, chunks: 1 });
     expect(await rankTotal(t)).toBe(3);
     expect(await startOf(t, 2)).toBe('b');

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestTables } from '../../test/support/table.ts';
 import { createAccount } from './accounts.ts';
 import type { TableRef } from './client.ts';
-import { rankAdd, readDir, type RankChunk, type RankDir } from './rank.ts';
+import { rankChange, readDir, type RankChunk, type RankDir } from './rank.ts';
 import { chunkIndexOf, chunksForPage, listVisibleAccountPage, locateVisiblePage, pageNames, visibleCounts } from './visible.ts';
 
 const dir: RankDir = {
@@ -51,7 +51,7 @@ describe('visible pages against dynalite', () => {
     t = await tables.fresh();
     for (const name of all) await createAccount(t, name, 1);
     // Small chunks, so pages cross many of them.
-    await rankAdd(t, all, { maxChunkNames: 6 });
+    await rankChange(t, all, [], { maxChunkNames: 6 });
   });
 
   it('uses several chunks', async () => {
