@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as v from 'valibot';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { captureLogger } from '../../test/capture-log.ts';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import { ManualClock } from '../../shared/clock.ts';
 import { OperationEvents } from '../../shared/operations/events.ts';
 import type { OperationRecord } from '../../shared/operations/model.ts';
@@ -14,9 +14,7 @@ import { operationsSectionEntries, type OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
 import { OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 /** An agent's stream as the dispatcher sees it: records what it is sent; delivery succeeds unless told. */
 class StreamDouble implements LocalAgent {
