@@ -1,3 +1,8 @@
+/**
+ * What code under test logged. `captureLogger` keeps the records in memory, parsed (pino's numeric
+ * levels, the real redaction); `capturedLog` writes through the real logger factory, text format
+ * included, so a test sees the very bytes an operator's log would hold.
+ */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
