@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startVaultDouble } from '../test/doubles/vault.ts';
 import { get } from '../test/support/http.ts';
-import { makeTestPki } from '../test/support/pki.ts';
+import { makePki } from '../test/support/pki.ts';
 import { agentIdFrom, describeMode, startAgent, type RunningAgent } from './agent.ts';
 import type { AgentComponent, ComponentFactory } from './component.ts';
 import type { ConfigChange } from './config/diff.ts';
@@ -173,14 +173,14 @@ describe('secrets in the agent', () => {
   const reference = (form: 'encrypted' | 'encryptedFile', key: string) => `${form}:vault!e:secret!p:agent/tls!k:${key}`;
 
   it('resolves references with the parsed secrets section: the health server takes its TLS files and key password from vault', async () => {
-    const pki = makeTestPki();
+    const pki = makePki();
     const vault = await startVaultDouble();
     try {
       vault.mountKv('secret', 2);
       vault.putSecret('secret', 'agent/tls', {
-        cert: pki.read(pki.serverCert).toString('utf8'),
-        key: pki.read(pki.serverKeyEncrypted).toString('utf8'),
-        passphrase: pki.passphrase,
+        cert: readFileSync(pki.serverCert, 'utf8'),
+        key: readFileSync(pki.serverKeyEncrypted, 'utf8'),
+        passphrase: pki.serverKeyPassword,
       });
       vault.addToken(TOKEN, { paths: ['secret/data/agent/*'] });
       const secrets = { vault: { enabled: true, url: vault.url, authMethod: 'token', token: TOKEN } };
@@ -194,7 +194,7 @@ describe('secrets in the agent', () => {
       const agent = await start();
       const health = logs().find((l) => l['msg'] === 'health server listening')?.['url'];
       expect(health).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
-      expect((await get(`${String(health)}/livez`, { ca: pki.read(pki.caCert) })).status).toBe(200);
+      expect((await get(`${String(health)}/livez`, { ca: readFileSync(pki.caCert) })).status).toBe(200);
       expect(vault.requests.filter((r) => r.path === '/v1/secret/data/agent/tls').length).toBeGreaterThan(0);
 
       rewrite({ server: { ...server, ssl }, secrets: { vault: { ...secrets.vault, timeoutMs: 5000 } } });
@@ -204,7 +204,7 @@ describe('secrets in the agent', () => {
       );
       const text = JSON.stringify(logs());
       expect(text).not.toContain(TOKEN);
-      expect(text).not.toContain(pki.passphrase);
+      expect(text).not.toContain(pki.serverKeyPassword);
 
       await agent.stop();
       agents.splice(0);
@@ -215,7 +215,7 @@ describe('secrets in the agent', () => {
   });
 
   it('without secrets.vault enabled, a vault reference in server.ssl stops the start and names its key', async () => {
-    const pki = makeTestPki();
+    const pki = makePki();
     const { start } = setup({ server: { ...server, ssl: { enabled: true, certFile: reference('encryptedFile', 'cert'), keyFile: pki.serverKey } } });
     await expect(start()).rejects.toThrow(`server.ssl.certFile: cannot resolve secret ${reference('encryptedFile', 'cert')}: secrets.vault.enabled is not true`);
   });

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestTables } from '../test/support/table.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestTables } from '../test/support/table.ts';
 import { captureLogger } from '../test/capture-log.ts';
 import { faultyTable } from '../test/support/store-faults.ts';
 import { ManualClock } from '../shared/clock.ts';
@@ -39,9 +39,7 @@ describe('credentialVerdict', () => {
 });
 
 describe('recheckCredentials', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('ends no stream while the table does not answer, and says so', async () => {
     const logs = captureLogger();

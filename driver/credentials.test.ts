@@ -1,5 +1,10 @@
+import { Metadata, type ServerDuplexStream } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { certificateIdentityName } from './credentials.ts';
+import { ManualClock } from '../shared/clock.ts';
+import { useTestTables } from '../test/support/table.ts';
+import { authenticated, FLEET_IDENTITY } from './auth.ts';
+import { parseDriverGrpcConfig } from './config.ts';
+import { certificateIdentityName, createAgentAuthenticator } from './credentials.ts';
 
 const cert = (subjectaltname: string | undefined, CN = 'edge') => ({ subjectaltname, subject: { CN } as never });
 
@@ -22,5 +27,34 @@ describe('the identity a client certificate names', () => {
     expect(certificateIdentityName(cert(undefined, 'edge'), true)).toBe('edge');
     expect(certificateIdentityName(cert('URI:urn:vendor-agent:identity:core', 'edge'), true)).toBe('core');
     expect(certificateIdentityName({ subjectaltname: undefined, subject: { CN: ['a', 'b'] } as never }, true)).toBeUndefined();
+  });
+});
+
+describe('the fleet tokens of auth.tokens', () => {
+  const tables = useTestTables();
+  const call = (authorization?: string) => {
+    const metadata = new Metadata();
+    if (authorization !== undefined) metadata.set('authorization', authorization);
+    return { metadata, getAuthContext: () => ({}) } as unknown as ServerDuplexStream<unknown, unknown>;
+  };
+  const authenticator = async () =>
+    createAgentAuthenticator({
+      table: await tables.fresh(),
+      clock: new ManualClock(0),
+      config: parseDriverGrpcConfig({ auth: { tokens: ['old-token-0123456789', 'new-token-0123456789'] } }),
+    });
+
+  it('accepts each configured token as the fleet identity', async () => {
+    const authenticate = await authenticator();
+    expect(authenticated(await authenticate(call('Bearer old-token-0123456789'))).identity).toBe(FLEET_IDENTITY);
+    expect(authenticated(await authenticate(call('bearer new-token-0123456789'))).identity).toBe(FLEET_IDENTITY);
+  });
+
+  it('refuses missing, non-bearer and unknown tokens without echoing them', async () => {
+    const authenticate = await authenticator();
+    await expect(authenticate(call())).rejects.toThrow('missing bearer token');
+    await expect(authenticate(call('Basic dXNlcjpwdw=='))).rejects.toThrow('authorization is not a bearer token');
+    await expect(authenticate(call('Bearer old-token-012345678'))).rejects.toThrow(/^bearer token not accepted$/);
+    await expect(authenticate(call('Bearer old-token-0123456789x'))).rejects.toThrow(/^bearer token not accepted$/);
   });
 });

@@ -1,10 +1,10 @@
 import { status } from '@grpc/grpc-js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../shared/clock.ts';
 import { protocolError } from '../shared/protocol/problems.ts';
 import { captureLogger } from '../test/capture-log.ts';
 import { RawAgent, helloMessage } from '../test/raw-agent.ts';
-import { TestTables } from '../test/support/table.ts';
+import { useTestTables } from '../test/support/table.ts';
 import { parseDriverGrpcConfig } from './config.ts';
 import type { AgentMessageHandlers, DriverModuleFactory, DriverServices } from './handlers.ts';
 import { DRIVER_MODULES } from './modules.ts';
@@ -15,9 +15,7 @@ const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 const moduleWith = (name: string, handlers: AgentMessageHandlers): DriverModuleFactory => () => ({ name, handlers });
 

@@ -1,13 +1,13 @@
 import { Client, credentials, makeGenericClientConstructor, status, type ServiceError } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../shared/clock.ts';
 import { allSessions, liveSessions, type Session } from '../shared/table/sessions.ts';
 import { captureLogger } from '../test/capture-log.ts';
 import { recordResults, type RecordedResult } from '../test/connection-harness.ts';
 import { RawAgent, helloMessage } from '../test/raw-agent.ts';
 import { faultyTable } from '../test/support/store-faults.ts';
-import { TestTables } from '../test/support/table.ts';
+import { useTestTables } from '../test/support/table.ts';
 import { assignmentModule } from './assignment/module.ts';
 import { parseDriverGrpcConfig } from './config.ts';
 import { startDriver, type Driver, type DriverOptions } from './server.ts';
@@ -19,9 +19,7 @@ const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 /** A driver with the assignment module, or with `overrides.modules`. */
 async function driver(overrides: Partial<DriverOptions> = {}, config: Record<string, unknown> = {}) {

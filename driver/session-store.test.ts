@@ -1,14 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../shared/log.ts';
 import { getAgentBinding, putAgentBinding } from '../shared/table/agent-bindings.ts';
 import { getSession } from '../shared/table/sessions.ts';
 import { tableSnapshot } from '../test/support/snapshot.ts';
-import { TestTables } from '../test/support/table.ts';
+import { useTestTables } from '../test/support/table.ts';
 import { TableSessionStore, type SessionRecord } from './session-store.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 const GRACE = 1_000;
 const LEASE = 30_000;

@@ -6,7 +6,7 @@ import { RawAgent, helloMessage } from '../test/raw-agent.ts';
 import { refusal } from '../test/refusal.ts';
 import { allSessions } from '../shared/table/sessions.ts';
 import { Harness, TOKENS } from '../test/connection-harness.ts';
-import { makePki } from '../test/pki.ts';
+import { makePki } from '../test/support/pki.ts';
 import { serverCredentials } from './tls.ts';
 
 const pki = makePki();

@@ -261,11 +261,6 @@ export class CacheFixture {
   }
 }
 
-/** Only the entries of `all` whose kind is one of `kinds` (`Kind` or `Kind.group`). */
-export function ofKinds(all: ObjectVersions, kinds: readonly string[]): ObjectVersions {
-  return new Map([...all].filter(([k]) => kinds.includes(k.slice(0, k.indexOf('|')))));
-}
-
 /** Every kind the test API server serves out of the box. */
 export const BUILT_IN_KINDS: readonly { apiVersion: string; kind: string }[] = [
   { apiVersion: 'v1', kind: 'Namespace' },

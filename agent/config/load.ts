@@ -3,7 +3,6 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import * as v from 'valibot';
 import { parseDocument } from 'yaml';
-import { VendorError } from '../../shared/errors.ts';
 import { agentConfigSchema, type AgentConfig } from './schema.ts';
 import { problemsFromIssues, type ConfigProblem, type ConfigWarning } from './problems.ts';
 import { secretReferenceProblems } from './references.ts';
@@ -90,12 +89,4 @@ export function resolveConfigPath(explicit: string | undefined, cwd = process.cw
   if (explicit !== undefined) return resolve(cwd, explicit);
   const candidates = DEFAULT_CONFIG_PATHS.map((p) => resolve(cwd, p));
   return candidates.find((p) => exists(p)) ?? candidates[0]!;
-}
-
-/** The parsed configuration, or a VendorError `invalid_input` listing every problem. */
-export function requireValid(result: ConfigResult): AgentConfig {
-  if (result.config !== undefined) return result.config;
-  throw new VendorError('invalid_input', `${result.source} is not a valid vendor-agent.yml`, {
-    issues: result.problems.map((p) => ({ path: p.path, message: p.value === undefined ? p.message : `${p.message}, got ${p.value}` })),
-  });
 }

@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { isVendorError } from '../../shared/errors.ts';
-import { DEFAULT_CONFIG_PATHS, loadConfigFile, parseConfig, requireValid, resolveConfigPath } from './load.ts';
+import { DEFAULT_CONFIG_PATHS, loadConfigFile, parseConfig, resolveConfigPath } from './load.ts';
 import { formatReport } from './report.ts';
 
 function problems(raw: unknown): Record<string, string> {
@@ -378,20 +377,6 @@ describe('loading the file', () => {
     expect(resolveConfigPath(undefined, '/work', (p) => p === '/opt/vendor/config/vendor-agent.yml')).toBe('/opt/vendor/config/vendor-agent.yml');
     expect(resolveConfigPath(undefined, '/work', (p) => p === '/work/vendor-agent.yml')).toBe('/work/vendor-agent.yml');
     expect(resolveConfigPath(undefined, '/work', () => false)).toBe('/opt/vendor/config/vendor-agent.yml');
-  });
-
-  it('requireValid throws one invalid_input error carrying every problem', () => {
-    const result = parseConfig(stringify({ server: { port: 'x' }, logging: { format: 'xml' } }), 'bad.yml');
-    try {
-      requireValid(result);
-      expect.unreachable();
-    } catch (e) {
-      expect(isVendorError(e) && e.code).toBe('invalid_input');
-      expect(isVendorError(e) && e.issues).toEqual([
-        { path: 'logging.format', message: 'expected text or json, got "xml"' },
-        { path: 'server.port', message: 'expected an integer from 0 to 65535, got "x"' },
-      ]);
-    }
   });
 });
 

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
+import { captureLogger } from '../../test/capture-log.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { systemClock } from '../../shared/clock.ts';
@@ -52,8 +52,8 @@ describe('configuration reload', () => {
     const dir = mkdtempSync(join(tmpdir(), 'reload-'));
     const path = options.path ?? join(dir, 'vendor-agent.yml');
     if (options.path === undefined) writeFileSync(path, stringify(initial));
-    const logs: { level: number; msg: string; problems?: string[] }[] = [];
-    const logger = pino({}, { write: (l: string) => void logs.push(JSON.parse(l) as { level: number; msg: string }) });
+    const { log: logger, lines } = captureLogger();
+    const logs = lines as { level: number; msg: string; problems?: string[] }[];
     const signals = new EventEmitter();
     const metrics = createAgentMetrics();
     const changes: ConfigChange[] = [];
@@ -141,11 +141,12 @@ describe('configuration reload', () => {
     const dir = mkdtempSync(join(tmpdir(), 'reload-'));
     const path = join(dir, 'vendor-agent.yml');
     writeFileSync(path, stringify(accounts(us)));
-    const logs: { msg: string; err?: string }[] = [];
+    const { log: logger, lines } = captureLogger();
+    const logs = lines as { msg: string; err?: string }[];
     const reloader = new ConfigReloader({
       path,
       current: config(accounts(eu)),
-      logger: pino({}, { write: (l: string) => void logs.push(JSON.parse(l) as { msg: string }) }),
+      logger,
       clock: systemClock,
       signals: new EventEmitter(),
       watchFile: false,

@@ -502,8 +502,6 @@ export const agentConfigSchema = v.pipe(
 
 export type AgentConfig = v.InferOutput<typeof agentConfigSchema>;
 export type DriverConfig = AgentConfig['driver'];
-export type KubernetesConfig = AgentConfig['kubernetes'];
-export type AssignedAccountsConfig = KubernetesConfig['assignedAccounts'];
 export type TasksConfig = AgentConfig['tasks'];
 export type LoggingConfig = AgentConfig['logging'];
 export type ServerConfig = AgentConfig['server'];

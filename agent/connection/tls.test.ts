@@ -2,7 +2,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../shared/clock.ts';
 import { allSessions } from '../../shared/table/sessions.ts';
 import { Harness, TOKENS, type TestAgent } from '../../test/connection-harness.ts';
-import { makePki } from '../../test/pki.ts';
+import { makePki } from '../../test/support/pki.ts';
 import { rmSync } from 'node:fs';
 import type { DriverTlsSettings } from './settings.ts';
 

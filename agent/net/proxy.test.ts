@@ -4,7 +4,8 @@ import * as grpc from '@grpc/grpc-js';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestProxy, type TestProxy } from '../../test/support/proxy.ts';
-import { applyClusterProxy, clusterProxy, driverChannelOptions, driverProxy, normalizeProxyEnv } from './proxy.ts';
+import { channelOptions } from '../connection/channel.ts';
+import { applyClusterProxy, clusterProxy, driverProxy, normalizeProxyEnv } from './proxy.ts';
 
 const VARIABLES = ['http_proxy', 'https_proxy', 'no_proxy', 'grpc_proxy', 'no_grpc_proxy', 'all_proxy'];
 
@@ -79,8 +80,7 @@ describe('proxies on real connections', () => {
   }
 
   async function dialDriver(target: string, noProxy: boolean): Promise<void> {
-    const decision = driverProxy({ grpc: target, insecure: true, noProxy });
-    const client = new grpc.Client(target, grpc.credentials.createInsecure(), driverChannelOptions(decision));
+    const client = new grpc.Client(target, grpc.credentials.createInsecure(), channelOptions({ grpc: target, insecure: true, noProxy }));
     try {
       await new Promise<void>((resolve, reject) => client.waitForReady(Date.now() + 10_000, (e) => (e ? reject(e) : resolve())));
     } finally {

@@ -1,4 +1,3 @@
-import type { ChannelOptions } from '@grpc/grpc-js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { getProxyForUrl } from 'proxy-from-env';
 
@@ -41,15 +40,6 @@ function fromEnvironment(url: string): ProxyDecision {
 export function driverProxy(driver: { grpc: string; insecure: boolean; noProxy: boolean }): ProxyDecision {
   if (driver.noProxy) return { proxy: undefined, reason: 'driver.noProxy is true' };
   return fromEnvironment(`${driver.insecure ? 'http' : 'https'}://${driver.grpc}`);
-}
-
-/**
- * Channel options that make grpc-js follow the decision: grpc-js applies the proxy variables itself
- * (tunnelling with HTTP CONNECT through grpc_proxy, else https_proxy, else http_proxy), and
- * `grpc.enable_http_proxy: 0` turns that off when the connection must be direct.
- */
-export function driverChannelOptions(decision: ProxyDecision): ChannelOptions {
-  return { 'grpc.enable_http_proxy': decision.proxy === undefined ? 0 : 1 };
 }
 
 /** The decision for a cluster API server URL (`https://...` from the kubeconfig). */

@@ -1,8 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { isVendorError } from '../../shared/errors.ts';
 import { silentLogger } from '../../shared/log.ts';
-import { makeTestPki, type TestPki } from '../../test/support/pki.ts';
+import { makePki, type Pki } from '../../test/support/pki.ts';
 import { get } from '../../test/support/http.ts';
 import { parseConfig } from '../config/load.ts';
 import type { ServerConfig } from '../config/schema.ts';
@@ -81,22 +82,22 @@ describe('health server', () => {
 });
 
 describe('health server over TLS (server.ssl.*)', () => {
-  let pki: TestPki;
+  let pki: Pki;
   beforeAll(() => {
-    pki = makeTestPki();
+    pki = makePki();
   });
 
   it('serves HTTPS with the configured certificate and key', async () => {
     const s = await start({ ssl: { enabled: true, certFile: pki.serverCert, keyFile: pki.serverKey } });
     expect(s.url).toMatch(/^https:/);
-    expect(await get(`${s.url}/livez`, { ca: pki.read(pki.caCert) })).toMatchObject({ status: 200 });
-    await expect(get(`${s.url}/livez`, { ca: pki.read(pki.otherCaCert) })).rejects.toThrow();
+    expect(await get(`${s.url}/livez`, { ca: readFileSync(pki.caCert) })).toMatchObject({ status: 200 });
+    await expect(get(`${s.url}/livez`, { ca: readFileSync(pki.strangerCaCert) })).rejects.toThrow();
   });
 
   it('opens an encrypted key with keyFilePassword or keyPassword', async () => {
     for (const key of ['keyFilePassword', 'keyPassword']) {
-      const s = await start({ ssl: { enabled: true, certFile: pki.serverCert, keyFile: pki.serverKeyEncrypted, [key]: pki.passphrase } });
-      expect((await get(`${s.url}/livez`, { ca: pki.read(pki.caCert) })).status).toBe(200);
+      const s = await start({ ssl: { enabled: true, certFile: pki.serverCert, keyFile: pki.serverKeyEncrypted, [key]: pki.serverKeyPassword } });
+      expect((await get(`${s.url}/livez`, { ca: readFileSync(pki.caCert) })).status).toBe(200);
     }
   });
 
@@ -127,15 +128,15 @@ describe('health server over TLS (server.ssl.*)', () => {
   });
 
   it('clientAuth need: a client certificate signed by caCertFile is required', async () => {
-    const s = await start({ ssl: { enabled: true, certFile: pki.serverCert, keyFile: pki.serverKey, caCertFile: pki.caCert, clientAuth: 'need' } });
-    const ca = pki.read(pki.caCert);
+    const s = await start({ ssl: { enabled: true, certFile: pki.serverCert, keyFile: pki.serverKey, caCertFile: pki.clientCaCert, clientAuth: 'need' } });
+    const ca = readFileSync(pki.caCert);
     await expect(get(`${s.url}/livez`, { ca })).rejects.toThrow();
-    const withCert = await get(`${s.url}/livez`, { ca, cert: pki.read(pki.clientCert), key: pki.read(pki.clientKey) });
+    const withCert = await get(`${s.url}/livez`, { ca, cert: readFileSync(pki.clientCert), key: readFileSync(pki.clientKey) });
     expect(withCert.status).toBe(200);
   });
 
   it('clientAuth want: a client without a certificate is served too', async () => {
-    const s = await start({ ssl: { enabled: true, certFile: pki.serverCert, keyFile: pki.serverKey, caCertFile: pki.caCert, clientAuth: 'want' } });
-    expect((await get(`${s.url}/livez`, { ca: pki.read(pki.caCert) })).status).toBe(200);
+    const s = await start({ ssl: { enabled: true, certFile: pki.serverCert, keyFile: pki.serverKey, caCertFile: pki.clientCaCert, clientAuth: 'want' } });
+    expect((await get(`${s.url}/livez`, { ca: readFileSync(pki.caCert) })).status).toBe(200);
   });
 });

@@ -1,20 +1,20 @@
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../shared/clock.ts';
-import pino from 'pino';
+import { captureLogger } from '../../test/capture-log.ts';
 import { get } from '../../test/support/http.ts';
 import type { RunningServer } from './http-server.ts';
 import { startProfilingServer } from './profiling.ts';
 
 let server: RunningServer;
 let clock: ManualClock;
-let logged: string[];
+let logged: Record<string, unknown>[];
 
 beforeEach(async () => {
   clock = new ManualClock(Date.parse('2026-01-02T03:04:05Z'));
-  logged = [];
-  const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push((JSON.parse(line) as { msg: string }).msg) });
-  server = await startProfilingServer({ port: 0, clock, logger });
+  const capture = captureLogger();
+  logged = capture.lines;
+  server = await startProfilingServer({ port: 0, clock, logger: capture.log });
 });
 afterEach(async () => {
   await server.close();
@@ -75,7 +75,7 @@ describe('profiling endpoint', () => {
     req.end();
     while (clock.pendingSleeps === 0) await new Promise((r) => setTimeout(r, 5));
     req.destroy();
-    while (!logged.includes('profile abandoned: client went away')) await new Promise((r) => setTimeout(r, 5));
+    while (!logged.some((l) => l.msg === 'profile abandoned: client went away')) await new Promise((r) => setTimeout(r, 5));
     expect(clock.pendingSleeps).toBe(0);
     const next = get(`${server.url}/debug/pprof/heap?seconds=1`);
     await finishWait(1000);

@@ -7,7 +7,8 @@ import { ManualClock } from '../../shared/clock.ts';
 import { startVaultDouble, type VaultDouble } from '../../test/doubles/vault.ts';
 import { SecretsConfigSchema } from './config.ts';
 import { createSecretResolver, DEFAULT_SECRET_CACHE_TTL_MS, type SecretResolver } from './resolver.ts';
-import { capturedLog, leakedSecrets, secretFailure } from './testing.ts';
+import { capturedLog } from '../../test/capture-log.ts';
+import { leakedSecrets, secretFailure } from '../../test/support/secret-scanner.ts';
 
 const TOKEN = 'hvs.resolver-test-token-4b2a';
 const KUBECONFIG_V1 = 'apiVersion: v1\nkind: Config\n# first-kube-secret-11aa\n';

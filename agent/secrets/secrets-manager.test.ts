@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSecretsManagerDouble, type SecretsManagerDouble } from '../../test/doubles/secrets-manager.ts';
 import { createSecretResolver, type SecretResolver, type SecretResolverOptions } from './resolver.ts';
-import { capturedLog, leakedSecrets, secretFailure } from './testing.ts';
+import { capturedLog } from '../../test/capture-log.ts';
+import { leakedSecrets, secretFailure } from '../../test/support/secret-scanner.ts';
 
 const REGION = 'eu-west-1';
 const CREDENTIALS = { accessKeyId: 'AKIDVENDORTEST0001', secretAccessKey: 'aws-secret-access-key-3e8f1a' };

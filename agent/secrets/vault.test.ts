@@ -5,10 +5,11 @@ import * as v from 'valibot';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../shared/clock.ts';
 import { startVaultDouble, type VaultDouble } from '../../test/doubles/vault.ts';
-import { selfSignedCertificate } from '../../test/doubles/vault-tls.ts';
+import { selfSignedCertificate } from '../../test/support/pki.ts';
 import { SecretsConfigSchema } from './config.ts';
 import { createSecretResolver, type SecretResolver } from './resolver.ts';
-import { capturedLog, leakedSecrets, secretFailure } from './testing.ts';
+import { capturedLog } from '../../test/capture-log.ts';
+import { leakedSecrets, secretFailure } from '../../test/support/secret-scanner.ts';
 
 const DB_PASSWORD = 'v2-db-password-5f1c9e';
 const LEGACY_PASSWORD = 'v1-legacy-password-a83b';

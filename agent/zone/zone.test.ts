@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import pino from 'pino';
+import { captureLogger } from '../../test/capture-log.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, systemClock } from '../../shared/clock.ts';
 import { resolveZone, type ZoneDeps } from './zone.ts';
@@ -51,10 +51,9 @@ async function apiServer(objects: Record<string, unknown>, route?: Route): Promi
 }
 
 function deps(overrides: Partial<ZoneDeps>): { deps: ZoneDeps; logs: { level: number; msg: string; reason?: string }[] } {
-  const logs: { level: number; msg: string; reason?: string }[] = [];
-  const logger = pino({}, { write: (l: string) => void logs.push(JSON.parse(l) as { level: number; msg: string }) });
+  const { log: logger, lines } = captureLogger();
   return {
-    logs,
+    logs: lines as { level: number; msg: string; reason?: string }[],
     deps: { env: {}, hostname: 'agent-7d9f-x2x4q', logger, clock: systemClock, inCluster: async () => undefined, namespaceFile: '/nonexistent', ...overrides },
   };
 }

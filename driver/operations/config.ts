@@ -33,7 +33,3 @@ export type OperationsConfig = v.InferOutput<typeof OperationsConfigSchema>;
 export const operationsSectionEntries = {
   operations: v.optional(OperationsConfigSchema, {}),
 };
-
-export function operationsConfig(input: unknown = {}): OperationsConfig {
-  return v.parse(OperationsConfigSchema, input);
-}

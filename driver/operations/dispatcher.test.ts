@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import * as v from 'valibot';
+import { afterEach, describe, expect, it } from 'vitest';
 import { captureLogger } from '../../test/capture-log.ts';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import { ManualClock } from '../../shared/clock.ts';
 import { OperationEvents } from '../../shared/operations/events.ts';
 import type { OperationRecord } from '../../shared/operations/model.ts';
@@ -9,13 +10,11 @@ import type { OperationRequest } from '../../shared/operations/request.ts';
 import type { DriverBody, Operation, OperationResult__Output } from '../../shared/protocol/messages.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { claimOperation, compress, createOperation, getOperation, openOperations, operationIdOf, syncQueueEntry } from '../../shared/table/operations.ts';
-import { operationsConfig, type OperationsConfig } from './config.ts';
+import { operationsSectionEntries, type OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
 import { OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 /** An agent's stream as the dispatcher sees it: records what it is sent; delivery succeeds unless told. */
 class StreamDouble implements LocalAgent {
@@ -73,7 +72,7 @@ async function setup(config: Partial<OperationsConfig> = {}, table?: TableRef) {
     log: logs.log,
     replicaId: 'replica-1',
     directory,
-    config: operationsConfig({ pollIntervalMs: 1000, redispatchAfterMs: 5000, orphanAfterMs: 60_000, timeoutMs: 600_000, ...config }),
+    config: v.parse(operationsSectionEntries.operations, { pollIntervalMs: 1000, redispatchAfterMs: 5000, orphanAfterMs: 60_000, timeoutMs: 600_000, ...config }),
     events,
   });
   const stop = new AbortController();

@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../shared/clock.ts';
 import { silentLogger } from '../../shared/log.ts';
 import type { ResourceEvents__Output } from '../../shared/protocol/messages.ts';
 import { createAccount, updateAccount } from '../../shared/table/accounts.ts';
 import { listResources, scopeProgress } from '../../shared/table/resources.ts';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import type { AgentIdentity } from '../../shared/agents/identity.ts';
 import type { AgentSession } from '../agent-session.ts';
 import { FLEET_IDENTITY } from '../auth.ts';
 import { cacheHandlers } from './handlers.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 const scope = { group: '', kind: 'ConfigMap', namespace: 'a', synthetic: false };
 const CLUSTER = 'https://10.0.0.1:6443';

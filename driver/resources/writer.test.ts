@@ -1,14 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../shared/clock.ts';
 import { silentLogger } from '../../shared/log.ts';
 import type { ResourceEvents__Output } from '../../shared/protocol/messages.ts';
 import { getScopeSet, listResources, scopeProgress, writeResources } from '../../shared/table/resources.ts';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import { AccountCacheWriter } from './writer.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 const writers: AccountCacheWriter[] = [];
 afterEach(async () => {
   for (const w of writers.splice(0)) await w.close();

@@ -1,6 +1,6 @@
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as v from 'valibot';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { activationBatchSchema, registrationBatchSchema } from '../../shared/accounts/schema.ts';
 import { ManualClock } from '../../shared/clock.ts';
 import { getAccount, updateAccount } from '../../shared/table/accounts.ts';
@@ -9,12 +9,10 @@ import type { TableRef } from '../../shared/table/client.ts';
 import { putSession } from '../../shared/table/sessions.ts';
 import { syncSource } from '../../shared/table/sources.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth, apiFixture } from '../../test/support/api.ts';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import { createApp } from '../app.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 const names = (n: number) => Array.from({ length: n }, (_, i) => `acct-${String(i).padStart(4, '0')}`);
 

@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { apiFixture } from '../../test/support/api.ts';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import type { AccountSettings } from '../../shared/accounts/schema.ts';
 import { putAgentStaticAccounts, syncDefinitionSources, type DefinitionSource } from '../../shared/table/sources.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 function source(id: string, kind: DefinitionSource['kind'], accounts: AccountSettings[], precedence?: number): DefinitionSource {
   return { id, kind, ...(precedence === undefined ? {} : { precedence }), load: async () => accounts };

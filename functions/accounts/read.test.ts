@@ -1,11 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { apiFixture } from '../../test/support/api.ts';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import { putAgentStaticAccounts } from '../../shared/table/sources.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 const names = (n: number) => Array.from({ length: n }, (_, i) => `acc-${String(i).padStart(3, '0')}`);
 

@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { apiFixture, type ApiFixture } from '../../test/support/api.ts';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import { getAccount, updateAccount } from '../../shared/table/accounts.ts';
 import { changesSince, cursorAt } from '../../shared/table/changes.ts';
 import { putAgentStaticAccounts } from '../../shared/table/sources.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 const driverAccounts = [
   { name: 'prod', kubeconfigFile: '/native/prod.yml', context: 'prod-ctx' },

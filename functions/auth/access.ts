@@ -27,11 +27,6 @@ export function canRead(caller: Caller, record: Pick<AccountRecord, 'defs'>): bo
   return hasAccountAccess(caller, record, 'READ');
 }
 
-/** May the caller change what runs in this account's cluster (operations)? */
-export function canWrite(caller: Caller, record: Pick<AccountRecord, 'defs'>): boolean {
-  return hasAccountAccess(caller, record, 'WRITE');
-}
-
 /** Throws `forbidden` (403) unless the caller holds `permission` on the account. */
 export function assertAccountAccess(caller: Caller, record: AccountRecord, permission: Permission): void {
   if (!hasAccountAccess(caller, record, permission)) {

@@ -1,14 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../shared/clock.ts';
 import { putAgentStaticAccounts } from '../../shared/table/sources.ts';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import { refusalOf } from '../../test/refusal.ts';
 import type { Caller } from '../auth/caller.ts';
 import { ACCOUNT_CACHE_MS, AccountCache, authorizedAccount } from './account-cache.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 const caller = (...roles: string[]): Caller => ({ via: 'oidc', subject: roles.join('-'), roles: new Set(roles), manager: false, writesOpenAccounts: true });
 

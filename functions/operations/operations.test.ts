@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import { ManualClock } from '../../shared/clock.ts';
 import { OperationEvents, type QueuedOperation } from '../../shared/operations/events.ts';
 import type { TableRef } from '../../shared/table/client.ts';
@@ -14,9 +14,7 @@ import type { ApiAuth } from '../auth/authenticator.ts';
 import { createApiAuth } from '../auth/authenticator.ts';
 import { createApp } from '../app.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 interface Reply {
   status: number;

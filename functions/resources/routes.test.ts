@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { replacePodMetrics } from '../../shared/table/pod-metrics.ts';
 import { putCacheHealth, writeResources, type ResourceWrite } from '../../shared/table/resources.ts';
 import { updateAccount } from '../../shared/table/accounts.ts';
 import { apiFixture, type ApiFixture } from '../../test/support/api.ts';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 const put = (apiVersion: string, kind: string, namespace: string, name: string): ResourceWrite => {
   const group = apiVersion.includes('/') ? apiVersion.split('/')[0]! : '';

@@ -142,7 +142,6 @@ export const ACCOUNT_STATES = ['INACTIVE', 'ACTIVE', 'FAILED'] as const;
 export type AccountState = (typeof ACCOUNT_STATES)[number];
 
 export const SERVED_SOURCES = ['driver', 'static-agent-config'] as const;
-export type ServedSource = (typeof SERVED_SOURCES)[number];
 
 /** An element of the served account's `agents` (docs/api.md#the-account-served). */
 export const agentRecordSchema = v.object({
@@ -170,7 +169,6 @@ export const accountSchema = v.object({
 });
 
 export type Account = v.InferOutput<typeof accountSchema>;
-export type AgentRecord = v.InferOutput<typeof agentRecordSchema>;
 
 /** The account list page (docs/api.md#endpoints). */
 export const accountPageSchema = v.object({

@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type * as v from 'valibot';
 import { parseDocument } from 'yaml';
@@ -49,14 +48,4 @@ export function parseDriverConfig<TSchema extends v.GenericSchema<unknown, Drive
     });
   }
   return config;
-}
-
-export async function loadDriverConfig(file: string): Promise<DriverConfig> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (cause) {
-    throw new VendorError('invalid_input', `cannot read driver config ${file}: ${(cause as Error).message}`, { cause });
-  }
-  return parseDriverConfig(text, file);
 }

@@ -8,7 +8,6 @@ import type { OperationAction } from './request.ts';
 export const OPERATION_STATES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT'] as const;
 export type OperationState = (typeof OPERATION_STATES)[number];
 
-export const OPEN_STATES: readonly OperationState[] = ['QUEUED', 'RUNNING'];
 export const FINISHED_STATES: readonly OperationState[] = ['SUCCEEDED', 'FAILED', 'TIMED_OUT'];
 
 export function isFinished(state: OperationState): boolean {

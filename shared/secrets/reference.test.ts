@@ -1,17 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import * as v from 'valibot';
 import { isVendorError, VendorError } from '../errors.ts';
 import {
   formatSecretReference,
   inspectSecretValue,
-  isSecretReference,
   parseSecretReference,
-  secretFileSchema,
-  secretReferenceSchema,
-  secretValueSchema,
   type SecretReference,
-} from './index.ts';
+} from './reference.ts';
 
 function problemsOf(text: string): readonly string[] {
   const inspection = inspectSecretValue(text);
@@ -33,7 +28,7 @@ describe('parseSecretReference', () => {
   it('treats strings without a reference prefix as plain values', () => {
     for (const text of ['', 'hunter2', 'Encrypted:vault!e:a!p:b!k:c', ' encrypted:vault', '/etc/kube/config', 'encrypted']) {
       expect(parseSecretReference(text)).toBeUndefined();
-      expect(isSecretReference(text)).toBe(false);
+      expect(inspectSecretValue(text)).toEqual({ kind: 'plain' });
     }
   });
 
@@ -133,44 +128,5 @@ describe('formatSecretReference', () => {
         expect(parseSecretReference(text)).toEqual({ form, engine: 'vault', params });
       }),
     );
-  });
-});
-
-describe('valibot schemas', () => {
-  const messages = (schema: v.GenericSchema, input: unknown) => {
-    const result = v.safeParse(schema, input);
-    return result.success ? [] : result.issues.map((i) => i.message);
-  };
-
-  it('secretValueSchema takes plain values and encrypted references but not file references', () => {
-    expect(messages(secretValueSchema, 'plain')).toEqual([]);
-    expect(messages(secretValueSchema, 'encrypted:vault!e:kv!p:a!k:b')).toEqual([]);
-    expect(messages(secretValueSchema, 'encryptedFile:vault!e:kv!p:a!k:b')).toEqual([
-      'encryptedFile: references are allowed only where a file path is expected',
-    ]);
-    expect(messages(secretValueSchema, 'encrypted:vault!e:kv!k:b')).toEqual([
-      'invalid encrypted reference to engine vault: key "p" (path of the secret inside the mount) is missing',
-    ]);
-    expect(messages(secretValueSchema, 42)).toHaveLength(1);
-  });
-
-  it('secretFileSchema takes plain paths and both reference forms', () => {
-    expect(messages(secretFileSchema, '/etc/kubeconfig')).toEqual([]);
-    expect(messages(secretFileSchema, 'encrypted:vault!e:kv!p:a!k:b')).toEqual([]);
-    expect(messages(secretFileSchema, 'encryptedFile:secrets-manager!r:us-east-1!s:kube')).toEqual([]);
-  });
-
-  it('secretReferenceSchema refuses plain values without echoing them', () => {
-    const result = v.safeParse(secretReferenceSchema, 'apiVersion: v1 clusters: token-abc');
-    expect(result.success).toBe(false);
-    const issue = result.issues?.[0];
-    expect(issue?.message).toBe('must be a secret reference (encrypted: or encryptedFile:), not a plain value');
-    expect(JSON.stringify(result.issues)).not.toContain('token-abc');
-  });
-
-  it('does not echo the text after the prefix when the engine is unknown', () => {
-    const result = v.safeParse(secretValueSchema, 'encrypted:hunter2-the-password');
-    expect(result.success).toBe(false);
-    expect(JSON.stringify(result.issues)).not.toContain('hunter2');
   });
 });

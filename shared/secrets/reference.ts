@@ -32,10 +32,6 @@ export function secretFormOf(text: string): SecretForm | undefined {
   return PREFIXES.find(([, prefix]) => text.startsWith(prefix))?.[0];
 }
 
-export function isSecretReference(text: string): boolean {
-  return secretFormOf(text) !== undefined;
-}
-
 /** Classifies a configured string as plain, a well-formed reference, or a malformed one with every problem. */
 export function inspectSecretValue(text: string): SecretValueInspection {
   const form = secretFormOf(text);

@@ -1,6 +1,6 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestTables } from '../../test/support/table.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestTables } from '../../test/support/table.ts';
 import { deleteAccessParams, ensureAccessIndex, putAccessParams, readAccessIndex, rebuildAccessIndex } from './access.ts';
 import { ACCESS_BUILT_KEY, accessKey } from './keys.ts';
 import { putAgentStaticAccounts, removeAgentStaticAccounts, syncSource } from './sources.ts';
@@ -22,9 +22,7 @@ describe('access index builders', () => {
 });
 
 describe('access index against dynalite', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('follows every definition change of a source sync', async () => {
     const t = await tables.fresh();

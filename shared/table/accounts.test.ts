@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestTables } from '../../test/support/table.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestTables } from '../../test/support/table.ts';
 import type { Definition } from '../accounts/model.ts';
 import {
   allAccounts,
@@ -8,13 +8,11 @@ import {
   getAccounts,
   listAccountPage,
   mutateAccount,
-  putAgentResult,
-  putAgentResultParams,
   setDefinition,
   updateAccount,
   updateAccountParams,
 } from './accounts.ts';
-import { rankAdd } from './rank.ts';
+import { rankChange } from './rank.ts';
 import { faultyTable } from '../../test/support/store-faults.ts';
 
 const def: Definition = { kind: 'driver-config', settings: { context: 'c' }, at: 1 };
@@ -45,20 +43,10 @@ describe('account builders', () => {
     expect(p.UpdateExpression).toContain('REMOVE agents.#ra0');
     expect(p.ExpressionAttributeNames).toEqual({ '#sa0': 'a-1', '#ra0': 'a-2' });
   });
-
-  it('makes an agent answer conditional on the generation when given', () => {
-    const p = putAgentResultParams('t', 'prod', { agentId: 'a', caching: false, ok: true, at: 1 }, 2, 4);
-    expect(p.ConditionExpression).toBe('attribute_exists(pk) AND generation = :generation');
-    expect(putAgentResultParams('t', 'prod', { agentId: 'a', caching: false, ok: true, at: 1 }, 2).ConditionExpression).toBe(
-      'attribute_exists(pk)',
-    );
-  });
 });
 
 describe('accounts against dynalite', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('creates once, sets definitions and raises the version on each write', async () => {
     const t = await tables.fresh();
@@ -123,14 +111,14 @@ describe('accounts against dynalite', () => {
     }
   });
 
-  it('writes each agent answer idempotently and drops answers for another generation', async () => {
+  it('writes agent answers as the account version allows and drops one decided on a stale read', async () => {
     const t = await tables.fresh();
     await createAccount(t, 'prod', 1);
     const answer = { agentId: 'a1', caching: true, ok: true, at: 2 };
-    expect(await putAgentResult(t, 'prod', answer, 2)).toBe(true);
-    expect(await putAgentResult(t, 'prod', answer, 3)).toBe(true);
-    expect(await putAgentResult(t, 'prod', { ...answer, agentId: 'a2' }, 4, 9)).toBe(false);
-    expect(await putAgentResult(t, 'gone', answer, 4)).toBe(false);
+    const written = await updateAccount(t, 'prod', 1, { setAgents: [answer] }, 2);
+    expect(written.agents).toEqual({ a1: answer });
+    await expect(updateAccount(t, 'prod', 1, { setAgents: [{ ...answer, agentId: 'a2' }] }, 3)).rejects.toMatchObject({ code: 'precondition_failed' });
+    await expect(updateAccount(t, 'gone', 1, { setAgents: [answer] }, 4)).rejects.toMatchObject({ code: 'precondition_failed' });
     expect((await getAccount(t, 'prod'))?.agents).toEqual({ a1: answer });
   });
 
@@ -139,7 +127,7 @@ describe('accounts against dynalite', () => {
     const names = Array.from({ length: 25 }, (_, i) => `acc-${String(i).padStart(2, '0')}`);
     for (const name of [...names].reverse()) {
       await createAccount(t, name, 1);
-      await rankAdd(t, name, { maxChunkNames: 4 });
+      await rankChange(t, [name], [], { maxChunkNames: 4 });
     }
     expect([...(await getAccounts(t, [...names, 'nope'])).keys()].sort()).toEqual(names);
     const page2 = await listAccountPage(t, 2, 10);

@@ -167,22 +167,6 @@ export function updateAccountParams(
   };
 }
 
-/**
- * One agent's answer to an assignment, as one idempotent write. With `generation`, the answer is kept
- * only while the account is still at that generation (a stale answer changes nothing).
- */
-export function putAgentResultParams(tableName: string, name: string, result: AgentResult, now: number, generation?: number): UpdateCommandInput {
-  return {
-    TableName: tableName,
-    Key: accountKey(name),
-    UpdateExpression: 'SET agents.#agent = :result, version = version + :one, updatedAt = :now',
-    ConditionExpression: generation === undefined ? 'attribute_exists(pk)' : 'attribute_exists(pk) AND generation = :generation',
-    ExpressionAttributeNames: { '#agent': result.agentId },
-    ExpressionAttributeValues: { ':result': result, ':one': 1, ':now': now, ...(generation === undefined ? {} : { ':generation': generation }) },
-    ReturnValues: 'ALL_NEW',
-  };
-}
-
 /** One page of accounts in name order, starting after `startAfter`. */
 export function queryAccountsParams(tableName: string, limit: number, startAfter?: string, consistent = false): QueryCommandInput {
   return {
@@ -303,17 +287,6 @@ export async function mutateAccount(
     known = { record: current };
   }
   throw new VendorError('precondition_failed', `account ${name} is being changed by others; try again`);
-}
-
-/** Records one agent's assignment answer; false when the account is gone or moved to another generation. */
-export async function putAgentResult(t: TableRef, name: string, result: AgentResult, now: number, generation?: number): Promise<boolean> {
-  try {
-    await t.client.send(new UpdateCommand(putAgentResultParams(t.tableName, name, result, now, generation)));
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
 }
 
 export async function setDefinition(t: TableRef, name: string, sourceId: string, def: Definition, now: number): Promise<AccountRecord | undefined> {

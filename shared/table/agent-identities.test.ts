@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestTables } from '../../test/support/table.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestTables } from '../../test/support/table.ts';
 import {
   deleteIdentity,
   deleteToken,
@@ -62,9 +62,7 @@ describe('agent identity builders', () => {
 });
 
 describe('agent identities against dynalite', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('creates, changes, lists and deletes identities; deleting takes their tokens along', async () => {
     const t = await tables.fresh();

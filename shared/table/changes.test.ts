@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestTables } from '../../test/support/table.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestTables } from '../../test/support/table.ts';
 import { appendChanges, appendChangesParams, changeItem, changeKeysSince, changeKeysSinceParams, changesSince, cursorAt, parseChangeKey, pruneChanges } from './changes.ts';
 
 describe('change builders', () => {
@@ -19,9 +19,7 @@ describe('change builders', () => {
 });
 
 describe('changes against dynalite', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('reads everything since a cursor, in time order, and replays idempotently', async () => {
     const t = await tables.fresh();

@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { faultyTable } from '../../test/support/store-faults.ts';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import { createDocumentClient, STORE_MAX_ATTEMPTS, tableFromEnv } from './client.ts';
 import { createTableInput } from './schema.ts';
 
@@ -30,9 +30,7 @@ describe('createTableInput', () => {
 });
 
 describe('timeouts and retries of the table client', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('tries each command STORE_MAX_ATTEMPTS times', async () => {
     expect(await createDocumentClient({ region: 'local' }).config.maxAttempts()).toBe(STORE_MAX_ATTEMPTS);

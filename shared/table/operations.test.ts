@@ -1,6 +1,6 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestTables } from '../../test/support/table.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestTables } from '../../test/support/table.ts';
 import { refusalOf } from '../../test/refusal.ts';
 import { randomBytes } from 'node:crypto';
 import { queueEntryOf, type Dispatch, type ObjectOutcome } from '../operations/model.ts';
@@ -17,7 +17,7 @@ import {
   finishParams,
   createOperationParams,
   getOperation,
-  getOperationRequest,
+  getOperationWithRequest,
   INLINE_REQUEST_BYTES,
   isOperationId,
   newOperationRecord,
@@ -87,9 +87,7 @@ describe('operation builders', () => {
 });
 
 describe('operations against dynalite', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('creates the operation with its request inside and its queue entry, and nothing else', async () => {
     const t = await tables.fresh();
@@ -97,7 +95,7 @@ describe('operations against dynalite', () => {
     expect(created).toBe(true);
     expect(record).toMatchObject({ id: operationIdOf('prod', 'oidc:alice', 'key-1'), account: 'prod', state: 'QUEUED', attempt: 0, idempotencyKey: 'key-1', action: 'scale' });
     expect(await getOperation(t, record.id)).toEqual(record);
-    expect(await getOperationRequest(t, record.id)).toEqual(request);
+    expect((await getOperationWithRequest(t, record.id))?.request).toEqual(request);
     expect(await openOperations(t)).toEqual([{ id: record.id, account: 'prod', state: 'QUEUED', attempt: 0, createdAt: record.createdAt }]);
     expect(await count(t, PK.operationRequest)).toBe(0);
   });
@@ -106,14 +104,14 @@ describe('operations against dynalite', () => {
     const t = await tables.fresh();
     const big = { action: 'deploy' as const, manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'shop' }, data: { blob: randomBytes(INLINE_REQUEST_BYTES).toString('base64') } }], forceConflicts: false };
     const { record } = await createOperation(t, input({ request: compress(big), record: { action: 'deploy', objects: 1 } }));
-    expect(await getOperationRequest(t, record.id)).toEqual(big);
+    expect((await getOperationWithRequest(t, record.id))?.request).toEqual(big);
     expect(await count(t, PK.operationRequest)).toBe(1);
     const raw = await t.client.send(new GetCommand({ TableName: t.tableName, Key: { pk: PK.operation, sk: record.id } }));
     expect(raw.Item?.request).toBeUndefined();
     // Another request racing for the same key writes its own request item, never over this one.
     const other = { ...big, forceConflicts: true };
     await refusalOf(createOperation(t, input({ requestHash: 'hash-2', request: compress(other), record: { action: 'deploy', objects: 1 } })));
-    expect(await getOperationRequest(t, record.id)).toEqual(big);
+    expect((await getOperationWithRequest(t, record.id))?.request).toEqual(big);
   });
 
   it('stores an operation handed out at creation with its hand-out, in the operation and in its queue entry', async () => {

@@ -259,11 +259,6 @@ export async function getOperationWithRequest(t: TableRef, id: string): Promise<
   return { record: stored.record, request: await requestOf(t, stored) };
 }
 
-/** The request of an operation, or undefined when there is no such operation. */
-export async function getOperationRequest(t: TableRef, id: string): Promise<OperationRequest | undefined> {
-  return (await getOperationWithRequest(t, id))?.request;
-}
-
 export interface NewOperation {
   account: string;
   /** Who submits it (`callerScope`): its Idempotency-Key is its own. */

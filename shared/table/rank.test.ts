@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTestTables } from '../../test/support/table.ts';
 import type { TableRef } from './client.ts';
-import { ensureTable, startEmbeddedTable, type EmbeddedTable } from './embedded.ts';
 import {
   chunkAtRank,
   chunkIndexFor,
@@ -11,8 +11,7 @@ import {
   insertSorted,
   locatePage,
   putRankChunkParams,
-  rankAdd,
-  rankRemove,
+  rankChange,
   rankTotal,
   rebuildRankIndex,
   setRankCountParams,
@@ -51,20 +50,8 @@ describe('rank index builders', () => {
 });
 
 describe('rank index against dynalite', () => {
-  let table: EmbeddedTable;
-  let n = 0;
-  beforeAll(async () => {
-    table = await startEmbeddedTable();
-  });
-  afterAll(async () => {
-    await table.close();
-  });
-  // Each case gets its own table name inside one dynalite, so cases never see each other's index.
-  async function freshTable(): Promise<TableRef> {
-    const tableName = `rank${n++}`;
-    await ensureTable(table.client, tableName);
-    return { client: table.client, tableName };
-  }
+  // Each case gets its own table inside one dynalite, so cases never see each other's index.
+  const tables = useTestTables();
 
   async function startOf(t: TableRef, offset: number): Promise<string | undefined> {
     return (await locatePage(t, offset)).startAfter;
@@ -75,14 +62,14 @@ describe('rank index against dynalite', () => {
       fc.asyncProperty(
         fc.array(fc.tuple(fc.boolean(), fc.stringMatching(/^[a-z]{1,3}$/)), { minLength: 1, maxLength: 40 }),
         async (ops) => {
-          const t = await freshTable();
+          const t = await tables.fresh();
           const expected = new Set<string>();
           for (const [add, name] of ops) {
             if (add) {
-              await rankAdd(t, name, { maxChunkNames: 4 });
+              await rankChange(t, [name], [], { maxChunkNames: 4 });
               expected.add(name);
             } else {
-              await rankRemove(t, name, { maxChunkNames: 4 });
+              await rankChange(t, [], [name], { maxChunkNames: 4 });
               expected.delete(name);
             }
           }
@@ -99,20 +86,20 @@ describe('rank index against dynalite', () => {
   });
 
   it('adds and removes a batch in one call, splitting a chunk into several', async () => {
-    const t = await freshTable();
+    const t = await tables.fresh();
     const names = Array.from({ length: 30 }, (_, i) => `b${String(i).padStart(3, '0')}`);
-    await rankAdd(t, names, { maxChunkNames: 6 });
+    await rankChange(t, names, [], { maxChunkNames: 6 });
     expect(await rankTotal(t)).toBe(30);
     for (let offset = 1; offset < 30; offset += 4) expect(await startOf(t, offset)).toBe(names[offset - 1]);
-    await rankRemove(t, names.filter((_, i) => i % 2 === 0), { maxChunkNames: 6 });
+    await rankChange(t, [], names.filter((_, i) => i % 2 === 0), { maxChunkNames: 6 });
     expect(await rankTotal(t)).toBe(15);
     expect(await startOf(t, 3)).toBe('b005');
   });
 
   it('keeps every name when many writers add at once', async () => {
-    const t = await freshTable();
+    const t = await tables.fresh();
     const names = Array.from({ length: 16 }, (_, i) => `n${String(i).padStart(3, '0')}`);
-    await Promise.all(names.map((name) => rankAdd(t, name, { maxChunkNames: 4 })));
+    await Promise.all(names.map((name) => rankChange(t, [name], [], { maxChunkNames: 4 })));
     expect(await rankTotal(t)).toBe(16);
     for (let offset = 1; offset < 16; offset += 3) expect(await startOf(t, offset)).toBe(names[offset - 1]);
     // Split parents are deleted once their children are in the directory.
@@ -124,7 +111,7 @@ describe('rank index against dynalite', () => {
   });
 
   it('rebuilds a missing directory when accounts exist, and leaves a present one alone', async () => {
-    const t = await freshTable();
+    const t = await tables.fresh();
     expect(await ensureRankIndex(t)).toBe(false);
     const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
     await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'ACCOUNT', sk: 'x' } }));
@@ -134,12 +121,12 @@ describe('rank index against dynalite', () => {
   });
 
   it('rebuilds from the account items', async () => {
-    const t = await freshTable();
+    const t = await tables.fresh();
     const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
     for (const name of ['b', 'a', 'c']) {
       await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'ACCOUNT', sk: name } }));
     }
-    await rankAdd(t, 'stale');
+    await rankChange(t, ['stale'], []);
     expect(await rebuildRankIndex(t)).toEqual({ total: 3, chunks: 1 });
     expect(await rankTotal(t)).toBe(3);
     expect(await startOf(t, 2)).toBe('b');

@@ -315,19 +315,9 @@ async function applyToChunk(
   return true;
 }
 
-/** Adds account names to the index (idempotent). */
-export function rankAdd(t: TableRef, names: string | readonly string[], options: RankOptions = {}): Promise<void> {
-  return changeMembership(t, typeof names === 'string' ? [names] : names, [], options);
-}
-
 /** Adds some names and removes others in one pass over the touched chunks (idempotent). */
 export function rankChange(t: TableRef, add: readonly string[], remove: readonly string[], options: RankOptions = {}): Promise<void> {
   return changeMembership(t, add, remove, options);
-}
-
-/** Removes account names from the index (idempotent). */
-export function rankRemove(t: TableRef, names: string | readonly string[], options: RankOptions = {}): Promise<void> {
-  return changeMembership(t, [], typeof names === 'string' ? [names] : names, options);
 }
 
 export interface PageStart {

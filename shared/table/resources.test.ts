@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestTables } from '../../test/support/table.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestTables } from '../../test/support/table.ts';
 import {
   deleteAccountCache,
   getScopeSet,
@@ -55,9 +55,7 @@ describe('resource builders', () => {
 });
 
 describe('resources against dynalite', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('writes, reads pages in key order and follows filters across pages', async () => {
     const t = await tables.fresh();

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestTables } from '../../test/support/table.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestTables } from '../../test/support/table.ts';
 import { allSessions, deleteSession, endSession, getSession, goneSince, liveSessions, liveSessionsParams, putSession, renewSession, type Session } from './sessions.ts';
 
 const session = (agentId: string, zoneId: string, leaseExpiresAt: number, sessionId = 's-1'): Session => ({
@@ -23,9 +23,7 @@ describe('session builders', () => {
 });
 
 describe('sessions against dynalite', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('finds live sessions per zone and across zones, judged by the lease', async () => {
     const t = await tables.fresh();

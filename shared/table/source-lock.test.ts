@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { faultyTable } from '../../test/support/store-faults.ts';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import { acquireSourceLockParams, releaseSourceLockParams, SOURCE_LOCK_LEASE_MS, withSourceLock, type SourceLockDeps } from './source-lock.ts';
 
 describe('source lock params', () => {
@@ -26,9 +26,7 @@ describe('source lock params', () => {
 });
 
 describe('source lock against dynalite', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('runs the work of one source one at a time', async () => {
     const t = await tables.fresh();

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { TestTables } from '../../test/support/table.ts';
+import { useTestTables } from '../../test/support/table.ts';
 import { getAccount, updateAccount } from './accounts.ts';
 import { changesSince, cursorAt } from './changes.ts';
 import { rankTotal } from './rank.ts';
@@ -19,9 +19,7 @@ describe('definition hash', () => {
 });
 
 describe('source sync against dynalite', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('adds, skips unchanged, updates and removes a source definitions, keeping the count', async () => {
     const t = await tables.fresh();

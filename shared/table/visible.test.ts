@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestTables } from '../../test/support/table.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestTables } from '../../test/support/table.ts';
 import { createAccount } from './accounts.ts';
 import type { TableRef } from './client.ts';
-import { rankAdd, readDir, type RankChunk, type RankDir } from './rank.ts';
+import { rankChange, readDir, type RankChunk, type RankDir } from './rank.ts';
 import { chunkIndexOf, chunksForPage, listVisibleAccountPage, locateVisiblePage, pageNames, visibleCounts } from './visible.ts';
 
 const dir: RankDir = {
@@ -44,17 +44,15 @@ describe('visible pages, pure parts', () => {
 });
 
 describe('visible pages against dynalite', () => {
-  const tables = new TestTables();
+  const tables = useTestTables();
   let t: TableRef;
   const all = Array.from({ length: 61 }, (_, i) => `n-${String(i).padStart(3, '0')}`);
   beforeAll(async () => {
-    await tables.start();
     t = await tables.fresh();
     for (const name of all) await createAccount(t, name, 1);
     // Small chunks, so pages cross many of them.
-    await rankAdd(t, all, { maxChunkNames: 6 });
+    await rankChange(t, all, [], { maxChunkNames: 6 });
   });
-  afterAll(() => tables.close());
 
   it('uses several chunks', async () => {
     expect(((await readDir(t, true)) as RankDir).chunks.length).toBeGreaterThan(5);

@@ -6,7 +6,7 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { makeClusterPki } from './pki.ts';
+import { makeClusterPki } from '../support/pki.ts';
 import { type ManagedProcess, freePort, startProcess, waitUntilReady } from './process.ts';
 
 /**

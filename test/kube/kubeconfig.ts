@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
-import type { KeyPair } from './certs.ts';
+import type { KeyPair } from '../support/pki.ts';
 
 /**
  * kubeconfig documents pointing at a test API server, with one of the credentials it accepts.

@@ -194,11 +194,6 @@ export function canonicalJson(obj: KubeObject): string {
   return parts.join('');
 }
 
-export function metaString(meta: ObjectMeta, key: 'name' | 'namespace' | 'resourceVersion' | 'uid'): string {
-  const v = meta[key];
-  return typeof v === 'string' ? v : '';
-}
-
 /** Reads a dotted path such as `.spec.replicas`. */
 export function getPath(obj: unknown, path: string): unknown {
   let cur: unknown = obj;

@@ -6,7 +6,7 @@ import { VendorError } from '../../shared/errors.ts';
 import { handleAdmin } from './admin.ts';
 import { KubeApi } from './api.ts';
 import { ADMIN_USER, type AuthOptions, type Authorizer, resolveAuth } from './auth.ts';
-import { createCertificateAuthority, type CertificateAuthority, type KeyPair } from './certs.ts';
+import { createCertificateAuthority, type CertificateAuthority, type KeyPair } from '../support/pki.ts';
 import { type FaultMatch, FaultPlan, matches } from './faults.ts';
 import { createRequestHandler, type RequestRecord } from './http.ts';
 import { kubeconfigDocument, type KubeconfigDocument, kubeconfigYaml, writeKubeconfigFile } from './kubeconfig.ts';

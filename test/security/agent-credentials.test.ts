@@ -18,7 +18,7 @@ import { listTokens } from '../../shared/table/agent-identities.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { allSessions } from '../../shared/table/sessions.ts';
 import { captureLogger } from '../capture-log.ts';
-import { clientCertificate, makePki, type Pki } from '../pki.ts';
+import { clientCertificate, makePki, type Pki } from '../support/pki.ts';
 import { RawAgent, helloMessage } from '../raw-agent.ts';
 import { TestIssuer, oidcConfig } from '../support/oidc.ts';
 import { secretScanner, type SecretScanner } from '../support/secret-scanner.ts';

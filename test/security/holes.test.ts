@@ -7,14 +7,14 @@ import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, statSync, wr
 import { networkInterfaces, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../functions/app.ts';
 import { createApiAuth } from '../../functions/auth/authenticator.ts';
 import { startApiServer } from '../../functions/node.ts';
 import { EXAMPLE_ADMIN_TOKEN } from '../../scripts/control-plane.ts';
 import { captureLogger } from '../capture-log.ts';
 import { PLANE_TOKEN, runPlaneToExit, startPlane, stopAll, stopPlane } from '../support/control-plane-process.ts';
-import { TestTables } from '../support/table.ts';
+import { useTestTables } from '../support/table.ts';
 import { listeningTcpPorts, unixSocketsOf } from '../support/sockets.ts';
 import { createDocumentClient } from '../../shared/table/client.ts';
 
@@ -32,9 +32,7 @@ function outsideAddress(): string {
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 describe('the admin token off loopback', () => {
-  const tables = new TestTables();
-  beforeAll(() => tables.start());
-  afterAll(() => tables.close());
+  const tables = useTestTables();
 
   it('npm start refuses to serve any admin token on an address other than loopback, unless api.auth.adminTokenOffLoopback says so', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'holes-'));

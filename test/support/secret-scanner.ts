@@ -1,3 +1,5 @@
+import { isVendorError, type VendorError } from '../../shared/errors.ts';
+
 /**
  * Finds secret values in text a test collected: response bodies and headers, log lines, error
  * messages. Each secret is looked for as given and in the encodings it could travel in: inside a
@@ -79,4 +81,25 @@ export function secretScanner(initial: Record<string, string> = {}): SecretScann
   };
   scanner.add(initial);
   return scanner;
+}
+
+/** The secret values found in `text`, for an assertion that it is empty. */
+export function leakedSecrets(text: string, secrets: Iterable<string>): string[] {
+  return [...secrets].filter((s) => s !== '' && text.includes(s));
+}
+
+/**
+ * The VendorError a promise rejects with, after checking that neither its message nor its details
+ * carry any of `secrets`.
+ */
+export async function secretFailure(promise: Promise<unknown>, secrets: Iterable<string>): Promise<VendorError> {
+  try {
+    await promise;
+  } catch (e) {
+    if (!isVendorError(e)) throw e;
+    const leaked = leakedSecrets(`${e.message} ${JSON.stringify(e.details)}`, secrets);
+    if (leaked.length > 0) throw new Error(`an error carried ${leaked.length} secret value(s)`);
+    return e;
+  }
+  throw new Error('expected the promise to fail');
 }

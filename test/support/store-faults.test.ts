@@ -1,12 +1,10 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../shared/table/client.ts';
 import { faultyTable, withStoreFaults } from './store-faults.ts';
-import { TestTables } from './table.ts';
+import { useTestTables } from './table.ts';
 
-const tables = new TestTables();
-beforeAll(() => tables.start());
-afterAll(() => tables.close());
+const tables = useTestTables();
 
 describe('store fault layer', () => {
   it('applies a fault to the operations, skips and count it is given, then lets everything through', async () => {

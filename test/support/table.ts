@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { ensureTable, startEmbeddedTable, type EmbeddedTable } from '../../shared/table/embedded.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { CapacityMeter } from '../../shared/table/capacity.ts';
@@ -33,4 +34,12 @@ export class TestTables {
   async close(): Promise<void> {
     await this.#server?.close();
   }
+}
+
+/** The tables of the enclosing file or `describe`: the dynalite starts before its tests and stops after them. */
+export function useTestTables(): TestTables {
+  const tables = new TestTables();
+  beforeAll(() => tables.start());
+  afterAll(() => tables.close());
+  return tables;
 }

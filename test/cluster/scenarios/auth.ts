@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'vitest';
 import { kubeRequest } from '../http.ts';
-import { makeClusterPki } from '../pki.ts';
+import { makeClusterPki } from '../../support/pki.ts';
 import { kubeConfigFor } from '../target.ts';
 import { type Scenario, client, createNamespace, expectHttp, expectStatusBody, unique } from './kube.ts';
 

@@ -1,3 +1,0 @@
-export * from './engines.ts';
-export * from './reference.ts';
-export * from './schema.ts';
