@@ -1,5 +1,5 @@
-// The import rule of README.md ("Layout"): `functions/`, `driver/` and `agent/` never import each
-// other, `shared/` imports none of them, and production files import no cycle. The agent ships
+// The import rule (docs/testing.md, "The import rule"): `functions/`, `driver/` and `agent/` never
+// import each other, `shared/` imports none of them, and production files import no cycle. The agent ships
 // alone in its image with `agent/` and `shared/` only, so a single stray import breaks it there
 // while everything still passes in the checkout. Tests may import anything.
 //
