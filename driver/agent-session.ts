@@ -28,7 +28,7 @@ import { protocolError } from '../shared/protocol/problems.ts';
 import { SequencedEndpoint } from '../shared/protocol/endpoint.ts';
 import { SerialQueue } from '../shared/protocol/serial-queue.ts';
 import { parseAgentMessage } from '../shared/protocol/validate.ts';
-import { Backoff, STORE_BACKOFF_MAX_MS, isStoreOutage } from './backoff.ts';
+import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from './backoff.ts';
 import { statusOfError } from './grpc-status.ts';
 import type { ResumeState, SessionRecord, SessionStore } from './session-store.ts';
 import { staticAccountsOf } from './account-settings.ts';
@@ -311,7 +311,7 @@ export class AgentSession {
    */
   async #untilStored(kind: string, seq: number, run: () => Promise<void> | void): Promise<void> {
     const { clock, log } = this.#deps;
-    const backoff = new Backoff(100, STORE_BACKOFF_MAX_MS);
+    const backoff = storeBackoff(100, STORE_BACKOFF_MAX_MS);
     for (;;) {
       try {
         await run();

@@ -4,39 +4,20 @@
  * between half and the whole of it so that replicas and streams do not retry in step. A success
  * starts over.
  */
+import { Backoff, type Random } from '../shared/backoff.ts';
 import { isVendorError } from '../shared/errors.ts';
 import { isTableUnavailable } from '../shared/table/unavailable.ts';
 
 /** The longest a driver waits between two tries of a table that keeps failing. */
 export const STORE_BACKOFF_MAX_MS = 5_000;
 
-export class Backoff {
-  readonly #baseMs: number;
-  readonly #maxMs: number;
-  readonly #random: () => number;
-  #failures = 0;
-
-  constructor(baseMs: number, maxMs: number, random: () => number = Math.random) {
-    this.#baseMs = Math.max(1, baseMs);
-    this.#maxMs = Math.max(this.#baseMs, maxMs);
-    this.#random = random;
-  }
-
-  /** Failures in a row so far. */
-  get failures(): number {
-    return this.#failures;
-  }
-
-  /** Counts one more failure; the wait before the next try. */
-  failed(): number {
-    const ms = Math.min(this.#maxMs, this.#baseMs * 2 ** Math.min(this.#failures, 30));
-    this.#failures++;
-    return ms / 2 + (this.#random() * ms) / 2;
-  }
-
-  succeeded(): void {
-    this.#failures = 0;
-  }
+/**
+ * The backoff of a loop that asks the table: `baseMs` doubling to `maxMs` (at least 1 ms, and never a
+ * cap below the base), each wait between half and the whole.
+ */
+export function storeBackoff(baseMs: number, maxMs: number, random?: Random): Backoff {
+  const base = Math.max(1, baseMs);
+  return new Backoff({ baseMs: base, maxMs: Math.max(base, maxMs), jitter: [0.5, 1] }, random);
 }
 
 /** The table did not answer (down, slow, throttling): worth trying the same thing again later. */

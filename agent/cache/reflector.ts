@@ -15,6 +15,7 @@
  * The agent does not hold the objects: per key it remembers the last resourceVersion (and the size
  * of the compact form), which is enough to skip unchanged objects when it lists again.
  */
+import { backoffDelay, type BackoffPolicy } from '../../shared/backoff.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
@@ -44,6 +45,11 @@ export interface ReflectorTiming {
   watchdogGraceMs: number;
   backoffInitialMs: number;
   backoffMaxMs: number;
+}
+
+/** A cache loop's wait after `backoffInitialMs`, doubling to `backoffMaxMs`, each between half and one and a half of it. */
+export function cacheBackoff(timing: Pick<ReflectorTiming, 'backoffInitialMs' | 'backoffMaxMs'>): BackoffPolicy {
+  return { baseMs: timing.backoffInitialMs, maxMs: timing.backoffMaxMs, maxSteps: 20, jitter: [0.5, 1.5], round: true };
 }
 
 export const DEFAULT_TIMING: ReflectorTiming = {
@@ -204,9 +210,7 @@ export class Reflector {
   }
 
   #backoff(failures: number): number {
-    const { backoffInitialMs, backoffMaxMs } = this.#deps.timing;
-    const base = Math.min(backoffMaxMs, backoffInitialMs * 2 ** Math.min(failures - 1, 20));
-    return Math.round(base * (0.5 + this.#deps.random()));
+    return backoffDelay(cacheBackoff(this.#deps.timing), failures, this.#deps.random);
   }
 
   async #sleep(ms: number, signal: AbortSignal): Promise<void> {

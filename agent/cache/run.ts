@@ -3,6 +3,7 @@
  * scope, synthetic resources, health reports, and a new look at discovery when CRDs change. It runs
  * until stopped; every failure inside is retried (see the reflector), so it never ends by itself.
  */
+import { backoffDelay } from '../../shared/backoff.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import { Waker } from '../../shared/waker.ts';
@@ -15,7 +16,7 @@ import { syntheticObject } from './compact.ts';
 import { discover } from './discovery.ts';
 import { healthFingerprint, healthMessage, summarize } from './health.ts';
 import type { ListGate } from './list-gate.ts';
-import { Reflector, type ReflectorTiming, type WatchListSupport } from './reflector.ts';
+import { Reflector, cacheBackoff, type ReflectorTiming, type WatchListSupport } from './reflector.ts';
 import { ResumeClient } from './resume.ts';
 import { CRD_TYPE, NAMESPACE_TYPE, badCrdKinds, selectScopes, type Selection } from './selection.ts';
 import { kindName, scopeId, type CacheScope, type ResourceType } from './types.ts';
@@ -199,9 +200,8 @@ export class CacheRun {
       } catch (e) {
         signal.throwIfAborted();
         failures++;
-        const wait = Math.min(this.#deps.timing.backoffMaxMs, this.#deps.timing.backoffInitialMs * 2 ** Math.min(failures - 1, 20));
         this.#log.warn({ err: (e as Error).message }, 'discovery failed; retrying');
-        await this.#deps.clock.sleep(Math.round(wait * (0.5 + this.#deps.random())), signal);
+        await this.#deps.clock.sleep(backoffDelay(cacheBackoff(this.#deps.timing), failures, this.#deps.random), signal);
       }
     }
   }

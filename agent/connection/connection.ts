@@ -5,6 +5,7 @@
  * with a fresh hello, so the driver learns again who the agent is and what it holds.
  */
 import { Client } from '@grpc/grpc-js';
+import { backoffDelay } from '../../shared/backoff.ts';
 import { systemClock, type Clock } from '../../shared/clock.ts';
 import { VendorError, isVendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
@@ -112,7 +113,8 @@ export class DriverConnection {
     for (let first = true; !signal.aborted; first = false) {
       if (!first) {
         const base = this.#reconnectMs();
-        const wait = Math.round(base * (1 - JITTER + 2 * JITTER * (this.#deps.random ?? Math.random)()));
+        // The same wait after every stream end: it does not grow, only spreads.
+        const wait = backoffDelay({ baseMs: base, maxMs: base, factor: 1, jitter: [1 - JITTER, 1 + JITTER], round: true }, 1, this.#deps.random);
         try {
           await this.#clock.sleep(wait, signal);
         } catch {

@@ -29,7 +29,8 @@ import { allSessions, deleteSession } from '../../shared/table/sessions.ts';
 import { removeAgentStaticAccounts } from '../../shared/table/sources.ts';
 import { Waker } from '../../shared/waker.ts';
 import type { AgentSession, Holding } from '../agent-session.ts';
-import { Backoff, STORE_BACKOFF_MAX_MS, isStoreOutage } from '../backoff.ts';
+import type { Backoff } from '../../shared/backoff.ts';
+import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from '../backoff.ts';
 import type { DriverGrpcConfig } from '../config.ts';
 import { AccountCache } from './account-cache.ts';
 import { FeedReader } from './feed.ts';
@@ -79,7 +80,7 @@ export class AssignmentReconciler {
     this.#deps = deps;
     this.#presence = new PresenceTracker(deps.settings.handoverGraceMs, deps.settings.clockSkewMs);
     this.#feed = new FeedReader(deps.table, deps.clock, deps.settings.clockSkewMs);
-    this.#outage = new Backoff(deps.settings.pollIntervalMs * 4, Math.max(deps.settings.pollIntervalMs * 4, STORE_BACKOFF_MAX_MS));
+    this.#outage = storeBackoff(deps.settings.pollIntervalMs * 4, Math.max(deps.settings.pollIntervalMs * 4, STORE_BACKOFF_MAX_MS));
   }
 
   /** Loads the accounts and who is live, then runs the loops until `stop()`. */
@@ -246,7 +247,7 @@ export class AssignmentReconciler {
     const { clock, log } = this.#deps;
     const signal = this.#stop.signal;
     const wake = waker ?? new Waker();
-    const backoff = new Backoff(ms, Math.max(ms, STORE_BACKOFF_MAX_MS));
+    const backoff = storeBackoff(ms, Math.max(ms, STORE_BACKOFF_MAX_MS));
     let wait = ms;
     while (!signal.aborted) {
       await wake.wait(clock, wait, signal);

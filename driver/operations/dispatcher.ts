@@ -30,7 +30,7 @@ import {
   syncQueueEntry,
 } from '../../shared/table/operations.ts';
 import { Waker } from '../../shared/waker.ts';
-import { Backoff, STORE_BACKOFF_MAX_MS, isStoreOutage } from '../backoff.ts';
+import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from '../backoff.ts';
 import type { OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
 
@@ -142,7 +142,7 @@ export class OperationDispatcher implements LocalDispatcher {
     const unsubscribe = this.#deps.events?.onQueued((op) => this.queued(op));
     const detach = this.#deps.events?.attach(this);
     const { clock, config, log } = this.#deps;
-    const backoff = new Backoff(config.pollIntervalMs, Math.max(config.pollIntervalMs, STORE_BACKOFF_MAX_MS));
+    const backoff = storeBackoff(config.pollIntervalMs, Math.max(config.pollIntervalMs, STORE_BACKOFF_MAX_MS));
     this.#passEvery = config.pollIntervalMs;
     try {
       while (!signal.aborted) {

@@ -16,6 +16,7 @@
  * crash loses between acknowledgement and write is replayed by the agent, which resumes from the
  * progress the table holds.
  */
+import { backoffDelay } from '../../shared/backoff.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { KindHealth__Output, ResourceEvents__Output, ResourceScope__Output } from '../../shared/protocol/messages.ts';
@@ -234,7 +235,7 @@ export class AccountCacheWriter {
         failures++;
         this.stats.failures++;
         this.#o.log.error({ account: this.account, err: e }, `writing the resource cache failed; retrying: ${(e as Error).message}`);
-        await clock.sleep(Math.min(30_000, this.#o.retryMs * 2 ** Math.min(failures - 1, 10)), this.#stop.signal).catch(() => undefined);
+        await clock.sleep(backoffDelay({ baseMs: this.#o.retryMs, maxMs: 30_000, maxSteps: 10 }, failures), this.#stop.signal).catch(() => undefined);
       } finally {
         this.#flushing = false;
       }

@@ -13,9 +13,12 @@ import {
   type QueryCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { backoffDelay } from '../backoff.ts';
+import { systemClock } from '../clock.ts';
 import { VendorError } from '../errors.ts';
 import type { AccountRecord, AgentResult, Definition, Registration } from '../accounts/model.ts';
 import type { AccountState } from '../accounts/schema.ts';
+import { UNPROCESSED_BACKOFF } from './batch.ts';
 import type { TableRef } from './client.ts';
 import { isConditionFailure } from './conditional.ts';
 import { PK, accountKey } from './keys.ts';
@@ -198,7 +201,7 @@ async function batchGetAll(
     let request: BatchGetCommandInput['RequestItems'] = params(unique.slice(i, i + 100)).RequestItems;
     for (let attempt = 0; request !== undefined && Object.keys(request).length > 0; attempt++) {
       if (attempt > 8) throw new VendorError('unavailable', 'the table keeps throttling account reads');
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 10 * 2 ** attempt));
+      if (attempt > 0) await systemClock.sleep(backoffDelay(UNPROCESSED_BACKOFF, attempt));
       const out = await t.client.send(new BatchGetCommand({ RequestItems: request }));
       items.push(...(out.Responses?.[t.tableName] ?? []));
       request = out.UnprocessedKeys;

@@ -1,16 +1,24 @@
 import { BatchWriteItemCommand, type BatchWriteItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type BatchWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { backoffDelay, type BackoffPolicy } from '../backoff.ts';
+import { systemClock } from '../clock.ts';
 import { VendorError } from '../errors.ts';
 import type { TableRef } from './client.ts';
 
 /** DynamoDB's limit of requests in one BatchWriteItem. */
 export const BATCH_WRITE_LIMIT = 25;
 
+/**
+ * The wait before sending again what the table left unprocessed: 20 ms, doubling (no cap, as the
+ * loops give up after eight tries, the last wait being 2.56 s).
+ */
+export const UNPROCESSED_BACKOFF: BackoffPolicy = { baseMs: 20, maxMs: Infinity };
+
 /** Sends `request` until nothing is left unprocessed (throttling), with a growing wait between tries. */
 async function untilProcessed<R extends object>(request: R | undefined, send: (r: R) => Promise<R | undefined>): Promise<void> {
   for (let attempt = 0; request !== undefined && Object.keys(request).length > 0; attempt++) {
     if (attempt > 8) throw new VendorError('unavailable', 'the table keeps throttling writes');
-    if (attempt > 0) await new Promise((r) => setTimeout(r, 10 * 2 ** attempt));
+    if (attempt > 0) await systemClock.sleep(backoffDelay(UNPROCESSED_BACKOFF, attempt));
     request = await send(request);
   }
 }

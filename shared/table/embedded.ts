@@ -6,6 +6,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
+import { systemClock } from '../clock.ts';
 import type { CapacityMeter } from './capacity.ts';
 import { createDocumentClient, type TableRef } from './client.ts';
 import { createTableInput, DEFAULT_TABLE_NAME } from './schema.ts';
@@ -163,7 +164,7 @@ export async function ensureTable(client: DynamoDBDocumentClient, tableName: str
   for (let attempt = 0; attempt < 200; attempt++) {
     const out = await client.send(new DescribeTableCommand({ TableName: tableName }));
     if (out.Table?.TableStatus === 'ACTIVE') return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await systemClock.sleep(5);
   }
   throw new Error(`table ${tableName} did not become ACTIVE`);
 }

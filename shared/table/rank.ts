@@ -10,6 +10,8 @@ import {
   type PutCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { backoffDelay, type BackoffPolicy } from '../backoff.ts';
+import { systemClock } from '../clock.ts';
 import { VendorError } from '../errors.ts';
 import type { TableRef } from './client.ts';
 import { tryConditional } from './conditional.ts';
@@ -240,10 +242,12 @@ async function finishSplit(t: TableRef, retired: RankChunk, maxNames: number): P
   await t.client.send(new DeleteCommand(deleteRankChunkParams(t.tableName, retired.id)));
 }
 
+/** Up to 2 ms for attempt 0, doubling to at most 50 ms, drawn anywhere from nothing to the whole. */
+const LOST_WRITE_BACKOFF: BackoffPolicy = { baseMs: 2, maxMs: 50, maxSteps: 5, jitter: [0, 1] };
+
 /** A short random wait before retrying a lost conditional write, so writers of one chunk spread out. */
 function backoff(attempt: number): Promise<void> {
-  const ms = Math.random() * Math.min(50, 2 * 2 ** Math.min(attempt, 5));
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return systemClock.sleep(backoffDelay(LOST_WRITE_BACKOFF, attempt + 1));
 }
 
 /**

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand, type GetCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { backoffDelay, type BackoffPolicy, type Random } from '../backoff.ts';
+import { systemClock } from '../clock.ts';
 import { VendorError } from '../errors.ts';
 import type { TableRef } from './client.ts';
 import { tryConditional } from './conditional.ts';
@@ -74,9 +76,14 @@ export interface SourceLockDeps {
   /** Current time in ms; the lease is judged by it. */
   now: () => number;
   sleep: (ms: number) => Promise<void>;
+  /** Uniform in [0, 1): spreads the waits of writers queued on one lock. */
+  random?: Random;
 }
 
-const realDeps: SourceLockDeps = { now: Date.now, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
+const realDeps: SourceLockDeps = { now: Date.now, sleep: (ms) => systemClock.sleep(ms) };
+
+/** 10 ms after the first refusal, doubling to at most 500 ms, each between half and the whole. */
+const LOCK_BACKOFF: BackoffPolicy = { baseMs: 10, maxMs: 500, maxSteps: 6, jitter: [0.5, 1] };
 
 /**
  * Runs `work` holding the source's lock. Answers `superseded` without running it when `ifOwner` is
@@ -99,7 +106,7 @@ export async function withSourceLock<T>(
       if (current?.owner !== undefined && current.owner !== options.ifOwner) return { ran: false, reason: 'superseded' };
     }
     if (now - start > WAIT_LIMIT_MS) throw new VendorError('unavailable', `definition source ${sourceId} stays locked by another writer; try again`);
-    await deps.sleep(Math.min(500, 10 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random() / 2));
+    await deps.sleep(backoffDelay(LOCK_BACKOFF, attempt + 1, deps.random));
   }
   try {
     return { ran: true, value: await work() };
