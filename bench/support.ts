@@ -9,6 +9,7 @@ import type { Logger } from '../shared/log.ts';
 import type { CapacityMeter } from '../shared/table/capacity.ts';
 import { createDocumentClient, type TableRef } from '../shared/table/client.ts';
 import { startEmbeddedTable } from '../shared/table/embedded.ts';
+import { tableProcessEnv } from '../test/support/table-env.ts';
 
 export type Line = Record<string, unknown>;
 
@@ -151,11 +152,7 @@ export async function startDriverProcess(table: { tableName: string; endpoint: s
     cwd: ROOT,
     env: {
       ...process.env,
-      VENDOR_TABLE_NAME: table.tableName,
-      VENDOR_DYNAMODB_ENDPOINT: table.endpoint,
-      AWS_REGION: 'local',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
+      ...tableProcessEnv(table),
       VENDOR_LOG_FORMAT: 'json',
       GRPC_PORT: '0',
     },

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
 import { syncSource } from '../shared/table/sources.ts';
 import { TestIssuer } from '../test/support/oidc.ts';
+import { tableProcessEnv } from '../test/support/table-env.ts';
 
 let table: EmbeddedTable;
 let issuer: TestIssuer;
@@ -51,11 +52,7 @@ type Invoke = (e: unknown, ctx: unknown) => Promise<{ statusCode: number; body: 
 describe('Lambda handler', () => {
   it('serves the same app from the table named in the environment, to callers of the linked OIDC issuer', async () => {
     Object.assign(process.env, {
-      VENDOR_TABLE_NAME: table.tableName,
-      VENDOR_DYNAMODB_ENDPOINT: table.endpoint,
-      AWS_REGION: 'local',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
+      ...tableProcessEnv(table),
       SST_RESOURCE_VendorOidcIssuer: link(issuer.url),
       SST_RESOURCE_VendorOidcAudience: link('vendor-api'),
       SST_RESOURCE_VendorOidcRolesClaim: link('realm_access.roles'),

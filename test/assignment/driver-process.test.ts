@@ -10,6 +10,7 @@ import { RawAgent } from '../raw-agent.ts';
 import { AGENT_TOKEN, AssignmentWorld } from '../support/assignment.ts';
 import { startChild, type Child } from '../support/process.ts';
 import { startTcpBalancer } from '../support/tcp-balancer.ts';
+import { tableProcessEnv } from '../support/table-env.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const world = new AssignmentWorld();
@@ -34,11 +35,7 @@ async function driverProcess(config: Record<string, unknown>, name = 'driver', e
     cwd: root,
     env: {
       ...process.env,
-      VENDOR_TABLE_NAME: world.table.tableName,
-      VENDOR_DYNAMODB_ENDPOINT: world.tables.endpoint,
-      AWS_REGION: 'local',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
+      ...tableProcessEnv({ tableName: world.table.tableName, endpoint: world.tables.endpoint }),
       VENDOR_LOG_FORMAT: 'json',
       GRPC_PORT: '0',
       ...env,

@@ -20,6 +20,7 @@ import { TTL_ATTRIBUTE, createTableInput } from '../../shared/table/schema.ts';
 import { linksRead, reachableFiles } from './code-links.ts';
 import { dockerfile } from './dockerfile.ts';
 import { SstRecorder, applyTransform, loadSstConfig, resolved, type RecordedComponent, type SstConfigModule } from './sst-recorder.ts';
+import { tableProcessEnv } from '../support/table-env.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DOMAIN = 'grpc.vendor.example.test';
@@ -275,12 +276,7 @@ describe('the deployed API function', () => {
     table = await startEmbeddedTable({ tableName: linkedField(env, SST_LINKS.table, 'name')!, tcp: true });
     delete process.env.VENDOR_TABLE_NAME;
     // Lambda supplies the region and credentials; the endpoint points the SDK at the embedded table.
-    Object.assign(process.env, env, {
-      VENDOR_DYNAMODB_ENDPOINT: table.endpoint,
-      AWS_REGION: 'local',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-    });
+    Object.assign(process.env, env, tableProcessEnv({ endpoint: table.endpoint }));
   });
   afterAll(() => table?.close());
 

@@ -22,6 +22,7 @@ import { dockerfile } from '../deploy/dockerfile.ts';
 import { SstRecorder, loadSstConfig, resolved } from '../deploy/sst-recorder.ts';
 import { RawAgent } from '../raw-agent.ts';
 import { startChild, type Child } from '../support/process.ts';
+import { tableProcessEnv } from '../support/table-env.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DEPLOYED_FILE = resolve(ROOT, 'deploy/driver/vendor-driver.aws.yml');
@@ -100,10 +101,7 @@ function deployedDriver(stage: string, configPath: string, extra: Record<string,
       ...inherited,
       ...deployedEnv.get(stage),
       VENDOR_DRIVER_CONFIG: configPath,
-      VENDOR_DYNAMODB_ENDPOINT: table.endpoint,
-      AWS_REGION: 'local',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
+      ...tableProcessEnv({ endpoint: table.endpoint }),
       VENDOR_LOG_FORMAT: 'json',
       GRPC_PORT: '0',
       ...extra,

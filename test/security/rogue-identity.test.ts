@@ -74,6 +74,22 @@ async function connect(port: number, identity: AgentIdentity, message: AgentMess
   }
 }
 
+/** Connects again and again until the driver welcomes `message` (an agent id freed after the grace), kept alive from then on. */
+async function welcomedOnceFree(port: number, identity: AgentIdentity, message: AgentMessage): Promise<RawAgent> {
+  let welcomed: RawAgent | undefined;
+  await vi.waitFor(async () => {
+    const attempt = await connect(port, identity, message);
+    if (attempt.first?.body !== 'welcome') {
+      attempt.agent.close();
+      throw new Error(`not welcomed yet: ${attempt.status?.details ?? attempt.first?.body}`);
+    }
+    welcomed = attempt.agent;
+  }, WAIT);
+  if (welcomed === undefined) throw new Error('unreachable');
+  welcomed.keepAlive(200);
+  return welcomed;
+}
+
 /** A heartbeat and its answer: everything the driver sent before it (the answer included) has arrived. */
 async function sync(agent: RawAgent, id: number, ackSeq = 0): Promise<DriverMessage__Output[]> {
   agent.send({ ackSeq, heartbeat: { id } });
@@ -153,17 +169,7 @@ describe('a rogue holding a credential of its own identity', () => {
 
     // Gone past the grace: the id is free for an identity whose credential allows it, in its own zone.
     parked.close();
-    let twin: RawAgent | undefined;
-    await vi.waitFor(async () => {
-      const attempt = await connect(driver.port, TWIN, hello('parked-agent', 'twin_zone'));
-      if (attempt.first?.body !== 'welcome') {
-        attempt.agent.close();
-        throw new Error(`not welcomed yet: ${attempt.status?.details ?? attempt.first?.body}`);
-      }
-      twin = attempt.agent;
-    }, WAIT);
-    if (twin === undefined) throw new Error('unreachable');
-    twin.keepAlive(200);
+    const twin = await welcomedOnceFree(driver.port, TWIN, hello('parked-agent', 'twin_zone'));
     const record = await world.record('parked');
     // Nobody else could take the role over: the item still names the parked agent id.
     expect(record).toMatchObject({ cachingAgentId: 'parked-agent' });
@@ -182,7 +188,7 @@ describe('a rogue holding a credential of its own identity', () => {
     const seen: DriverMessage__Output[] = [];
     let beat = 0;
     await vi.waitFor(async () => {
-      seen.push(...(await sync(twin as RawAgent, ++beat)));
+      seen.push(...(await sync(twin, ++beat)));
       expect(Math.max(...seen.map((m) => Number(m.ackSeq)))).toBe(2);
     }, WAIT);
     expect(anyOf(seen, ['parked', 'good-1', 'open-1']), 'sent to the twin').toEqual([]);
@@ -207,24 +213,14 @@ describe('a rogue holding a credential of its own identity', () => {
     await vi.waitFor(async () => expect((await world.account('parked')).agents).toEqual([{ agentId: 'parked-agent', caching: true }]), WAIT);
     parked.close();
 
-    let twin: RawAgent | undefined;
-    await vi.waitFor(async () => {
-      const attempt = await connect(second.port, TWIN, hello('parked-agent', 'twin_zone'));
-      if (attempt.first?.body !== 'welcome') {
-        attempt.agent.close();
-        throw new Error(`not welcomed yet: ${attempt.status?.details ?? attempt.first?.body}`);
-      }
-      twin = attempt.agent;
-    }, WAIT);
-    if (twin === undefined) throw new Error('unreachable');
-    twin.keepAlive(200);
+    const twin = await welcomedOnceFree(second.port, TWIN, hello('parked-agent', 'twin_zone'));
     const before = await world.record('parked');
     expect(before?.agents['parked-agent']).toMatchObject({ ok: true, message: 'connected', assigned: generation });
     twin.send({ seq: 1, assignmentResult: { account: 'parked', generation, ok: true, message: 'planted' } });
     const seen: DriverMessage__Output[] = [];
     let beat = 0;
     await vi.waitFor(async () => {
-      seen.push(...(await sync(twin as RawAgent, ++beat)));
+      seen.push(...(await sync(twin, ++beat)));
       expect(Math.max(...seen.map((m) => Number(m.ackSeq)))).toBe(1);
     }, WAIT);
     const after = await world.record('parked');

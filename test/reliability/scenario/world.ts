@@ -22,6 +22,7 @@ import { secretScanner, type SecretFinding, type SecretScanner } from '../../sup
 import { startBenchTable, type BenchTable, type TablePlacement } from '../../../bench/support.ts';
 import { startTcpBalancer, type TcpBalancer } from '../../support/tcp-balancer.ts';
 import { ManagedProcess, type OutputLine } from './processes.ts';
+import { tableProcessEnv } from '../../support/table-env.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -131,11 +132,7 @@ export class ScenarioWorld {
       cwd: ROOT,
       env: {
         ...process.env,
-        VENDOR_TABLE_NAME: this.table.tableName,
-        VENDOR_DYNAMODB_ENDPOINT: this.store.endpoint,
-        AWS_REGION: 'local',
-        AWS_ACCESS_KEY_ID: 'local',
-        AWS_SECRET_ACCESS_KEY: 'local',
+        ...tableProcessEnv({ tableName: this.table.tableName, endpoint: this.store.endpoint }),
         VENDOR_LOG_FORMAT: 'json',
         GRPC_PORT: '0',
       },
