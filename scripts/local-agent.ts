@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import type { AccountSettings } from '../shared/accounts/schema.ts';
 import type { FileIdentity } from '../driver/config.ts';
+import { Backoff, type BackoffPolicy, type Random } from '../shared/backoff.ts';
+import { systemClock, type Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/log.ts';
 import type { DefinitionSource } from '../shared/table/sources.ts';
 
@@ -108,34 +110,33 @@ export function localAllowlist(kubeconfig: string): { kubeconfigDirs: string[]; 
 }
 
 export interface LocalAgent {
+  /** The process id of the agent running now (a restart gives a new one). */
   readonly pid: number | undefined;
   readonly configPath: string;
+  /** How many times the agent was started again after it exited on its own. */
+  readonly restarts: number;
+  /** Resolves once stopped, with the exit code of the last agent process. */
   readonly exited: Promise<number | null>;
   stop(): Promise<void>;
 }
 
-export function startLocalAgent(options: {
-  dataDir: string;
-  /** The kubeconfig of the `local` account, whose files and commands the agent may use. */
-  kubeconfig: string;
-  driverPort: number;
-  token: string;
-  healthPort: number;
-  logFormat: 'text' | 'json';
-  env: NodeJS.ProcessEnv;
-  logger: Logger;
-}): LocalAgent {
-  const configPath = join(options.dataDir, 'vendor-agent.yml');
-  const config = {
-    driver: { grpc: `127.0.0.1:${options.driverPort}`, insecure: true, auth: { token: options.token } },
-    kubernetes: { reconnectTimeoutMs: 1000, assignedAccounts: localAllowlist(options.kubeconfig), accounts: [] },
-    server: { host: '127.0.0.1', port: options.healthPort },
-    logging: { format: options.logFormat },
-  };
-  writeFileSync(configPath, `# Written by npm start for its local agent; rewritten on every start.\n${stringify(config)}`, { mode: 0o600 });
+/**
+ * Waits before starting the agent again after it exited on its own: a crash that repeats at once is
+ * not retried in a tight loop, and a one-off crash is back within about a second.
+ */
+export const RESTART_BACKOFF: BackoffPolicy = { baseMs: 1_000, maxMs: 30_000, jitter: [0.5, 1], round: true };
+/** An agent that ran this long before exiting starts again after the shortest wait. */
+const STABLE_RUN_MS = 60_000;
+
+interface AgentProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+}
+
+function spawnAgent(configPath: string, env: NodeJS.ProcessEnv): AgentProcess {
   const child: ChildProcess = spawn(process.execPath, [AGENT_MAIN, '--config', configPath], {
     env: {
-      ...options.env,
+      ...env,
       VENDOR_AGENT_ID: LOCAL_AGENT_ID,
       VENDOR_DEPLOYMENT_NAME: LOCAL_ZONE.deployment,
       POD_NAMESPACE: LOCAL_ZONE.namespace,
@@ -146,22 +147,81 @@ export function startLocalAgent(options: {
     if (stream === null) continue;
     createInterface({ input: stream }).on('line', (line) => process.stdout.write(`[agent] ${line}\n`));
   }
-  let stopping = false;
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
-  void exited.then((code) => {
-    if (!stopping) options.logger.error({ code }, 'the local agent exited');
-  });
+  return { child, exited };
+}
+
+/**
+ * Runs the local agent and keeps it running: when it exits without being asked to, it is started
+ * again after a wait from `RESTART_BACKOFF` (docs/local.md#what-it-runs-and-the-settings), and each exit and restart
+ * is logged, so an agent crash does not leave the `local` account FAILED until the next `npm start`.
+ */
+export function startLocalAgent(options: {
+  dataDir: string;
+  /** The kubeconfig of the `local` account, whose files and commands the agent may use. */
+  kubeconfig: string;
+  driverPort: number;
+  token: string;
+  healthPort: number;
+  logFormat: 'text' | 'json';
+  env: NodeJS.ProcessEnv;
+  logger: Logger;
+  clock?: Clock;
+  random?: Random;
+}): LocalAgent {
+  const configPath = join(options.dataDir, 'vendor-agent.yml');
+  const config = {
+    driver: { grpc: `127.0.0.1:${options.driverPort}`, insecure: true, auth: { token: options.token } },
+    kubernetes: { reconnectTimeoutMs: 1000, assignedAccounts: localAllowlist(options.kubeconfig), accounts: [] },
+    server: { host: '127.0.0.1', port: options.healthPort },
+    logging: { format: options.logFormat },
+  };
+  writeFileSync(configPath, `# Written by npm start for its local agent; rewritten on every start.\n${stringify(config)}`, { mode: 0o600 });
+  const clock = options.clock ?? systemClock;
+  const backoff = new Backoff(RESTART_BACKOFF, options.random);
+  const stopped = new AbortController();
+  let current = spawnAgent(configPath, options.env);
+  let restarts = 0;
+
+  const supervise = async (): Promise<number | null> => {
+    for (;;) {
+      const startedAt = clock.now();
+      const code = await current.exited;
+      if (stopped.signal.aborted) return code;
+      if (clock.now() - startedAt >= STABLE_RUN_MS) backoff.succeeded();
+      const waitMs = backoff.failed();
+      options.logger.error({ code, restartInMs: waitMs }, 'the local agent exited; starting it again');
+      try {
+        await clock.sleep(waitMs, stopped.signal);
+      } catch {
+        return code;
+      }
+      current = spawnAgent(configPath, options.env);
+      restarts++;
+      options.logger.info({ pid: current.child.pid, restarts }, 'the local agent started again');
+    }
+  };
+  const exited = supervise();
+
   return {
-    pid: child.pid,
+    get pid() {
+      return current.child.pid;
+    },
+    get restarts() {
+      return restarts;
+    },
     configPath,
     exited,
     stop: async () => {
-      if (child.exitCode !== null) return;
-      stopping = true;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+      stopped.abort();
+      const { child } = current;
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+        await current.exited;
+        clearTimeout(timer);
+      }
       await exited;
-      clearTimeout(timer);
     },
   };
 }

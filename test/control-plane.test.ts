@@ -164,4 +164,31 @@ describe('local control plane with an agent (KUBECONFIG=... npm start)', () => {
     expect(plane.output()).toContain('[agent] ');
     expect(plane.output()).toMatch(/agent stopped/);
   });
+
+  it('starts the agent again when it crashes, and the local account is held again (docs/local.md)', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    const kubeconfig = kube.writeKubeconfig(join(cwd, 'kubeconfig'), { token: KUBE_TOKEN });
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts: []\n`);
+    const plane = await start(cwd, { KUBECONFIG: kubeconfig });
+    await vi.waitFor(() => expect(plane.output()).toMatch(/\[agent\] .*connected to the driver/), { timeout: 20_000 });
+    expect((await http(`${plane.url}/vendor/accounts`, 'POST', [{ name: 'local' }])).status).toBe(200);
+    expect((await http(`${plane.url}/vendor/accounts`, 'PATCH', [{ name: 'local', state: 'ACTIVE' }])).status).toBe(200);
+    const held = async () =>
+      expect((await http(`${plane.url}/vendor/accounts/local`)).json).toMatchObject({ state: 'ACTIVE', agents: [{ agentId: 'local-agent' }] });
+    await vi.waitFor(held, { timeout: 20_000, interval: 100 });
+
+    const firstPid = Number(/agent started for account "local".* pid=(\d+)/.exec(plane.output())?.[1]);
+    expect(firstPid).toBeGreaterThan(0);
+    process.kill(firstPid, 'SIGKILL');
+    await vi.waitFor(() => expect(plane.output()).toMatch(/the local agent exited; starting it again .*restartInMs=\d+/), { timeout: 10_000 });
+    await vi.waitFor(() => expect(plane.output()).toMatch(/the local agent started again .*pid=\d+ restarts=1/), { timeout: 10_000 });
+    const secondPid = Number(/the local agent started again .*pid=(\d+)/.exec(plane.output())?.[1]);
+    expect(secondPid).not.toBe(firstPid);
+    // The new agent connects and takes the account back: it does not stay without an agent.
+    await vi.waitFor(() => expect(plane.output().split('the local agent started again')[1]).toMatch(/\[agent\] .*connected to the driver/), { timeout: 20_000 });
+    await vi.waitFor(held, { timeout: 20_000, interval: 100 });
+    expect(await stop(plane.child)).toBe(0);
+    // Asked to stop, it is not started again.
+    expect(plane.output().match(/the local agent started again/g)).toHaveLength(1);
+  });
 });
