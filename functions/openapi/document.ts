@@ -48,5 +48,12 @@ export async function openApiDocument(app: Hono<ApiEnv>): Promise<Record<string,
 /** Serves the document of `app`, generated once, on the first request. */
 export function openApiRoute(app: Hono<ApiEnv>): Handler<ApiEnv> {
   let document: Promise<Record<string, unknown>> | undefined;
-  return async (c) => c.json(await (document ??= openApiDocument(app)));
+  return async (c) => {
+    // A failed generation is not kept: the next request tries again.
+    document ??= openApiDocument(app).catch((err: unknown) => {
+      document = undefined;
+      throw err;
+    });
+    return c.json(await document);
+  };
 }
