@@ -16,7 +16,8 @@ import type { ApiAuth } from './auth/authenticator.ts';
 import type { ApiEnv } from './auth/caller.ts';
 import { authentication } from './auth/middleware.ts';
 import { problemResponse } from './http.ts';
-import { openApiDocument } from './openapi.ts';
+import { inline, json, open, problem } from './openapi/describe.ts';
+import { openApiRoute } from './openapi/document.ts';
 import { toVendorError } from './problem.ts';
 import { corsFor, securityHeaders } from './security.ts';
 
@@ -44,6 +45,21 @@ export const DEFAULT_MAX_OPERATION_BODY_BYTES = 1024 * 1024;
 
 /** Paths served without authentication: health checks and the API description. */
 export const OPEN_PATHS = ['/healthz', '/openapi.json'] as const;
+
+const openApiDescription = open({
+  operationId: 'openApi',
+  summary: 'This document (no credentials needed).',
+  responses: { '200': { description: 'OpenAPI 3.1.' } },
+});
+
+const healthDescription = open({
+  operationId: 'health',
+  summary: 'Healthy when the table answers (no credentials needed).',
+  responses: {
+    '200': { description: 'ok', content: json(inline({ type: 'object', properties: { status: { const: 'ok' } } })) },
+    '503': problem('The table is not answering.'),
+  },
+});
 
 /** The management API. The same app runs behind `hono/aws-lambda` and `@hono/node-server`. */
 export function createApp(deps: AppDeps): Hono<ApiEnv> {
@@ -79,9 +95,9 @@ export function createApp(deps: AppDeps): Hono<ApiEnv> {
   app.route('/vendor/accounts', resourceRoutes({ table: deps.table, clock, permissionsLog }));
   app.route('/vendor/agent-identities', agentIdentityRoutes({ table: deps.table, clock, logger }, limit));
   app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents, permissionsLog }, operationLimit));
-  app.get('/openapi.json', (c) => c.json(openApiDocument()));
+  app.get('/openapi.json', openApiDescription, openApiRoute(app));
   // Healthy means the table answers: one small read of the rank directory.
-  app.get('/healthz', async (c) => {
+  app.get('/healthz', healthDescription, async (c) => {
     await deps.table.client.send(new GetCommand(getRankDirParams(deps.table.tableName, false)));
     return c.json({ status: 'ok' });
   });

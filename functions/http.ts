@@ -63,11 +63,11 @@ export function queryValues(c: Context, known: readonly string[]): { values: Map
   return { values, issues };
 }
 
+/** Integer query parameters by name: each from 1 to `max`, `default` when not given. */
+export type IntegerQuery = Record<string, { default: number; max: number }>;
+
 /** Reads integer query parameters (`queryValues`), each within [1, max]. */
-export function integerQuery(
-  c: Context,
-  spec: Record<string, { default: number; max: number }>,
-): Record<string, number> {
+export function integerQuery(c: Context, spec: IntegerQuery): Record<string, number> {
   const out: Record<string, number> = {};
   const { values, issues } = queryValues(c, Object.keys(spec));
   for (const [name, { default: fallback, max }] of Object.entries(spec)) {

@@ -6,7 +6,7 @@ import { schemaValue } from '../test/support/hostile.ts';
 import { snapshotDiff, tableSnapshot } from '../test/support/snapshot.ts';
 import { TestTables } from '../test/support/table.ts';
 import { createApp, DEFAULT_MAX_BODY_BYTES } from './app.ts';
-import { openApiDocument } from './openapi.ts';
+import { openApiDocument } from './openapi/document.ts';
 import { PROBLEM_CONTENT_TYPE } from './problem.ts';
 import { HSTS } from './security.ts';
 
@@ -60,8 +60,12 @@ describe('security headers', () => {
 });
 
 describe('body limits on every route that takes a body', () => {
-  const document = openApiDocument();
-  const withBody = apiOperations(document).filter((op) => op.body !== undefined);
+  let document: Record<string, unknown>;
+  let withBody: ReturnType<typeof apiOperations>;
+  beforeAll(async () => {
+    document = await openApiDocument(f.app);
+    withBody = apiOperations(document).filter((op) => op.body !== undefined);
+  });
 
   /** A request that passes everything before the body: an existing account in the path, valid header parameters. */
   function requestFor(op: (typeof withBody)[number], body: NonNullable<RequestInit['body']>, headers: Record<string, string> = {}): Request {

@@ -26,7 +26,7 @@ import { syncSource } from '../shared/table/sources.ts';
 import { queryAll } from '../shared/table/query.ts';
 import { createApp } from './app.ts';
 import type { ApiEnv } from './auth/caller.ts';
-import { openApiDocument } from './openapi.ts';
+import { openApiDocument } from './openapi/document.ts';
 import { PROBLEM_CONTENT_TYPE, RETRY_AFTER_THROTTLED_SECONDS, RETRY_AFTER_UNAVAILABLE_SECONDS } from './problem.ts';
 
 // Long enough that a loaded machine does not time out a healthy call three times in a row.
@@ -107,8 +107,8 @@ describe('a table that fails', () => {
   });
   afterEach(() => h.close());
 
-  it('every route of the document that needs the table is listed here', () => {
-    const documented = apiOperations(openApiDocument()).map((op) => op.operationId);
+  it('every route of the document that needs the table is listed here', async () => {
+    const documented = apiOperations(await openApiDocument(h.app)).map((op) => op.operationId);
     expect(documented).toEqual(expect.arrayContaining(Object.keys(TABLE_REQUESTS)));
   });
 

@@ -2,17 +2,20 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import * as v from 'valibot';
 import { VendorError } from '../../shared/errors.ts';
 import { duplicateNameIssues } from '../../shared/accounts/duplicates.ts';
-import { MAX_BATCH, activationBatchSchema, registrationBatchSchema } from '../../shared/accounts/schema.ts';
+import { MAX_BATCH, accountPageSchema, accountSchema, activationBatchSchema, registrationBatchSchema } from '../../shared/accounts/schema.ts';
 import { toIssues } from '../../shared/accounts/validate.ts';
 import { requireManager } from '../auth/access.ts';
 import type { ApiEnv } from '../auth/caller.ts';
-import { integerQuery, jsonBody } from '../http.ts';
+import { integerQuery, jsonBody, type IntegerQuery } from '../http.ts';
+import { accountParameter, arrayOf, authenticated, integerQueryParameters, json, jsonSchemaOf, managerOnly, named, problem } from '../openapi/describe.ts';
 import { activateAccounts, getAccountView, listAccounts, registerAccounts, unregisterAccount, type AccountDeps } from './service.ts';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 500;
 /** Pages beyond this are past the end of any table this design holds. */
 export const MAX_PAGE = 1_000_000_000;
+
+const LIST_QUERY: IntegerQuery = { page: { default: 1, max: MAX_PAGE }, limit: { default: DEFAULT_LIMIT, max: MAX_LIMIT } };
 
 /**
  * Validates a POST or PATCH body, reporting schema problems and repeated names together, so one
@@ -40,18 +43,77 @@ function parseBatch<T extends typeof registrationBatchSchema | typeof activation
  * registering, activating and removing accounts need an account-manager role (checked before the body
  * is read).
  */
+const account = named('Account', jsonSchemaOf(accountSchema, 'output'));
+const accountPage = named('AccountPage', jsonSchemaOf(accountPageSchema, 'output'));
+const tooLarge = problem('Body larger than the limit (5 MiB by default; a batch of 1,000 records of the largest valid size fits).');
+
+const listAccountsDescription = authenticated({
+  operationId: 'listAccounts',
+  summary: 'The accounts the caller may read, static and dynamic, sorted by name ascending; `total` counts only those.',
+  parameters: integerQueryParameters(LIST_QUERY),
+  responses: {
+    '200': { description: 'One page; a page past the end has empty `items`.', content: json(accountPage) },
+    '400': problem('Bad `page` or `limit`, or an unknown query parameter.'),
+  },
+});
+
+const getAccountDescription = authenticated({
+  operationId: 'getAccount',
+  summary: 'One account by name.',
+  parameters: [accountParameter],
+  responses: {
+    '200': { description: 'The account.', content: json(account) },
+    '404': problem('No account with that name.'),
+    '403': problem('The account has permissions and the caller holds none of its READ or WRITE roles (nor an account-manager role).'),
+  },
+});
+
+const registerAccountsDescription = authenticated({
+  operationId: 'registerAccounts',
+  summary: 'Registers driver-defined accounts for migration to agents (state INACTIVE). Re-POST updates.',
+  requestBody: { required: true, content: json(named('RegistrationBatch', jsonSchemaOf(registrationBatchSchema, 'input'))) },
+  responses: {
+    '200': { description: 'The registered accounts, in request order.', content: json(arrayOf(account)) },
+    '400': problem('Invalid body, duplicate names, or a name not defined in the driver service (nothing is written).'),
+    '413': tooLarge,
+    ...managerOnly,
+  },
+});
+
+const activateAccountsDescription = authenticated({
+  operationId: 'activateAccounts',
+  summary: 'Activates registered accounts (state ACTIVE); they are sent to the agents of their zone, or to all agents.',
+  requestBody: { required: true, content: json(named('ActivationBatch', jsonSchemaOf(activationBatchSchema, 'input'))) },
+  responses: {
+    '200': { description: 'The activated accounts, in request order.', content: json(arrayOf(account)) },
+    '400': problem('Invalid body, `state` other than ACTIVE, or a name not defined in the driver service.'),
+    '409': problem('An account is not registered or already ACTIVE, or no agent session is live in its zone.'),
+    '413': tooLarge,
+    ...managerOnly,
+  },
+});
+
+const removeAccountDescription = authenticated({
+  operationId: 'removeAccount',
+  summary: 'Removes a migrated account from its agents.',
+  parameters: [accountParameter],
+  responses: {
+    '200': { description: 'The account after removal (no longer registered).', content: json(account) },
+    '400': problem('The name is not defined in the driver service.'),
+    ...managerOnly,
+  },
+});
+
 export function accountRoutes(deps: AccountDeps, bodyLimit: MiddlewareHandler): Hono<ApiEnv> {
   const manager = requireManager();
   return new Hono<ApiEnv>()
-    .get('/', async (c) => {
-      const { page, limit } = integerQuery(c, {
-        page: { default: 1, max: MAX_PAGE },
-        limit: { default: DEFAULT_LIMIT, max: MAX_LIMIT },
-      }) as { page: number; limit: number };
+    .get('/', listAccountsDescription, async (c) => {
+      const { page, limit } = integerQuery(c, LIST_QUERY) as { page: number; limit: number };
       return c.json(await listAccounts(deps, c.get('caller'), page, limit));
     })
-    .get('/:accountId', async (c) => c.json(await getAccountView(deps, c.get('caller'), c.req.param('accountId'))))
-    .post('/', manager, bodyLimit, async (c) => c.json(await registerAccounts(deps, parseBatch(registrationBatchSchema, await jsonBody(c)))))
-    .patch('/', manager, bodyLimit, async (c) => c.json(await activateAccounts(deps, parseBatch(activationBatchSchema, await jsonBody(c)))))
-    .delete('/:accountName', manager, async (c) => c.json(await unregisterAccount(deps, c.req.param('accountName'))));
+    .get('/:accountId', getAccountDescription, async (c) => c.json(await getAccountView(deps, c.get('caller'), c.req.param('accountId'))))
+    .post('/', registerAccountsDescription, manager, bodyLimit, async (c) => c.json(await registerAccounts(deps, parseBatch(registrationBatchSchema, await jsonBody(c)))))
+    .patch('/', activateAccountsDescription, manager, bodyLimit, async (c) => c.json(await activateAccounts(deps, parseBatch(activationBatchSchema, await jsonBody(c)))))
+    // The same path parameter as GET: one path item in the document (docs/api.md#endpoints).
+    .delete('/:accountId', removeAccountDescription, manager, async (c) => c.json(await unregisterAccount(deps, c.req.param('accountId'))));
 }

@@ -1,7 +1,9 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import type * as v from 'valibot';
 import { requireAccountAccess, type AccountAccessEnv } from '../auth/access.ts';
-import { metricsQuerySchema, noQuerySchema, parseQuery, resourceQuerySchema } from './query.ts';
+import { accountParameter, authenticated, json, problem, queryParameters } from '../openapi/describe.ts';
+import { DEFAULT_RESOURCE_LIMIT, MAX_RESOURCE_LIMIT, metricsQuerySchema, noQuerySchema, parseQuery, resourceQuerySchema } from './query.ts';
+import { cacheHealth, podMetrics, resourcePage } from './schemas.ts';
 import { cacheHealthView, listAccountResources, podMetricsView, type ResourceDeps } from './service.ts';
 
 /** Refuses a bad query (400) before the account is read: what is wrong with it does not depend on the account. */
@@ -12,6 +14,55 @@ function validQuery(schema: v.ObjectSchema<v.ObjectEntries, undefined>): Middlew
   };
 }
 
+const notFound = problem('No account with that name.');
+const forbidden = problem('The account has permissions and the caller holds none of its READ or WRITE roles (nor an account-manager role).');
+
+const listResourcesDescription = authenticated({
+  operationId: 'listResources',
+  summary: "The account's cached resources in their compact form, sorted by kind, group, namespace and name.",
+  description:
+    'Cursor paging: follow `nextCursor` until it is absent. A page may hold fewer than `limit` items while more follow (filters on namespace without a group, or on name, are applied after reading). Synthetic resources (namespaces and CRDs of accounts restricted by `namespaces` or `onlyNamespacedResources`) carry `object.synthetic: true`.',
+  parameters: [
+    accountParameter,
+    ...queryParameters(resourceQuerySchema, {
+      kind: { description: 'Singular kind name, any case (`deployment`), or kind and group (`Deployment.apps`).' },
+      // Read as text and checked as a number: described as the number it stands for.
+      limit: { schema: { type: 'integer', minimum: 1, maximum: MAX_RESOURCE_LIMIT, default: DEFAULT_RESOURCE_LIMIT } },
+      cursor: { description: 'The `nextCursor` of the previous page, with the same filters.' },
+    }),
+  ],
+  responses: {
+    '200': { description: 'One page.', content: json(resourcePage) },
+    '400': problem('A bad or unknown query parameter, or a cursor this API did not give for these filters.'),
+    '404': notFound,
+    '403': forbidden,
+  },
+});
+
+const getCacheHealthDescription = authenticated({
+  operationId: 'getCacheHealth',
+  summary: "Health of the account's resource cache per kind, as its caching agent last reported it.",
+  parameters: [accountParameter, ...queryParameters(noQuerySchema)],
+  responses: {
+    '200': { description: 'The cache health; `kinds` is empty before the first report.', content: json(cacheHealth) },
+    '400': problem('A query parameter was given.'),
+    '404': notFound,
+    '403': forbidden,
+  },
+});
+
+const getPodMetricsDescription = authenticated({
+  operationId: 'getPodMetrics',
+  summary: 'The latest pod metrics of the account (`metrics: true`), refreshed every 20 seconds by its caching agent.',
+  parameters: [accountParameter, ...queryParameters(metricsQuerySchema)],
+  responses: {
+    '200': { description: 'Pods sorted by namespace and name.', content: json(podMetrics) },
+    '400': problem('A bad or unknown query parameter.'),
+    '404': notFound,
+    '403': forbidden,
+  },
+});
+
 /**
  * What the caching agents report of each account, under `/vendor/accounts/{accountId}`: the cached
  * resources (`/resources`), the health of the cache (`/cache`) and the latest pod metrics (`/metrics`).
@@ -20,11 +71,11 @@ function validQuery(schema: v.ObjectSchema<v.ObjectEntries, undefined>): Middlew
 export function resourceRoutes(deps: ResourceDeps): Hono<AccountAccessEnv> {
   const read = requireAccountAccess(deps, 'READ');
   return new Hono<AccountAccessEnv>()
-    .get('/:accountId/resources', validQuery(resourceQuerySchema), read, async (c) =>
+    .get('/:accountId/resources', listResourcesDescription, validQuery(resourceQuerySchema), read, async (c) =>
       c.json(await listAccountResources(deps, c.get('account').name, parseQuery(c, resourceQuerySchema))),
     )
-    .get('/:accountId/cache', validQuery(noQuerySchema), read, async (c) => c.json(await cacheHealthView(deps, c.get('account'))))
-    .get('/:accountId/metrics', validQuery(metricsQuerySchema), read, async (c) =>
+    .get('/:accountId/cache', getCacheHealthDescription, validQuery(noQuerySchema), read, async (c) => c.json(await cacheHealthView(deps, c.get('account'))))
+    .get('/:accountId/metrics', getPodMetricsDescription, validQuery(metricsQuerySchema), read, async (c) =>
       c.json(await podMetricsView(deps, c.get('account').name, parseQuery(c, metricsQuerySchema).namespace)),
     );
 }

@@ -1,5 +1,5 @@
 /**
- * The API's operations as its OpenAPI document describes them (functions/openapi.test.ts checks that
+ * The API's operations as its OpenAPI document describes them (functions/openapi/document.test.ts checks that
  * the document and the app's routes agree), and which of them Hono's own router picks for a request.
  * Suites that must cover every route read the list from here, so routes added later are covered too.
  */
