@@ -8,7 +8,7 @@ import { recordResults, type RecordedResult } from '../test/connection-harness.t
 import { RawAgent, helloMessage } from '../test/raw-agent.ts';
 import { faultyTable } from '../test/support/store-faults.ts';
 import { useTestTables } from '../test/support/table.ts';
-import { assignmentModule } from './assignment/module.ts';
+import { accountsModule } from './accounts/module.ts';
 import { parseDriverGrpcConfig } from './config.ts';
 import { startDriver, type Driver, type DriverOptions } from './server.ts';
 
@@ -29,7 +29,7 @@ async function driver(overrides: Partial<DriverOptions> = {}, config: Record<str
     config: parseDriverGrpcConfig({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: [TOKEN, SECOND_TOKEN] }, ...config }),
     table,
     log: logs.log,
-    modules: [assignmentModule],
+    modules: [accountsModule],
     ...overrides,
   });
   cleanups.push(() => d.close(100));
