@@ -1,7 +1,7 @@
 import { Client, credentials, makeGenericClientConstructor, status, type ServiceError } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '../shared/clock.ts';
+import { ManualClock } from '../test/support/manual-clock.ts';
 import { allSessions, liveSessions, type Session } from '../shared/table/sessions.ts';
 import { captureLogger } from '../test/capture-log.ts';
 import { recordResults, type RecordedResult } from '../test/connection-harness.ts';

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { captureLogger } from '../../test/capture-log.ts';
 import { get } from '../../test/support/http.ts';
 import type { RunningHttpServer } from './http-server.ts';

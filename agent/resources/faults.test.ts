@@ -4,7 +4,7 @@
  * that leaves the others current.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { deleteScopeProgress, getCacheHealth, listResources, putScopeProgress, scopeProgress, writeResources } from '../../shared/table/resources.ts';
 import { BUILT_IN_KINDS, CacheFixture, WAIT, configMap, listsOf, pod } from '../../test/resource-cache-harness.ts';
 import { startTestApiServer } from '../../test/kube/index.ts';

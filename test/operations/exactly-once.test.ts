@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../support/manual-clock.ts';
 import { AGENT_TOKEN, WAIT, useAccountsWorld, type AccountsWorld } from '../support/accounts-world.ts';
 import { finished, getOperation, run, submitOperation } from '../support/operations.ts';
 
