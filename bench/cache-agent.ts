@@ -10,7 +10,7 @@ import type { HeldAccountView, WorkerHost } from '../agent/accounts/account-work
 import { decoderOf } from '../agent/resources/decoder.ts';
 import { ListGate } from '../agent/resources/list-gate.ts';
 import { DEFAULT_TIMING } from '../agent/resources/reflector.ts';
-import { DEFAULT_CACHE_TIMING } from '../agent/resources/run.ts';
+import { DEFAULT_CACHE_TIMING } from '../agent/resources/cache-run.ts';
 import { CacheWorker } from '../agent/resources/cache-worker.ts';
 import { DEFAULT_RETRY_SETTINGS, connectCluster } from '../agent/clusters/index.ts';
 import { DriverConnection } from '../agent/connection/connection.ts';

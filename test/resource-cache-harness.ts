@@ -15,7 +15,7 @@ import { connectCluster, type ClusterClient, type RetrySettings } from '../agent
 import type { Decoder } from '../agent/resources/decoder.ts';
 import { ListGate } from '../agent/resources/list-gate.ts';
 import { DEFAULT_TIMING } from '../agent/resources/reflector.ts';
-import { DEFAULT_CACHE_TIMING, type CacheTiming } from '../agent/resources/run.ts';
+import { DEFAULT_CACHE_TIMING, type CacheTiming } from '../agent/resources/cache-run.ts';
 import { CacheWorker } from '../agent/resources/cache-worker.ts';
 import { createAgentMetrics, type AgentMetrics } from '../agent/observability/metrics.ts';
 import { parseDriverGrpcConfig } from '../driver/config.ts';

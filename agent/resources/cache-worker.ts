@@ -9,7 +9,7 @@ import type { DriverWork } from '../connection/driver-stream.ts';
 import { decoderOf, type Decoder } from './decoder.ts';
 import { listGateOf, type ListGate } from './list-gate.ts';
 import { DEFAULT_TIMING, type WatchListSupport } from './reflector.ts';
-import { CacheRun, DEFAULT_CACHE_TIMING, type CacheTiming, type RunDeps } from './run.ts';
+import { CacheRun, DEFAULT_CACHE_TIMING, type CacheTiming, type RunDeps } from './cache-run.ts';
 
 export interface CacheWorkerOptions {
   timing?: Partial<CacheTiming>;

@@ -1,7 +1,7 @@
 /**
  * One replica's side of assignment. It brings each account item and the agents this replica serves
  * in line with each other (`settle`): it decides and conditionally writes the item (plan.ts), then
- * tells its own agents what changed for them (messages.ts). Accounts are settled:
+ * tells its own agents what changed for them (assignment-messages.ts). Accounts are settled:
  *
  * - when the work feed names them (read every `pollIntervalMs`: the pick-up bound);
  * - when one of this replica's agents says hello (the accounts of its zone, its static accounts and
@@ -33,10 +33,10 @@ import type { Backoff } from '../../shared/backoff.ts';
 import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from '../backoff.ts';
 import type { DriverGrpcConfig } from '../config.ts';
 import { ReplicaAccounts } from './replica-accounts.ts';
-import { FeedReader } from './feed.ts';
+import { FeedReader } from './feed-reader.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { LocalSessions } from './local-sessions.ts';
-import { messageFor } from './messages.ts';
+import { messageFor } from './assignment-messages.ts';
 import { planAccount, type Answer } from './plan.ts';
 import { PresenceTracker } from './presence.ts';
 import { assignmentGeneration, placeAllows, type AgentPlace } from './wanted.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AccountRecord } from '../../shared/accounts/model.ts';
-import { messageFor } from './messages.ts';
+import { messageFor } from './assignment-messages.ts';
 import { wantedFor, type AgentPlace } from './wanted.ts';
 
 /** An agent of `zone` whose identity allows accounts with no zone too. */

@@ -14,7 +14,7 @@ import { Batcher } from './batcher.ts';
 import type { Decoder } from './decoder.ts';
 import { syntheticObject } from './compact.ts';
 import { discoverServedKinds } from './served-kinds.ts';
-import { healthFingerprint, healthMessage, summarize } from './health.ts';
+import { healthFingerprint, healthMessage, summarize } from './kind-health.ts';
 import type { ListGate } from './list-gate.ts';
 import { Reflector, cacheBackoff, type ReflectorTiming, type WatchListSupport } from './reflector.ts';
 import { ResumeClient } from './resume.ts';
