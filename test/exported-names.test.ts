@@ -112,7 +112,7 @@ describe('the exported-name rule on made-up trees', () => {
 
 describe('the exported-name rule on this repository', () => {
   const options: NameCheckOptions = {
-    // The table stores keep their names unique among themselves; they are checked apart from this rule.
+    // The table stores keep their names unique among themselves, and are left out of this rule.
     exempt: ['shared/table/'],
     allowed: {
       // One account's settings: as the API, the table and the driver validate them, and the protocol
