@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { get } from '../test/support/http.ts';
 import { startChild } from '../test/support/process.ts';
-import { main, parseCommand } from './main.ts';
+import { agentMain, parseCommand } from './main.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -50,14 +50,14 @@ describe('agent command line', () => {
 
   it('usage errors exit 2 with the usage', async () => {
     const { io, err } = memoryIo();
-    expect(await main(['validate', 'a', 'b'], io)).toBe(2);
+    expect(await agentMain(['validate', 'a', 'b'], io)).toBe(2);
     expect(err.join('')).toContain('usage:');
   });
 
   it('validate exits 0 for a valid file and prints its summary', async () => {
     const { io, out } = memoryIo();
     const path = file({ kubernetes: { accounts: [{ name: 'prod', serviceAccount: true }] } });
-    expect(await main(['validate', path], io)).toBe(0);
+    expect(await agentMain(['validate', path], io)).toBe(0);
     expect(out.join('')).toBe(`${path}: valid (1 account)\n`);
   });
 

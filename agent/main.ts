@@ -11,7 +11,7 @@ FILE defaults to /opt/vendor/config/vendor-agent.yml, then ./vendor-agent.yml.
 `;
 
 /** How long SIGTERM waits for the components to stop before the process exits anyway. */
-export const SHUTDOWN_TIMEOUT_MS = 20_000;
+export const AGENT_SHUTDOWN_TIMEOUT_MS = 20_000;
 
 interface Io {
   out: (text: string) => void;
@@ -78,9 +78,9 @@ async function run(file: string | undefined, io: Io): Promise<number> {
     const shutdown = (signal: NodeJS.Signals) => {
       stopped.ctx.logger.info({ signal }, 'stopping');
       const timer = setTimeout(() => {
-        stopped.ctx.logger.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, 'components did not stop in time; exiting');
+        stopped.ctx.logger.error({ timeoutMs: AGENT_SHUTDOWN_TIMEOUT_MS }, 'components did not stop in time; exiting');
         resolve(1);
-      }, SHUTDOWN_TIMEOUT_MS);
+      }, AGENT_SHUTDOWN_TIMEOUT_MS);
       timer.unref();
       void stopped.stop().then(() => {
         clearTimeout(timer);
@@ -92,7 +92,7 @@ async function run(file: string | undefined, io: Io): Promise<number> {
   });
 }
 
-export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
+export async function agentMain(argv: readonly string[], io: Io = processIo): Promise<number> {
   const command = parseCommand(argv);
   switch (command.name) {
     case 'help':
@@ -109,7 +109,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
 }
 
 if (import.meta.main) {
-  process.exitCode = await main(process.argv.slice(2));
+  process.exitCode = await agentMain(process.argv.slice(2));
   // Handles (watchers, sockets) of a stopped agent must not keep the process alive.
   process.exit();
 }

@@ -6,12 +6,12 @@
  *   node bench/cache-agent.ts '{"kubeconfig":"...","driver":"127.0.0.1:PORT","token":"...","account":"bench"}'
  */
 import { EMPTY_SETTINGS } from '../agent/accounts/holder.ts';
-import type { HeldAccountView, WorkerHost } from '../agent/accounts/worker.ts';
-import { decoderOf } from '../agent/cache/decoder.ts';
-import { ListGate } from '../agent/cache/list-gate.ts';
-import { DEFAULT_TIMING } from '../agent/cache/reflector.ts';
-import { DEFAULT_CACHE_TIMING } from '../agent/cache/run.ts';
-import { CacheWorker } from '../agent/cache/worker.ts';
+import type { HeldAccountView, WorkerHost } from '../agent/accounts/account-worker.ts';
+import { decoderOf } from '../agent/resources/decoder.ts';
+import { ListGate } from '../agent/resources/list-gate.ts';
+import { DEFAULT_TIMING } from '../agent/resources/reflector.ts';
+import { DEFAULT_CACHE_TIMING } from '../agent/resources/cache-run.ts';
+import { CacheWorker } from '../agent/resources/cache-worker.ts';
 import { DEFAULT_RETRY_SETTINGS, connectCluster } from '../agent/clusters/index.ts';
 import { DriverConnection } from '../agent/connection/connection.ts';
 import { createAgentMetrics } from '../agent/observability/metrics.ts';

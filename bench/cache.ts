@@ -32,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_RETRY_SETTINGS, connectCluster, type ClusterClient } from '../agent/clusters/index.ts';
 import { parseDriverGrpcConfig } from '../driver/config.ts';
 import type { CacheHandlers } from '../driver/resources/handlers.ts';
-import { cacheModuleWith } from '../driver/resources/module.ts';
+import { resourcesModuleWith } from '../driver/resources/module.ts';
 import { startDriver } from '../driver/server.ts';
 import { systemClock } from '../shared/clock.ts';
 import { silentLogger } from '../shared/log.ts';
@@ -195,7 +195,7 @@ try {
     table,
     clock: systemClock,
     log: silentLogger(),
-    modules: [cacheModuleWith({ gateTtlMs: 1000 }, (built) => (cache = built))],
+    modules: [resourcesModuleWith({ gateTtlMs: 1000 }, (built) => (cache = built))],
   });
   cleanups.push(() => driver.close(100));
   const wire = countBytesTo(() => driver.port);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../test/support/table.ts';
 import { captureLogger } from '../test/capture-log.ts';
 import { faultyTable } from '../test/support/store-faults.ts';
-import { ManualClock } from '../shared/clock.ts';
+import { ManualClock } from '../test/support/manual-clock.ts';
 import type { VendorError } from '../shared/errors.ts';
 import type { StoredIdentity, StoredToken } from '../shared/table/agent-identities.ts';
 import { credentialVerdict, recheckCredentials } from './credential-watch.ts';

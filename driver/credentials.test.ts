@@ -1,6 +1,6 @@
 import { Metadata, type ServerDuplexStream } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../shared/clock.ts';
+import { ManualClock } from '../test/support/manual-clock.ts';
 import { useTestTables } from '../test/support/table.ts';
 import { authenticated, FLEET_IDENTITY } from './auth.ts';
 import { parseDriverGrpcConfig } from './config.ts';

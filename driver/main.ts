@@ -25,7 +25,7 @@ when VENDOR_ENV=production, as the deployed driver runs). GRPC_PORT overrides gr
 `;
 
 /** How long shutdown may take before the process exits anyway. */
-export const SHUTDOWN_TIMEOUT_MS = 15_000;
+export const DRIVER_SHUTDOWN_TIMEOUT_MS = 15_000;
 /** How long streams get to end on shutdown. */
 const STREAM_GRACE_MS = 5_000;
 
@@ -62,7 +62,7 @@ export function parsePort(raw: string | undefined, name: string): number | undef
   return port;
 }
 
-export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function driverMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const log = createLogger({ format: env.VENDOR_LOG_FORMAT === 'json' ? 'json' : 'text', base: { component: 'driver' } });
   let args;
   try {
@@ -93,9 +93,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     const stop = (signal: NodeJS.Signals) => {
       log.info({ signal }, 'stopping: health NOT_SERVING, ending agent streams');
       const timer = setTimeout(() => {
-        log.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, 'shutdown took too long; exiting');
+        log.error({ timeoutMs: DRIVER_SHUTDOWN_TIMEOUT_MS }, 'shutdown took too long; exiting');
         resolveExit(1);
-      }, SHUTDOWN_TIMEOUT_MS);
+      }, DRIVER_SHUTDOWN_TIMEOUT_MS);
       timer.unref();
       driver.close(STREAM_GRACE_MS).then(
         () => {
@@ -115,6 +115,6 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
 }
 
 if (import.meta.main) {
-  process.exitCode = await main(process.argv.slice(2));
+  process.exitCode = await driverMain(process.argv.slice(2));
   process.exit();
 }

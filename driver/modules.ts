@@ -1,10 +1,10 @@
-import { assignmentModule } from './assignment/module.ts';
+import { accountsModule } from './accounts/module.ts';
 import { operationsModule } from './operations/module.ts';
-import { cacheModule } from './resources/module.ts';
+import { resourcesModule } from './resources/module.ts';
 import type { DriverModuleFactory } from './handlers.ts';
 
 /**
  * The modules of a running driver (driver/handlers.ts): each handles the agent message kinds it
  * names and follows sessions.
  */
-export const DRIVER_MODULES: readonly DriverModuleFactory[] = [assignmentModule, cacheModule, operationsModule];
+export const DRIVER_MODULES: readonly DriverModuleFactory[] = [accountsModule, resourcesModule, operationsModule];

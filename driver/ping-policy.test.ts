@@ -1,7 +1,7 @@
 import { connect, createServer, type ClientHttp2Session, type Http2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../shared/clock.ts';
+import { ManualClock } from '../test/support/manual-clock.ts';
 import { enforcePingPolicy, type PingPolicy } from './ping-policy.ts';
 
 const cleanups: (() => unknown)[] = [];

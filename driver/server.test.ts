@@ -1,14 +1,14 @@
 import { Client, credentials, makeGenericClientConstructor, status, type ServiceError } from '@grpc/grpc-js';
 import { service as healthService } from 'grpc-health-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '../shared/clock.ts';
+import { ManualClock } from '../test/support/manual-clock.ts';
 import { allSessions, liveSessions, type Session } from '../shared/table/sessions.ts';
 import { captureLogger } from '../test/capture-log.ts';
 import { recordResults, type RecordedResult } from '../test/connection-harness.ts';
 import { RawAgent, helloMessage } from '../test/raw-agent.ts';
 import { faultyTable } from '../test/support/store-faults.ts';
 import { useTestTables } from '../test/support/table.ts';
-import { assignmentModule } from './assignment/module.ts';
+import { accountsModule } from './accounts/module.ts';
 import { parseDriverGrpcConfig } from './config.ts';
 import { startDriver, type Driver, type DriverOptions } from './server.ts';
 
@@ -29,7 +29,7 @@ async function driver(overrides: Partial<DriverOptions> = {}, config: Record<str
     config: parseDriverGrpcConfig({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: [TOKEN, SECOND_TOKEN] }, ...config }),
     table,
     log: logs.log,
-    modules: [assignmentModule],
+    modules: [accountsModule],
     ...overrides,
   });
   cleanups.push(() => d.close(100));

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { credentials, status, type ChannelCredentials } from '@grpc/grpc-js';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '../shared/clock.ts';
+import { ManualClock } from '../test/support/manual-clock.ts';
 import { RawAgent, helloMessage } from '../test/raw-agent.ts';
 import { refusal } from '../test/refusal.ts';
 import { allSessions } from '../shared/table/sessions.ts';

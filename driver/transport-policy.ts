@@ -9,7 +9,8 @@ import type { DriverGrpcConfig } from './config.ts';
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
-export function isLoopback(host: string): boolean {
+/** The listen addresses the driver takes as loopback: a narrower set than shared/loopback.ts accepts, kept as the driver has always judged them. */
+function isLoopbackListenHost(host: string): boolean {
   return LOOPBACK.test(host);
 }
 
@@ -22,7 +23,7 @@ export function productionIssues(config: DriverGrpcConfig): Issue[] {
       message: 'fleet-wide agent tokens (auth.tokens) are refused in production mode; issue tokens per agent identity (auth.identities, or POST /vendor/agent-identities/{name}/tokens)',
     });
   }
-  if (config.grpc.tls === undefined && !isLoopback(config.grpc.host) && !config.grpc.behindTlsProxy) {
+  if (config.grpc.tls === undefined && !isLoopbackListenHost(config.grpc.host) && !config.grpc.behindTlsProxy) {
     issues.push({
       path: 'grpc.tls',
       message: `production mode does not listen in plaintext on ${config.grpc.host}: set grpc.tls, or grpc.behindTlsProxy when a load balancer in front terminates TLS`,
@@ -40,7 +41,7 @@ export function checkTransportPolicy(config: DriverGrpcConfig, production: boole
   if (config.auth.tokens.length > 0) {
     log.warn({ tokens: config.auth.tokens.length }, 'agents may authenticate with a fleet-wide token (auth.tokens): each holder can act as any agent; for local use only (refused in production mode)');
   }
-  if (config.grpc.tls === undefined && !isLoopback(config.grpc.host)) {
+  if (config.grpc.tls === undefined && !isLoopbackListenHost(config.grpc.host)) {
     log.warn({ host: config.grpc.host, behindTlsProxy: config.grpc.behindTlsProxy }, config.grpc.behindTlsProxy ? 'listening in plaintext behind a TLS-terminating proxy' : 'listening in plaintext on a network address: agent tokens cross the network unencrypted (refused in production mode)');
   }
 }

@@ -8,7 +8,7 @@ import type { Hono } from 'hono';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from '../test/support/api.ts';
 import { tableSnapshot } from '../test/support/snapshot.ts';
 import { TestTables } from '../test/support/table.ts';
-import { ManualClock } from '../shared/clock.ts';
+import { ManualClock } from '../test/support/manual-clock.ts';
 import { MAX_JSON_DEPTH } from '../shared/json-depth.ts';
 import type { TableRef } from '../shared/table/client.ts';
 import { putAgentStaticAccounts, syncSource } from '../shared/table/sources.ts';

@@ -26,7 +26,7 @@ import { TestIssuer, oidcConfig, unsecuredToken } from '../test/support/oidc.ts'
 import { secretScanner, type SecretScanner } from '../test/support/secret-scanner.ts';
 import { snapshotDiff, tableSnapshot, type TableSnapshot } from '../test/support/snapshot.ts';
 import { TestTables } from '../test/support/table.ts';
-import { ManualClock } from '../shared/clock.ts';
+import { ManualClock } from '../test/support/manual-clock.ts';
 import type { TableRef } from '../shared/table/client.ts';
 import { pruneChanges } from '../shared/table/changes.ts';
 import { putSession } from '../shared/table/sessions.ts';

@@ -17,7 +17,7 @@ import { apiOperations } from '../test/support/api-operations.ts';
 import { secretScanner } from '../test/support/secret-scanner.ts';
 import { faultyTable, type StoreFault, type StoreFaults } from '../test/support/store-faults.ts';
 import { TestTables } from '../test/support/table.ts';
-import { ManualClock } from '../shared/clock.ts';
+import { ManualClock } from '../test/support/manual-clock.ts';
 import { getAccount } from '../shared/table/accounts.ts';
 import { PK } from '../shared/table/keys.ts';
 import { STORE_MAX_ATTEMPTS, type TableRef } from '../shared/table/client.ts';

@@ -65,11 +65,11 @@ describe('the import rule on made-up trees', () => {
   it('refuses a worker of another area loaded by URL, the way the agent starts its decoding threads', () => {
     const report = checkImports(
       tree({
-        'agent/cache/decoder.ts': "export const w = new URL('../../driver/decode-worker.ts', import.meta.url);\n",
+        'agent/resources/decoder.ts': "export const w = new URL('../../driver/decode-worker.ts', import.meta.url);\n",
         'driver/decode-worker.ts': 'export {};\n',
       }),
     );
-    expect(messages(report.violations)).toEqual([expect.stringMatching(/^agent\/cache\/decoder\.ts:1 loads driver\/decode-worker\.ts: /)]);
+    expect(messages(report.violations)).toEqual([expect.stringMatching(/^agent\/resources\/decoder\.ts:1 loads driver\/decode-worker\.ts: /)]);
   });
 
   it('lets every area import shared/, and packages and node: modules are no part of the rule', () => {
@@ -181,8 +181,8 @@ describe('the import rule on this repository', () => {
   });
 
   it('checks the programs and the handler, and leaves out only what tests alone use', () => {
-    expect(report.production).toEqual(expect.arrayContaining(['agent/main.ts', 'driver/main.ts', lambda, 'agent/cache/decode-worker.ts']));
+    expect(report.production).toEqual(expect.arrayContaining(['agent/main.ts', 'driver/main.ts', lambda, 'agent/resources/decode-worker.ts']));
     // A file that comes to be used only by tests leaves the check; it should be a deliberate change.
-    expect(report.testOnly).toEqual(['agent/cache/testdata/young-generation.ts']);
+    expect(report.testOnly).toEqual(['agent/resources/testdata/young-generation.ts']);
   });
 });

@@ -6,7 +6,7 @@
 import type { ComponentFactory } from '../component.ts';
 import { driverLink } from '../connection/link.ts';
 import { AccountHolder } from './holder.ts';
-import type { AccountWorkerFactory } from './worker.ts';
+import type { AccountWorkerFactory } from './account-worker.ts';
 import { ACCOUNT_WORKERS } from './workers.ts';
 
 /** The account holder with these worker factories (the agent's are `ACCOUNT_WORKERS`). */

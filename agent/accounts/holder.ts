@@ -20,7 +20,7 @@ import type { AgentContext } from '../component.ts';
 import type { AccountConfig } from '../config/schema.ts';
 import type { DriverWork } from '../connection/driver-stream.ts';
 import { accountLogger } from '../observability/logger.ts';
-import type { AccountWorker, AccountWorkerFactory, HeldAccountView, WorkerHost } from './worker.ts';
+import type { AccountWorker, AccountWorkerFactory, HeldAccountView, WorkerHost } from './account-worker.ts';
 
 /** Longest message an assignment result may carry (the protocol's limit). */
 const MAX_MESSAGE = 8192;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { isRetryable, triesAllowed, withRetries } from './retry.ts';
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings } from './types.ts';
 

@@ -1,14 +1,15 @@
 import type * as v from 'valibot';
 import { formatPath, type ConfigWarning, type PathKey } from './problems.ts';
 
-type AnySchema = v.GenericSchema & {
-  wrapped?: AnySchema;
-  entries?: Record<string, AnySchema>;
-  item?: AnySchema;
+/** A schema as the key walks see it: the entries, items and wrapped schema valibot keeps on it. */
+export type WalkedSchema = v.GenericSchema & {
+  wrapped?: WalkedSchema;
+  entries?: Record<string, WalkedSchema>;
+  item?: WalkedSchema;
 };
 
 /** Strips optional/nullable wrappers; a piped schema already carries the type and entries of its base. */
-function unwrap(schema: AnySchema): AnySchema {
+export function unwrapSchema(schema: WalkedSchema): WalkedSchema {
   let s = schema;
   while (s.wrapped !== undefined) s = s.wrapped;
   return s;
@@ -44,8 +45,8 @@ export function closestKey(key: string, known: readonly string[]): string | unde
  */
 export function unknownKeys(schema: v.GenericSchema, input: unknown): ConfigWarning[] {
   const out: ConfigWarning[] = [];
-  const walk = (node: AnySchema, value: unknown, keys: PathKey[]): void => {
-    const s = unwrap(node);
+  const walk = (node: WalkedSchema, value: unknown, keys: PathKey[]): void => {
+    const s = unwrapSchema(node);
     if (s.type === 'object' && s.entries !== undefined && isMapping(value)) {
       const entries = s.entries;
       const known = Object.keys(entries);
@@ -69,26 +70,6 @@ export function unknownKeys(schema: v.GenericSchema, input: unknown): ConfigWarn
       value.forEach((element, index) => walk(item, element, [...keys, index]));
     }
   };
-  walk(schema as AnySchema, input, []);
-  return out;
-}
-
-/**
- * Every key of the schema as a path, lists of mappings shown with `[]`:
- * `kubernetes.accounts[].customResourceDefinitions[].scope`. A record (open mapping) is one key.
- */
-export function keyPaths(schema: v.GenericSchema): string[] {
-  const out: string[] = [];
-  const walk = (node: AnySchema, prefix: string): void => {
-    const s = unwrap(node);
-    if ((s.type === 'object' || s.type === 'strict_object') && s.entries !== undefined) {
-      for (const [key, child] of Object.entries(s.entries)) walk(child, prefix === '' ? key : `${prefix}.${key}`);
-    } else if (s.type === 'array' && s.item !== undefined && unwrap(s.item).entries !== undefined) {
-      walk(s.item, `${prefix}[]`);
-    } else {
-      out.push(prefix);
-    }
-  };
-  walk(schema as AnySchema, '');
+  walk(schema as WalkedSchema, input, []);
   return out;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { keyPaths } from './keys.ts';
+import { keyPaths } from '../../test/support/config-keys.ts';
 import { parseConfig } from './load.ts';
 import { agentConfigSchema, type AgentConfig } from './schema.ts';
 

@@ -501,7 +501,7 @@ export const agentConfigSchema = v.pipe(
 );
 
 export type AgentConfig = v.InferOutput<typeof agentConfigSchema>;
-export type DriverConfig = AgentConfig['driver'];
+export type DriverConnectionConfig = AgentConfig['driver'];
 export type TasksConfig = AgentConfig['tasks'];
 export type LoggingConfig = AgentConfig['logging'];
 export type ServerConfig = AgentConfig['server'];

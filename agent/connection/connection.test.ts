@@ -1,6 +1,6 @@
 import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { agentProtocol } from '../../shared/protocol/loader.ts';
 import type { AgentMessage__Output, DriverMessage } from '../../shared/protocol/messages.ts';
 import { getAccount } from '../../shared/table/accounts.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { VendorError } from '../../shared/errors.ts';
 import { silentLogger } from '../../shared/log.ts';
 import type { AgentBody } from '../../shared/protocol/messages.ts';

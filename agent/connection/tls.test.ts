@@ -1,5 +1,5 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { allSessions } from '../../shared/table/sessions.ts';
 import { Harness, TOKENS, type TestAgent } from '../../test/connection-harness.ts';
 import { makePki } from '../../test/support/pki.ts';

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { podMetrics } from '../../shared/table/pod-metrics.ts';
-import { CacheFixture, WAIT } from '../../test/cache-harness.ts';
+import { CacheFixture, WAIT } from '../../test/resource-cache-harness.ts';
 import { podMetricsMessages } from './pod-metrics.ts';
 
 let f: CacheFixture;

@@ -8,7 +8,7 @@
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { PodUsage } from '../../shared/protocol/messages.ts';
-import type { HeldAccountView, WorkerHost } from '../accounts/worker.ts';
+import type { HeldAccountView, WorkerHost } from '../accounts/account-worker.ts';
 import { kubeErrorStatus } from '../clusters/errors.ts';
 import { Waker } from '../../shared/waker.ts';
 

@@ -1,7 +1,7 @@
 import type { AgentComponent, AgentContext, ComponentFactory } from '../component.ts';
 import type { AgentConfig } from '../config/schema.ts';
 import { startHealthServer } from './health.ts';
-import type { RunningServer } from './http-server.ts';
+import type { RunningHttpServer } from './http-server.ts';
 import { startMetricsServer } from './metrics-server.ts';
 import { startProfilingServer } from './profiling.ts';
 
@@ -14,9 +14,9 @@ function serverComponent(
   name: string,
   sections: readonly string[],
   enabled: (c: AgentConfig) => boolean,
-  start: (c: AgentConfig) => Promise<RunningServer>,
+  start: (c: AgentConfig) => Promise<RunningHttpServer>,
 ): AgentComponent {
-  let running: RunningServer | undefined;
+  let running: RunningHttpServer | undefined;
   const log = ctx.logger.child({ component: name });
   const up = async () => {
     if (!enabled(ctx.config())) return;

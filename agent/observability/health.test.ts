@@ -9,7 +9,7 @@ import { parseConfig } from '../config/load.ts';
 import type { ServerConfig } from '../config/schema.ts';
 import { createSecretResolver } from '../secrets/index.ts';
 import { Readiness, startHealthServer } from './health.ts';
-import type { RunningServer } from './http-server.ts';
+import type { RunningHttpServer } from './http-server.ts';
 
 function serverConfig(server: Record<string, unknown>): ServerConfig {
   const result = parseConfig(stringify({ server: { host: '127.0.0.1', port: 0, ...server } }), 't.yml');
@@ -21,13 +21,13 @@ function serverConfig(server: Record<string, unknown>): ServerConfig {
 const secrets = createSecretResolver(undefined, { logger: silentLogger(), env: {} });
 afterAll(() => secrets.close());
 
-let running: RunningServer[] = [];
+let running: RunningHttpServer[] = [];
 afterEach(async () => {
   await Promise.all(running.map((s) => s.close()));
   running = [];
 });
 
-async function start(server: Record<string, unknown>, readiness = new Readiness()): Promise<RunningServer> {
+async function start(server: Record<string, unknown>, readiness = new Readiness()): Promise<RunningHttpServer> {
   const s = await startHealthServer(serverConfig(server), readiness, secrets);
   running.push(s);
   return s;

@@ -4,7 +4,7 @@ import { createSecureContext } from 'node:tls';
 import { VendorError, isVendorError } from '../../shared/errors.ts';
 import type { ServerConfig, SslConfig } from '../config/schema.ts';
 import type { SecretResolver } from '../secrets/index.ts';
-import { onlyGet, pathOf, sendJson, sendText, startHttpServer, type RunningServer } from './http-server.ts';
+import { onlyGet, pathOf, sendJson, sendText, startHttpServer, type RunningHttpServer } from './http-server.ts';
 
 export interface CheckResult {
   ok: boolean;
@@ -100,7 +100,7 @@ export async function tlsOptionsFrom(ssl: SslConfig, secrets: SecretValues): Pro
  * `/readyz` answers 200 only when every readiness probe is ok (503 and the failing checks otherwise),
  * `/health` gives both as JSON.
  */
-export async function startHealthServer(server: ServerConfig, readiness: Readiness, secrets: SecretValues): Promise<RunningServer> {
+export async function startHealthServer(server: ServerConfig, readiness: Readiness, secrets: SecretValues): Promise<RunningHttpServer> {
   const tls = await tlsOptionsFrom(server.ssl, secrets);
   return startHttpServer({
     host: server.host,

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
-export interface RunningServer {
+export interface RunningHttpServer {
   /** Base URL, e.g. `http://127.0.0.1:8082`, with the port actually bound (port 0 picks one). */
   readonly url: string;
   readonly port: number;
@@ -12,7 +12,7 @@ export interface RunningServer {
 }
 
 /** Starts an HTTP(S) server on host:port and resolves once it listens; a bind error rejects. */
-export async function startHttpServer(options: { host: string; port: number; handler: Handler; tls?: TlsServerOptions }): Promise<RunningServer> {
+export async function startHttpServer(options: { host: string; port: number; handler: Handler; tls?: TlsServerOptions }): Promise<RunningHttpServer> {
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     Promise.resolve(options.handler(req, res)).catch((e: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { onlyGet, pathOf, sendText, startHttpServer, type RunningServer } from './http-server.ts';
+import { onlyGet, pathOf, sendText, startHttpServer, type RunningHttpServer } from './http-server.ts';
 
 export const METRICS_PATHS = ['/metrics', '/prometheus_metrics'] as const;
 
@@ -7,7 +7,7 @@ export const METRICS_PATHS = ['/metrics', '/prometheus_metrics'] as const;
  * The Prometheus endpoint on `prometheus.host`:`prometheus.port`. Every interface by default
  * (agent/config/schema.ts), because Prometheus scrapes the pod address; operators may narrow it.
  */
-export function startMetricsServer(options: { registry: Registry; port: number; host: string }): Promise<RunningServer> {
+export function startMetricsServer(options: { registry: Registry; port: number; host: string }): Promise<RunningHttpServer> {
   return startHttpServer({
     host: options.host,
     port: options.port,

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { get } from '../../test/support/http.ts';
-import type { RunningServer } from './http-server.ts';
+import type { RunningHttpServer } from './http-server.ts';
 import { createAgentMetrics } from './metrics.ts';
 import { startMetricsServer } from './metrics-server.ts';
 
-let server: RunningServer | undefined;
+let server: RunningHttpServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;

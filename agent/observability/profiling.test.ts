@@ -1,12 +1,12 @@
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { captureLogger } from '../../test/capture-log.ts';
 import { get } from '../../test/support/http.ts';
-import type { RunningServer } from './http-server.ts';
+import type { RunningHttpServer } from './http-server.ts';
 import { startProfilingServer } from './profiling.ts';
 
-let server: RunningServer;
+let server: RunningHttpServer;
 let clock: ManualClock;
 let logged: Record<string, unknown>[];
 

@@ -2,7 +2,7 @@ import { Session } from 'node:inspector/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
-import { onlyGet, pathOf, sendText, startHttpServer, type RunningServer } from './http-server.ts';
+import { onlyGet, pathOf, sendText, startHttpServer, type RunningHttpServer } from './http-server.ts';
 
 export const MAX_PROFILE_SECONDS = 600;
 
@@ -82,7 +82,7 @@ async function heapSnapshot(session: Session, res: ServerResponse): Promise<void
 export const PROFILING_HOST = '127.0.0.1';
 
 /** The profiling endpoint (`pprof.*`): CPU and heap profiles of this process through node:inspector, on loopback. */
-export function startProfilingServer(options: { port: number; clock: Clock; logger: Logger }): Promise<RunningServer> {
+export function startProfilingServer(options: { port: number; clock: Clock; logger: Logger }): Promise<RunningHttpServer> {
   const { clock, logger } = options;
   let busy = false;
   return startHttpServer({

@@ -7,10 +7,10 @@
  */
 import { groupKind } from '../../shared/operations/kinds.ts';
 import type { KubeManifest } from '../../shared/operations/manifests.ts';
-import type { ObjectOutcome } from '../../shared/operations/model.ts';
+import type { ObjectOutcomeRecord } from '../../shared/operations/model.ts';
 import { runBounded } from '../../shared/table/bounded.ts';
 import type { DeployAction__Output } from '../../shared/protocol/generated/vendor/agent/v1/DeployAction.ts';
-import { objectPath } from './discovery.ts';
+import { objectPath } from './resource-discovery.ts';
 import { call, FIELD_MANAGER, failedOutcome, failureOf, notServed, objectVersion, outcome, resolveObject, OutOfTime, type ExecContext, type ObjectId, type Resolved } from './kube.ts';
 
 /** Applies in flight at once after namespaces and CRDs. */
@@ -45,11 +45,11 @@ function parse(text: string): KubeManifest | undefined {
   }
 }
 
-function skipped(index: number, obj: ObjectId, why: string): ObjectOutcome {
+function skipped(index: number, obj: ObjectId, why: string): ObjectOutcomeRecord {
   return outcome(index, obj, 'skipped', { message: why });
 }
 
-async function applyOne(ctx: ExecContext, index: number, m: KubeManifest, r: Resolved, force: boolean): Promise<ObjectOutcome> {
+async function applyOne(ctx: ExecContext, index: number, m: KubeManifest, r: Resolved, force: boolean): Promise<ObjectOutcomeRecord> {
   const metadata = { ...m.metadata };
   if (r.namespace === undefined) delete metadata.namespace;
   else metadata.namespace = r.namespace;
@@ -81,7 +81,7 @@ async function resolveDefined(ctx: ExecContext, m: KubeManifest, override: strin
   }
 }
 
-export async function deploy(ctx: ExecContext, action: DeployAction__Output): Promise<ObjectOutcome[]> {
+export async function deploy(ctx: ExecContext, action: DeployAction__Output): Promise<ObjectOutcomeRecord[]> {
   const manifests = action.manifests.map(parse);
   const override = action.namespace;
   const defined = kindsDefined(manifests);
@@ -98,7 +98,7 @@ export async function deploy(ctx: ExecContext, action: DeployAction__Output): Pr
     else if (defined.has(`${m.apiVersion} ${m.kind}`)) deferred.push(i);
     else problems.set(i, r);
   }
-  const outcomes: ObjectOutcome[] = new Array(manifests.length);
+  const outcomes: ObjectOutcomeRecord[] = new Array(manifests.length);
   const idAt = (i: number): ObjectId => (manifests[i] === undefined ? { apiVersion: '', kind: '', name: '' } : idOf(manifests[i] as KubeManifest));
   if (problems.size > 0) {
     const first = [...problems.keys()][0] as number;

@@ -8,7 +8,7 @@ import type { Operation__Output } from '../../shared/protocol/messages.ts';
 import type { TestApiServer } from '../../test/kube/index.ts';
 import { startKubeCluster } from '../../test/support/kube-cluster.ts';
 import type { ClusterClient, RetrySettings } from '../clusters/index.ts';
-import { Discovery } from './discovery.ts';
+import { ResourceDiscovery } from './resource-discovery.ts';
 import { executeOperation } from './execute.ts';
 import { GUARD_ANNOTATION } from './guarded.ts';
 import { FIELD_MANAGER } from './kube.ts';
@@ -39,7 +39,7 @@ function wire(request: OperationRequest, id = `op-${n++}`, timeoutMs = 0): Opera
 }
 
 function run(op: Operation__Output, restrictions: AccountRestrictions = {}, deadline = Infinity) {
-  return executeOperation({ operationId: op.operationId, cluster, discovery: new Discovery(cluster, () => Date.now()), restrictions, clock: systemClock, signal: new AbortController().signal, deadline }, op);
+  return executeOperation({ operationId: op.operationId, cluster, discovery: new ResourceDiscovery(cluster, () => Date.now()), restrictions, clock: systemClock, signal: new AbortController().signal, deadline }, op);
 }
 
 const deployment = (name: string, image = 'nginx:1', namespace?: string) => ({
@@ -170,7 +170,7 @@ describe('deploy', () => {
     };
     const op = wire({ action: 'deploy', forceConflicts: false, manifests: [crd, { apiVersion: 'example.net/v1', kind: 'Fence', metadata: { name: 'f1' } }] });
     const restrictions = { namespaces: ['shop'], clusterScopedKinds: ['CustomResourceDefinition.apiextensions.k8s.io'] };
-    const result = await executeOperation({ operationId: op.operationId, cluster, discovery: new Discovery(cluster, clock.now), restrictions, clock, signal: new AbortController().signal, deadline: Infinity }, op);
+    const result = await executeOperation({ operationId: op.operationId, cluster, discovery: new ResourceDiscovery(cluster, clock.now), restrictions, clock, signal: new AbortController().signal, deadline: Infinity }, op);
     expect(result.outcomes.map((o) => [o.kind, o.result])).toEqual([['CustomResourceDefinition', 'created'], ['Fence', 'failed']]);
     expect(result.outcomes[1]?.message).toContain('Fence.example.net "f1" is cluster-scoped');
     expect(kube.requests.count({ path: '/apis/example.net/v1' })).toBeLessThanOrEqual(2);

@@ -4,7 +4,7 @@
  * `kubernetes.retries.*` apply to each. Kinds left out of caching by `kinds`/`omitKinds` are
  * operated on like any other: discovery, not the cache, says what the cluster serves.
  */
-import type { ObjectOutcome } from '../../shared/operations/model.ts';
+import type { ObjectOutcomeRecord } from '../../shared/operations/model.ts';
 import { SUCCESS_RESULTS } from '../../shared/operations/message.ts';
 import type { Operation__Output } from '../../shared/protocol/messages.ts';
 import { deploy } from './deploy.ts';
@@ -15,10 +15,10 @@ import { deleteAction, forEachTarget, idOfRef, scaleAction } from './targets.ts'
 export interface Execution {
   ok: boolean;
   message: string;
-  outcomes: ObjectOutcome[];
+  outcomes: ObjectOutcomeRecord[];
 }
 
-async function outcomesOf(ctx: ExecContext, op: Operation__Output): Promise<ObjectOutcome[]> {
+async function outcomesOf(ctx: ExecContext, op: Operation__Output): Promise<ObjectOutcomeRecord[]> {
   switch (op.action) {
     case 'deploy':
       return deploy(ctx, op.deploy ?? { manifests: [], namespace: '', forceConflicts: false });

@@ -6,7 +6,7 @@
  * is as read and gets both, or the request is refused with a conflict and the object is read again.
  * An object already carrying the id was changed by an earlier attempt, and is left alone.
  */
-import type { ObjectOutcome } from '../../shared/operations/model.ts';
+import type { ObjectOutcomeRecord } from '../../shared/operations/model.ts';
 import type { KubeResponse } from '../clusters/index.ts';
 import { call, failureOf, objectVersion, type ExecContext } from './kube.ts';
 import type { TargetAction } from './targets.ts';
@@ -25,9 +25,9 @@ export interface LiveObject {
 }
 
 /** What to send for a change of `current`, or the outcome without a change. */
-export type Change =
-  | { contentType: string; body: unknown; result: ObjectOutcome['result']; message?: string }
-  | { outcome: Omit<ObjectOutcome, 'index' | 'apiVersion' | 'kind' | 'namespace' | 'name'> };
+export type GuardedChange =
+  | { contentType: string; body: unknown; result: ObjectOutcomeRecord['result']; message?: string }
+  | { outcome: Omit<ObjectOutcomeRecord, 'index' | 'apiVersion' | 'kind' | 'namespace' | 'name'> };
 
 /** The guard's ids after this operation. */
 function guardIds(current: LiveObject, operationId: string): string {
@@ -73,7 +73,7 @@ function isModifiedConflict(error: unknown): boolean {
 }
 
 /** Reads, decides, sends; again after a conflict. */
-export function guarded(ctx: ExecContext, decide: (current: LiveObject, path: string) => Promise<Change> | Change): TargetAction {
+export function guarded(ctx: ExecContext, decide: (current: LiveObject, path: string) => Promise<GuardedChange> | GuardedChange): TargetAction {
   return async (_obj, _r, path) => {
     for (let conflicts = 0; ; conflicts++) {
       const current = (await call(ctx, { path })).json<LiveObject>();

@@ -4,11 +4,11 @@
  */
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError, isVendorError } from '../../shared/errors.ts';
-import type { ObjectOutcome, ObjectResult } from '../../shared/operations/model.ts';
+import type { ObjectOutcomeRecord, ObjectResult } from '../../shared/operations/model.ts';
 import { apiVersionPattern, kindPattern, namespacePattern, objectNameProblem } from '../../shared/operations/names.ts';
 import { restrictionProblem, type AccountRestrictions } from '../../shared/operations/rules.ts';
 import type { ClusterClient, KubeRequest, KubeResponse } from '../clusters/index.ts';
-import type { Discovery, ResourceInfo } from './discovery.ts';
+import type { ResourceDiscovery, ResourceInfo } from './resource-discovery.ts';
 
 /** The field manager of every server-side apply the agent makes. */
 export const FIELD_MANAGER = 'vendor-agent';
@@ -19,7 +19,7 @@ const MAX_MESSAGE = 4096;
 export interface ExecContext {
   operationId: string;
   cluster: ClusterClient;
-  discovery: Discovery;
+  discovery: ResourceDiscovery;
   restrictions: AccountRestrictions;
   clock: Clock;
   /** Aborts when the task is stopped (the account was removed, the agent stops). */
@@ -71,7 +71,7 @@ export async function call(ctx: ExecContext, req: KubeRequest): Promise<KubeResp
   return ctx.cluster.request({ ...req, signal: ctx.signal });
 }
 
-export function outcome(index: number, obj: ObjectId, result: ObjectResult, extra: Partial<ObjectOutcome> = {}): ObjectOutcome {
+export function outcome(index: number, obj: ObjectId, result: ObjectResult, extra: Partial<ObjectOutcomeRecord> = {}): ObjectOutcomeRecord {
   return {
     index,
     apiVersion: obj.apiVersion,
@@ -83,13 +83,13 @@ export function outcome(index: number, obj: ObjectId, result: ObjectResult, extr
   };
 }
 
-export function failedOutcome(index: number, obj: ObjectId, failure: Failure | string): ObjectOutcome {
+export function failedOutcome(index: number, obj: ObjectId, failure: Failure | string): ObjectOutcomeRecord {
   const f = typeof failure === 'string' ? { code: 0, reason: '', message: failure } : failure;
   return outcome(index, obj, 'failed', { message: f.message, ...(f.code ? { code: f.code } : {}), ...(f.reason ? { reason: f.reason } : {}) });
 }
 
 /** resourceVersion and generation of the object an answer carries. */
-export function objectVersion(res: KubeResponse): Pick<ObjectOutcome, 'resourceVersion' | 'generation' | 'code'> {
+export function objectVersion(res: KubeResponse): Pick<ObjectOutcomeRecord, 'resourceVersion' | 'generation' | 'code'> {
   try {
     const meta = res.json<{ metadata?: { resourceVersion?: string; generation?: number } }>().metadata;
     return {

@@ -3,10 +3,10 @@
  * when one cannot be acted on, none is. Delete and scale are idempotent by nature: deleting an object
  * that is gone leaves it gone (`absent`), and scaling to a count twice is scaling to it once.
  */
-import type { ObjectOutcome } from '../../shared/operations/model.ts';
+import type { ObjectOutcomeRecord } from '../../shared/operations/model.ts';
 import type { ObjectRef__Output } from '../../shared/protocol/messages.ts';
 import { runBounded } from '../../shared/table/bounded.ts';
-import { objectPath } from './discovery.ts';
+import { objectPath } from './resource-discovery.ts';
 import { call, failedOutcome, failureOf, objectVersion, outcome, OutOfTime, resolveObject, type ExecContext, type ObjectId, type Resolved } from './kube.ts';
 
 /** Targets acted on at once. */
@@ -16,10 +16,10 @@ export function idOfRef(ref: ObjectRef__Output | null | undefined): ObjectId {
   return { apiVersion: ref?.apiVersion ?? '', kind: ref?.kind ?? '', namespace: ref?.namespace ?? '', name: ref?.name ?? '' };
 }
 
-export type TargetAction = (obj: ObjectId, r: Resolved, path: string) => Promise<Omit<ObjectOutcome, 'index' | 'apiVersion' | 'kind' | 'namespace' | 'name'>>;
+export type TargetAction = (obj: ObjectId, r: Resolved, path: string) => Promise<Omit<ObjectOutcomeRecord, 'index' | 'apiVersion' | 'kind' | 'namespace' | 'name'>>;
 
 /** Resolves every target, then runs `act` on each; a failing step becomes that target's outcome. */
-export async function forEachTarget(ctx: ExecContext, refs: readonly (ObjectRef__Output | null | undefined)[], act: TargetAction): Promise<ObjectOutcome[]> {
+export async function forEachTarget(ctx: ExecContext, refs: readonly (ObjectRef__Output | null | undefined)[], act: TargetAction): Promise<ObjectOutcomeRecord[]> {
   const targets = refs.map(idOfRef);
   const resolved = await Promise.all(targets.map((t) => resolveObject(ctx, t)));
   const refusedAt = resolved.findIndex((r) => typeof r === 'string');
@@ -30,7 +30,7 @@ export async function forEachTarget(ctx: ExecContext, refs: readonly (ObjectRef_
         : outcome(i, targets[i] as ObjectId, 'skipped', { message: `not acted on: target ${refusedAt} of the operation cannot be` }),
     );
   }
-  const outcomes: ObjectOutcome[] = new Array(targets.length);
+  const outcomes: ObjectOutcomeRecord[] = new Array(targets.length);
   await runBounded(
     (resolved as Resolved[]).map((r, i) => async () => {
       const obj = { ...(targets[i] as ObjectId), namespace: r.namespace };

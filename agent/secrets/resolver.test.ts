@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as v from 'valibot';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { startVaultDouble, type VaultDouble } from '../../test/doubles/vault.ts';
 import { SecretsConfigSchema } from './config.ts';
 import { createSecretResolver, DEFAULT_SECRET_CACHE_TTL_MS, type SecretResolver } from './resolver.ts';

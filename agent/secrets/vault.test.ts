@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as v from 'valibot';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { startVaultDouble, type VaultDouble } from '../../test/doubles/vault.ts';
 import { selfSignedCertificate } from '../../test/support/pki.ts';
 import { SecretsConfigSchema } from './config.ts';

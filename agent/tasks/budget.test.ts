@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import type { TasksConfig } from '../config/schema.ts';
 import { createAgentMetrics } from '../observability/metrics.ts';
 import { TASK_COSTS, TaskBudget, type TaskHandle, type TaskKind } from './budget.ts';

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { captureLogger } from '../../test/capture-log.ts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock, systemClock } from '../../shared/clock.ts';
+import { systemClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { resolveZone, type ZoneDeps } from './zone.ts';
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
 import { captureLogger } from '../../test/capture-log.ts';
 import { useTestTables } from '../../test/support/table.ts';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { OperationEvents } from '../../shared/operations/events.ts';
 import type { OperationRecord } from '../../shared/operations/model.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';

@@ -14,7 +14,7 @@ import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { LocalDispatcher, OperationEvents, OperationReservation, QueuedOperation } from '../../shared/operations/events.ts';
 import { outcomeFromWire, operationMessage, reportOf } from '../../shared/operations/message.ts';
-import { isFinished, queueEntryOf, type Dispatch, type ObjectOutcome, type OperationRecord, type QueueEntry } from '../../shared/operations/model.ts';
+import { isFinished, queueEntryOf, type Dispatch, type ObjectOutcomeRecord, type OperationRecord, type QueueEntry } from '../../shared/operations/model.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';
 import type { OperationResult__Output } from '../../shared/protocol/messages.ts';
 import type { TableRef } from '../../shared/table/client.ts';
@@ -41,7 +41,7 @@ const MAX_STORED_OUTCOMES_BYTES = 300 * 1024;
 const SHORT_MESSAGE = 256;
 
 /** The outcomes as stored: their messages shortened when all of them would not fit the item. */
-export function boundedOutcomes(outcomes: readonly ObjectOutcome[]): ObjectOutcome[] {
+export function boundedOutcomes(outcomes: readonly ObjectOutcomeRecord[]): ObjectOutcomeRecord[] {
   if (compress(outcomes).length <= MAX_STORED_OUTCOMES_BYTES) return [...outcomes];
   return outcomes.map((o) => (o.message !== undefined && o.message.length > SHORT_MESSAGE ? { ...o, message: `${o.message.slice(0, SHORT_MESSAGE - 1)}…` } : o));
 }
@@ -57,7 +57,7 @@ export interface DispatcherDeps {
   events?: OperationEvents | undefined;
 }
 
-export type ResultOutcome = 'recorded' | 'ignored';
+export type OperationResultOutcome = 'recorded' | 'ignored';
 
 interface InFlight {
   agentId: string;
@@ -400,7 +400,7 @@ export class OperationDispatcher implements LocalDispatcher {
   }
 
   /** An agent's result: written unless the operation already finished (the first result wins). */
-  async recordResult(agentId: string, result: OperationResult__Output): Promise<ResultOutcome> {
+  async recordResult(agentId: string, result: OperationResult__Output): Promise<OperationResultOutcome> {
     const { table, clock, log, events } = this.#deps;
     const op = await finishOperation(
       table,

@@ -3,7 +3,7 @@
  * dispatcher that hands queued operations to the agents of this replica (dispatcher.ts).
  */
 import { getAccount } from '../../shared/table/accounts.ts';
-import { placeAllows } from '../assignment/wanted.ts';
+import { placeAllows } from '../accounts/wanted.ts';
 import type { DriverModuleFactory } from '../handlers.ts';
 import { SessionDirectory } from './directory.ts';
 import { OperationDispatcher } from './dispatcher.ts';

@@ -14,7 +14,7 @@ import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { getAccount } from '../../shared/table/accounts.ts';
 import type { TableRef } from '../../shared/table/client.ts';
-import { placeAllows, type AgentPlace } from '../assignment/wanted.ts';
+import { placeAllows, type AgentPlace } from '../accounts/wanted.ts';
 
 export type GateAnswer = { ok: true } | { ok: false; reason: string };
 

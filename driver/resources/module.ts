@@ -1,16 +1,16 @@
 /**
- * The resource cache module of the driver (driver/handlers.ts, docs/cache.md): the caching agent's
+ * The resources module of the driver (driver/handlers.ts, docs/cache.md): the caching agent's
  * resource events into the table, its resume queries answered, its pod metrics kept. Every message
  * is first judged by the caching epoch rule against the `cachingAgentId` and `cachingEpoch` the
- * caching election (driver/assignment/) writes on the account item.
+ * caching election (driver/accounts/) writes on the account item.
  */
 import type { DriverModuleFactory } from '../handlers.ts';
 import { cacheHandlers, type CacheHandlerDeps, type CacheHandlers } from './handlers.ts';
 
-export type CacheModuleOptions = Omit<CacheHandlerDeps, 'table' | 'clock' | 'log'>;
+export type ResourcesModuleOptions = Omit<CacheHandlerDeps, 'table' | 'clock' | 'log'>;
 
-/** The cache module with options (tests, benchmarks); `built` gets its handlers once the driver makes it. */
-export function cacheModuleWith(options: CacheModuleOptions = {}, built?: (cache: CacheHandlers) => void): DriverModuleFactory {
+/** The resources module with options (tests, benchmarks); `built` gets its handlers once the driver makes it. */
+export function resourcesModuleWith(options: ResourcesModuleOptions = {}, built?: (cache: CacheHandlers) => void): DriverModuleFactory {
   return (services) => {
     const cache = cacheHandlers({ table: services.table, clock: services.clock, log: services.log.child({ component: 'cache' }), ...options });
     built?.(cache);
@@ -25,4 +25,4 @@ export function cacheModuleWith(options: CacheModuleOptions = {}, built?: (cache
   };
 }
 
-export const cacheModule: DriverModuleFactory = cacheModuleWith();
+export const resourcesModule: DriverModuleFactory = resourcesModuleWith();

@@ -2,7 +2,7 @@ import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamod
 import * as v from 'valibot';
 import { describe, expect, it, vi } from 'vitest';
 import { activationBatchSchema, registrationBatchSchema } from '../../shared/accounts/schema.ts';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { getAccount, updateAccount } from '../../shared/table/accounts.ts';
 import { changesSince, cursorAt } from '../../shared/table/changes.ts';
 import type { TableRef } from '../../shared/table/client.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { tokenDigest } from '../../shared/agents/tokens.ts';
 import { getToken, listIdentities, listTokens } from '../../shared/table/agent-identities.ts';
 import { captureLogger } from '../../test/capture-log.ts';

@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import type { ApiAuthConfig } from '../../shared/driver-config/api.ts';
 import { captureLogger } from '../../test/capture-log.ts';
 import { TEST_ADMIN_TOKEN, apiFixture } from '../../test/support/api.ts';

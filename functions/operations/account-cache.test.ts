@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { putAgentStaticAccounts } from '../../shared/table/sources.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { refusalOf } from '../../test/refusal.ts';

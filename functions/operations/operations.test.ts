@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestTables } from '../../test/support/table.ts';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { OperationEvents, type QueuedOperation } from '../../shared/operations/events.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { PK } from '../../shared/table/keys.ts';

@@ -144,7 +144,7 @@ export function crdKindName(apiVersion: string, kind: string): string {
   return `${kind}.${groupOf(apiVersion)}`;
 }
 
-export type Scope = 'Namespaced' | 'Cluster';
+export type KindScope = 'Namespaced' | 'Cluster';
 
 /**
  * The scope of a kind when it is known without a cluster: built-in kinds from the table, custom kinds
@@ -155,7 +155,7 @@ export function knownScope(
   apiVersion: string,
   kind: string,
   crds: readonly { kind: string; scope?: string | undefined }[] = [],
-): Scope | undefined {
+): KindScope | undefined {
   if (isBuiltInGroup(apiVersion)) {
     const key = groupKind(apiVersion, kind);
     return CLUSTER_SCOPED.has(key) ? 'Cluster' : NAMESPACED.has(key) ? 'Namespaced' : undefined;

@@ -1,9 +1,9 @@
 /**
  * Operations on the wire (docs/protocol.md, Operations): the stored request as the `Operation` the
- * driver sends, and the agent's `ObjectOutcome`s as the outcomes the control plane stores.
+ * driver sends, and the agent's `ObjectOutcome`s as the `ObjectOutcomeRecord`s the control plane stores.
  */
-import type { ObjectOutcome as WireOutcome, ObjectOutcome__Output, ObjectRef, Operation, OperationResult__Output } from '../protocol/messages.ts';
-import { OBJECT_RESULTS, type AgentReport, type ObjectOutcome, type ObjectResult } from './model.ts';
+import type { ObjectOutcome, ObjectOutcome__Output, ObjectRef, Operation, OperationResult__Output } from '../protocol/messages.ts';
+import { OBJECT_RESULTS, type AgentReport, type ObjectOutcomeRecord, type ObjectResult } from './model.ts';
 import type { ObjectRefJson, OperationRequest } from './request.ts';
 
 function ref(r: ObjectRefJson): ObjectRef {
@@ -31,7 +31,7 @@ export function operationMessage(id: string, account: string, attempt: number, t
   }
 }
 
-export function outcomeToWire(o: ObjectOutcome): WireOutcome {
+export function outcomeToWire(o: ObjectOutcomeRecord): ObjectOutcome {
   return {
     index: o.index,
     object: { apiVersion: o.apiVersion, kind: o.kind, namespace: o.namespace ?? '', name: o.name },
@@ -48,7 +48,7 @@ function resultOf(value: string): ObjectResult {
   return (OBJECT_RESULTS as readonly string[]).includes(value) ? (value as ObjectResult) : 'failed';
 }
 
-export function outcomeFromWire(o: ObjectOutcome__Output): ObjectOutcome {
+export function outcomeFromWire(o: ObjectOutcome__Output): ObjectOutcomeRecord {
   const obj = o.object;
   return {
     index: o.index,

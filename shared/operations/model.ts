@@ -31,7 +31,7 @@ export const OBJECT_RESULTS = [
 export type ObjectResult = (typeof OBJECT_RESULTS)[number];
 
 /** What happened to one manifest or target. */
-export interface ObjectOutcome {
+export interface ObjectOutcomeRecord {
   index: number;
   apiVersion: string;
   kind: string;
@@ -95,7 +95,7 @@ export interface OperationRecord {
   /** About the operation as a whole: the agent's summary, why it timed out. */
   message?: string;
   report?: AgentReport;
-  outcomes?: ObjectOutcome[];
+  outcomes?: ObjectOutcomeRecord[];
 }
 
 /** The queue's copy of what the dispatcher decides from, kept beside each open operation. */

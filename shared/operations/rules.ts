@@ -5,7 +5,7 @@
  * reports, for kinds only the cluster knows. `kinds` and `omitKinds` limit caching only: operations
  * remain possible on every kind.
  */
-import { crdKindName, groupKind, isBuiltInGroup, kindName, type Scope } from './kinds.ts';
+import { crdKindName, groupKind, isBuiltInGroup, kindName, type KindScope } from './kinds.ts';
 
 /** The per-account settings that restrict operations. */
 export interface AccountRestrictions {
@@ -31,7 +31,7 @@ export interface ObjectIdentity {
  * Why `obj` may not be operated on for this account, or undefined when it may. `scope` is the kind's
  * scope when known; an unknown scope skips the checks that need it (the agent makes them later).
  */
-export function restrictionProblem(account: AccountRestrictions, obj: ObjectIdentity, scope: Scope | undefined): string | undefined {
+export function restrictionProblem(account: AccountRestrictions, obj: ObjectIdentity, scope: KindScope | undefined): string | undefined {
   const custom = !isBuiltInGroup(obj.apiVersion);
   if (account.onlyNamespacedResources === true) {
     const crdName = crdKindName(obj.apiVersion, obj.kind);

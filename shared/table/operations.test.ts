@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../test/support/table.ts';
 import { refusalOf } from '../../test/refusal.ts';
 import { randomBytes } from 'node:crypto';
-import { queueEntryOf, type Dispatch, type ObjectOutcome } from '../operations/model.ts';
+import { queueEntryOf, type Dispatch, type ObjectOutcomeRecord as ObjectOutcome } from '../operations/model.ts';
 import type { TableRef } from './client.ts';
 import { PK } from './keys.ts';
 import {

@@ -26,7 +26,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { VendorError } from '../errors.ts';
-import type { AgentReport, Dispatch, ObjectOutcome, OperationRecord, OperationState, QueueEntry } from '../operations/model.ts';
+import type { AgentReport, Dispatch, ObjectOutcomeRecord as ObjectOutcome, OperationRecord, OperationState, QueueEntry } from '../operations/model.ts';
 import { isFinished, queueEntryOf } from '../operations/model.ts';
 import type { OperationRequest } from '../operations/request.ts';
 import type { TableRef } from './client.ts';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it, test } from 'vitest';
 import { ZONE_ENV, resolveZone } from '../../agent/zone/zone.ts';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../support/manual-clock.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { agentConfigOf, checkInstall, one, type Container } from './install-checks.ts';
 import { at, describeObject, manifestFiles, problems, type KubeObject } from './kube-objects.ts';

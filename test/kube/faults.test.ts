@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../support/manual-clock.ts';
 import { churn, seedCluster, startTestApiServer, type TestApiServer } from './index.ts';
 import { items, pod, raw, watch } from './http-client.test-helper.ts';
 

@@ -1,6 +1,6 @@
 import { type IncomingMessage, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../support/manual-clock.ts';
 import { startTestApiServer, type TestApiServer } from './index.ts';
 import { at, pod, raw, str, watch } from './http-client.test-helper.ts';
 

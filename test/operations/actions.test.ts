@@ -1,12 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
-import { WAIT, useAssignmentWorld, type AssignmentWorld } from '../support/assignment.ts';
+import { WAIT, useAccountsWorld, type AccountsWorld } from '../support/accounts-world.ts';
 import { finished, getOperation, run, submitOperation } from '../support/operations.ts';
 
 // The stand-in deployment controller makes ReplicaSets and revisions, so rollouts can be undone.
-const world = useAssignmentWorld({ deploymentController: true });
+const world = useAccountsWorld({ deploymentController: true });
 
 /** A driver, one agent of the zone, and `prod` active on it (caching pods only: operations ignore that). */
-async function served(w: AssignmentWorld): Promise<void> {
+async function served(w: AccountsWorld): Promise<void> {
   await w.fresh([{ name: 'prod', kinds: ['pod'], omitKinds: ['deployment', 'configMap'] }]);
   const driver = await w.driver();
   await w.agent('agent-a', { target: `127.0.0.1:${driver.port}` });

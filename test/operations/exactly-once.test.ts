@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
-import { ManualClock } from '../../shared/clock.ts';
-import { AGENT_TOKEN, WAIT, useAssignmentWorld, type AssignmentWorld } from '../support/assignment.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { AGENT_TOKEN, WAIT, useAccountsWorld, type AccountsWorld } from '../support/accounts-world.ts';
 import { finished, getOperation, run, submitOperation } from '../support/operations.ts';
 
 // The API server's clock moves only when a test says: a request held by injected latency is
 // answered exactly when the test advances it, whoever sent it and whenever.
 const kubeClock = new ManualClock(1_700_000_000_000);
-const world = useAssignmentWorld({ deploymentController: true, clock: kubeClock });
+const world = useAccountsWorld({ deploymentController: true, clock: kubeClock });
 
 /** Lets every held request of the API server go. */
 async function release(ms = 1500): Promise<void> {
@@ -19,7 +19,7 @@ async function release(ms = 1500): Promise<void> {
 }
 const AGENT_MAIN = fileURLToPath(new URL('../../agent/main.ts', import.meta.url));
 
-async function served(w: AssignmentWorld, agentId = 'agent-a') {
+async function served(w: AccountsWorld, agentId = 'agent-a') {
   await w.fresh([{ name: 'prod' }]);
   const driver = await w.driver();
   const agent = await w.agent(agentId, { target: `127.0.0.1:${driver.port}` });
@@ -62,7 +62,7 @@ describe('idempotency under retried requests', () => {
 });
 
 /** An agent in a process of its own, so it can be killed without a word to anyone. */
-function agentProcess(w: AssignmentWorld, id: string, target: string) {
+function agentProcess(w: AccountsWorld, id: string, target: string) {
   const path = join(w.dir, `${id}.yml`);
   writeFileSync(
     path,

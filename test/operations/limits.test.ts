@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import { WAIT, useAssignmentWorld, type AssignmentWorld } from '../support/assignment.ts';
+import { WAIT, useAccountsWorld, type AccountsWorld } from '../support/accounts-world.ts';
 import { finished, submitOperation, type OperationView } from '../support/operations.ts';
 
-const world = useAssignmentWorld();
+const world = useAccountsWorld();
 
-async function served(w: AssignmentWorld, tasks?: Record<string, unknown>) {
+async function served(w: AccountsWorld, tasks?: Record<string, unknown>) {
   await w.fresh([{ name: 'prod' }]);
   const driver = await w.driver();
   const agent = await w.agent('agent-a', { target: `127.0.0.1:${driver.port}`, ...(tasks === undefined ? {} : { tasks }) });

@@ -13,13 +13,13 @@
  *   with both agents and exactly one caching, the operation ran once and ended SUCCEEDED.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { useAssignmentWorld, type TestAgent } from '../support/assignment.ts';
+import { useAccountsWorld, type TestAgent } from '../support/accounts-world.ts';
 import { finished, submitOperation } from '../support/operations.ts';
 import { faultyTable, type StoreFault } from '../support/store-faults.ts';
 import { STORE_BACKOFF_MAX_MS } from '../../driver/backoff.ts';
 import { STORE_MAX_ATTEMPTS } from '../../shared/table/client.ts';
 
-const world = useAssignmentWorld();
+const world = useAccountsWorld();
 const WAIT = { timeout: 60_000, interval: 50 };
 /** How long each outage is watched once everything that must wait for the table is waiting. */
 const WATCH_MS = 4_000;

@@ -28,9 +28,9 @@ import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { agentProtocol } from '../../shared/protocol/loader.ts';
 import { PROTOCOL_VERSION, RELIABLE_AGENT_BODIES, type AgentBodyKind, type DriverMessage__Output } from '../../shared/protocol/messages.ts';
-import { operationsWorkerFactory } from '../../agent/operations/worker.ts';
+import { operationsWorkerFactory } from '../../agent/operations/operations-worker.ts';
 import { RawAgent } from '../raw-agent.ts';
-import { AGENT_TOKEN, WAIT, identityTokens, useAssignmentWorld, type TestAgent } from '../support/assignment.ts';
+import { AGENT_TOKEN, WAIT, identityTokens, useAccountsWorld, type TestAgent } from '../support/accounts-world.ts';
 import type { AgentIdentity } from '../../shared/agents/identity.ts';
 import { hostileString } from '../support/hostile.ts';
 import { finished, run, submitOperation } from '../support/operations.ts';
@@ -43,7 +43,7 @@ const RUNS = Number(process.env.ROGUE_RUNS ?? 100);
 /** Small, so oversize messages are cheap to make. */
 const MAX_MESSAGE_BYTES = 64 * 1024;
 
-const world = useAssignmentWorld();
+const world = useAccountsWorld();
 const STATS = new Map<string, number>();
 const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
 

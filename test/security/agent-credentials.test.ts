@@ -12,7 +12,7 @@ import { createApiAuth } from '../../functions/auth/authenticator.ts';
 import { startApiServer, type RunningServer } from '../../functions/node.ts';
 import { parseDriverGrpcConfig } from '../../driver/config.ts';
 import { startDriver, type Driver } from '../../driver/server.ts';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from '../support/manual-clock.ts';
 import { tokenDigest } from '../../shared/agents/tokens.ts';
 import { listTokens } from '../../shared/table/agent-identities.ts';
 import type { TableRef } from '../../shared/table/client.ts';

@@ -33,11 +33,11 @@ import { realKubeApiserver } from '../cluster/real-target.ts';
 import { kubeConfigFor, type ClusterTarget, type StartedTarget, type TargetProvider } from '../cluster/target.ts';
 import { testApiServer } from '../cluster/test-server-target.ts';
 import { TEST_ADMIN_TOKEN, apiFixture } from '../support/api.ts';
-import { WAIT, useAssignmentWorld } from '../support/assignment.ts';
+import { WAIT, useAccountsWorld } from '../support/accounts-world.ts';
 import { finished } from '../support/operations.ts';
 import { TestIssuer, oidcConfig } from '../support/oidc.ts';
 
-const world = useAssignmentWorld();
+const world = useAccountsWorld();
 let issuer: TestIssuer;
 beforeAll(async () => {
   issuer = await TestIssuer.start();

@@ -8,14 +8,14 @@
  */
 import { status as grpcStatus, type StatusObject } from '@grpc/grpc-js';
 import { describe, expect, it, vi } from 'vitest';
-import { operationsWorkerFactory } from '../../agent/operations/worker.ts';
+import { operationsWorkerFactory } from '../../agent/operations/operations-worker.ts';
 import type { AgentIdentity } from '../../shared/agents/identity.ts';
 import { PROTOCOL_VERSION, type AgentMessage, type DriverMessage__Output } from '../../shared/protocol/messages.ts';
 import { ERROR_CODE_TRAILER } from '../../shared/protocol/wire.ts';
 import { syncSource } from '../../shared/table/sources.ts';
 import { TTL_ATTRIBUTE } from '../../shared/table/schema.ts';
 import { RawAgent } from '../raw-agent.ts';
-import { WAIT, identityTokens, useAssignmentWorld } from '../support/assignment.ts';
+import { WAIT, identityTokens, useAccountsWorld } from '../support/accounts-world.ts';
 import { getOperation, run, submitOperation } from '../support/operations.ts';
 import { secretScanner } from '../support/secret-scanner.ts';
 import { tableSnapshot } from '../support/snapshot.ts';
@@ -32,7 +32,7 @@ const TWIN: AgentIdentity = { name: 'twin', zones: ['twin_zone'], unzoned: false
 const TOKENS = { 'good-token-0001': GOOD, 'rogue-token-0001': ROGUE, 'parked-token-0001': PARKED, 'twin-token-0001': TWIN };
 const tokenOf = (identity: AgentIdentity): string => Object.entries(TOKENS).find(([, i]) => i === identity)?.[0] as string;
 
-const world = useAssignmentWorld();
+const world = useAccountsWorld();
 
 /** A driver that knows the identities above, and the good agent holding `good-1` (and running operations). */
 async function setUp() {

@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { createApp } from '../../functions/app.ts';
 import { createApiAuth, type ApiAuth } from '../../functions/auth/authenticator.ts';
 import type { ApiEnv } from '../../functions/auth/caller.ts';
-import { ManualClock } from '../../shared/clock.ts';
+import { ManualClock } from './manual-clock.ts';
 import type { AccountSettings } from '../../shared/accounts/schema.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { TableRef } from '../../shared/table/client.ts';

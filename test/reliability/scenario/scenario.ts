@@ -15,7 +15,7 @@
  * - no secret (tokens, the kubeconfig) in any line of any process, any API answer or any error;
  * - no process died on its own, and the API answered no 5xx.
  */
-import { BUILT_IN_KINDS } from '../../cache-harness.ts';
+import { BUILT_IN_KINDS } from '../../resource-cache-harness.ts';
 import { ScenarioWorld, type Holding } from './world.ts';
 
 export interface ScenarioOptions {

@@ -1,0 +1,32 @@
+/**
+ * The accounts module: agents' answers to assignments, and the reconciler that hands accounts
+ * to the agents of this replica (reconciler.ts).
+ */
+import type { DriverModuleFactory } from '../handlers.ts';
+import { AssignmentReconciler } from './reconciler.ts';
+
+export const accountsModule: DriverModuleFactory = (services) => {
+  const reconciler = new AssignmentReconciler({
+    table: services.table,
+    clock: services.clock,
+    log: services.log.child({ component: 'assignment' }),
+    settings: services.config.assignment,
+    holdingChanged: services.holdingChanged,
+  });
+  return {
+    name: 'assignment',
+    handlers: {
+      assignmentResult: async ({ body }, session) => {
+        const outcome = await reconciler.handleResult(body, session);
+        services.log.info(
+          { sessionId: session.id, agentId: session.agentId, account: body.account, generation: body.generation, ok: body.ok, outcome },
+          'assignment result',
+        );
+      },
+    },
+    start: (signal) => reconciler.start(signal),
+    onSessionOpen: (session) => reconciler.sessionOpened(session),
+    onSessionClose: (session) => reconciler.sessionClosed(session),
+    stop: () => reconciler.stop(),
+  };
+};

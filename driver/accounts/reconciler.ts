@@ -1,0 +1,485 @@
+/**
+ * One replica's side of assignment. It brings each account item and the agents this replica serves
+ * in line with each other (`settle`): it decides and conditionally writes the item (plan.ts), then
+ * tells its own agents what changed for them (assignment-messages.ts). Accounts are settled:
+ *
+ * - when the work feed names them (read every `pollIntervalMs`: the pick-up bound);
+ * - when one of this replica's agents says hello (the accounts of its zone, its static accounts and
+ *   what it says it holds) or answers an assignment;
+ * - all of them every `fullReconcileIntervalMs`, and as soon as a sweep of the session items (every
+ *   `sweepIntervalMs`) finds an agent gone for longer than `handoverGraceMs`: that repairs a feed
+ *   entry that was never written and moves the caching role off departed agents.
+ *
+ * What this replica keeps in memory (a cache of account items, who is live) only saves reads:
+ * every decision is a write conditional on the item's version, and every message is rebuilt from
+ * the table and what the agent says it holds.
+ */
+import type { Clock } from '../../shared/clock.ts';
+import { VendorError, isVendorError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/log.ts';
+import type { AccountRecord } from '../../shared/accounts/model.ts';
+import type { AssignmentResult__Output } from '../../shared/protocol/messages.ts';
+import { protocolError } from '../../shared/protocol/problems.ts';
+import { allAccounts, getAccount, getAccounts, mutateAccount, updateAccount } from '../../shared/table/accounts.ts';
+import { runBounded } from '../../shared/table/bounded.ts';
+import { CHANGE_RETENTION_MS, appendChanges, pruneChanges } from '../../shared/table/changes.ts';
+import type { TableRef } from '../../shared/table/client.ts';
+import { deleteAgentBinding } from '../../shared/table/agent-bindings.ts';
+import { allSessions, deleteSession } from '../../shared/table/sessions.ts';
+import { removeAgentStaticAccounts } from '../../shared/table/sources.ts';
+import { Waker } from '../../shared/waker.ts';
+import type { AgentSession, Holding } from '../agent-session.ts';
+import type { Backoff } from '../../shared/backoff.ts';
+import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from '../backoff.ts';
+import type { DriverGrpcConfig } from '../config.ts';
+import { ReplicaAccounts } from './replica-accounts.ts';
+import { FeedReader } from './feed-reader.ts';
+import { KeyedLock } from './keyed-lock.ts';
+import { LocalSessions } from './local-sessions.ts';
+import { messageFor } from './assignment-messages.ts';
+import { planAccount, type Answer } from './plan.ts';
+import { PresenceTracker } from './presence.ts';
+import { assignmentGeneration, placeAllows, type AgentPlace } from './wanted.ts';
+
+export type AssignmentSettings = DriverGrpcConfig['assignment'];
+
+export interface ReconcilerDeps {
+  table: TableRef;
+  clock: Clock;
+  log: Logger;
+  settings: AssignmentSettings;
+  holdingChanged(session: AgentSession, account: string, holding: Holding | undefined): void;
+}
+
+export type AssignmentResultOutcome = 'recorded' | 'duplicate' | 'stale';
+
+const MAX_ATTEMPTS = 10;
+/** Accounts read per BatchGetItem when settling many at once. */
+const BATCH = 100;
+
+export class AssignmentReconciler {
+  readonly #deps: ReconcilerDeps;
+  readonly #cache = new ReplicaAccounts();
+  readonly #local = new LocalSessions();
+  readonly #locks = new KeyedLock();
+  readonly #pending = new Set<string>();
+  readonly #pumpWaker = new Waker();
+  readonly #sweepWaker = new Waker();
+  readonly #presence: PresenceTracker;
+  readonly #feed: FeedReader;
+  readonly #stop = new AbortController();
+  readonly #loops: Promise<void>[] = [];
+  /** Writes started outside the loops (after a removal is confirmed), awaited on stop. */
+  readonly #background = new Set<Promise<unknown>>();
+  #fullRun: Promise<void> | undefined;
+  #lastPrune = 0;
+  /** Settles that failed because the table is not answering, in a row: their retries wait longer and longer. */
+  readonly #outage: Backoff;
+
+  constructor(deps: ReconcilerDeps) {
+    this.#deps = deps;
+    this.#presence = new PresenceTracker(deps.settings.handoverGraceMs, deps.settings.clockSkewMs);
+    this.#feed = new FeedReader(deps.table, deps.clock, deps.settings.clockSkewMs);
+    this.#outage = storeBackoff(deps.settings.pollIntervalMs * 4, Math.max(deps.settings.pollIntervalMs * 4, STORE_BACKOFF_MAX_MS));
+  }
+
+  /** Loads the accounts and who is live, then runs the loops until `stop()`. */
+  async start(signal: AbortSignal): Promise<void> {
+    signal.addEventListener('abort', () => this.#stop.abort(), { once: true });
+    const readAt = this.#deps.clock.now();
+    this.#presence.refresh(await allSessions(this.#deps.table), this.#deps.clock.now(), readAt);
+    await this.fullReconcile();
+    const s = this.#deps.settings;
+    this.#loops.push(
+      this.#every(s.pollIntervalMs, undefined, async () => this.schedule(await this.#feed.poll())),
+      this.#every(s.sweepIntervalMs, this.#sweepWaker, () => this.#sweep()),
+      this.#every(s.fullReconcileIntervalMs, undefined, () => this.fullReconcile()),
+      this.#pump(),
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await Promise.all(this.#loops.splice(0));
+    await Promise.all(this.#background);
+  }
+
+  /** Settles these accounts soon, reading them fresh, a batch at a time. */
+  schedule(names: Iterable<string>): void {
+    let added = false;
+    for (const n of names) {
+      if (!this.#pending.has(n)) added = true;
+      this.#pending.add(n);
+    }
+    if (added) this.#pumpWaker.wake();
+  }
+
+  sessionOpened(session: AgentSession): void {
+    this.#local.opened(session);
+    this.#presence.opened(session.agentId, placeOf(session));
+    this.schedule([...session.holdings.keys(), ...(session.hello?.staticAccounts ?? []).map((a) => a.name), ...this.#cache.activatedFor(session.zone)]);
+  }
+
+  sessionClosed(session: AgentSession): void {
+    if (!this.#local.closed(session)) return;
+    this.#presence.closed(session.agentId);
+    // Look again once the grace is over: if the agent has not come back, its accounts move.
+    const timer = setTimeout(() => this.#sweepWaker.wake(), this.#deps.settings.handoverGraceMs + 50);
+    timer.unref();
+  }
+
+  /** An agent's answer to an assignment: recorded, or refused when the agent was never given it. */
+  handleResult(result: AssignmentResult__Output, session: AgentSession): Promise<AssignmentResultOutcome> {
+    const answer: Answer = { agentId: session.agentId, ok: result.ok, message: result.message, generation: result.generation };
+    return this.#settle(result.account, { answer, from: session });
+  }
+
+  /** The stream that answered now holds (or refused) what it was sent. */
+  #answered(session: AgentSession, name: string, answer: Answer): void {
+    const holding = session.holdings.get(name);
+    if (holding === undefined || holding.generation !== answer.generation || holding.state !== 'sent') return;
+    const next: Holding = { ...holding, state: answer.ok ? 'held' : 'failed' };
+    this.#local.hold(session, name, next);
+    this.#deps.holdingChanged(session, name, next);
+  }
+
+  /** Compares every account with what this replica's agents hold, writing and sending what differs. */
+  fullReconcile(): Promise<void> {
+    this.#fullRun ??= this.#fullReconcile().finally(() => {
+      this.#fullRun = undefined;
+    });
+    return this.#fullRun;
+  }
+
+  async #fullReconcile(): Promise<void> {
+    const seen = new Set<string>();
+    for await (const page of allAccounts(this.#deps.table, 500, { consistent: true })) {
+      for (const r of page) seen.add(r.name);
+      await this.#settleAll(page.map((r) => [r.name, r] as const));
+    }
+    const held = this.#local.heldAccounts();
+    // Not in the scan: gone, or created after the scan passed its name; read again to tell which.
+    const vanished = [...new Set([...this.#cache.names(), ...held])].filter((n) => !seen.has(n));
+    for (let i = 0; i < vanished.length; i += 100) {
+      const names = vanished.slice(i, i + 100);
+      const found = await getAccounts(this.#deps.table, names, { consistent: true });
+      await this.#settleAll(names.map((n) => [n, found.get(n) ?? null] as const));
+    }
+    const now = this.#deps.clock.now();
+    if (now - this.#lastPrune > 3_600_000) {
+      this.#lastPrune = now;
+      await pruneChanges(this.#deps.table, now - CHANGE_RETENTION_MS);
+    }
+  }
+
+  async #settleAll(items: readonly (readonly [string, AccountRecord | null])[]): Promise<void> {
+    await runBounded(
+      items.map(([name, fresh]) => () => this.#settle(name, { fresh }).then(() => undefined, (e: unknown) => this.#failed(name, e))),
+      this.#deps.settings.concurrency,
+    );
+  }
+
+  #failed(name: string, e: unknown): void {
+    const { log, settings } = this.#deps;
+    let delay = settings.pollIntervalMs * 4;
+    if (isStoreOutage(e)) {
+      // One line per outage, not one per account and retry.
+      if (this.#outage.failures === 0) log.warn({ account: name, err: e instanceof Error ? e.message : e }, 'the table is not answering: accounts wait to be settled');
+      delay = this.#outage.failed();
+    } else {
+      log.error({ account: name, err: isVendorError(e) ? e.message : e }, 'settling the account failed; trying again later');
+    }
+    const timer = setTimeout(() => this.schedule([name]), delay);
+    timer.unref();
+  }
+
+  #settled(): void {
+    if (this.#outage.failures > 0) this.#deps.log.info({ failures: this.#outage.failures }, 'the table answers again: accounts are settled');
+    this.#outage.succeeded();
+  }
+
+  /**
+   * Settles scheduled accounts: reads them a batch at a time and keeps `concurrency` settles going,
+   * reading the next batch while the last ones still run.
+   */
+  async #pump(): Promise<void> {
+    const signal = this.#stop.signal;
+    const limit = this.#deps.settings.concurrency;
+    const ready: (readonly [string, AccountRecord | null])[] = [];
+    let running = 0;
+    const inFlight = new Set<Promise<void>>();
+    while (!signal.aborted) {
+      while (ready.length > 0 && running < limit) {
+        const [name, fresh] = ready.shift() as readonly [string, AccountRecord | null];
+        running++;
+        const task = this.#settle(name, { fresh })
+          .then(() => undefined, (e: unknown) => this.#failed(name, e))
+          .finally(() => {
+            running--;
+            inFlight.delete(task);
+            this.#pumpWaker.wake();
+          });
+        inFlight.add(task);
+      }
+      if (ready.length < limit && this.#pending.size > 0) {
+        const names = [...this.#pending].slice(0, BATCH);
+        for (const n of names) this.#pending.delete(n);
+        try {
+          const found = await getAccounts(this.#deps.table, names, { consistent: true });
+          this.#settled();
+          for (const n of names) ready.push([n, found.get(n) ?? null]);
+        } catch (e) {
+          for (const n of names) this.#failed(n, e);
+        }
+        continue;
+      }
+      await this.#pumpWaker.wait(this.#deps.clock, Infinity, signal);
+    }
+    await Promise.all(inFlight);
+  }
+
+  /**
+   * Runs `work` every `ms` (or when `waker` is woken) until stopped. A failed run is logged and the
+   * loop goes on; while runs keep failing, the waits grow (to `STORE_BACKOFF_MAX_MS`), so a table
+   * that is gone is not asked at the loop's normal pace.
+   */
+  async #every(ms: number, waker: Waker | undefined, work: () => Promise<void>): Promise<void> {
+    const { clock, log } = this.#deps;
+    const signal = this.#stop.signal;
+    const wake = waker ?? new Waker();
+    const backoff = storeBackoff(ms, Math.max(ms, STORE_BACKOFF_MAX_MS));
+    let wait = ms;
+    while (!signal.aborted) {
+      await wake.wait(clock, wait, signal);
+      if (signal.aborted) return;
+      try {
+        await work();
+        if (backoff.failures > 0) log.info({ failures: backoff.failures }, 'assignment loop runs again');
+        backoff.succeeded();
+        wait = ms;
+      } catch (e) {
+        if (signal.aborted) return;
+        if (backoff.failures === 0) log[isStoreOutage(e) ? 'warn' : 'error']({ err: isVendorError(e) ? e.message : e }, 'assignment loop failed; it runs again, waiting longer while it keeps failing');
+        wait = Math.max(ms, backoff.failed());
+      }
+    }
+  }
+
+  /** Finds agents gone past the grace; their accounts move and their static accounts and session items go. */
+  async #sweep(): Promise<void> {
+    const { table, clock, log } = this.#deps;
+    const readAt = clock.now();
+    const over = this.#presence.refresh(await allSessions(table), clock.now(), readAt);
+    if (over.length === 0) return;
+    log.info({ agents: over.map((s) => s.agentId) }, 'agents gone past the hand-over grace: moving their accounts');
+    await this.fullReconcile();
+    const now = clock.now();
+    for (const s of over) {
+      // Only this session's announcement goes: a newer session of the agent may have announced since.
+      if (s.staticAccounts.length > 0) await removeAgentStaticAccounts(table, s.agentId, now, s.sessionId);
+      await deleteSession(table, s, now);
+      // The agent id is free for another identity from now on (driver/session-store.ts).
+      if (s.sessionId !== undefined) await deleteAgentBinding(table, s.agentId, s.sessionId);
+    }
+  }
+
+  /**
+   * Brings one account in line, under its lock: the item (fresh when given, `null` when known to be
+   * gone, else from the cache) is planned and written until a write holds, then this replica's
+   * agents are told what changed. With an answer, the answer is checked and applied first.
+   */
+  #settle(name: string, input: { fresh?: AccountRecord | null; answer?: Answer; from?: AgentSession }): Promise<AssignmentResultOutcome> {
+    return this.#locks.run(name, async () => {
+      const { table, clock } = this.#deps;
+      const { answer } = input;
+      let record = await this.#current(name, input.fresh);
+      let outcome: AssignmentResultOutcome = 'recorded';
+      let cachingMoved = false;
+      let previousCaching: string | undefined;
+      let fresh = input.fresh !== undefined;
+      for (let attempt = 0; ; attempt++) {
+        if (attempt >= MAX_ATTEMPTS) throw new VendorError('precondition_failed', `account ${name} keeps changing under this replica`);
+        if (answer !== undefined) {
+          const verdict = judge(record, answer);
+          if (verdict === 'unknown' && !fresh) {
+            record = await getAccount(table, name, { consistent: true });
+            fresh = true;
+            continue;
+          }
+          if (verdict === 'unknown') throw unknownAccount(name, record, answer);
+          if (verdict === 'current' && input.from !== undefined && record !== undefined && !placeAllows(record, answer.agentId, placeOf(input.from))) {
+            // The agent id's entry, answered from a stream whose zone or identity may not hold the
+            // account (the id passed to another identity after the grace, before a sweep dropped the
+            // entry): it changes nothing. The next settle of the account marks the entry removing.
+            this.#deps.log.warn({ account: name, agentId: answer.agentId, identity: input.from.identity.name, zone: input.from.zone }, 'assignment result ignored: the stream may not hold the account');
+            outcome = 'stale';
+            break;
+          }
+          if (verdict !== 'current') {
+            outcome = verdict;
+            break;
+          }
+        }
+        if (record === undefined) break;
+        const local = new Map(this.#local.concerned(name, record).map((s) => [s.agentId, placeOf(s)] as const));
+        const changes = planAccount({ record, now: clock.now(), local, presence: this.#presence, ...(answer === undefined ? {} : { answer }) });
+        if (changes === undefined) break;
+        try {
+          previousCaching = record.cachingAgentId;
+          record = await updateAccount(table, name, record.version, changes, clock.now());
+          cachingMoved = changes.cachingAgentId !== undefined;
+          break;
+        } catch (e) {
+          if (!isVendorError(e) || e.code !== 'precondition_failed') throw e;
+          record = await getAccount(table, name, { consistent: true });
+          fresh = true;
+        }
+      }
+      if (record === undefined) this.#cache.delete(name);
+      else this.#cache.set(record);
+      if (record !== undefined) this.#recheckSpared(name, record);
+      if (cachingMoved && record !== undefined) {
+        // A first election is part of every first assignment (1,000 lines for a PATCH of 1,000); a move is news.
+        const level = previousCaching === undefined ? 'debug' : 'info';
+        this.#deps.log[level]({ account: name, cachingAgentId: record.cachingAgentId ?? null, cachingEpoch: record.cachingEpoch ?? 0 }, 'caching role moved');
+        // Agents of other replicas that gain or lose the role learn of it through the feed.
+        const here = (agentId: string | undefined) => agentId === undefined || this.#local.has(agentId);
+        if (!here(previousCaching) || !here(record.cachingAgentId)) {
+          await appendChanges(table, [{ name, action: 'assign', generation: assignmentGeneration(record), at: clock.now() }]);
+        }
+      }
+      if (answer !== undefined && input.from !== undefined && outcome !== 'stale') this.#answered(input.from, name, answer);
+      this.#tellAgents(name, record);
+      return outcome;
+    });
+  }
+
+  /**
+   * Entries of agents this replica sees neither live nor within the grace, kept only because they were
+   * written after its last read of the session items (plan.ts): the account is settled again once a
+   * later read can judge them, so an agent that really is gone does not keep its entry until the next
+   * full reconcile.
+   */
+  #recheckSpared(name: string, record: AccountRecord): void {
+    const { clock, settings } = this.#deps;
+    const presence = this.#presence;
+    let newest: number | undefined;
+    for (const [agentId, e] of Object.entries(record.agents)) {
+      if (this.#local.has(agentId) || presence.live.has(agentId) || presence.inGrace.has(agentId) || e.at < presence.readSince) continue;
+      newest = Math.max(newest ?? e.at, e.at);
+    }
+    if (newest === undefined) return;
+    // The first read started after `newest` plus the skew comes with the sweep after that moment.
+    const delay = Math.max(0, newest + settings.clockSkewMs - clock.now()) + settings.sweepIntervalMs * 2;
+    const timer = setTimeout(() => this.schedule([name]), delay);
+    timer.unref();
+  }
+
+  /**
+   * The item to settle from. A read made before waiting for the lock may be older than what a settle
+   * that ran meanwhile wrote (and cached): the newer one counts, so an agent is never sent an older
+   * generation than it was already given.
+   */
+  async #current(name: string, fresh: AccountRecord | null | undefined): Promise<AccountRecord | undefined> {
+    const cached = this.#cache.get(name);
+    if (fresh === undefined) return cached ?? (await getAccount(this.#deps.table, name, { consistent: true }));
+    if (fresh === null) return cached === undefined ? undefined : await getAccount(this.#deps.table, name, { consistent: true });
+    const newer = cached !== undefined && cached.version > fresh.version && cached.updatedAt >= fresh.updatedAt;
+    return newer ? cached : fresh;
+  }
+
+  #tellAgents(name: string, record: AccountRecord | undefined): void {
+    for (const session of this.#local.concerned(name, record)) {
+      const held = session.holdings.get(name);
+      const message = messageFor(name, record, session.agentId, placeOf(session), held);
+      if (message === undefined) {
+        if (held?.state === 'announced' && confirms(record, session.agentId, held)) {
+          const next: Holding = { ...held, state: 'held' };
+          this.#local.hold(session, name, next);
+          this.#deps.holdingChanged(session, name, next);
+        }
+        continue;
+      }
+      const body = message.body;
+      const holding: Holding =
+        message.kind === 'assignAccount'
+          ? { generation: Number(body.generation), caching: message.body.caching ?? false, cachingEpoch: Number(message.body.cachingEpoch ?? 0), state: 'sent' }
+          : { generation: Number(body.generation), caching: false, cachingEpoch: 0, state: 'removing' };
+      this.#local.hold(session, name, holding);
+      this.#deps.holdingChanged(session, name, holding);
+      const acked = session.send(message);
+      if (message.kind === 'removeAccount') {
+        acked.then(
+          () => this.#removed(name, session, holding),
+          () => undefined,
+        );
+      } else {
+        acked.catch(() => undefined); // the stream ended; its next stream is settled afresh
+      }
+    }
+  }
+
+  /** The agent confirmed a removal: its entry goes. */
+  #removed(name: string, session: AgentSession, holding: Holding): void {
+    if (session.holdings.get(name) === holding) {
+      this.#local.hold(session, name, undefined);
+      this.#deps.holdingChanged(session, name, undefined);
+    }
+    if (this.#stop.signal.aborted) return;
+    const work = this.#locks
+      .run(name, () =>
+        mutateAccount(
+          this.#deps.table,
+          name,
+          (r) => {
+            const e = r?.agents[session.agentId];
+            return e?.removing === true && e.assigned === holding.generation ? { removeAgents: [session.agentId] } : undefined;
+          },
+          () => this.#deps.clock.now(),
+        ),
+      )
+      .then(
+        ({ record }) => {
+          if (record === undefined) this.#cache.delete(name);
+          else this.#cache.set(record);
+        },
+        (e: unknown) => this.#deps.log.warn({ account: name, agentId: session.agentId, err: isVendorError(e) ? e.message : e }, 'could not drop a removed agent entry'),
+      );
+    this.#background.add(work);
+    void work.finally(() => this.#background.delete(work));
+  }
+}
+
+/** Where one of this replica's agents is: its zone, and what its identity allows. */
+function placeOf(session: AgentSession): AgentPlace {
+  return { zone: session.zone, unzoned: session.identity.unzoned };
+}
+
+/** The item records the agent's confirmation of the generation it says it holds. */
+function confirms(record: AccountRecord | undefined, agentId: string, holding: Holding): boolean {
+  const e = record?.agents[agentId];
+  return e !== undefined && e.ok && e.removing !== true && e.generation === holding.generation;
+}
+
+type Verdict = 'current' | 'duplicate' | 'stale' | 'unknown';
+
+/** Whether an answer is for what the agent was last given, an older hand-out, a repeat, or something never given. */
+function judge(record: AccountRecord | undefined, answer: Answer): Verdict {
+  const e = record?.agents[answer.agentId];
+  // An answer for an older generation than the account's, whose entry has gone since (a removal the
+  // agent confirmed before its answer came back on a new stream), changes nothing either way.
+  if (e === undefined && record !== undefined && answer.generation < assignmentGeneration(record)) return 'stale';
+  if (e === undefined || answer.generation > (e.assigned ?? 0)) return 'unknown';
+  if (answer.generation < (e.assigned ?? 0) || e.removing === true) return 'stale';
+  if (e.generation === answer.generation && e.ok === answer.ok && (e.message ?? '') === answer.message) return 'duplicate';
+  return 'current';
+}
+
+function unknownAccount(name: string, record: AccountRecord | undefined, answer: Answer): VendorError {
+  const e = record?.agents[answer.agentId];
+  const message =
+    e === undefined
+      ? `assignment result for account ${name}, which was not assigned to this agent`
+      : `assignment result for generation ${answer.generation} of account ${name}, which was never assigned (latest: ${e.assigned ?? 0})`;
+  return protocolError('unknown_account', message, { details: { account: name } });
+}
