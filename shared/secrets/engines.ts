@@ -27,7 +27,7 @@ const vaultPath = (value: string): string | undefined => {
   return undefined;
 };
 
-const awsRegion = (value: string): string | undefined =>
+export const awsRegion = (value: string): string | undefined =>
   /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/.test(value) ? undefined : 'must be an AWS region such as us-east-1';
 
 // Secrets Manager names allow letters, digits and /_+=.@- (up to 512); an ARN adds ':'.
@@ -37,7 +37,7 @@ const secretsManagerId = (value: string): string | undefined =>
     : 'must be a secret name or ARN (letters, digits and /_+=.@-:)';
 
 // S3 bucket names: 3 to 63 lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit.
-const s3Bucket = (value: string): string | undefined =>
+export const s3Bucket = (value: string): string | undefined =>
   /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(value) ? undefined : 'must be an S3 bucket name (3 to 63 lower-case letters, digits, "." and "-")';
 
 export const SECRET_ENGINES = {

@@ -44,7 +44,7 @@ export async function startLocalS3(): Promise<LocalS3> {
       await client.send(new CreateBucketCommand({ Bucket: bucket }));
     },
     async putObject(bucket, key, body) {
-      await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+      await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: Buffer.from(body) }));
     },
     async deleteObject(bucket, key) {
       await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
