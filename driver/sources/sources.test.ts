@@ -14,6 +14,7 @@ import { LOCAL_S3_CREDENTIALS, LOCAL_S3_REGION, startLocalS3, type LocalS3 } fro
 import { leakedSecrets } from '../../test/support/secret-scanner.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { startConfiguredSources } from './configured.ts';
+import { SOURCE_READ_TIMEOUT_MS } from './sync.ts';
 
 const BUCKET = 'vendor-config';
 const EXAMPLE_PLUGIN = join(import.meta.dirname, '../../deploy/plugins/example-source.ts');
@@ -43,9 +44,8 @@ function sourcesFile(sources: Record<string, unknown>) {
   return parseDriverConfig(stringify({ sources }), join(dir, 'vendor-driver.yml')).sources;
 }
 
-async function start(t: TableRef, sources: Record<string, unknown>, importModule?: (url: string) => Promise<unknown>) {
+async function start(t: TableRef, sources: Record<string, unknown>, importModule?: (url: string) => Promise<unknown>, clock = new ManualClock(1_000)) {
   const logs = captureLogger();
-  const clock = new ManualClock(1_000);
   const sync = await startConfiguredSources({
     config: sourcesFile(sources),
     baseDir: dir,
@@ -173,6 +173,25 @@ describe('plugins', () => {
     } finally {
       await sync.stop();
     }
+  });
+
+  it('a plugin that never answers counts as failed after the read timeout, holding up neither the start nor the stop', async () => {
+    const t = await tables.fresh();
+    const clock = new ManualClock(1_000);
+    let calls = 0;
+    const plugin: PluginFunction = () => (++calls === 1 ? [{ name: 'first' }] : new Promise(() => undefined));
+    const { sync, logs } = await start(t, { plugins: [{ path: 'slow.ts' }] }, async () => ({ default: plugin }), clock);
+    try {
+      const second = sync.syncNow();
+      await clock.advance(SOURCE_READ_TIMEOUT_MS);
+      await second;
+      expect(errors(logs.lines).at(-1)).toBe(`definition source plugin:slow was not synced, its last good accounts are kept: reading definition source plugin:slow took longer than ${SOURCE_READ_TIMEOUT_MS} ms`);
+      expect(await defsOf(t, 'first')).toBeDefined();
+      void sync.syncNow();
+    } finally {
+      await sync.stop();
+    }
+    expect(clock.pendingSleeps).toBe(0);
   });
 
   it('a module that cannot be imported, or has no default function, is reported and tried again', async () => {

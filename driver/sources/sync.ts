@@ -1,8 +1,11 @@
 import type { Clock } from '../../shared/clock.ts';
-import { isVendorError } from '../../shared/errors.ts';
+import { isVendorError, VendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { syncDefinitionSources, type DefinitionSource } from '../../shared/table/sources.ts';
+
+/** Longest a source's read may take; then it counts as failed, and is read again at the next interval. */
+export const SOURCE_READ_TIMEOUT_MS = 60_000;
 
 export interface DefinitionSyncOptions {
   table: TableRef;
@@ -32,12 +35,9 @@ export async function startDefinitionSync(options: DefinitionSyncOptions): Promi
   const stopping = new AbortController();
   const failing = new Set<string>();
 
-  const abandoned = new Promise<never>((_, reject) => stopping.signal.addEventListener('abort', () => reject(stopping.signal.reason), { once: true }));
-  abandoned.catch(() => undefined);
-
   const syncOne = async (source: DefinitionSource): Promise<void> => {
-    // A read that never ends must not hold up shutdown.
-    const readable: DefinitionSource = { ...source, load: () => Promise.race([source.load(), abandoned]) };
+    // A read that never ends must hold up neither the start nor the next reads nor shutdown.
+    const readable: DefinitionSource = { ...source, load: () => bounded(source.load(), clock, SOURCE_READ_TIMEOUT_MS, stopping.signal, `reading definition source ${source.id}`) };
     try {
       const result = (await syncDefinitionSources(table, [readable], clock.now()))[source.id];
       const recovered = failing.delete(source.id);
@@ -80,4 +80,25 @@ export async function startDefinitionSync(options: DefinitionSyncOptions): Promi
       await Promise.all(loops);
     },
   };
+}
+
+/**
+ * `work`, or a `timeout` error once `ms` have passed on the clock, or the stop reason as soon as `stop`
+ * aborts; leaves no timer or listener behind.
+ */
+async function bounded<T>(work: Promise<T>, clock: Clock, ms: number, stop: AbortSignal, what: string): Promise<T> {
+  if (stop.aborted) throw stop.reason;
+  const done = new AbortController();
+  const onStop = () => done.abort(stop.reason);
+  stop.addEventListener('abort', onStop, { once: true });
+  const timer = clock.sleep(ms, done.signal).then(() => {
+    throw new VendorError('timeout', `${what} took longer than ${ms} ms`);
+  });
+  timer.catch(() => undefined);
+  try {
+    return await Promise.race([work, timer]);
+  } finally {
+    done.abort();
+    stop.removeEventListener('abort', onStop);
+  }
 }
