@@ -81,8 +81,11 @@ describe('definition sources in the processes', () => {
     expect(Object.keys((await getAccount(t, 'from-file'))?.defs ?? {})).toEqual(['driver-config']);
 
     await s3.putObject(BUCKET, 'driver.yml', serverObject(['moved']));
-    await vi.waitFor(async () => expect(await getAccount(t, 'moved')).toBeDefined(), WAIT);
-    expect(await getAccount(t, 'from-server')).toBeUndefined();
+    // One sync adds and removes at once: wait for both.
+    await vi.waitFor(async () => {
+      expect(await getAccount(t, 'moved')).toBeDefined();
+      expect(await getAccount(t, 'from-server')).toBeUndefined();
+    }, WAIT);
 
     // A broken object: the error is logged and the accounts stay.
     await s3.putObject(BUCKET, 'driver.yml', 'kubernetes: [');

@@ -73,7 +73,7 @@ describe('the configuration server (an S3 object)', () => {
       await s3.putObject(BUCKET, 'accounts.yml', accountsYaml([{ name: 'a', namespaces: ['two'] }]));
       await clock.advance(1_000);
       await expect.poll(async () => (await defsOf(t, 'a'))?.['config-server']?.settings).toEqual({ namespaces: ['two'] });
-      expect(await defsOf(t, 'b')).toBeUndefined();
+      await expect.poll(async () => defsOf(t, 'b')).toBeUndefined();
     } finally {
       await sync.stop();
     }
