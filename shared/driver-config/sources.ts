@@ -12,13 +12,18 @@ export const DEFAULT_SOURCE_REFRESH_INTERVAL_MS = 30_000;
 const int = (min: number, max: number) =>
   v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`));
 const text = (message: string) => v.pipe(v.string(message), v.nonEmpty(message));
-const rule = (check: (value: string) => string | undefined, message: string) => v.pipe(v.string(message), v.check((value) => check(value) === undefined, message));
+// A rule of the secret references (shared/secrets/engines.ts), with its own sentence: the bucket and region
+// of the configuration server follow the same rules as those of an s3 reference.
+const rule = (check: (value: string) => string | undefined) => {
+  const message = check('') ?? 'is not valid';
+  return v.pipe(v.string(message), v.check((value) => check(value) === undefined, message));
+};
 
 const HTTP_URL = 'must be an http or https URL such as https://s3.eu-west-1.amazonaws.com';
 
 export const s3ObjectSourceSchema = v.strictObject({
-  region: rule(awsRegion, 'must be an AWS region such as us-east-1'),
-  bucket: rule(s3Bucket, 'must be an S3 bucket name (3 to 63 lower-case letters, digits, "." and "-")'),
+  region: rule(awsRegion),
+  bucket: rule(s3Bucket),
   key: text('must be the key of the object'),
   /** Another S3 endpoint (a VPC endpoint, an S3-compatible store); the SDK's own settings when absent. */
   endpoint: v.optional(v.pipe(v.string(HTTP_URL), v.check((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), HTTP_URL))),
