@@ -1,9 +1,10 @@
 /**
  * The driver process (the container's entry point, `npm run driver`): reads `vendor-driver.yml`,
- * syncs its driver-defined accounts into the table, serves agents until SIGTERM or SIGINT, then
- * reports NOT_SERVING, ends every stream and exits 0.
+ * syncs its driver-defined accounts into the table (and keeps those of its configuration server and
+ * plugins synced), serves agents until SIGTERM or SIGINT, then reports NOT_SERVING, ends every stream
+ * and exits 0.
  */
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import { driverConfigSource } from '../shared/driver-config/source.ts';
@@ -15,6 +16,7 @@ import { syncDefinitionSources } from '../shared/table/sources.ts';
 import { endpointConfig, loadDriverFile, type DriverFile, type DriverGrpcConfig } from './config.ts';
 import { DRIVER_MODULES } from './modules.ts';
 import { startDriver, type Driver } from './server.ts';
+import { startConfiguredSources } from './sources/configured.ts';
 
 const USAGE = `usage: vendor-driver [--config FILE]
 
@@ -39,9 +41,14 @@ export interface DriverProcessOptions {
   clock?: Clock;
   /** Production mode (`VENDOR_ENV=production`): fleet-wide tokens and plaintext on a network address are refused. */
   production?: boolean;
+  /** The config file's folder, which plugin paths of `sources.plugins` are relative to; the working directory by default. */
+  configDir?: string;
 }
 
-/** Syncs the file's driver-defined accounts into the table and starts the endpoint with every module. */
+/**
+ * Syncs the file's driver-defined accounts into the table, starts keeping those of its configuration
+ * server and plugins synced, and starts the endpoint with every module.
+ */
 export async function startDriverProcess(options: DriverProcessOptions): Promise<Driver> {
   const { file, table, log } = options;
   const clock = options.clock ?? systemClock;
@@ -52,7 +59,21 @@ export async function startDriverProcess(options: DriverProcessOptions): Promise
   };
   const synced = (await syncDefinitionSources(table, [driverConfigSource(file)], clock.now()))['driver-config'];
   log.info({ added: synced?.upserted.length, removed: synced?.removed.length, unchanged: synced?.unchanged }, 'driver-defined accounts loaded');
-  return startDriver({ config, table, log, clock, modules: DRIVER_MODULES, production: options.production ?? false });
+  const sources = await startConfiguredSources({ config: file.sources, baseDir: options.configDir ?? process.cwd(), table, log, clock });
+  let driver: Driver;
+  try {
+    driver = await startDriver({ config, table, log, clock, modules: DRIVER_MODULES, production: options.production ?? false });
+  } catch (e) {
+    await sources.stop();
+    throw e;
+  }
+  return {
+    ...driver,
+    close: async (graceMs) => {
+      await sources.stop();
+      await driver.close(graceMs);
+    },
+  };
 }
 
 export function parsePort(raw: string | undefined, name: string): number | undefined {
@@ -83,7 +104,7 @@ export async function driverMain(argv: readonly string[], env: NodeJS.ProcessEnv
     log.info({ config: path }, 'driver configuration loaded');
     const production = isProductionEnv(env);
     log.info({ production }, production ? 'production mode (VENDOR_ENV=production)' : 'not in production mode');
-    driver = await startDriverProcess({ file, table: tableFromEnv(env), log, production, ...(port === undefined ? {} : { port }) });
+    driver = await startDriverProcess({ file, table: tableFromEnv(env), log, production, configDir: dirname(path), ...(port === undefined ? {} : { port }) });
   } catch (e) {
     // A bad file or setting is the operator's to fix: say what is wrong, without a stack trace.
     log.fatal({ issues: isVendorError(e) ? e.issues : undefined }, `the driver did not start: ${(e as Error).message}`);

@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createApp } from '../functions/app.ts';
 import { createApiAuth } from '../functions/auth/authenticator.ts';
 import { isProductionMode, openAccountMode } from '../functions/auth/settings.ts';
@@ -8,6 +8,7 @@ import { endpointConfig, loadDriverFile } from '../driver/config.ts';
 import { parsePort } from '../driver/main.ts';
 import { DRIVER_MODULES } from '../driver/modules.ts';
 import { startDriver, type Driver } from '../driver/server.ts';
+import { startConfiguredSources } from '../driver/sources/configured.ts';
 import type { Clock } from '../shared/clock.ts';
 import { systemClock } from '../shared/clock.ts';
 import { resolveDriverConfigPath } from '../shared/driver-config/load.ts';
@@ -98,7 +99,8 @@ function warnIgnoredPermissions(config: DriverConfig, logger: Logger): void {
 /**
  * The local control plane: the embedded table on disk under `VENDOR_DATA_DIR` (default `./.data`, this
  * user's alone: scripts/data-folder.ts),
- * the driver-defined accounts of the driver config file synced into it, the API on `PORT` (default
+ * the driver-defined accounts of the driver config file synced into it (and those of its
+ * configuration server and plugins, kept synced), the API on `PORT` (default
  * 8080) at `VENDOR_API_HOST` (default 127.0.0.1), authenticated as `api.auth` says, and the driver's
  * gRPC endpoint on `GRPC_PORT` (default 9091) at `VENDOR_GRPC_HOST` (default 127.0.0.1) against the
  * same table. With a kubeconfig (`VENDOR_LOCAL_KUBECONFIG`, else `KUBECONFIG`) it also defines the
@@ -135,6 +137,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       { driverConfig, added: result?.upserted.length, removed: result?.removed.length, unchanged: result?.unchanged },
       'driver-defined accounts loaded',
     );
+    const sources = await startConfiguredSources({ config: file.sources, baseDir: dirname(driverConfig), table, log: logger, clock });
+    stops.push(() => sources.stop());
     // The API's new operations wake the driver's dispatcher in this process at once.
     const operationEvents = new OperationEvents();
     const corsOrigins = file.api.cors?.allowOrigins ?? [];

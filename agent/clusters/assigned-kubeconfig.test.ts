@@ -75,6 +75,11 @@ describe('what an assigned kubeconfig may read and run', () => {
     expect(() => assertReferenceAllowed(ref('encryptedFile:secrets-manager!r:eu-west-1!s:kube/prod'), policy)).not.toThrow();
     expect(() => assertReferenceAllowed(ref('encryptedFile:secrets-manager!r:us-east-1!s:kube/prod'), policy)).toThrow(/secret secrets-manager us-east-1\/kube\/prod is not in kubernetes\.assignedAccounts\.secretReferences/);
     expect(() => assertReferenceAllowed(ref('encryptedFile:vault!e:eu-west-1!p:kube/prod!k:x'), policy)).toThrow(/is not in/);
+    // An s3 object is located by region, bucket and key, so a pattern cannot be met by another bucket.
+    expect(secretLocation(ref('encryptedFile:s3!r:eu-west-1!b:kube-configs!f:prod/kubeconfig'))).toBe('eu-west-1/kube-configs/prod/kubeconfig');
+    const s3Policy = { ...policy, secretReferences: [{ engine: 's3' as const, path: 'eu-west-1/kube-configs/*' }] };
+    expect(() => assertReferenceAllowed(ref('encryptedFile:s3!r:eu-west-1!b:kube-configs!f:prod/kubeconfig'), s3Policy)).not.toThrow();
+    expect(() => assertReferenceAllowed(ref('encryptedFile:s3!r:eu-west-1!b:other-bucket!f:kube-configs/x'), s3Policy)).toThrow(/secret s3 eu-west-1\/other-bucket\/kube-configs\/x is not in/);
   });
 
   it('an assignment whose reference is kubeconfig contents is refused before anything is resolved, and the contents are never in the message', async () => {

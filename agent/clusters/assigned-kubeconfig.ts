@@ -43,7 +43,9 @@ function refused(message: string): VendorError {
 export function secretLocation(reference: SecretReference): string {
   const p = reference.params;
   const trim = (s: string | undefined) => (s ?? '').replace(/^\/+|\/+$/g, '');
-  return reference.engine === 'vault' ? `${trim(p['e'])}/${trim(p['p'])}` : `${p['r'] ?? ''}/${p['s'] ?? ''}`;
+  if (reference.engine === 'vault') return `${trim(p['e'])}/${trim(p['p'])}`;
+  if (reference.engine === 's3') return `${p['r'] ?? ''}/${p['b'] ?? ''}/${p['f'] ?? ''}`;
+  return `${p['r'] ?? ''}/${p['s'] ?? ''}`;
 }
 
 function globMatches(pattern: string, text: string): boolean {

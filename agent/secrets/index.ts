@@ -10,3 +10,4 @@ export {
   type VaultConfig,
 } from './config.ts';
 export type { SecretsManagerOptions } from './secrets-manager.ts';
+export type { S3SecretOptions } from './s3.ts';

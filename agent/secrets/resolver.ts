@@ -7,6 +7,7 @@ import { FILE_REFERENCE_MISPLACED, formatSecretReference, parseSecretReference, 
 import type { SecretsConfig } from './config.ts';
 import type { SecretEngine } from './engine.ts';
 import { PrivateFiles } from './files.ts';
+import type { S3SecretOptions } from './s3.ts';
 import type { SecretsManagerOptions } from './secrets-manager.ts';
 import { createVaultEngine } from './vault/engine.ts';
 import { VaultSession } from './vault/session.ts';
@@ -21,6 +22,8 @@ export interface SecretResolverOptions {
   /** Environment for VAULT_TOKEN and VENDOR_SECRETS_MANAGER_ENDPOINT; process.env by default. */
   env?: Readonly<Record<string, string | undefined>>;
   secretsManager?: SecretsManagerOptions;
+  /** S3 endpoint and credentials; by default the SDK's own configuration (`AWS_ENDPOINT_URL_S3`, default credential chain). */
+  s3?: S3SecretOptions;
 }
 
 export interface SecretResolver {
@@ -56,17 +59,22 @@ export function createSecretResolver(config: SecretsConfig | undefined, options:
   const engine = (name: SecretEngineName): Promise<SecretEngine> => {
     let found = engines.get(name);
     if (found === undefined) {
-      found = name === 'vault' ? Promise.resolve(vaultEngine()) : secretsManagerEngine();
+      found = name === 'vault' ? Promise.resolve(vaultEngine()) : name === 's3' ? s3Engine() : secretsManagerEngine();
       engines.set(name, found);
     }
     return found;
   };
 
   // The AWS SDK costs tens of milliseconds and megabytes to load; agents that never name
-  // secrets-manager never load it.
+  // secrets-manager or s3 never load it.
   const secretsManagerEngine = async (): Promise<SecretEngine> => {
     const { createSecretsManagerEngine } = await import('./secrets-manager.ts');
     return createSecretsManagerEngine(options.secretsManager ?? {}, { env, logger });
+  };
+
+  const s3Engine = async (): Promise<SecretEngine> => {
+    const { createS3Engine } = await import('./s3.ts');
+    return createS3Engine(options.s3 ?? {}, { logger });
   };
 
   const vaultEngine = (): SecretEngine => {

@@ -1,13 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSecretsManagerDouble, type SecretsManagerDouble } from '../../test/doubles/secrets-manager.ts';
-import { createSecretResolver, type SecretResolver, type SecretResolverOptions } from './resolver.ts';
-import { capturedLog } from '../../test/capture-log.ts';
-import { leakedSecrets, secretFailure } from '../../test/support/secret-scanner.ts';
+import { useSecretResolvers } from '../../test/support/secret-resolvers.ts';
+import { secretFailure } from '../../test/support/secret-scanner.ts';
 
 const REGION = 'eu-west-1';
 const CREDENTIALS = { accessKeyId: 'AKIDVENDORTEST0001', secretAccessKey: 'aws-secret-access-key-3e8f1a' };
@@ -16,12 +13,9 @@ const DB_PASSWORD = 'json-db-password-c41d2e';
 const BINARY = Buffer.from([0, 1, 2, 250, 251, 252]);
 const KUBECONFIG = 'apiVersion: v1\nkind: Config\ncurrent-context: prod\n# kube-secret-5a6b7c\n';
 
-const log = capturedLog('json');
 const everySecret = [CREDENTIALS.secretAccessKey, DRIVER_TOKEN, DB_PASSWORD, 'kube-secret-5a6b7c', 'not-json-secret-88aa'];
-const work = mkdtempSync(join(tmpdir(), 'sm-test-'));
 let sm: SecretsManagerDouble;
 let arn: string;
-const resolvers: SecretResolver[] = [];
 
 beforeAll(async () => {
   sm = await startSecretsManagerDouble({ region: REGION, credentials: CREDENTIALS });
@@ -35,29 +29,9 @@ beforeAll(async () => {
   sm.scheduleDeletion('vendor/retired');
 });
 
-afterAll(async () => {
-  await Promise.all(resolvers.map((r) => r.close()));
-  await sm.close();
-  const text = log.text();
-  expect(text).toContain('resolved secret');
-  expect(text).toContain('cannot resolve secret');
-  expect(leakedSecrets(text, everySecret)).toEqual([]);
-  log.remove();
-  rmSync(work, { recursive: true, force: true });
-});
+afterAll(() => sm.close());
 
-function resolver(options: Partial<SecretResolverOptions> = {}): SecretResolver {
-  const created = createSecretResolver(undefined, {
-    logger: log.logger,
-    cacheTtlMs: 0,
-    tempDir: work,
-    env: {},
-    secretsManager: { endpoint: sm.endpoint, credentials: CREDENTIALS, maxAttempts: 1 },
-    ...options,
-  });
-  resolvers.push(created);
-  return created;
-}
+const resolver = useSecretResolvers(everySecret, () => ({ secretsManager: { endpoint: sm.endpoint, credentials: CREDENTIALS, maxAttempts: 1 } }));
 
 const failure = (promise: Promise<unknown>) => secretFailure(promise, everySecret);
 

@@ -1,4 +1,5 @@
 import { GetSecretValueCommand, SecretsManagerClient, type SecretsManagerClientConfig } from '@aws-sdk/client-secrets-manager';
+import { awsFailure } from '../../shared/aws-errors.ts';
 import { VendorError, type ErrorCode } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import { SECRETS_MANAGER_ENDPOINT_ENV } from './config.ts';
@@ -14,7 +15,7 @@ export interface SecretsManagerOptions {
   timeoutMs?: number;
 }
 
-// AWS error names a caller can act on, by what they mean for us; the rest count as unavailable.
+// AWS error names a caller can act on, by what they mean for us.
 const AWS_ERROR_CODES: Readonly<Record<string, ErrorCode>> = {
   ResourceNotFoundException: 'not_found',
   AccessDeniedException: 'forbidden',
@@ -60,7 +61,7 @@ export function createSecretsManagerEngine(
       const answer = await client(region)
         .send(new GetSecretValueCommand({ SecretId: secretId }))
         .catch((e: unknown) => {
-          throw awsFailure(e);
+          throw awsFailure('Secrets Manager', e, AWS_ERROR_CODES);
         });
       const key = params.k;
       if (key === undefined) return storedValueBytes(answer.SecretString ?? answer.SecretBinary ?? '', params.b === 'true');
@@ -71,16 +72,6 @@ export function createSecretsManagerEngine(
       return storedValueBytes(fields[key], params.b === 'true');
     },
   };
-}
-
-function awsFailure(e: unknown): VendorError {
-  const error = e as { name?: unknown; message?: unknown; code?: unknown; $fault?: unknown };
-  const name = typeof error.name === 'string' ? error.name : 'Error';
-  const code = AWS_ERROR_CODES[name] ?? 'unavailable';
-  // Service and credential errors carry AWS's own sentences; socket errors only their code.
-  const fromAws = error.$fault !== undefined || name === 'CredentialsProviderError';
-  const detail = fromAws && typeof error.message === 'string' ? `: ${error.message}` : typeof error.code === 'string' ? ` (${error.code})` : '';
-  return new VendorError(code, `Secrets Manager answered ${name}${detail}`);
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {

@@ -22,6 +22,22 @@ export function resolveDriverConfigPath(env: NodeJS.ProcessEnv, cwd: string): st
 }
 
 /**
+ * The YAML (or JSON) text as plain data; empty text is `{}`. Errors name the problem and its position
+ * but never quote the text, which may hold a secret.
+ */
+export function parseYamlText(text: string, file: string): unknown {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    // The first line names the problem and its position; the code frame after it would quote the text.
+    const messages = doc.errors.map((e) => (e.message.split('\n')[0] ?? e.code).replace(/:$/, ''));
+    throw new VendorError('invalid_input', `${file} is not valid YAML: ${messages.join('; ')}`, {
+      issues: messages.map((message) => ({ path: '(yaml)', message })),
+    });
+  }
+  return doc.toJS() ?? {};
+}
+
+/**
  * Parses and validates the file's text. Errors name the file, the key path (`kubernetes.accounts[1].name`),
  * and what is allowed; nothing of a bad file is used.
  */
@@ -30,16 +46,7 @@ export function parseDriverConfig<TSchema extends v.GenericSchema<unknown, Drive
   file: string,
   schema?: TSchema,
 ): v.InferOutput<TSchema> {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    // The first line names the problem and its position; the code frame after it would quote the
-    // file, which may hold a secret.
-    const messages = doc.errors.map((e) => (e.message.split('\n')[0] ?? e.code).replace(/:$/, ''));
-    throw new VendorError('invalid_input', `${file} is not valid YAML: ${messages.join('; ')}`, {
-      issues: messages.map((message) => ({ path: '(yaml)', message })),
-    });
-  }
-  const raw: unknown = doc.toJS() ?? {};
+  const raw = parseYamlText(text, file);
   const config = parseOrThrow(schema ?? driverConfigSchema, raw, file) as v.InferOutput<TSchema>;
   const duplicates = duplicateNameIssues((config as DriverConfig).kubernetes.accounts, 'kubernetes.accounts');
   if (duplicates.length > 0) {

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { accountSettingsSchema } from '../accounts/schema.ts';
 import { apiSectionSchema } from './api.ts';
+import { sourcesSectionSchema } from './sources.ts';
 
 /**
  * The control plane's own config file, `vendor-driver.yml`. Its `kubernetes.accounts[]` are the
@@ -16,6 +17,8 @@ export const driverConfigEntries = {
   kubernetes: v.optional(kubernetesSectionSchema, { accounts: [] }),
   /** The management API's caller authentication (`api.auth`); read by the API, ignored by the driver. */
   api: v.optional(apiSectionSchema, { auth: { accountManagerRoles: [] } }),
+  /** The configuration server and plugins (`sources`); read by the driver, ignored by the API. */
+  sources: v.optional(sourcesSectionSchema),
 };
 
 export function driverConfigSchemaWith<TExtra extends v.ObjectEntries>(extra: TExtra) {

@@ -27,7 +27,7 @@ const vaultPath = (value: string): string | undefined => {
   return undefined;
 };
 
-const awsRegion = (value: string): string | undefined =>
+export const awsRegion = (value: string): string | undefined =>
   /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/.test(value) ? undefined : 'must be an AWS region such as us-east-1';
 
 // Secrets Manager names allow letters, digits and /_+=.@- (up to 512); an ARN adds ':'.
@@ -35,6 +35,10 @@ const secretsManagerId = (value: string): string | undefined =>
   /^[A-Za-z0-9/_+=.@:-]{1,2048}$/.test(value)
     ? undefined
     : 'must be a secret name or ARN (letters, digits and /_+=.@-:)';
+
+// S3 bucket names: 3 to 63 lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit.
+export const s3Bucket = (value: string): string | undefined =>
+  /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(value) ? undefined : 'must be an S3 bucket name (3 to 63 lower-case letters, digits, "." and "-")';
 
 export const SECRET_ENGINES = {
   vault: {
@@ -56,6 +60,14 @@ export const SECRET_ENGINES = {
       s: { required: true, meaning: 'name or ARN of the secret', rule: secretsManagerId },
       k: { required: false, meaning: 'key inside a secret stored as a JSON object' },
       b: { required: false, meaning: 'true when the stored value is base64 encoded', rule: boolean },
+    },
+  },
+  s3: {
+    params: {
+      r: { required: true, meaning: 'AWS region of the bucket', rule: awsRegion },
+      b: { required: true, meaning: 'bucket name', rule: s3Bucket },
+      f: { required: true, meaning: 'key of the object in the bucket' },
+      k: { required: false, meaning: 'key inside an object holding a YAML or JSON mapping; the whole object when absent' },
     },
   },
 } as const satisfies Record<string, SecretEngineSpec>;

@@ -63,8 +63,8 @@ describe('parseSecretReference', () => {
   });
 
   it('rejects unknown engines, missing engines, unknown keys and empty values', () => {
-    expect(problemsOf('encrypted:s3!b:bucket')).toEqual(['the engine is not known (expected one of: vault, secrets-manager)']);
-    expect(problemsOf('encryptedFile:!e:x')).toEqual(['the engine name is missing (expected one of: vault, secrets-manager)']);
+    expect(problemsOf('encrypted:nosuchengine!b:bucket')).toEqual(['the engine is not known (expected one of: vault, secrets-manager, s3)']);
+    expect(problemsOf('encryptedFile:!e:x')).toEqual(['the engine name is missing (expected one of: vault, secrets-manager, s3)']);
     expect(problemsOf('encrypted:secrets-manager!r:us-east-1!s:db!x:1')).toEqual([
       'pair 3 has a key that engine secrets-manager does not take (allowed: r, s, k, b)',
     ]);

@@ -83,13 +83,18 @@ async function members(t: TableRef, sourceId: string): Promise<Map<string, strin
 
 /**
  * Agents holding the account must get its new definition: a migrated, active account whose definition
- * changed, or an account served from an agent's own file whose entry changed (`staticChanged`), gets a
- * new generation and is queued again. Without the new generation a driver could not tell an agent
- * holding the old settings from one holding the new (it compares generations, not settings).
+ * changed, an account served from an agent's own file whose entry changed (`staticChanged`), or an
+ * account an agent announces whose driver definition changed (`driverChanged`: a plugin may now win
+ * over the agent's entry, or no longer), gets a new generation and is queued again. Without the new
+ * generation a driver could not tell an agent holding the old settings from one holding the new (it
+ * compares generations, not settings).
  */
-async function requeueIfActive(t: TableRef, record: AccountRecord, now: number, staticChanged = false): Promise<void> {
+async function requeueIfActive(t: TableRef, record: AccountRecord, now: number, staticChanged = false, driverChanged = false): Promise<void> {
+  const announced = (r: AccountRecord) => Object.values(r.defs).some((d) => d.kind === 'static-agent-config');
   const needed = (r: AccountRecord) =>
-    (staticChanged && winningDefinition(r.defs)?.[1].kind === 'static-agent-config') || (r.registration !== undefined && r.state === 'ACTIVE');
+    (staticChanged && winningDefinition(r.defs)?.[1].kind === 'static-agent-config') ||
+    (driverChanged && announced(r)) ||
+    (r.registration !== undefined && r.state === 'ACTIVE');
   if (!needed(record)) return;
   const seen = record.generation;
   try {
@@ -134,17 +139,18 @@ async function upsert(t: TableRef, name: string, sourceId: string, def: Definiti
   }
   if (record !== undefined) {
     await syncAccessEntry(t, record);
-    await requeueIfActive(t, record, now, def.kind === 'static-agent-config' && !likelyNew);
+    await requeueIfActive(t, record, now, def.kind === 'static-agent-config' && !likelyNew, def.kind !== 'static-agent-config');
   }
 }
 
 /** Takes one definition out of its account item; true when that left no definition and the item went. */
-async function remove(t: TableRef, name: string, sourceId: string, now: number): Promise<boolean> {
+async function remove(t: TableRef, name: string, source: SourceRef, now: number): Promise<boolean> {
+  const sourceId = source.id;
   const after = await removeDefinition(t, name, sourceId, now);
   if (after === undefined) return true;
   if (Object.keys(after.defs).length > 0) {
     await syncAccessEntry(t, after);
-    await requeueIfActive(t, after, now);
+    await requeueIfActive(t, after, now, false, source.kind !== 'static-agent-config');
     return false;
   }
   // No source defines the account any more: it goes, and agents holding it are told to drop it. Its
@@ -233,7 +239,7 @@ async function syncSourceLocked(
     .map((name) => {
       result.removed.push(name);
       return async () => {
-        if (await remove(t, name, source.id, now)) gone.push(name);
+        if (await remove(t, name, source, now)) gone.push(name);
       };
     });
   await runBounded([...upserts, ...removals], concurrency);
