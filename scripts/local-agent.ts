@@ -12,7 +12,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
-import type { AccountSettings } from '../shared/accounts/schema.ts';
+import type { AccountSettings } from '../shared/accounts/settings.ts';
 import type { FileIdentity } from '../driver/config.ts';
 import type { Logger } from '../shared/log.ts';
 import type { DefinitionSource } from '../shared/table/sources.ts';
