@@ -117,7 +117,7 @@ export function kubeconfigReference(p: Phrasing) {
 
 /** Both spellings of the kubeconfig key; an account gives at most one. */
 export function kubeconfigEntries(p: Phrasing) {
-  return { kubeConfigFile: v.optional(kubeconfigReference(p)), kubeconfigFile: v.optional(kubeconfigReference(p)) };
+  return { kubeconfigFile: v.optional(kubeconfigReference(p)), kubeConfigFile: v.optional(kubeconfigReference(p)) };
 }
 
 /** The spelling a boundary keeps: vendor-agent.yml its own `kubeConfigFile`, every other one the API's `kubeconfigFile`. */
@@ -155,12 +155,11 @@ export function oneKubeconfigSpelling<T>(p: Phrasing, kept: KubeconfigSpelling) 
   );
 }
 
-/** The kubeconfig under the one spelling `kept`, the other key gone. */
+/** The kubeconfig under the one spelling `kept`, the other key gone (a key given as `kept` stays in its place). */
 export function keepSpelling<K extends KubeconfigSpelling>(kept: K) {
   return <T extends { kubeconfigFile?: string | undefined; kubeConfigFile?: string | undefined }>(value: T) => {
-    const { kubeconfigFile, kubeConfigFile, ...rest } = value;
-    const reference = kubeConfigFile ?? kubeconfigFile;
-    return { ...rest, ...(reference === undefined ? {} : { [kept]: reference }) } as Omit<T, KubeconfigSpelling> & { [S in K]?: string };
+    const { [otherSpelling(kept)]: other, ...rest } = value;
+    return (other === undefined ? rest : { ...rest, [kept]: other }) as Omit<T, KubeconfigSpelling> & { [S in K]?: string };
   };
 }
 
@@ -249,8 +248,8 @@ const must = settingValues('must', v.strictObject({ ...crdEntries('must'), scope
 /** The keys of an account as vendor-driver.yml, the other driver sources and Hello give them: each may be left out. */
 export const accountSettingsEntries = {
   name: accountName('must'),
-  ...kubeconfigEntries('must'),
   context: v.optional(must.context),
+  ...kubeconfigEntries('must'),
   serviceAccount: v.optional(must.serviceAccount),
   insecure: v.optional(must.insecure),
   noProxy: v.optional(must.noProxy),
