@@ -18,7 +18,8 @@ import { anyCasePattern, filePath, flag, object, integer, list, mapping, port, s
 /*
  * The whole of `vendor-agent.yml` (docs/agent-config.md): every key, type, default and allowed value.
  * Parsing yields a fully defaulted `AgentConfig`. Cross-key rules sit next to the keys they join, as
- * partial checks, so one run reports every problem of the file at once.
+ * partial checks, so one run reports every problem of the file at once. The per-account keys are the
+ * rules every account definition shares (shared/accounts/settings.ts), read here with their defaults.
  */
 
 export const LOG_LEVELS = ['panic', 'fatal', 'error', 'warn', 'warning', 'info', 'debug', 'trace'] as const;

@@ -74,8 +74,8 @@ function nonEmpty(p: Phrasing, what: string) {
   return v.pipe(v.string(typed(`expected ${what}`)), v.minLength(1, say(`expected a non-empty ${what.replace(/^an? /, '')}`, 'must not be empty')));
 }
 
-function listOf<T extends v.GenericSchema>(p: Phrasing, item: T, description: string, what = 'a list') {
-  return v.pipe(v.array(item, words(p).typed(`expected ${what}`)), v.description(description));
+function listOf<T extends v.GenericSchema>(p: Phrasing, item: T, description: string) {
+  return v.pipe(v.array(item, words(p).typed('expected a list')), v.description(description));
 }
 
 function flag(p: Phrasing, description: string) {
