@@ -37,7 +37,7 @@ import { startDriver, type Driver } from '../driver/server.ts';
 import { createApp } from '../functions/app.ts';
 import { MAX_BATCH } from '../shared/accounts/schema.ts';
 import { createApiAuth } from '../functions/auth/authenticator.ts';
-import type { AccountSettings } from '../shared/accounts/schema.ts';
+import type { AccountSettings } from '../shared/accounts/settings.ts';
 import { systemClock } from '../shared/clock.ts';
 import { createLogger } from '../shared/log.ts';
 import { CapacityMeter } from '../shared/table/capacity.ts';

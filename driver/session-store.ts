@@ -3,7 +3,7 @@
  * replica can tell which agents are live, and an agent that reconnects through another replica
  * resumes where its last stream left off. Nothing here lives in one replica's memory.
  */
-import type { AccountSettings } from '../shared/accounts/schema.ts';
+import type { AccountSettings } from '../shared/accounts/settings.ts';
 import { isDriverDefined } from '../shared/accounts/precedence.ts';
 import type { Logger } from '../shared/log.ts';
 import { getAccounts } from '../shared/table/accounts.ts';

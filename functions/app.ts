@@ -16,7 +16,7 @@ import type { ApiAuth } from './auth/authenticator.ts';
 import type { ApiEnv } from './auth/caller.ts';
 import { authentication } from './auth/middleware.ts';
 import { problemResponse } from './http.ts';
-import { inline, json, open, problem } from './openapi/describe.ts';
+import { inline, json, openRoute, problem } from './openapi/describe.ts';
 import { openApiRoute } from './openapi/document.ts';
 import { toVendorError } from './problem.ts';
 import { corsFor, securityHeaders } from './security.ts';
@@ -46,13 +46,13 @@ export const DEFAULT_MAX_OPERATION_BODY_BYTES = 1024 * 1024;
 /** Paths served without authentication: health checks and the API description. */
 export const OPEN_PATHS = ['/healthz', '/openapi.json'] as const;
 
-const openApiDescription = open({
+const openApiDescription = openRoute({
   operationId: 'openApi',
   summary: 'This document (no credentials needed).',
   responses: { '200': { description: 'OpenAPI 3.1.' } },
 });
 
-const healthDescription = open({
+const healthDescription = openRoute({
   operationId: 'health',
   summary: 'Healthy when the table answers (no credentials needed).',
   responses: {

@@ -12,7 +12,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
-import type { AccountSettings } from '../shared/accounts/schema.ts';
+import type { AccountSettings } from '../shared/accounts/settings.ts';
 import type { FileIdentity } from '../driver/config.ts';
 import { Backoff, type BackoffPolicy, type Random } from '../shared/backoff.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';

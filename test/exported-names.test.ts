@@ -116,8 +116,8 @@ describe('the exported-name rule on this repository', () => {
     exempt: ['shared/table/'],
     allowed: {
       // One account's settings: as the API, the table and the driver validate them, and the protocol
-      // message that carries the same keys (shared/protocol/settings.ts converts between them).
-      AccountSettings: ['shared/accounts/schema.ts', 'shared/protocol/generated/vendor/agent/v1/AccountSettings.ts'],
+      // message that carries the same keys (shared/accounts/settings-message.ts converts between them).
+      AccountSettings: ['shared/accounts/settings.ts', 'shared/protocol/generated/vendor/agent/v1/AccountSettings.ts'],
     },
   };
   const sources = readTree(ROOT);

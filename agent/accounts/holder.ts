@@ -14,6 +14,7 @@ import { VendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { AccountSettings__Output, AssignAccount__Output, HeldAccount } from '../../shared/protocol/messages.ts';
 import { kubeconfigReferenceProblem } from '../../shared/accounts/kubeconfig-reference.ts';
+import { accountSettingsMessage, DEFAULT_SETTINGS_MESSAGE } from '../../shared/accounts/settings-message.ts';
 import { isKubeconfigUnusable } from '../clusters/errors.ts';
 import type { ClusterClient, ClusterSpec, KubeconfigPolicy } from '../clusters/index.ts';
 import type { AgentContext } from '../component.ts';
@@ -47,23 +48,7 @@ interface Entry {
 }
 
 /** The per-account settings (docs/agent-config.md#per-account-kubernetesaccounts) at their defaults, as an assignment without settings means them. */
-export const EMPTY_SETTINGS: AccountSettings__Output = {
-  context: '',
-  serviceAccount: false,
-  insecure: false,
-  noProxy: false,
-  oAuthScopes: [],
-  namespaces: [],
-  omitNamespaces: [],
-  onlyNamespacedResources: false,
-  customResourceDefinitions: [],
-  kinds: [],
-  omitKinds: [],
-  clusterScopedKinds: [],
-  metrics: false,
-  maxResumableResourceAgeMs: 0,
-  permissions: { read: [], write: [] },
-};
+export const EMPTY_SETTINGS: AccountSettings__Output = DEFAULT_SETTINGS_MESSAGE;
 
 function connectionKey(spec: ClusterSpec): string {
   return JSON.stringify([spec.kubeConfigFile ?? '', spec.context, spec.serviceAccount, spec.insecure, spec.noProxy, spec.oAuthScopes, spec.policy ?? null]);
@@ -101,23 +86,7 @@ function specOfStatic(name: string, own: AccountConfig): ClusterSpec {
  * carries, limit what the agent does with its own account: the driver cannot widen them.
  */
 export function ownSettings(own: AccountConfig): AccountSettings__Output {
-  return {
-    context: own.context,
-    serviceAccount: own.serviceAccount,
-    insecure: own.insecure,
-    noProxy: own.noProxy,
-    oAuthScopes: own.oAuthScopes,
-    namespaces: own.namespaces,
-    omitNamespaces: own.omitNamespaces,
-    onlyNamespacedResources: own.onlyNamespacedResources,
-    customResourceDefinitions: own.customResourceDefinitions.map((c) => ({ kind: c.kind, scope: c.scope })),
-    kinds: own.kinds,
-    omitKinds: own.omitKinds,
-    clusterScopedKinds: own.clusterScopedKinds,
-    metrics: own.metrics,
-    maxResumableResourceAgeMs: own.maxResumableResourceAgeMs,
-    permissions: { read: own.permissions.READ, write: own.permissions.WRITE },
-  };
+  return accountSettingsMessage({ ...own, permissions: [own.permissions] });
 }
 
 function specOfAssignment(a: AssignAccount__Output, s: AccountSettings__Output, policy: KubeconfigPolicy): ClusterSpec {

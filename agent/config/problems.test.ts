@@ -46,7 +46,7 @@ describe('problems in vendor-agent.yml', () => {
       'driver.responseRetries.maxRetries': 'expected an integer >= 0, got -1',
       'kubernetes.reconnectTimeoutMs': 'expected an integer >= 0, got "soon"',
       'kubernetes.retries.retryableErrors': 'expected a list, got "timeout"',
-      'kubernetes.accounts[0].name': 'expected a non-empty account name without spaces, got "a b"',
+      'kubernetes.accounts[0].name': 'expected an account name: letters, digits, ".", "_" or "-", starting and ending with a letter or digit, at most 253 characters, got "a b"',
       'kubernetes.accounts[0].serviceAccount': 'expected true or false, got "yes"',
       timeoutSeconds: 'expected an integer >= 0, got 1.5',
       'tasks.queueCheckFrequencyMs': 'expected an integer >= 1, got 0',
@@ -91,7 +91,6 @@ describe('problems in vendor-agent.yml', () => {
             { name: 'both-spellings', kubeConfigFile: '/a', kubeconfigFile: '/b' },
             { name: 'neither', context: 'x' },
             { name: 'both-modes', serviceAccount: true, kubeConfigFile: '/a' },
-            { name: 'no-namespaces', serviceAccount: true, onlyNamespacedResources: true },
             { name: 'both-spellings', serviceAccount: true },
           ],
         },
@@ -100,9 +99,22 @@ describe('problems in vendor-agent.yml', () => {
       'kubernetes.accounts[0].kubeconfigFile': 'expected only one of kubeConfigFile and kubeconfigFile (they are the same key), got "/b"',
       'kubernetes.accounts[1].serviceAccount': 'expected either serviceAccount: true or a kubeConfigFile, and not both, got false',
       'kubernetes.accounts[2].serviceAccount': 'expected either serviceAccount: true or a kubeConfigFile, and not both, got true',
-      'kubernetes.accounts[3].namespaces': 'expected namespaces to be listed when onlyNamespacedResources is true, got a list of 0',
-      'kubernetes.accounts[4].name': 'expected a name not used by an earlier account, got "both-spellings"',
+      'kubernetes.accounts[3].name': 'expected a name not used by an earlier account, got "both-spellings"',
     });
+  });
+
+  it('refuses the account names the driver would leave out of a hello', () => {
+    const names = ['-lead', 'trail.', 'a b', 'x/y', 'é', 'n'.repeat(254)];
+    const found = problems({ kubernetes: { accounts: names.map((name) => ({ name, serviceAccount: true })) } });
+    expect(Object.keys(found)).toEqual(names.map((_, i) => `kubernetes.accounts[${i}].name`));
+    const valid = parseConfig(stringify({ kubernetes: { accounts: [{ name: 'a.b_c-9', serviceAccount: true }, { name: 'n'.repeat(253), serviceAccount: true }] } }), 'test.yml');
+    expect(valid.problems).toEqual([]);
+  });
+
+  it('takes onlyNamespacedResources without namespaces, as the driver does: namespaced kinds of every namespace', () => {
+    const result = parseConfig(stringify({ kubernetes: { accounts: [{ name: 'all-namespaces', serviceAccount: true, onlyNamespacedResources: true }] } }), 'test.yml');
+    expect(result.problems).toEqual([]);
+    expect(result.config?.kubernetes.accounts[0]).toMatchObject({ onlyNamespacedResources: true, namespaces: [] });
   });
 
   it('checks namespaces, kinds and custom resource definitions', () => {
@@ -114,8 +126,8 @@ describe('problems in vendor-agent.yml', () => {
               {
                 ...ok,
                 namespaces: ['Default', 'ok-ns'],
-                omitNamespaces: ['x_y'],
-                kinds: ['replica set'],
+                omitNamespaces: ['x_y', ''],
+                kinds: ['replica set', ''],
                 customResourceDefinitions: [{ kind: 'Rollout' }, { kind: 'Rollout.argoproj.io', scope: 'cluster' }, { scope: 'Cluster' }],
                 clusterScopedKinds: ['ClusterRole.rbac.authorization.k8s.io', 'cluster role', 'Namespace', 'ClusterRole.RBAC'],
               },
@@ -125,8 +137,8 @@ describe('problems in vendor-agent.yml', () => {
       ),
     ).toEqual({
       'kubernetes.accounts[0].namespaces[0]': 'expected a namespace name (lower-case letters, digits and -, at most 63), got "Default"',
-      'kubernetes.accounts[0].omitNamespaces[0]': 'expected a namespace name (lower-case letters, digits and -, at most 63), got "x_y"',
-      'kubernetes.accounts[0].kinds[0]': 'expected a kind name without spaces, got "replica set"',
+      'kubernetes.accounts[0].omitNamespaces[1]': 'expected a non-empty namespace name, got ""',
+      'kubernetes.accounts[0].kinds[1]': 'expected a non-empty kind name, got ""',
       'kubernetes.accounts[0].customResourceDefinitions[0].kind': 'expected Kind.group (for example Rollout.argoproj.io), got "Rollout"',
       'kubernetes.accounts[0].customResourceDefinitions[1].scope': 'expected Namespaced or Cluster, got "cluster"',
       'kubernetes.accounts[0].customResourceDefinitions[2].kind': 'expected this key, it is required, got nothing',

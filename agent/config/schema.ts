@@ -1,6 +1,16 @@
 import * as v from 'valibot';
-import { KIND_NAME } from '../../shared/operations/kinds.ts';
-import { kubeconfigReferenceProblem, REFUSED_VALUE } from '../../shared/accounts/kubeconfig-reference.ts';
+import {
+  SETTING_DEFAULTS,
+  accountName,
+  crdEntries,
+  hasWhitespace,
+  keyRule,
+  kubeconfigReference,
+  oneKubeconfigSpelling,
+  settingValues,
+  withDefaults,
+  type FullSettings,
+} from '../../shared/accounts/settings.ts';
 import { SECRET_ENGINE_NAMES } from '../../shared/secrets/engines.ts';
 import { secretsEntries, VAULT_SECRET_KEYS } from '../secrets/config.ts';
 import { anyCasePattern, filePath, flag, object, integer, list, mapping, port, section, text, word } from './fields.ts';
@@ -8,7 +18,8 @@ import { anyCasePattern, filePath, flag, object, integer, list, mapping, port, s
 /*
  * The whole of `vendor-agent.yml` (docs/agent-config.md): every key, type, default and allowed value.
  * Parsing yields a fully defaulted `AgentConfig`. Cross-key rules sit next to the keys they join, as
- * partial checks, so one run reports every problem of the file at once.
+ * partial checks, so one run reports every problem of the file at once. The per-account keys are the
+ * rules every account definition shares (shared/accounts/settings.ts), read here with their defaults.
  */
 
 export const LOG_LEVELS = ['panic', 'fatal', 'error', 'warn', 'warning', 'info', 'debug', 'trace'] as const;
@@ -28,8 +39,6 @@ const PINO_LEVEL = {
 export type LogLevel = (typeof PINO_LEVEL)[keyof typeof PINO_LEVEL];
 
 const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
-const NAMESPACE = /^[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?$/;
-const CRD_KIND = /^[A-Za-z][A-Za-z0-9]*\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)+$/;
 
 const hostPort = v.pipe(
   v.string('expected host:port'),
@@ -146,110 +155,42 @@ const retries = section(
   'Retries of requests to the cluster API servers.',
 );
 
-const roles = v.array(
-  v.pipe(v.string('expected a role name'), v.minLength(1, 'expected a non-empty role name')),
-  'expected a list of role names',
+const crd = crdEntries('expected');
+const s = settingValues(
+  'expected',
+  mapping({ kind: crd.kind, scope: v.optional(crd.scope, SETTING_DEFAULTS.crdScope) }, 'A custom resource definition exposed to the control plane.'),
 );
+const d = SETTING_DEFAULTS;
 
-const permission = v.pipe(
-  v.strictObject(
-    { READ: v.optional(roles), WRITE: v.optional(roles) },
-    (issue) =>
-      issue.path?.at(-1)?.origin === 'key'
-        ? 'expected READ or WRITE as the permission type'
-        : 'expected a mapping with a READ or WRITE key and a list of role names',
-  ),
-  v.check((p) => p.READ !== undefined || p.WRITE !== undefined, 'expected a READ or WRITE key with a list of role names'),
-);
-
-const customResourceDefinition = mapping(
-  {
-    kind: v.pipe(
-      v.string('expected Kind.group'),
-      v.regex(CRD_KIND, 'expected Kind.group (for example Rollout.argoproj.io)'),
-      v.description('CRD to expose, in the form Kind.group.'),
-    ),
-    scope: v.optional(
-      v.pipe(v.picklist(['Namespaced', 'Cluster'], 'expected Namespaced or Cluster'), v.description('Scope of the CRD (1.0.9+).')),
-      'Namespaced',
-    ),
-  },
-  'A custom resource definition exposed to the control plane.',
-);
-
-const namespace = v.pipe(
-  v.string('expected a namespace name'),
-  v.regex(NAMESPACE, 'expected a namespace name (lower-case letters, digits and -, at most 63)'),
-);
-const kindName = v.pipe(v.string('expected a kind name'), v.regex(/^\S+$/, 'expected a kind name without spaces'));
-// Namespace objects are governed by `namespaces` alone: listing the kind would allow every namespace.
-const clusterScopedKind = v.pipe(
-  v.string('expected Kind or Kind.group'),
-  v.regex(KIND_NAME, 'expected Kind for a core kind or Kind.group (for example ClusterRole.rbac.authorization.k8s.io)'),
-  v.check((s) => s !== 'Namespace', 'expected a kind other than Namespace: Namespace objects are allowed by namespaces'),
-);
-
-/** A kubeconfig path or secret reference, by the rule of the API and vendor-driver.yml; a refused value is never shown. */
-function kubeconfigReference(description: string) {
-  return v.pipe(
-    filePath(description, 'a kubeconfig file path or secret reference'),
-    v.rawCheck<string>(({ dataset, addIssue }) => {
-      if (!dataset.typed) return;
-      const problem = kubeconfigReferenceProblem(dataset.value);
-      if (problem !== undefined) addIssue({ input: REFUSED_VALUE, received: 'a value that is not a kubeconfig reference', message: `expected a kubeconfig file path or secret reference: ${problem}` });
-    }),
-  );
-}
-
+/** The per-account keys (shared/accounts/settings.ts) with their defaults filled in, as the agent reads its file. */
 const accountEntries = {
-  name: word('Name of the cluster in the control plane.', 'a non-empty account name without spaces'),
-  context: v.optional(text('Context of the kubeconfig to use; empty: its current context.'), ''),
-  kubeConfigFile: v.optional(kubeconfigReference('Path of the kubeconfig file when serviceAccount is not used.')),
-  kubeconfigFile: v.optional(kubeconfigReference('Same as kubeConfigFile (the spelling used by the management API).')),
-  serviceAccount: flag(false, 'Use the pod service account against the API server of the cluster the agent runs in.'),
-  insecure: flag(false, 'Do not verify the TLS certificate of the cluster API server.'),
-  noProxy: flag(false, 'Ignore the proxy environment variables for this cluster (0.3.1+).'),
-  oAuthScopes: list(v.pipe(v.string('expected a scope'), v.minLength(1, 'expected a non-empty scope')), 'OAuth scopes used with the gcp auth provider.'),
-  namespaces: list(namespace, 'Namespaces to monitor; empty: all (0.4.0+).'),
-  omitNamespaces: list(namespace, 'Namespaces not to monitor. Not implemented: accepted with a warning.'),
-  onlyNamespacedResources: flag(false, 'Ignore non-namespaced resources; namespaces must then be listed (0.4.0+).'),
-  customResourceDefinitions: list(customResourceDefinition, 'CRDs to expose to the control plane (0.4.0+).'),
-  kinds: list(kindName, 'When not empty, only these kinds (singular, without group) are cached.'),
-  omitKinds: list(kindName, 'Kinds not to cache.'),
-  clusterScopedKinds: list(
-    clusterScopedKind,
-    'With namespaces listed: the cluster-scoped kinds operations may still act on, as Kind (core) or Kind.group; every other cluster-scoped kind is refused.',
-  ),
-  onlySpinnakerManaged: flag(false, 'Return only control-plane-managed resources. Not implemented: accepted with a warning.'),
-  metrics: flag(false, 'Send pod metrics to the control plane every 20 seconds.'),
-  maxResumableResourceAgeMs: v.optional(
-    integer(0, 'Resume watches from resource versions not older than this, in milliseconds.'),
-    300000,
-  ),
-  permissions: list(permission, 'READ and WRITE permissions, each a list of role names (docs/agent-config.md#permissions).'),
+  name: accountName('expected'),
+  context: v.optional(s.context, d.context),
+  kubeConfigFile: v.optional(v.pipe(kubeconfigReference('expected'), v.description('Path of the kubeconfig file when serviceAccount is not used.'))),
+  kubeconfigFile: v.optional(v.pipe(kubeconfigReference('expected'), v.description('Same as kubeConfigFile (the spelling used by the management API).'))),
+  serviceAccount: v.optional(s.serviceAccount, d.serviceAccount),
+  insecure: v.optional(s.insecure, d.insecure),
+  noProxy: v.optional(s.noProxy, d.noProxy),
+  oAuthScopes: v.optional(s.oAuthScopes, d.oAuthScopes),
+  namespaces: v.optional(s.namespaces, d.namespaces),
+  omitNamespaces: v.optional(s.omitNamespaces, d.omitNamespaces),
+  onlyNamespacedResources: v.optional(s.onlyNamespacedResources, d.onlyNamespacedResources),
+  customResourceDefinitions: v.optional(s.customResourceDefinitions, d.customResourceDefinitions),
+  kinds: v.optional(s.kinds, d.kinds),
+  omitKinds: v.optional(s.omitKinds, d.omitKinds),
+  clusterScopedKinds: v.optional(s.clusterScopedKinds, d.clusterScopedKinds),
+  onlySpinnakerManaged: v.optional(s.onlySpinnakerManaged, d.onlySpinnakerManaged),
+  metrics: v.optional(s.metrics, d.metrics),
+  maxResumableResourceAgeMs: v.optional(s.maxResumableResourceAgeMs, d.maxResumableResourceAgeMs),
+  permissions: v.optional(s.permissions, d.permissions),
 };
 
 type RawAccount = v.InferOutput<v.ObjectSchema<typeof accountEntries, undefined>>;
 
-export interface AccountConfig {
+export interface AccountConfig extends Omit<FullSettings, 'permissions'> {
   name: string;
-  context: string;
   /** The kubeconfig path, from `kubeConfigFile` or its alias `kubeconfigFile`. */
   kubeConfigFile: string | undefined;
-  serviceAccount: boolean;
-  insecure: boolean;
-  noProxy: boolean;
-  oAuthScopes: string[];
-  namespaces: string[];
-  omitNamespaces: string[];
-  onlyNamespacedResources: boolean;
-  customResourceDefinitions: { kind: string; scope: 'Namespaced' | 'Cluster' }[];
-  kinds: string[];
-  omitKinds: string[];
-  clusterScopedKinds: string[];
-  onlySpinnakerManaged: boolean;
-  metrics: boolean;
-  maxResumableResourceAgeMs: number;
   /** Roles per permission type, merged over the entries of the list; both empty: everyone has access. */
   permissions: { READ: string[]; WRITE: string[] };
   /**
@@ -259,18 +200,16 @@ export interface AccountConfig {
   permissionsIgnored: boolean;
 }
 
-export function hasWhitespace(role: string): boolean {
-  return /\s/.test(role);
-}
-
 function toAccount(raw: RawAccount): AccountConfig {
-  const { kubeconfigFile, permissions, ...rest } = raw;
+  const { name, kubeConfigFile, kubeconfigFile, ...given } = raw;
+  const { permissions, ...settings } = withDefaults(given);
   const READ = permissions.flatMap((p) => p.READ ?? []);
   const WRITE = permissions.flatMap((p) => p.WRITE ?? []);
   const permissionsIgnored = [...READ, ...WRITE].some(hasWhitespace);
   return {
-    ...rest,
-    kubeConfigFile: rest.kubeConfigFile ?? kubeconfigFile,
+    name,
+    kubeConfigFile: kubeConfigFile ?? kubeconfigFile,
+    ...settings,
     permissions: permissionsIgnored ? { READ: [], WRITE: [] } : { READ: [...new Set(READ)], WRITE: [...new Set(WRITE)] },
     permissionsIgnored,
   };
@@ -278,29 +217,14 @@ function toAccount(raw: RawAccount): AccountConfig {
 
 const account = v.pipe(
   object(accountEntries, 'expected a mapping with at least a name'),
-  v.forward(
-    v.partialCheck(
-      [['kubeConfigFile'], ['kubeconfigFile']],
-      (a) => a.kubeConfigFile === undefined || a.kubeconfigFile === undefined,
-      'expected only one of kubeConfigFile and kubeconfigFile (they are the same key)',
-    ),
-    ['kubeconfigFile'],
-  ),
-  v.forward(
-    v.partialCheck(
-      [['serviceAccount'], ['kubeConfigFile'], ['kubeconfigFile']],
-      (a) => a.serviceAccount !== ((a.kubeConfigFile ?? a.kubeconfigFile) !== undefined),
-      'expected either serviceAccount: true or a kubeConfigFile, and not both',
-    ),
-    ['serviceAccount'],
-  ),
-  v.forward(
-    v.partialCheck(
-      [['onlyNamespacedResources'], ['namespaces']],
-      (a) => !a.onlyNamespacedResources || a.namespaces.length > 0,
-      'expected namespaces to be listed when onlyNamespacedResources is true',
-    ),
-    ['namespaces'],
+  oneKubeconfigSpelling<RawAccount>('expected', 'kubeConfigFile'),
+  // The agent's own entry is the only place its kubeconfig can come from (a driver definition may
+  // leave it to the registration), so the file must say how to connect, in one way only.
+  keyRule<RawAccount>(
+    ['serviceAccount', 'kubeConfigFile', 'kubeconfigFile'],
+    'serviceAccount',
+    (a) => a['serviceAccount'] !== ((a['kubeConfigFile'] ?? a['kubeconfigFile']) !== undefined),
+    'expected either serviceAccount: true or a kubeConfigFile, and not both',
   ),
   v.transform(toAccount),
 );

@@ -1,4 +1,4 @@
-import { hasWhitespace } from './schema.ts';
+import { hasWhitespace } from '../../shared/accounts/settings.ts';
 import { formatPath, type ConfigWarning } from './problems.ts';
 
 function isMapping(value: unknown): value is Record<string, unknown> {

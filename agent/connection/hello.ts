@@ -4,7 +4,7 @@
  * stay on the agent: only the fields listed here are copied.
  */
 import type { StaticAccount } from '../../shared/protocol/messages.ts';
-import { accountSettingsMessage, type AccountKeys } from '../../shared/protocol/settings.ts';
+import { accountSettingsMessage, type AccountKeys } from '../../shared/accounts/settings-message.ts';
 
 /** The keys of a `kubernetes.accounts[]` entry (docs/agent-config.md#per-account-kubernetesaccounts) that Hello carries; others are ignored. */
 export interface AgentAccountConfig extends AccountKeys {

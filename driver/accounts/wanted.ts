@@ -16,7 +16,7 @@ import { agentSourceId } from '../../shared/table/sources.ts';
 import type { AccountRecord } from '../../shared/accounts/model.ts';
 import { winningDefinition } from '../../shared/accounts/precedence.ts';
 import type { AssignAccount } from '../../shared/protocol/messages.ts';
-import { accountSettingsMessage } from '../../shared/protocol/settings.ts';
+import { accountSettingsMessage } from '../../shared/accounts/settings-message.ts';
 
 /** The generation assignments carry: the account's, and at least 1 (a static account may never have been raised). */
 export function assignmentGeneration(record: AccountRecord): number {

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isVendorError, VendorError } from '../../shared/errors.ts';
 import { pluginName, type PluginEntry } from '../../shared/driver-config/sources.ts';
-import type { AccountSettings } from '../../shared/accounts/schema.ts';
+import type { AccountSettings } from '../../shared/accounts/settings.ts';
 import type { DefinitionSource } from '../../shared/table/sources.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { apiFixture } from '../../test/support/api.ts';
 import { useTestTables } from '../../test/support/table.ts';
-import type { AccountSettings } from '../../shared/accounts/schema.ts';
+import type { AccountSettings } from '../../shared/accounts/settings.ts';
 import { putAgentStaticAccounts, syncDefinitionSources, type DefinitionSource } from '../../shared/table/sources.ts';
 
 const tables = useTestTables();

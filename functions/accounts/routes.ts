@@ -7,7 +7,7 @@ import { toIssues } from '../../shared/accounts/validate.ts';
 import { requireManager } from '../auth/access.ts';
 import type { ApiEnv } from '../auth/caller.ts';
 import { integerQuery, jsonBody, type IntegerQuery } from '../http.ts';
-import { accountParameter, arrayOf, authenticated, integerQueryParameters, json, jsonSchemaOf, managerOnly, named, problem } from '../openapi/describe.ts';
+import { accountParameter, arrayOf, authenticatedRoute, integerQueryParameters, json, jsonSchemaOf, managerOnly, named, problem } from '../openapi/describe.ts';
 import { activateAccounts, getAccountView, listAccounts, registerAccounts, unregisterAccount, type AccountDeps } from './service.ts';
 
 export const DEFAULT_LIMIT = 100;
@@ -47,7 +47,7 @@ const account = named('Account', jsonSchemaOf(accountSchema, 'output'));
 const accountPage = named('AccountPage', jsonSchemaOf(accountPageSchema, 'output'));
 const tooLarge = problem('Body larger than the limit (5 MiB by default; a batch of 1,000 records of the largest valid size fits).');
 
-const listAccountsDescription = authenticated({
+const listAccountsDescription = authenticatedRoute({
   operationId: 'listAccounts',
   summary: 'The accounts the caller may read, static and dynamic, sorted by name ascending; `total` counts only those.',
   parameters: integerQueryParameters(LIST_QUERY),
@@ -57,7 +57,7 @@ const listAccountsDescription = authenticated({
   },
 });
 
-const getAccountDescription = authenticated({
+const getAccountDescription = authenticatedRoute({
   operationId: 'getAccount',
   summary: 'One account by name.',
   parameters: [accountParameter],
@@ -68,7 +68,7 @@ const getAccountDescription = authenticated({
   },
 });
 
-const registerAccountsDescription = authenticated({
+const registerAccountsDescription = authenticatedRoute({
   operationId: 'registerAccounts',
   summary: 'Registers driver-defined accounts for migration to agents (state INACTIVE). Re-POST updates.',
   requestBody: { required: true, content: json(named('RegistrationBatch', jsonSchemaOf(registrationBatchSchema, 'input'))) },
@@ -80,7 +80,7 @@ const registerAccountsDescription = authenticated({
   },
 });
 
-const activateAccountsDescription = authenticated({
+const activateAccountsDescription = authenticatedRoute({
   operationId: 'activateAccounts',
   summary: 'Activates registered accounts (state ACTIVE); they are sent to the agents of their zone, or to all agents.',
   requestBody: { required: true, content: json(named('ActivationBatch', jsonSchemaOf(activationBatchSchema, 'input'))) },
@@ -93,7 +93,7 @@ const activateAccountsDescription = authenticated({
   },
 });
 
-const removeAccountDescription = authenticated({
+const removeAccountDescription = authenticatedRoute({
   operationId: 'removeAccount',
   summary: 'Removes a migrated account from its agents.',
   parameters: [accountParameter],

@@ -1,7 +1,8 @@
 import { VendorError, type Issue } from '../../shared/errors.ts';
 import type { AccountRecord, Registration } from '../../shared/accounts/model.ts';
 import { isDriverDefined } from '../../shared/accounts/precedence.ts';
-import { MAX_NAME_LENGTH, type Account, type ActivationRecord, type RegistrationRecord } from '../../shared/accounts/schema.ts';
+import type { Account, ActivationRecord, RegistrationRecord } from '../../shared/accounts/schema.ts';
+import { MAX_NAME_LENGTH } from '../../shared/accounts/settings.ts';
 import { toAccount } from '../../shared/accounts/view.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { grants } from '../../shared/accounts/permissions.ts';

@@ -3,7 +3,7 @@ import { parseOrThrow } from '../../shared/accounts/validate.ts';
 import { requireManager } from '../auth/access.ts';
 import type { ApiEnv } from '../auth/caller.ts';
 import { jsonBody } from '../http.ts';
-import { authenticated, itemsOf, json, managerOnly, pathParameter, problem } from '../openapi/describe.ts';
+import { authenticatedRoute, itemsOf, json, managerOnly, pathParameter, problem } from '../openapi/describe.ts';
 import { agentIdentity, agentToken, allowancesBody, identityNameParameterSchema, issuedAgentToken, revokedToken, tokenRequestBody } from './schemas.ts';
 import {
   deleteIdentityView,
@@ -24,20 +24,20 @@ const badName = problem('The identity name is not valid.');
 const noIdentity = problem('No identity with that name.');
 const tooLarge = problem('Body larger than the limit.');
 
-const listAgentIdentitiesDescription = authenticated({
+const listAgentIdentitiesDescription = authenticatedRoute({
   operationId: 'listAgentIdentities',
   summary: 'Every agent identity kept in the table, sorted by name (identities of `auth.identities` in the driver file are not listed).',
   responses: { '200': { description: 'The identities.', content: json(itemsOf(agentIdentity)) }, ...managerOnly },
 });
 
-const getAgentIdentityDescription = authenticated({
+const getAgentIdentityDescription = authenticatedRoute({
   operationId: 'getAgentIdentity',
   summary: 'One agent identity.',
   parameters: [nameParameter],
   responses: { '200': { description: 'The identity.', content: json(agentIdentity) }, '400': badName, '404': noIdentity, ...managerOnly },
 });
 
-const putAgentIdentityDescription = authenticated({
+const putAgentIdentityDescription = authenticatedRoute({
   operationId: 'putAgentIdentity',
   summary: 'Creates the identity, or replaces its allowances (open streams of its agents end within seconds and reconnect under the new ones). Omitted lists allow nothing.',
   parameters: [nameParameter],
@@ -51,21 +51,21 @@ const putAgentIdentityDescription = authenticated({
   },
 });
 
-const deleteAgentIdentityDescription = authenticated({
+const deleteAgentIdentityDescription = authenticatedRoute({
   operationId: 'deleteAgentIdentity',
   summary: "Deletes the identity and revokes all its tokens; its agents' open streams end within seconds.",
   parameters: [nameParameter],
   responses: { '200': { description: 'The identity as it was.', content: json(agentIdentity) }, '400': badName, '404': noIdentity, ...managerOnly },
 });
 
-const listAgentTokensDescription = authenticated({
+const listAgentTokensDescription = authenticatedRoute({
   operationId: 'listAgentTokens',
   summary: "The identity's tokens: ids, times and expiry, never a token or its digest.",
   parameters: [nameParameter],
   responses: { '200': { description: 'The tokens.', content: json(itemsOf(agentToken)) }, '400': badName, '404': noIdentity, ...managerOnly },
 });
 
-const issueAgentTokenDescription = authenticated({
+const issueAgentTokenDescription = authenticatedRoute({
   operationId: 'issueAgentToken',
   summary: 'Issues a token for the identity. The answer is the only place the token is ever shown; several tokens may be valid at once, for rotation.',
   parameters: [nameParameter],
@@ -79,7 +79,7 @@ const issueAgentTokenDescription = authenticated({
   },
 });
 
-const revokeAgentTokenDescription = authenticated({
+const revokeAgentTokenDescription = authenticatedRoute({
   operationId: 'revokeAgentToken',
   summary: 'Revokes one token; streams opened with it end within seconds.',
   parameters: [nameParameter, pathParameter('tokenId', 'The token id.')],

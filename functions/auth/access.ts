@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AccountRecord } from '../../shared/accounts/model.ts';
 import { accountAccess, grants, type Permission } from '../../shared/accounts/permissions.ts';
-import { MAX_NAME_LENGTH } from '../../shared/accounts/schema.ts';
+import { MAX_NAME_LENGTH } from '../../shared/accounts/settings.ts';
 import { VendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import { getAccount } from '../../shared/table/accounts.ts';

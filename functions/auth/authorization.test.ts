@@ -1,7 +1,7 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessKey } from '../../shared/table/keys.ts';
-import type { AccountSettings } from '../../shared/accounts/schema.ts';
+import type { AccountSettings } from '../../shared/accounts/settings.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { writeResources } from '../../shared/table/resources.ts';
 import { putAgentStaticAccounts } from '../../shared/table/sources.ts';

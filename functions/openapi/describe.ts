@@ -1,6 +1,6 @@
 /**
  * What a route says about itself in the OpenAPI document (docs/api.md#the-openapi-document). Each
- * route passes its description to `authenticated` or `open` beside its handler, and the document is
+ * route passes its description to `authenticatedRoute` or `openRoute` beside its handler, and the document is
  * generated from the routes (document.ts), so no route is served without one.
  */
 import { toJsonSchema } from '@valibot/to-json-schema';
@@ -118,12 +118,12 @@ export interface RouteDescription extends Omit<DescribeRouteOptions, 'operationI
 }
 
 /** Describes a route that needs a bearer token: its own answers, and those of authentication (401, 503). */
-export function authenticated(route: RouteDescription): MiddlewareHandler {
+export function authenticatedRoute(route: RouteDescription): MiddlewareHandler {
   return describeRoute({ ...route, security: [{ [BEARER_SCHEME]: [] }], responses: { ...route.responses, ...authResponses } });
 }
 
 /** Describes a route served without credentials (`OPEN_PATHS` of functions/app.ts). */
-export function open(route: RouteDescription): MiddlewareHandler {
+export function openRoute(route: RouteDescription): MiddlewareHandler {
   return describeRoute({ ...route, security: [] });
 }
 

@@ -9,7 +9,7 @@
  */
 import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { Permission } from '../../shared/accounts/permissions.ts';
-import { MAX_NAME_LENGTH } from '../../shared/accounts/schema.ts';
+import { MAX_NAME_LENGTH } from '../../shared/accounts/settings.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
 import { getAccount } from '../../shared/table/accounts.ts';

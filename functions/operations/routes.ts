@@ -3,7 +3,7 @@ import { isFinished } from '../../shared/operations/model.ts';
 import type { ApiEnv } from '../auth/caller.ts';
 import { integerQuery, jsonBody, type IntegerQuery } from '../http.ts';
 import { operationBodySchema } from '../../shared/operations/request.ts';
-import { accountParameter, authenticated, integerQueryParameters, json, jsonSchemaOf, named, pathParameter, problem } from '../openapi/describe.ts';
+import { accountParameter, authenticatedRoute, integerQueryParameters, json, jsonSchemaOf, named, pathParameter, problem } from '../openapi/describe.ts';
 import { AccountCache, authorizedAccount, type CachedAccount } from './account-cache.ts';
 import { IDEMPOTENCY_HEADER, MAX_WAIT_SECONDS, getOperationView, idempotencyKeyOf, submitAndWait, type OperationDeps } from './service.ts';
 import { operationViewSchema, toOperationView } from './view.ts';
@@ -24,7 +24,7 @@ const waitQuery: MiddlewareHandler<OperationsEnv> = async (c, next) => {
 const operation = named('Operation', jsonSchemaOf(operationViewSchema, 'output'));
 const location = { Location: { schema: { type: 'string' as const }, description: '`/vendor/operations/{operationId}`' } };
 
-const submitOperationDescription = authenticated({
+const submitOperationDescription = authenticatedRoute({
   operationId: 'submitOperation',
   summary: 'Queues a deployment operation on the account: deploy (server-side apply), delete, scale, patch, rollout restart or rollout undo (docs/operations.md).',
   parameters: [
@@ -56,7 +56,7 @@ const submitOperationDescription = authenticated({
   },
 });
 
-const getOperationDescription = authenticated({
+const getOperationDescription = authenticatedRoute({
   operationId: 'getOperation',
   summary: "One operation: state, per-object outcomes with the API server's own messages, timestamps.",
   parameters: [

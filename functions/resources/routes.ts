@@ -1,7 +1,7 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import type * as v from 'valibot';
 import { requireAccountAccess, type AccountAccessEnv } from '../auth/access.ts';
-import { accountParameter, authenticated, json, problem, queryParameters } from '../openapi/describe.ts';
+import { accountParameter, authenticatedRoute, json, problem, queryParameters } from '../openapi/describe.ts';
 import { DEFAULT_RESOURCE_LIMIT, MAX_RESOURCE_LIMIT, metricsQuerySchema, noQuerySchema, parseQuery, resourceQuerySchema } from './query.ts';
 import { cacheHealth, podMetrics, resourcePage } from './schemas.ts';
 import { cacheHealthView, listAccountResources, podMetricsView, type ResourceDeps } from './service.ts';
@@ -17,7 +17,7 @@ function validQuery(schema: v.ObjectSchema<v.ObjectEntries, undefined>): Middlew
 const notFound = problem('No account with that name.');
 const forbidden = problem('The account has permissions and the caller holds none of its READ or WRITE roles (nor an account-manager role).');
 
-const listResourcesDescription = authenticated({
+const listResourcesDescription = authenticatedRoute({
   operationId: 'listResources',
   summary: "The account's cached resources in their compact form, sorted by kind, group, namespace and name.",
   description:
@@ -39,7 +39,7 @@ const listResourcesDescription = authenticated({
   },
 });
 
-const getCacheHealthDescription = authenticated({
+const getCacheHealthDescription = authenticatedRoute({
   operationId: 'getCacheHealth',
   summary: "Health of the account's resource cache per kind, as its caching agent last reported it.",
   parameters: [accountParameter, ...queryParameters(noQuerySchema)],
@@ -51,7 +51,7 @@ const getCacheHealthDescription = authenticated({
   },
 });
 
-const getPodMetricsDescription = authenticated({
+const getPodMetricsDescription = authenticatedRoute({
   operationId: 'getPodMetrics',
   summary: 'The latest pod metrics of the account (`metrics: true`), refreshed every 20 seconds by its caching agent.',
   parameters: [accountParameter, ...queryParameters(metricsQuerySchema)],

@@ -1,4 +1,5 @@
-import type { AccountSettings, AccountState } from './schema.ts';
+import type { AccountState } from './schema.ts';
+import type { AccountSettings } from './settings.ts';
 
 /**
  * Where an account definition comes from. Config file, config server and plugins are the driver

@@ -1,5 +1,6 @@
 import type { AccountRecord, DefinitionSettings } from './model.ts';
 import { winningDefinition } from './precedence.ts';
+import { hasWhitespace } from './settings.ts';
 
 /** The two permission types (docs/agent-config.md#permissions). */
 export type Permission = 'READ' | 'WRITE';
@@ -18,14 +19,12 @@ export type AccountAccess =
   | { kind: 'ignored'; reason: string }
   | { kind: 'restricted'; read: readonly string[]; write: readonly string[] };
 
-const WHITESPACE = /\s/;
-
 /** Access from one definition's settings. */
 export function accessOfSettings(settings: Pick<DefinitionSettings, 'permissions'> | undefined): AccountAccess {
   const entries = settings?.permissions ?? [];
   const writeOnly = entries.flatMap((p) => p.WRITE ?? []);
   const readOnly = entries.flatMap((p) => p.READ ?? []);
-  const spaced = [...readOnly, ...writeOnly].find((role) => WHITESPACE.test(role));
+  const spaced = [...readOnly, ...writeOnly].find(hasWhitespace);
   if (spaced !== undefined) {
     return {
       kind: 'ignored',

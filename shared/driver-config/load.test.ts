@@ -67,6 +67,15 @@ describe('driver config', () => {
     ]);
   });
 
+  it('refuses namespace names, CRD groups and account names the agent refuses too (docs/agent-config.md#one-rule-for-every-definition)', () => {
+    const text = 'kubernetes:\n  accounts:\n    - name: a\n      namespaces: [Shop]\n      customResourceDefinitions: [{kind: Rollout.io}]\n    - name: "-b"\n';
+    expect(issuesOf(() => parseDriverConfig(text, 'f.yml'))).toEqual([
+      { path: 'kubernetes.accounts[0].namespaces[0]', message: 'must be a namespace name (lower-case letters, digits and -, at most 63)' },
+      { path: 'kubernetes.accounts[0].customResourceDefinitions[0].kind', message: 'must have the form Kind.group, the group with a dot (for example Rollout.argoproj.io)' },
+      { path: 'kubernetes.accounts[1].name', message: 'must be letters, digits, ".", "_" or "-", starting and ending with a letter or digit' },
+    ]);
+  });
+
   it('refuses duplicate names, bad YAML, and both spellings at once', () => {
     expect(issuesOf(() => parseDriverConfig('kubernetes:\n  accounts:\n    - name: a\n    - name: a\n', 'f.yml'))).toEqual([
       { path: 'kubernetes.accounts[1].name', message: 'duplicate name "a" (first at kubernetes.accounts[0])' },

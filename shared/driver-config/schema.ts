@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { accountSettingsSchema } from '../accounts/schema.ts';
+import { accountSettingsSchema } from '../accounts/settings.ts';
 import { apiSectionSchema } from './api.ts';
 import { sourcesSectionSchema } from './sources.ts';
 

@@ -3,7 +3,7 @@ import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import type { AccountRecord, Definition, DefinitionSettings, SourceKind } from '../accounts/model.ts';
 import * as v from 'valibot';
 import { duplicateNameIssues } from '../accounts/duplicates.ts';
-import { accountSettingsSchema, type AccountSettings } from '../accounts/schema.ts';
+import { accountSettingsSchema, type AccountSettings } from '../accounts/settings.ts';
 import { parseOrThrow } from '../accounts/validate.ts';
 import { VendorError } from '../errors.ts';
 import { winningDefinition } from '../accounts/precedence.ts';

@@ -27,7 +27,7 @@ import { startDriver, type Driver } from '../../driver/server.ts';
 import { createApp } from '../../functions/app.ts';
 import type { ApiEnv } from '../../functions/auth/caller.ts';
 import type { AccountRecord } from '../../shared/accounts/model.ts';
-import type { AccountSettings } from '../../shared/accounts/schema.ts';
+import type { AccountSettings } from '../../shared/accounts/settings.ts';
 import type { AgentIdentity } from '../../shared/agents/identity.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';

@@ -3,7 +3,7 @@ import { createApp } from '../../functions/app.ts';
 import { createApiAuth, type ApiAuth } from '../../functions/auth/authenticator.ts';
 import type { ApiEnv } from '../../functions/auth/caller.ts';
 import { ManualClock } from './manual-clock.ts';
-import type { AccountSettings } from '../../shared/accounts/schema.ts';
+import type { AccountSettings } from '../../shared/accounts/settings.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { TableRef } from '../../shared/table/client.ts';
 import { putSession } from '../../shared/table/sessions.ts';
