@@ -7,6 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { get } from '../test/support/http.ts';
 import { startChild } from '../test/support/process.ts';
+import { VERSION } from '../shared/version.ts';
 import { main, parseCommand } from './main.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -46,6 +47,16 @@ describe('agent command line', () => {
     expect(parseCommand(['--help'])).toEqual({ name: 'help' });
     expect(parseCommand(['start']).name).toBe('usage');
     expect(parseCommand(['--port', '1']).name).toBe('usage');
+  });
+
+  it('prints the version for --version, -V and version, and exits 0', async () => {
+    for (const argv of [['--version'], ['-V'], ['version']]) {
+      expect(parseCommand(argv)).toEqual({ name: 'version' });
+      const { io, out } = memoryIo();
+      expect(await main(argv, io)).toBe(0);
+      expect(out.join('')).toBe(`vendor-agent ${VERSION}\n`);
+    }
+    expect(parseCommand(['version', 'extra']).name).toBe('usage');
   });
 
   it('usage errors exit 2 with the usage', async () => {

@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util';
 import { startAgent } from './agent.ts';
 import { loadConfigFile, resolveConfigPath } from './config/load.ts';
-import { formatReport } from './config/report.ts';
+import { formatReport } from '../shared/config-report/report.ts';
+import { VERSION } from '../shared/version.ts';
 
 const USAGE = `usage:
   vendor-agent [run] [--config FILE]   run the agent
   vendor-agent validate [FILE]         check a configuration file; exit 0 only when it is valid
+  vendor-agent version                 print the version (also --version, -V)
 
 FILE defaults to /opt/vendor/config/vendor-agent.yml, then ./vendor-agent.yml.
 `;
@@ -23,7 +25,11 @@ const processIo: Io = {
   err: (t) => void process.stderr.write(t),
 };
 
-type Command = { name: 'run' | 'validate'; file: string | undefined } | { name: 'help' } | { name: 'usage'; message: string };
+type Command =
+  | { name: 'run' | 'validate'; file: string | undefined }
+  | { name: 'help' }
+  | { name: 'version' }
+  | { name: 'usage'; message: string };
 
 export function parseCommand(argv: readonly string[]): Command {
   let parsed;
@@ -31,14 +37,20 @@ export function parseCommand(argv: readonly string[]): Command {
     parsed = parseArgs({
       args: [...argv],
       allowPositionals: true,
-      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        config: { type: 'string', short: 'c' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'V' },
+      },
     });
   } catch (e) {
     return { name: 'usage', message: e instanceof Error ? e.message : String(e) };
   }
   const { values, positionals } = parsed;
   if (values.help) return { name: 'help' };
+  if (values.version) return { name: 'version' };
   const [verb = 'run', ...rest] = positionals;
+  if (verb === 'version') return rest.length === 0 ? { name: 'version' } : { name: 'usage', message: 'version takes no argument' };
   if (verb === 'validate') {
     if (rest.length > 1 || (rest.length === 1 && values.config !== undefined)) return { name: 'usage', message: 'validate takes one file' };
     return { name: 'validate', file: rest[0] ?? values.config };
@@ -97,6 +109,9 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
   switch (command.name) {
     case 'help':
       io.out(USAGE);
+      return 0;
+    case 'version':
+      io.out(`vendor-agent ${VERSION}\n`);
       return 0;
     case 'usage':
       io.err(`${command.message}\n${USAGE}`);

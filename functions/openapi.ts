@@ -8,6 +8,7 @@ import {
 } from '../shared/accounts/schema.ts';
 import { ERROR_CODES } from '../shared/errors.ts';
 import { operationBodySchema } from '../shared/operations/request.ts';
+import { VERSION } from '../shared/version.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, MAX_PAGE } from './accounts/routes.ts';
 import { IDEMPOTENCY_HEADER, MAX_WAIT_SECONDS } from './operations/service.ts';
 import { operationViewSchema } from './operations/view.ts';
@@ -49,7 +50,7 @@ export function openApiDocument(): Record<string, unknown> {
     openapi: '3.1.0',
     info: {
       title: 'vendor-agent account management API',
-      version: '1.0.0',
+      version: VERSION,
       description: [
         'Lists, registers, activates and removes the Kubernetes accounts served by agents. Errors are RFC 9457 problem details.',
         'Every operation but the health check and this document needs `Authorization: Bearer <token>`: a JWT from the configured OIDC issuer,',

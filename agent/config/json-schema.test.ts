@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configJsonSchema, configJsonSchemaText } from './json-schema.ts';
-import { keyPaths } from './keys.ts';
+import { keyPaths } from '../../shared/config-report/keys.ts';
 import { agentConfigSchema } from './schema.ts';
 
 describe('JSON Schema of vendor-agent.yml', () => {

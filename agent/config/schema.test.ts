@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { keyPaths } from './keys.ts';
+import { keyPaths } from '../../shared/config-report/keys.ts';
 import { parseConfig } from './load.ts';
 import { agentConfigSchema, type AgentConfig } from './schema.ts';
 
