@@ -1,7 +1,7 @@
-import { parseArgs } from 'node:util';
 import { startAgent } from './agent.ts';
 import { loadConfigFile, resolveConfigPath } from './config/load.ts';
 import { formatReport } from '../shared/config-report/report.ts';
+import { parseConfigCommand } from '../shared/config-command.ts';
 import { VERSION } from '../shared/version.ts';
 
 const USAGE = `usage:
@@ -24,40 +24,6 @@ const processIo: Io = {
   out: (t) => void process.stdout.write(t),
   err: (t) => void process.stderr.write(t),
 };
-
-type Command =
-  | { name: 'run' | 'validate'; file: string | undefined }
-  | { name: 'help' }
-  | { name: 'version' }
-  | { name: 'usage'; message: string };
-
-export function parseCommand(argv: readonly string[]): Command {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        config: { type: 'string', short: 'c' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'V' },
-      },
-    });
-  } catch (e) {
-    return { name: 'usage', message: e instanceof Error ? e.message : String(e) };
-  }
-  const { values, positionals } = parsed;
-  if (values.help) return { name: 'help' };
-  if (values.version) return { name: 'version' };
-  const [verb = 'run', ...rest] = positionals;
-  if (verb === 'version') return rest.length === 0 ? { name: 'version' } : { name: 'usage', message: 'version takes no argument' };
-  if (verb === 'validate') {
-    if (rest.length > 1 || (rest.length === 1 && values.config !== undefined)) return { name: 'usage', message: 'validate takes one file' };
-    return { name: 'validate', file: rest[0] ?? values.config };
-  }
-  if (verb === 'run' && rest.length === 0) return { name: 'run', file: values.config };
-  return { name: 'usage', message: `unexpected argument: ${positionals.join(' ')}` };
-}
 
 /** `validate`: prints the report; 0 when the file is valid, 1 when it is not. */
 export async function validate(file: string | undefined, io: Io = processIo): Promise<number> {
@@ -105,7 +71,7 @@ async function run(file: string | undefined, io: Io): Promise<number> {
 }
 
 export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
-  const command = parseCommand(argv);
+  const command = parseConfigCommand(argv);
   switch (command.name) {
     case 'help':
       io.out(USAGE);
