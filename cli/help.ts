@@ -27,10 +27,7 @@ export function commandUsage(command: Command): string {
 /** The commands (of one group, when `group` is given), one line each. */
 export function overview(commands: readonly Command[], group?: string): string {
   const shown = commands.filter((c) => group === undefined || c.words[0] === group);
-  const lines = shown.map((c) => {
-    const usage = [...c.words, c.args].filter((s) => s !== '').join(' ');
-    return `  ${usage.padEnd(52)}${c.summary}`;
-  });
+  const lines = shown.flatMap((c) => [`  ${[...c.words, c.args].filter((s) => s !== '').join(' ')}`, `      ${c.summary}`]);
   return [
     'usage: vendorctl <command> [flags]   (vendorctl <command> --help for its flags)',
     '',
