@@ -12,4 +12,9 @@ describe('VERSION', () => {
     expect(VERSION).toMatch(/^\d+\.\d+\.\d+$/);
     expect(readFileSync(new URL('../CHANGELOG.md', import.meta.url), 'utf8')).toContain(`## [${VERSION}]`);
   });
+
+  it('is the only version the agent configuration speaks of: no "(0.6.7+)" notes in its schema', () => {
+    const schema = readFileSync(new URL('../docs/vendor-agent.schema.json', import.meta.url), 'utf8');
+    expect(schema.match(/\(\d+\.\d+\.\d+\+\)/g) ?? []).toEqual([]);
+  });
 });

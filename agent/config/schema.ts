@@ -55,7 +55,7 @@ const tokenCommand = mapping(
     ),
     refreshIntervalSeconds: v.optional(integer(0, 'The command is run every this many seconds; 0 runs it once.'), 0),
   },
-  'Command run to obtain the bearer token (0.3.0+).',
+  'Command run to obtain the bearer token.',
 );
 
 const driverTls = v.optional(
@@ -92,7 +92,7 @@ const driver = section(
       v.pipe(
         object(
           {
-            token: v.optional(text('Bearer token added to each request back to the driver (0.3.0+).')),
+            token: v.optional(text('Bearer token added to each request back to the driver.')),
             tokenCommand: v.optional(tokenCommand),
           },
           'expected a mapping of keys to values',
@@ -111,14 +111,14 @@ const driver = section(
     ),
     grpc: v.optional(hostPort, 'spin-clouddriver-grpc:9091'),
     keepAliveHeartbeatSeconds: v.optional(
-      integer(0, 'Seconds between gRPC keep-alive pings; not set: every 60 seconds; 0: never (0.6.9+).'),
+      integer(0, 'Seconds between gRPC keep-alive pings; not set: every 60 seconds; 0: never.'),
     ),
     keepAliveTimeOutSeconds: v.optional(integer(1, 'Seconds to wait for a keep-alive answer before the connection is closed.')),
     insecure: flag(false, 'When true, the driver endpoint is a non-TLS server.'),
-    noProxy: flag(false, 'Ignore HTTP_PROXY, HTTPS_PROXY and NO_PROXY when connecting to the driver (0.3.1+).'),
+    noProxy: flag(false, 'Ignore HTTP_PROXY, HTTPS_PROXY and NO_PROXY when connecting to the driver.'),
     responseRetries: section(
       {
-        enabled: flag(true, 'Retry sending a response to the driver when it fails (0.6.7+).'),
+        enabled: flag(true, 'Retry sending a response to the driver when it fails.'),
         maxRetries: v.optional(integer(0, 'Number of retries.'), 1200),
         backOffMs: v.optional(integer(0, 'Wait between retries, in milliseconds.'), 3000),
       },
@@ -170,7 +170,7 @@ const customResourceDefinition = mapping(
       v.description('CRD to expose, in the form Kind.group.'),
     ),
     scope: v.optional(
-      v.pipe(v.picklist(['Namespaced', 'Cluster'], 'expected Namespaced or Cluster'), v.description('Scope of the CRD (1.0.9+).')),
+      v.pipe(v.picklist(['Namespaced', 'Cluster'], 'expected Namespaced or Cluster'), v.description('Scope of the CRD.')),
       'Namespaced',
     ),
   },
@@ -208,12 +208,12 @@ const accountEntries = {
   kubeconfigFile: v.optional(kubeconfigReference('Same as kubeConfigFile (the spelling used by the management API).')),
   serviceAccount: flag(false, 'Use the pod service account against the API server of the cluster the agent runs in.'),
   insecure: flag(false, 'Do not verify the TLS certificate of the cluster API server.'),
-  noProxy: flag(false, 'Ignore the proxy environment variables for this cluster (0.3.1+).'),
+  noProxy: flag(false, 'Ignore the proxy environment variables for this cluster.'),
   oAuthScopes: list(v.pipe(v.string('expected a scope'), v.minLength(1, 'expected a non-empty scope')), 'OAuth scopes used with the gcp auth provider.'),
-  namespaces: list(namespace, 'Namespaces to monitor; empty: all (0.4.0+).'),
+  namespaces: list(namespace, 'Namespaces to monitor; empty: all.'),
   omitNamespaces: list(namespace, 'Namespaces not to monitor. Not implemented: accepted with a warning.'),
-  onlyNamespacedResources: flag(false, 'Ignore non-namespaced resources; namespaces must then be listed (0.4.0+).'),
-  customResourceDefinitions: list(customResourceDefinition, 'CRDs to expose to the control plane (0.4.0+).'),
+  onlyNamespacedResources: flag(false, 'Ignore non-namespaced resources; namespaces must then be listed.'),
+  customResourceDefinitions: list(customResourceDefinition, 'CRDs to expose to the control plane.'),
   kinds: list(kindName, 'When not empty, only these kinds (singular, without group) are cached.'),
   omitKinds: list(kindName, 'Kinds not to cache.'),
   clusterScopedKinds: list(
@@ -370,7 +370,7 @@ const assignedAccounts = section(
 const kubernetes = section(
   {
     reconnectTimeoutMs: v.optional(integer(0, 'Wait before reconnecting to the control plane, in milliseconds.'), 5000),
-    noProxy: flag(false, 'Ignore the proxy environment variables when connecting to any cluster (0.3.1+).'),
+    noProxy: flag(false, 'Ignore the proxy environment variables when connecting to any cluster.'),
     retries,
     assignedAccounts,
     accounts,
@@ -487,7 +487,7 @@ export const agentConfigSchema = v.pipe(
     {
       driver,
       kubernetes,
-      timeoutSeconds: v.optional(integer(0, 'Maximum wait for a server request, in seconds; 0: no timeout (0.5.12+).'), 0),
+      timeoutSeconds: v.optional(integer(0, 'Maximum wait for a server request, in seconds; 0: no timeout.'), 0),
       tasks,
       logging,
       pprof,
