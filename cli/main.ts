@@ -54,7 +54,7 @@ async function readText(path: string, what: string): Promise<string> {
   }
 }
 
-/** The bearer token: the first line of --token-file, else VENDOR_API_TOKEN. Never printed. */
+/** The bearer token: the contents of --token-file (trimmed), else VENDOR_API_TOKEN. Never printed. */
 async function bearerToken(flags: Flags, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   const file = flags['token-file'];
   if (file !== undefined) {
