@@ -12,10 +12,24 @@ Exit codes: 0 done, 1 an operation failed (or had not finished when --wait ran o
 3 API error (or the API could not be reached). docs/cli.md has the details.
 `;
 
+/** What each flag's value is, as the help shows it. */
+const VALUE_NAMES: Partial<Record<OptionName, string>> = {
+  file: ' FILE',
+  namespace: ' NAMESPACE',
+  name: ' NAME',
+  'idempotency-key': ' KEY',
+  wait: '[=SECONDS]',
+  timeout: ' SECONDS',
+  'api-version': ' APIVERSION',
+  replicas: ' N',
+  'propagation-policy': ' POLICY',
+  'to-revision': ' REVISION',
+};
+
 function flagName(name: OptionName): string {
   const option: { short?: string; type: string } = OPTIONS[name];
   const short = option.short === undefined ? '' : `-${option.short}, `;
-  return `${short}--${name}${option.type === 'string' ? (name === 'wait' ? '[=SECONDS]' : ' VALUE') : ''}`;
+  return `${short}--${name}${option.type === 'string' ? (VALUE_NAMES[name] ?? ' VALUE') : ''}`;
 }
 
 export function commandUsage(command: Command): string {

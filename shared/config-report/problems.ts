@@ -87,9 +87,9 @@ export function problemsFromIssues(
     if (byPath.has(path)) continue;
     const last = items.at(-1);
     if (last?.origin === 'key') {
-      // valibot reports a missing required key, and a key a strict mapping does not allow (expecting
-      // "never"), on the key itself.
-      const missing = issue.expected !== 'never';
+      // valibot reports a missing required key of a mapping, and a key a strict mapping does not allow
+      // (expecting "never"), on the key itself.
+      const missing = issue.type.endsWith('object') && issue.expected !== 'never';
       if (!missing && unknownKey !== undefined) {
         byPath.set(path, unknownKey(keys.slice(0, -1), String(last.key)));
         continue;
