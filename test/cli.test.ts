@@ -82,7 +82,8 @@ afterAll(async () => {
   expect(printed.join('')).not.toContain(PLANE_TOKEN);
 });
 
-describe('vendorctl against a running control plane', () => {
+// Each test starts several CLI processes, each a Node start-up on a machine that may be busy.
+describe('vendorctl against a running control plane', { timeout: 120_000 }, () => {
   it('prints the one version, the same as the API document says', async () => {
     expect(await vendorctl(['--version'])).toEqual({ code: 0, out: `vendorctl ${VERSION}\n`, err: '' });
     const doc = (await (await fetch(`${plane.url}/openapi.json`)).json()) as { info: { version: string } };
