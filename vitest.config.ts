@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // so files run in a small pool and each test gets room for real I/O.
 export default defineConfig({
   test: {
-    include: ['{functions,driver,agent,shared,test,bench,scripts}/**/*.test.ts'],
+    include: ['{functions,driver,agent,cli,shared,test,bench,scripts}/**/*.test.ts'],
     exclude: ['**/node_modules/**', 'test/cluster/**/*.real.test.ts'],
     pool: 'forks',
     maxWorkers: 2,

@@ -6,7 +6,7 @@ import { AGENT_COMPONENTS } from './components.ts';
 import type { ConfigChange } from './config/diff.ts';
 import { ConfigReloader, type SignalSource } from './config/reload.ts';
 import type { AgentConfig } from './config/schema.ts';
-import type { ConfigWarning } from './config/problems.ts';
+import type { ConfigWarning } from '../shared/config-report/problems.ts';
 import { driverProxy, normalizeProxyEnv } from './net/proxy.ts';
 import { Readiness } from './observability/health.ts';
 import { createAgentLogger } from './observability/logger.ts';

@@ -7,7 +7,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { get } from '../test/support/http.ts';
 import { startChild } from '../test/support/process.ts';
-import { agentMain, parseCommand } from './main.ts';
+import { VERSION } from '../shared/version.ts';
+import { parseConfigCommand } from '../shared/config-command.ts';
+import { agentMain } from './main.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -38,14 +40,24 @@ function memoryIo() {
 
 describe('agent command line', () => {
   it('parses run, validate and --config', () => {
-    expect(parseCommand([])).toEqual({ name: 'run', file: undefined });
-    expect(parseCommand(['--config', 'a.yml'])).toEqual({ name: 'run', file: 'a.yml' });
-    expect(parseCommand(['run', '-c', 'a.yml'])).toEqual({ name: 'run', file: 'a.yml' });
-    expect(parseCommand(['validate', 'a.yml'])).toEqual({ name: 'validate', file: 'a.yml' });
-    expect(parseCommand(['validate', '--config', 'a.yml'])).toEqual({ name: 'validate', file: 'a.yml' });
-    expect(parseCommand(['--help'])).toEqual({ name: 'help' });
-    expect(parseCommand(['start']).name).toBe('usage');
-    expect(parseCommand(['--port', '1']).name).toBe('usage');
+    expect(parseConfigCommand([])).toEqual({ name: 'run', file: undefined });
+    expect(parseConfigCommand(['--config', 'a.yml'])).toEqual({ name: 'run', file: 'a.yml' });
+    expect(parseConfigCommand(['run', '-c', 'a.yml'])).toEqual({ name: 'run', file: 'a.yml' });
+    expect(parseConfigCommand(['validate', 'a.yml'])).toEqual({ name: 'validate', file: 'a.yml' });
+    expect(parseConfigCommand(['validate', '--config', 'a.yml'])).toEqual({ name: 'validate', file: 'a.yml' });
+    expect(parseConfigCommand(['--help'])).toEqual({ name: 'help' });
+    expect(parseConfigCommand(['start']).name).toBe('usage');
+    expect(parseConfigCommand(['--port', '1']).name).toBe('usage');
+  });
+
+  it('prints the version for --version, -V and version, and exits 0', async () => {
+    for (const argv of [['--version'], ['-V'], ['version']]) {
+      expect(parseConfigCommand(argv)).toEqual({ name: 'version' });
+      const { io, out } = memoryIo();
+      expect(await agentMain(argv, io)).toBe(0);
+      expect(out.join('')).toBe(`vendor-agent ${VERSION}\n`);
+    }
+    expect(parseConfigCommand(['version', 'extra']).name).toBe('usage');
   });
 
   it('usage errors exit 2 with the usage', async () => {

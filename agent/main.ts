@@ -1,11 +1,13 @@
-import { parseArgs } from 'node:util';
 import { startAgent } from './agent.ts';
 import { loadConfigFile, resolveConfigPath } from './config/load.ts';
-import { formatReport } from './config/report.ts';
+import { formatReport } from '../shared/config-report/report.ts';
+import { parseConfigCommand } from '../shared/config-command.ts';
+import { VERSION } from '../shared/version.ts';
 
 const USAGE = `usage:
   vendor-agent [run] [--config FILE]   run the agent
   vendor-agent validate [FILE]         check a configuration file; exit 0 only when it is valid
+  vendor-agent version                 print the version (also --version, -V)
 
 FILE defaults to /opt/vendor/config/vendor-agent.yml, then ./vendor-agent.yml.
 `;
@@ -22,30 +24,6 @@ const processIo: Io = {
   out: (t) => void process.stdout.write(t),
   err: (t) => void process.stderr.write(t),
 };
-
-type Command = { name: 'run' | 'validate'; file: string | undefined } | { name: 'help' } | { name: 'usage'; message: string };
-
-export function parseCommand(argv: readonly string[]): Command {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
-    });
-  } catch (e) {
-    return { name: 'usage', message: e instanceof Error ? e.message : String(e) };
-  }
-  const { values, positionals } = parsed;
-  if (values.help) return { name: 'help' };
-  const [verb = 'run', ...rest] = positionals;
-  if (verb === 'validate') {
-    if (rest.length > 1 || (rest.length === 1 && values.config !== undefined)) return { name: 'usage', message: 'validate takes one file' };
-    return { name: 'validate', file: rest[0] ?? values.config };
-  }
-  if (verb === 'run' && rest.length === 0) return { name: 'run', file: values.config };
-  return { name: 'usage', message: `unexpected argument: ${positionals.join(' ')}` };
-}
 
 /** `validate`: prints the report; 0 when the file is valid, 1 when it is not. */
 export async function validate(file: string | undefined, io: Io = processIo): Promise<number> {
@@ -93,10 +71,13 @@ async function run(file: string | undefined, io: Io): Promise<number> {
 }
 
 export async function agentMain(argv: readonly string[], io: Io = processIo): Promise<number> {
-  const command = parseCommand(argv);
+  const command = parseConfigCommand(argv);
   switch (command.name) {
     case 'help':
       io.out(USAGE);
+      return 0;
+    case 'version':
+      io.out(`vendor-agent ${VERSION}\n`);
       return 0;
     case 'usage':
       io.err(`${command.message}\n${USAGE}`);

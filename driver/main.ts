@@ -5,20 +5,26 @@
  * and exits 0.
  */
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import { driverConfigSource } from '../shared/driver-config/source.ts';
 import { isVendorError, VendorError } from '../shared/errors.ts';
 import { createLogger, type Logger } from '../shared/log.ts';
 import { isProductionEnv } from '../shared/production.ts';
+import { parseConfigCommand } from '../shared/config-command.ts';
+import { formatReport } from '../shared/config-report/report.ts';
+import { VERSION } from '../shared/version.ts';
 import { tableFromEnv, type TableRef } from '../shared/table/client.ts';
 import { syncDefinitionSources } from '../shared/table/sources.ts';
 import { endpointConfig, loadDriverFile, type DriverFile, type DriverGrpcConfig } from './config.ts';
 import { DRIVER_MODULES } from './modules.ts';
 import { startDriver, type Driver } from './server.ts';
 import { startConfiguredSources } from './sources/configured.ts';
+import { checkDriverFile } from './validate.ts';
 
-const USAGE = `usage: vendor-driver [--config FILE]
+const USAGE = `usage:
+  vendor-driver [run] [--config FILE]            run the driver
+  vendor-driver validate [FILE | --config FILE]  check the file; exit 0 when it is valid, 1 when not
+  vendor-driver version                          print the version (also --version, -V)
 
 FILE defaults to VENDOR_DRIVER_CONFIG, then ./vendor-driver.yml.
 The table comes from VENDOR_TABLE_NAME or the SST link VendorTable (VENDOR_DYNAMODB_ENDPOINT for another endpoint);
@@ -85,20 +91,27 @@ export function parsePort(raw: string | undefined, name: string): number | undef
 
 export async function driverMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const log = createLogger({ format: env.VENDOR_LOG_FORMAT === 'json' ? 'json' : 'text', base: { component: 'driver' } });
-  let args;
-  try {
-    args = parseArgs({ args: [...argv], options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } } }).values;
-  } catch (e) {
-    process.stderr.write(`${(e as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (args.help) {
-    process.stdout.write(USAGE);
-    return 0;
+  const command = parseConfigCommand(argv);
+  const configPath = (given: string | undefined) => resolve(given ?? (env.VENDOR_DRIVER_CONFIG || 'vendor-driver.yml'));
+  switch (command.name) {
+    case 'usage':
+      process.stderr.write(`${command.message}\n${USAGE}`);
+      return 2;
+    case 'help':
+      process.stdout.write(USAGE);
+      return 0;
+    case 'version':
+      process.stdout.write(`vendor-driver ${VERSION}\n`);
+      return 0;
+    case 'validate': {
+      const checked = await checkDriverFile(configPath(command.file));
+      (checked.config === undefined ? process.stderr : process.stdout).write(formatReport(checked));
+      return checked.config === undefined ? 1 : 0;
+    }
   }
   let driver: Driver;
   try {
-    const path = resolve(args.config ?? (env.VENDOR_DRIVER_CONFIG || 'vendor-driver.yml'));
+    const path = configPath(command.file);
     const file = await loadDriverFile(path);
     const port = parsePort(env.GRPC_PORT, 'GRPC_PORT');
     log.info({ config: path }, 'driver configuration loaded');

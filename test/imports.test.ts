@@ -84,6 +84,24 @@ describe('the import rule on made-up trees', () => {
     expect(report.violations).toEqual([]);
   });
 
+  it('keeps cli/ apart: it imports only shared/ and itself, and nothing imports it', () => {
+    const report = checkImports(
+      tree({
+        'cli/main.ts': "import { run } from './run.ts';\nimport { e } from '../shared/errors.ts';\nimport { view } from '../functions/view.ts';\nexport const m = [run, e, view];\n",
+        'cli/run.ts': 'export const run = 1;\n',
+        'functions/view.ts': 'export const view = 1;\n',
+        'agent/a.ts': "import { run } from '../cli/run.ts';\nexport const a = run;\n",
+        'shared/errors.ts': "import { run } from '../cli/run.ts';\nexport const e = run;\n",
+      }),
+    );
+    expect(report.violations.map((v) => [v.file, v.line, v.imported])).toEqual([
+      ['agent/a.ts', 1, 'cli/run.ts'],
+      ['cli/main.ts', 3, 'functions/view.ts'],
+      ['shared/errors.ts', 1, 'cli/run.ts'],
+    ]);
+    expect(report.violations[1]!.message).toMatch(/cli\/ may import only cli\/ and shared\//);
+  });
+
   it('is not fooled by comments or strings that look like imports', () => {
     const report = checkImports(
       tree({

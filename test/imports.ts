@@ -1,5 +1,5 @@
-// The import rule (docs/testing.md, "The import rule"): `functions/`, `driver/` and `agent/` never
-// import each other, `shared/` imports none of them, and production files import no cycle. The agent ships
+// The import rule (docs/testing.md, "The import rule"): `functions/`, `driver/`, `agent/` and `cli/`
+// never import each other, `shared/` imports none of them, and production files import no cycle. The agent ships
 // alone in its image with `agent/` and `shared/` only, so a single stray import breaks it there
 // while everything still passes in the checkout. Tests may import anything.
 //
@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import ts from 'typescript';
 
-export const AREAS = ['functions', 'driver', 'agent', 'shared'] as const;
+export const AREAS = ['functions', 'driver', 'agent', 'cli', 'shared'] as const;
 export type Area = (typeof AREAS)[number];
 
 /** How a file names another: an import or export-from, or a `new URL('…', import.meta.url)` it loads at run time (a worker). */
@@ -57,6 +57,7 @@ const ALLOWED: Record<Area, readonly Area[]> = {
   functions: ['functions', 'shared'],
   driver: ['driver', 'shared'],
   agent: ['agent', 'shared'],
+  cli: ['cli', 'shared'],
   shared: ['shared'],
 };
 

@@ -14,10 +14,10 @@ import type { LoadedCluster } from './kubeconfig.ts';
 import { splitLines } from './lines.ts';
 import { withRetries } from './retry.ts';
 import type { ClusterClient, KubeRequest, KubeResponse, KubeStream, RetrySettings, ServerVersion } from './types.ts';
-import { AGENT_VERSION } from '../version.ts';
+import { VERSION } from '../../shared/version.ts';
 
 /** How the agent names itself to API servers. */
-export const USER_AGENT = `vendor-agent/${AGENT_VERSION}`;
+export const USER_AGENT = `vendor-agent/${VERSION}`;
 
 export interface ClusterClientDeps {
   retries: RetrySettings;

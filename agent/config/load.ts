@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import * as v from 'valibot';
-import { parseDocument } from 'yaml';
+import { unknownKeys } from '../../shared/config-report/keys.ts';
+import { problemsFromIssues, type ConfigProblem, type ConfigWarning } from '../../shared/config-report/problems.ts';
+import { readConfigText, readYaml } from '../../shared/config-report/yaml.ts';
 import { agentConfigSchema, type AgentConfig } from './schema.ts';
-import { problemsFromIssues, type ConfigProblem, type ConfigWarning } from './problems.ts';
 import { secretReferenceProblems } from './references.ts';
+import { isSecretPath } from './secret-paths.ts';
 import { semanticWarnings } from './warnings.ts';
-import { unknownKeys } from './keys.ts';
 
 /** Guards against documents built to expand exponentially through aliases. */
 const MAX_ALIAS_COUNT = 1000;
@@ -37,33 +37,12 @@ function dropNulls(value: unknown): unknown {
 }
 
 export function parseConfig(text: string, source: string): ConfigResult {
-  const doc = parseDocument(text, { merge: true, uniqueKeys: true, prettyErrors: true });
-  if (doc.errors.length > 0) {
-    const problems = doc.errors.map((e): ConfigProblem => {
-      const pos = e.linePos?.[0];
-      return {
-        path: pos === undefined ? '(YAML)' : `line ${pos.line}, column ${pos.col}`,
-        message: `expected valid YAML: ${e.message.split('\n')[0] ?? e.code}`,
-      };
-    });
-    return { source, config: undefined, problems, warnings: [] };
-  }
-  let js: unknown;
-  try {
-    js = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-  } catch {
-    // The only failure left after a clean parse: aliases that would expand without bound.
-    return {
-      source,
-      config: undefined,
-      problems: [{ path: '(YAML)', message: `expected a document whose aliases expand to at most ${MAX_ALIAS_COUNT} nodes` }],
-      warnings: [],
-    };
-  }
-  const raw = dropNulls(js ?? {});
+  const read = readYaml(text, { merge: true, maxAliasCount: MAX_ALIAS_COUNT });
+  if (read.problems !== undefined) return { source, config: undefined, problems: read.problems, warnings: [] };
+  const raw = dropNulls(read.raw ?? {});
   const warnings = [...unknownKeys(agentConfigSchema, raw), ...semanticWarnings(raw)];
   const parsed = v.safeParse(agentConfigSchema, raw);
-  const schemaProblems = parsed.success ? [] : problemsFromIssues(parsed.issues);
+  const schemaProblems = parsed.success ? [] : problemsFromIssues(parsed.issues, isSecretPath);
   const reported = new Set(schemaProblems.map((p) => p.path));
   const problems = [...schemaProblems, ...secretReferenceProblems(raw).filter((p) => !reported.has(p.path))];
   if (!parsed.success || problems.length > 0) return { source, config: undefined, problems, warnings };
@@ -71,14 +50,9 @@ export function parseConfig(text: string, source: string): ConfigResult {
 }
 
 export async function loadConfigFile(path: string): Promise<ConfigResult> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (e) {
-    const reason = (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message;
-    return { source: path, config: undefined, problems: [{ path: '(file)', message: `expected a readable file: ${reason}` }], warnings: [] };
-  }
-  return parseConfig(text, path);
+  const read = await readConfigText(path);
+  if (read.problem !== undefined) return { source: path, config: undefined, problems: [read.problem], warnings: [] };
+  return parseConfig(read.text, path);
 }
 
 /**

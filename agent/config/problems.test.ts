@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { DEFAULT_CONFIG_PATHS, loadConfigFile, parseConfig, resolveConfigPath } from './load.ts';
-import { formatReport } from './report.ts';
+import { formatReport } from '../../shared/config-report/report.ts';
 
 function problems(raw: unknown): Record<string, string> {
   const result = parseConfig(typeof raw === 'string' ? raw : stringify(raw), 'test.yml');

@@ -1,5 +1,5 @@
 import { describeInvalidReference, inspectSecretValue } from '../../shared/secrets/reference.ts';
-import { formatPath, hiddenValue, type ConfigProblem, type PathKey } from './problems.ts';
+import { formatPath, hiddenValue, type ConfigProblem, type PathKey } from '../../shared/config-report/problems.ts';
 
 /**
  * Every string of the file may be a secret reference (docs/secrets.md), so every string that starts

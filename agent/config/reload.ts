@@ -5,7 +5,7 @@ import type { Logger } from '../../shared/log.ts';
 import type { AgentMetrics } from '../observability/metrics.ts';
 import { diffConfig, isEmptyChange, type ConfigChange } from './diff.ts';
 import { loadConfigFile } from './load.ts';
-import { formatProblem } from './report.ts';
+import { formatProblem } from '../../shared/config-report/report.ts';
 import type { AgentConfig } from './schema.ts';
 
 export type ReloadTrigger = 'SIGHUP' | 'file change' | 'request';

@@ -64,7 +64,7 @@ const tokenCommand = mapping(
     ),
     refreshIntervalSeconds: v.optional(integer(0, 'The command is run every this many seconds; 0 runs it once.'), 0),
   },
-  'Command run to obtain the bearer token (0.3.0+).',
+  'Command run to obtain the bearer token.',
 );
 
 const driverTls = v.optional(
@@ -101,7 +101,7 @@ const driver = section(
       v.pipe(
         object(
           {
-            token: v.optional(text('Bearer token added to each request back to the driver (0.3.0+).')),
+            token: v.optional(text('Bearer token added to each request back to the driver.')),
             tokenCommand: v.optional(tokenCommand),
           },
           'expected a mapping of keys to values',
@@ -120,14 +120,14 @@ const driver = section(
     ),
     grpc: v.optional(hostPort, 'spin-clouddriver-grpc:9091'),
     keepAliveHeartbeatSeconds: v.optional(
-      integer(0, 'Seconds between gRPC keep-alive pings; not set: every 60 seconds; 0: never (0.6.9+).'),
+      integer(0, 'Seconds between gRPC keep-alive pings; not set: every 60 seconds; 0: never.'),
     ),
     keepAliveTimeOutSeconds: v.optional(integer(1, 'Seconds to wait for a keep-alive answer before the connection is closed.')),
     insecure: flag(false, 'When true, the driver endpoint is a non-TLS server.'),
-    noProxy: flag(false, 'Ignore HTTP_PROXY, HTTPS_PROXY and NO_PROXY when connecting to the driver (0.3.1+).'),
+    noProxy: flag(false, 'Ignore HTTP_PROXY, HTTPS_PROXY and NO_PROXY when connecting to the driver.'),
     responseRetries: section(
       {
-        enabled: flag(true, 'Retry sending a response to the driver when it fails (0.6.7+).'),
+        enabled: flag(true, 'Retry sending a response to the driver when it fails.'),
         maxRetries: v.optional(integer(0, 'Number of retries.'), 1200),
         backOffMs: v.optional(integer(0, 'Wait between retries, in milliseconds.'), 3000),
       },
@@ -294,7 +294,7 @@ const assignedAccounts = section(
 const kubernetes = section(
   {
     reconnectTimeoutMs: v.optional(integer(0, 'Wait before reconnecting to the control plane, in milliseconds.'), 5000),
-    noProxy: flag(false, 'Ignore the proxy environment variables when connecting to any cluster (0.3.1+).'),
+    noProxy: flag(false, 'Ignore the proxy environment variables when connecting to any cluster.'),
     retries,
     assignedAccounts,
     accounts,
@@ -411,7 +411,7 @@ export const agentConfigSchema = v.pipe(
     {
       driver,
       kubernetes,
-      timeoutSeconds: v.optional(integer(0, 'Maximum wait for a server request, in seconds; 0: no timeout (0.5.12+).'), 0),
+      timeoutSeconds: v.optional(integer(0, 'Maximum wait for a server request, in seconds; 0: no timeout.'), 0),
       tasks,
       logging,
       pprof,

@@ -1,5 +1,5 @@
 import { hasWhitespace } from '../../shared/accounts/settings.ts';
-import { formatPath, type ConfigWarning } from './problems.ts';
+import { formatPath, type ConfigWarning } from '../../shared/config-report/problems.ts';
 
 function isMapping(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

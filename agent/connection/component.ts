@@ -7,7 +7,7 @@
 import { VendorError } from '../../shared/errors.ts';
 import type { ComponentFactory } from '../component.ts';
 import type { AgentConfig } from '../config/schema.ts';
-import { AGENT_VERSION } from '../version.ts';
+import { VERSION } from '../../shared/version.ts';
 import { DriverConnection } from './connection.ts';
 import { staticAccountsForHello } from './hello.ts';
 import { driverLink, setDriverLink, type DriverLink } from './link.ts';
@@ -30,7 +30,7 @@ export const driverConnectionComponent: ComponentFactory = (ctx) => {
     hello: () => ({
       agentId: ctx.agentId,
       zone: ctx.zone.zoneId,
-      agentVersion: AGENT_VERSION,
+      agentVersion: VERSION,
       staticAccounts: staticAccountsForHello(
         ctx.config().kubernetes.accounts.map((a) => ({ ...a, permissions: [{ READ: a.permissions.READ, WRITE: a.permissions.WRITE }] })),
       ),

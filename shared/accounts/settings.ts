@@ -190,7 +190,7 @@ export function crdEntries(p: Phrasing) {
       v.regex(CRD_KIND, say('expected Kind.group (for example Rollout.argoproj.io)', 'must have the form Kind.group, the group with a dot (for example Rollout.argoproj.io)')),
       v.description('CRD to expose, in the form Kind.group.'),
     ),
-    scope: v.pipe(v.picklist(CRD_SCOPES, typed('expected Namespaced or Cluster')), v.description('Scope of the CRD (1.0.9+).')),
+    scope: v.pipe(v.picklist(CRD_SCOPES, typed('expected Namespaced or Cluster')), v.description('Scope of the CRD.')),
   };
 }
 
@@ -216,12 +216,12 @@ export function settingValues<C extends v.GenericSchema<unknown, { kind: string;
     context: v.pipe(v.string(typed('expected a string')), v.description('Context of the kubeconfig to use; empty: its current context.')),
     serviceAccount: flag(p, 'Use the pod service account against the API server of the cluster the agent runs in.'),
     insecure: flag(p, 'Do not verify the TLS certificate of the cluster API server.'),
-    noProxy: flag(p, 'Ignore the proxy environment variables for this cluster (0.3.1+).'),
+    noProxy: flag(p, 'Ignore the proxy environment variables for this cluster.'),
     oAuthScopes: listOf(p, nonEmpty(p, 'a scope'), 'OAuth scopes used with the gcp auth provider.'),
-    namespaces: listOf(p, namespace, 'Namespaces to monitor; empty: all (0.4.0+).'),
+    namespaces: listOf(p, namespace, 'Namespaces to monitor; empty: all.'),
     omitNamespaces: listOf(p, nonEmpty(p, 'a namespace name'), 'Namespaces not to monitor. Not implemented: accepted with a warning.'),
-    onlyNamespacedResources: flag(p, 'Ignore non-namespaced resources (0.4.0+).'),
-    customResourceDefinitions: listOf(p, crd, 'CRDs to expose to the control plane (0.4.0+).'),
+    onlyNamespacedResources: flag(p, 'Ignore non-namespaced resources.'),
+    customResourceDefinitions: listOf(p, crd, 'CRDs to expose to the control plane.'),
     kinds: listOf(p, nonEmpty(p, 'a kind name'), 'When not empty, only these kinds (singular, without group) are cached.'),
     omitKinds: listOf(p, nonEmpty(p, 'a kind name'), 'Kinds not to cache.'),
     clusterScopedKinds: listOf(

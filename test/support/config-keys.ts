@@ -1,5 +1,5 @@
 import type * as v from 'valibot';
-import { unwrapSchema, type WalkedSchema } from '../../agent/config/keys.ts';
+import { unwrapSchema, type WalkedSchema } from '../../shared/config-report/keys.ts';
 
 /**
  * Every key of the schema as a path, lists of mappings shown with `[]`:

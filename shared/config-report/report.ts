@@ -1,5 +1,12 @@
-import type { ConfigResult } from './load.ts';
 import type { ConfigProblem, ConfigWarning } from './problems.ts';
+
+/** A configuration file checked: valid exactly when `problems` is empty (then `config` is present). */
+export interface CheckedConfig {
+  source: string;
+  config: { kubernetes: { accounts: readonly unknown[] } } | undefined;
+  problems: readonly ConfigProblem[];
+  warnings: readonly ConfigWarning[];
+}
 
 export function formatProblem(p: ConfigProblem): string {
   return p.value === undefined ? `${p.path}: ${p.message}` : `${p.path}: ${p.message}, got ${p.value}`;
@@ -9,8 +16,11 @@ export function formatWarning(w: ConfigWarning): string {
   return `${w.path}: ${w.message}`;
 }
 
-/** The report `validate` prints and `run` prints before refusing to start: every problem, then every warning. */
-export function formatReport(result: ConfigResult): string {
+/**
+ * The report `validate` of the agent and of the driver prints (and the agent before refusing to
+ * start): the file and its verdict, every problem, then every warning.
+ */
+export function formatReport(result: CheckedConfig): string {
   const lines: string[] = [];
   const n = result.problems.length;
   if (n === 0) {

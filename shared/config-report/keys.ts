@@ -1,5 +1,6 @@
+/** The keys a configuration schema knows: every key path, unknown keys of a file, the closest known key. */
 import type * as v from 'valibot';
-import { formatPath, type ConfigWarning, type PathKey } from './problems.ts';
+import { formatPath, type ConfigWarning, type PathKey, type UnknownKeyProblem } from './problems.ts';
 
 /** A schema as the key walks see it: the entries, items and wrapped schema valibot keeps on it. */
 export type WalkedSchema = v.GenericSchema & {
@@ -72,4 +73,26 @@ export function unknownKeys(schema: v.GenericSchema, input: unknown): ConfigWarn
   };
   walk(schema as WalkedSchema, input, []);
   return out;
+}
+
+/** The keys of the mapping the schema expects at `keys`, or nothing when the path leads elsewhere. */
+export function knownKeysAt(schema: v.GenericSchema, keys: readonly PathKey[]): string[] | undefined {
+  let s: WalkedSchema | undefined = unwrapSchema(schema as WalkedSchema);
+  for (const key of keys) {
+    const next: WalkedSchema | undefined = typeof key === 'number' ? s.item : s.entries?.[key];
+    if (next === undefined) return undefined;
+    s = unwrapSchema(next);
+  }
+  return s.entries === undefined ? undefined : Object.keys(s.entries);
+}
+
+/** How a key that a strict mapping of `schema` refuses is reported: refused, with the closest known key. */
+export function refusedKeyProblem(schema: v.GenericSchema): UnknownKeyProblem {
+  return (keys, key) => {
+    const near = closestKey(key, knownKeysAt(schema, keys) ?? []);
+    return {
+      path: formatPath([...keys, key]),
+      message: near === undefined ? 'unknown key, refused' : `unknown key, refused; the closest known key is ${formatPath([...keys, near])}`,
+    };
+  };
 }

@@ -1,6 +1,9 @@
+/**
+ * Problems and warnings of a configuration file, as `validate` of the agent and of the driver print
+ * them: each at its key path, with the value found shown only when it cannot be a secret.
+ */
 import type * as v from 'valibot';
-import { REFUSED_VALUE } from '../../shared/accounts/kubeconfig-reference.ts';
-import { SECRET_KEY_PATHS } from './schema.ts';
+import { REFUSED_VALUE } from '../accounts/kubeconfig-reference.ts';
 
 /** One thing wrong with the file: where, what was found (printable, never a secret) and what is allowed. */
 export interface ConfigProblem {
@@ -30,9 +33,8 @@ export function formatPath(keys: readonly PathKey[]): string {
   return out === '' ? '(top of the file)' : out;
 }
 
-export function isSecretPath(path: string): boolean {
-  return SECRET_KEY_PATHS.some((re) => re.test(path));
-}
+/** Whether the value at a key path may be a secret (a token, a password), and so is shown only by its kind. */
+export type SecretPath = (path: string) => boolean;
 
 function kindOf(value: unknown): string {
   if (value === undefined) return 'nothing';
@@ -48,9 +50,9 @@ export function hiddenValue(value: unknown): string {
 }
 
 /** How a found value is shown in a report. */
-export function renderValue(path: string, value: unknown): string {
+export function renderValue(path: string, value: unknown, isSecret: SecretPath): string {
   if (value === undefined || value === null) return kindOf(value);
-  if (isSecretPath(path)) return hiddenValue(value);
+  if (isSecret(path)) return hiddenValue(value);
   if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   if (Array.isArray(value)) return kindOf(value);
@@ -62,10 +64,21 @@ export function renderValue(path: string, value: unknown): string {
 }
 
 /**
- * Turns valibot issues into problems, one per key path (the first issue found there, since a value
- * that fails its type makes every later rule on it moot).
+ * A key a strict mapping refused, told as such: with the closest key the mapping knows when there is
+ * one (`keys` leads to the mapping).
  */
-export function problemsFromIssues(issues: readonly v.BaseIssue<unknown>[]): ConfigProblem[] {
+export type UnknownKeyProblem = (keys: readonly PathKey[], key: string) => ConfigProblem;
+
+/**
+ * Turns valibot issues into problems, one per key path (the first issue found there, since a value
+ * that fails its type makes every later rule on it moot). Without `unknownKey`, a refused key gets
+ * the schema's own message.
+ */
+export function problemsFromIssues(
+  issues: readonly v.BaseIssue<unknown>[],
+  isSecret: SecretPath,
+  unknownKey?: UnknownKeyProblem,
+): ConfigProblem[] {
   const byPath = new Map<string, ConfigProblem>();
   for (const issue of issues) {
     const items = issue.path ?? [];
@@ -74,8 +87,13 @@ export function problemsFromIssues(issues: readonly v.BaseIssue<unknown>[]): Con
     if (byPath.has(path)) continue;
     const last = items.at(-1);
     if (last?.origin === 'key') {
-      // valibot reports a missing required key, and a key a strict mapping does not allow, on the key itself.
-      const missing = issue.type === 'object';
+      // valibot reports a missing required key of a mapping, and a key a strict mapping does not allow
+      // (expecting "never"), on the key itself.
+      const missing = issue.type.endsWith('object') && issue.expected !== 'never';
+      if (!missing && unknownKey !== undefined) {
+        byPath.set(path, unknownKey(keys.slice(0, -1), String(last.key)));
+        continue;
+      }
       byPath.set(path, {
         path,
         message: missing ? 'expected this key, it is required' : issue.message,
@@ -86,7 +104,7 @@ export function problemsFromIssues(issues: readonly v.BaseIssue<unknown>[]): Con
     // A rule between keys is shown with the value of the key it points at; a value a rule refused
     // as possibly secret (kubeconfig contents) only by its kind.
     const value = last === undefined ? issue.input : last.value;
-    byPath.set(path, { path, message: issue.message, value: issue.input === REFUSED_VALUE ? hiddenValue(value) : renderValue(path, value) });
+    byPath.set(path, { path, message: issue.message, value: issue.input === REFUSED_VALUE ? hiddenValue(value) : renderValue(path, value, isSecret) });
   }
   return [...byPath.values()];
 }

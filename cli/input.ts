@@ -1,0 +1,17 @@
+/** Files given with `-f`: YAML or JSON (JSON is YAML), read as written. */
+import { parseAllDocuments } from 'yaml';
+import { usageError } from './errors.ts';
+
+/** Every document of a YAML (or JSON) text, empty ones left out; a syntax error is a usage error naming its line. */
+export function documentsOf(text: string, file: string): unknown[] {
+  const docs = parseAllDocuments(text, { uniqueKeys: true });
+  const list = Array.isArray(docs) ? docs : [docs];
+  for (const doc of list) {
+    const error = doc.errors[0];
+    if (error !== undefined) {
+      const pos = error.linePos?.[0];
+      throw usageError(`${file} is not valid YAML or JSON${pos === undefined ? '' : ` (line ${pos.line}, column ${pos.col})`}: ${error.message.split('\n')[0]}`);
+    }
+  }
+  return list.map((d) => d.toJS({ maxAliasCount: 100 }) as unknown).filter((d) => d !== null && d !== undefined);
+}
