@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { liveSessions } from '../../shared/table/sessions.ts';
+import { liveSessions } from '../../shared/table/agents/sessions.ts';
 import { useAssignmentWorld } from '../support/assignment.ts';
 import { startTcpBalancer } from '../support/tcp-balancer.ts';
 

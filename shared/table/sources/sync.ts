@@ -1,0 +1,286 @@
+import { createHash } from 'node:crypto';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AccountRecord, Definition, DefinitionSettings, SourceKind } from '../../accounts/model.ts';
+import * as v from 'valibot';
+import { duplicateNameIssues } from '../../accounts/duplicates.ts';
+import { accountSettingsSchema, type AccountSettings } from '../../accounts/schema.ts';
+import { parseOrThrow } from '../../accounts/validate.ts';
+import { VendorError } from '../../errors.ts';
+import { winningDefinition } from '../../accounts/precedence.ts';
+import { createAccount, deleteAccount, getAccount, mutateAccount, newAccountRecord, removeDefinition, setDefinition } from '../accounts/records.ts';
+import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from '../accounts/access.ts';
+import { appendChanges } from '../accounts/feed.ts';
+import type { TableRef } from '../core/client.ts';
+import { sourceMemberKey, sourcePk } from './keys.ts';
+import { runBounded } from '../core/bounded.ts';
+import { queryAll } from '../core/query.ts';
+import { settleRankIndex } from '../accounts/rank.ts';
+import { withSourceLock, type SourceLockOptions } from './lock.ts';
+
+/**
+ * A source of account definitions as stored: the driver config file, a config server, a plugin (with
+ * its numeric precedence), or one agent's static accounts. Each source's definitions are synced as a
+ * whole: what it no longer defines is removed.
+ */
+export interface SourceRef {
+  /** Stable id: `driver-config`, `config-server`, `plugin:<name>`, `agent:<agentId>`. */
+  id: string;
+  kind: SourceKind;
+  precedence?: number;
+  agentId?: string;
+  zoneId?: string;
+}
+
+export function agentSourceId(agentId: string): string {
+  return `agent:${agentId}`;
+}
+
+export interface SyncResult {
+  /** Names whose definition from this source was added or changed. */
+  upserted: string[];
+  removed: string[];
+  unchanged: number;
+  /** Set when nothing was done because a newer session's announcement holds the source. */
+  superseded?: true;
+}
+
+function definitionOf(source: SourceRef, settings: DefinitionSettings, now: number): Definition {
+  return {
+    kind: source.kind,
+    ...(source.precedence === undefined ? {} : { precedence: source.precedence }),
+    ...(source.agentId === undefined ? {} : { agentId: source.agentId }),
+    ...(source.zoneId === undefined ? {} : { zoneId: source.zoneId }),
+    settings,
+    at: now,
+  };
+}
+
+/** Content hash of a definition, without its timestamp: an unchanged definition costs no write. */
+export function definitionHash(def: Definition): string {
+  const { at: _at, ...content } = def;
+  return createHash('sha256').update(stableJson(content)).digest('base64url').slice(0, 22);
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+async function members(t: TableRef, sourceId: string): Promise<Map<string, string | undefined>> {
+  const items = await queryAll(t, {
+    TableName: t.tableName,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': sourcePk(sourceId) },
+  });
+  return new Map(items.map((item) => [item.sk as string, item.hash as string | undefined]));
+}
+
+/**
+ * Agents holding the account must get its new definition: a migrated, active account whose definition
+ * changed, or an account served from an agent's own file whose entry changed (`staticChanged`), gets a
+ * new generation and is queued again. Without the new generation a driver could not tell an agent
+ * holding the old settings from one holding the new (it compares generations, not settings).
+ */
+async function requeueIfActive(t: TableRef, record: AccountRecord, now: number, staticChanged = false): Promise<void> {
+  const needed = (r: AccountRecord) =>
+    (staticChanged && winningDefinition(r.defs)?.[1].kind === 'static-agent-config') || (r.registration !== undefined && r.state === 'ACTIVE');
+  if (!needed(record)) return;
+  const seen = record.generation;
+  try {
+    // Another writer may change the item between the definition's write and this one (an agent's
+    // answer, a caching election): read again and retry. A generation already past the one seen
+    // with the new definition was raised, and queued, by someone else, who sends the new definition.
+    const { record: after, changed } = await mutateAccount(
+      t,
+      record.name,
+      (r) => (r === undefined || r.generation !== seen || !needed(r) ? undefined : { generation: r.generation + 1 }),
+      () => now,
+      { initial: record },
+    );
+    if (changed && after !== undefined) await appendChanges(t, [{ name: record.name, action: 'assign', generation: after.generation, at: now }]);
+  } catch (err) {
+    // Changed by others on every try: the reconcile sends it.
+    if ((err as { code?: string }).code !== 'precondition_failed') throw err;
+  }
+}
+
+const memberHashParams = (t: TableRef, sourceId: string, name: string, hash: string) => ({
+  TableName: t.tableName,
+  Key: sourceMemberKey(sourceId, name),
+  UpdateExpression: 'SET #hash = :hash',
+  ExpressionAttributeNames: { '#hash': 'hash' },
+  ExpressionAttributeValues: { ':hash': hash },
+});
+
+/** Puts one definition into its account item, creating the item when the name is new. */
+async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, now: number, likelyNew: boolean): Promise<void> {
+  // Membership first, without a hash: a crash before the hash is set makes the next sync redo this name.
+  await t.client.send(new PutCommand({ TableName: t.tableName, Item: sourceMemberKey(sourceId, name) }));
+  // A name new to this source is usually new to the table: one conditional put creates it whole.
+  if (likelyNew && (await createAccount(t, name, now, { [sourceId]: def }))) {
+    await putNewAccessEntry(t, { ...newAccountRecord(name, now), defs: { [sourceId]: def } });
+    return;
+  }
+  let record = await setDefinition(t, name, sourceId, def, now);
+  if (record === undefined) {
+    await createAccount(t, name, now);
+    record = await setDefinition(t, name, sourceId, def, now);
+  }
+  if (record !== undefined) {
+    await syncAccessEntry(t, record);
+    await requeueIfActive(t, record, now, def.kind === 'static-agent-config' && !likelyNew);
+  }
+}
+
+/** Takes one definition out of its account item; true when that left no definition and the item went. */
+async function remove(t: TableRef, name: string, sourceId: string, now: number): Promise<boolean> {
+  const after = await removeDefinition(t, name, sourceId, now);
+  if (after === undefined) return true;
+  if (Object.keys(after.defs).length > 0) {
+    await syncAccessEntry(t, after);
+    await requeueIfActive(t, after, now);
+    return false;
+  }
+  // No source defines the account any more: it goes, and agents holding it are told to drop it. Its
+  // access entry goes first, so a crash cannot leave one behind for a later account of that name.
+  await dropAccessEntry(t, name);
+  let last: AccountRecord | undefined = after;
+  for (let attempt = 0; attempt < 10 && last !== undefined && Object.keys(last.defs).length === 0; attempt++) {
+    if (await deleteAccount(t, name, last.version)) {
+      if (last.registration !== undefined) {
+        await appendChanges(t, [{ name, action: 'remove', generation: last.generation + 1, at: now }]);
+      }
+      return true;
+    }
+    // Another writer (an agent result, a new definition) got in first: look again.
+    last = await getAccount(t, name, { consistent: true });
+  }
+  return last === undefined;
+}
+
+/**
+ * Makes the table hold exactly `accounts` for this source: adds and updates changed definitions,
+ * removes the ones the source no longer has. Idempotent, and safe to run again after a crash.
+ */
+export async function syncSource(
+  t: TableRef,
+  source: SourceRef,
+  accounts: readonly (AccountSettings | ({ name: string } & DefinitionSettings))[],
+  now: number,
+  options: { concurrency?: number; lock?: SourceLockOptions } = {},
+): Promise<SyncResult> {
+  const outcome = await withSourceLock(t, source.id, options.lock ?? {}, () => syncSourceLocked(t, source, accounts, now, options.concurrency ?? 8));
+  return outcome.ran ? outcome.value : { upserted: [], removed: [], unchanged: 0, superseded: true };
+}
+
+async function syncSourceLocked(
+  t: TableRef,
+  source: SourceRef,
+  accounts: readonly (AccountSettings | ({ name: string } & DefinitionSettings))[],
+  now: number,
+  concurrency: number,
+): Promise<SyncResult> {
+  const current = await members(t, source.id);
+  const wanted = new Map(accounts.map((a) => [a.name, a]));
+  const result: SyncResult = { upserted: [], removed: [], unchanged: 0 };
+  const hashes = new Map<string, string>();
+  const upserts: (() => Promise<void>)[] = [];
+  for (const [name, account] of wanted) {
+    const { name: _name, ...settings } = account;
+    const def = definitionOf(source, settings, now);
+    const hash = definitionHash(def);
+    if (current.get(name) === hash) {
+      result.unchanged++;
+      continue;
+    }
+    result.upserted.push(name);
+    hashes.set(name, hash);
+    upserts.push(() => upsert(t, name, source.id, def, now, !current.has(name)));
+  }
+  const gone: string[] = [];
+  const removals = [...current.keys()]
+    .filter((name) => !wanted.has(name))
+    .map((name) => {
+      result.removed.push(name);
+      return async () => {
+        if (await remove(t, name, source.id, now)) gone.push(name);
+      };
+    });
+  await runBounded([...upserts, ...removals], concurrency);
+  // The rank index changes once per touched chunk for the whole batch, then the memberships settle.
+  await settleRankIndex(t, new Map([...result.upserted.map((n) => [n, true] as const), ...gone.map((n) => [n, false] as const)]));
+  await runBounded(
+    [
+      ...result.upserted.map((name) => async () => {
+        await t.client.send(new UpdateCommand(memberHashParams(t, source.id, name, hashes.get(name) as string)));
+      }),
+      ...result.removed.map((name) => async () => {
+        await t.client.send(new DeleteCommand({ TableName: t.tableName, Key: sourceMemberKey(source.id, name) }));
+      }),
+    ],
+    concurrency,
+  );
+  return result;
+}
+
+/**
+ * The static accounts an agent announces at hello (`source: static-agent-config`, precedence 1000),
+ * replacing what that agent announced before. With the announcing session's id, the source remembers
+ * it, and a later sweep of an older session of the agent leaves the announcement alone.
+ */
+export function putAgentStaticAccounts(
+  t: TableRef,
+  agentId: string,
+  zoneId: string,
+  accounts: readonly AccountSettings[],
+  now: number,
+  sessionId?: string,
+): Promise<SyncResult> {
+  const lock = sessionId === undefined ? {} : { owner: sessionId };
+  return syncSource(t, { id: agentSourceId(agentId), kind: 'static-agent-config', agentId, zoneId }, accounts, now, { lock });
+}
+
+/**
+ * Removes everything an agent announced (when its session ends for good). With the ended session's id,
+ * nothing is removed when a newer session of the agent has announced since (`superseded`).
+ */
+export function removeAgentStaticAccounts(t: TableRef, agentId: string, now: number, sessionId?: string): Promise<SyncResult> {
+  const lock = sessionId === undefined ? {} : { ifOwner: sessionId };
+  return syncSource(t, { id: agentSourceId(agentId), kind: 'static-agent-config', agentId }, [], now, { lock });
+}
+
+/**
+ * A source of driver-defined accounts added in code: the config file, a config server, or a plugin
+ * (a `CredentialsDefinitionSource` with an optional numeric precedence; lower wins, the agent is 1000).
+ */
+export interface DefinitionSource {
+  id: string;
+  kind: 'driver-config' | 'config-server' | 'plugin';
+  precedence?: number;
+  load(): Promise<readonly AccountSettings[]>;
+}
+
+/** Loads every source and syncs each into the table. A source that fails to load changes nothing of its own. */
+export async function syncDefinitionSources(
+  t: TableRef,
+  sources: readonly DefinitionSource[],
+  now: number,
+): Promise<Record<string, SyncResult>> {
+  const results: Record<string, SyncResult> = {};
+  for (const source of sources) {
+    const accounts = parseOrThrow(v.array(accountSettingsSchema), await source.load(), `accounts of source ${source.id}`);
+    const duplicates = duplicateNameIssues(accounts, source.id);
+    if (duplicates.length > 0) {
+      throw new VendorError('invalid_input', `source ${source.id} defines a name twice`, { issues: duplicates });
+    }
+    const { load: _load, ...ref } = source;
+    results[source.id] = await syncSource(t, ref, accounts, now);
+  }
+  return results;
+}
