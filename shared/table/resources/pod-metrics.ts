@@ -80,7 +80,7 @@ export function podMetricsParams(tableName: string, account: string, keysOnly = 
   };
 }
 
-export interface ReplaceOptions {
+export interface ReplacePodMetricsOptions {
   /** When a whole reading is known: every namespace outside it is dropped. */
   only?: ReadonlySet<string>;
   /** Namespaces no reading has covered since then (ms) are dropped: their pods are gone. */
@@ -88,7 +88,7 @@ export interface ReplaceOptions {
 }
 
 /** Replaces the metrics of the namespaces in `readings`, and drops the namespaces `options` say are gone. */
-export async function replacePodMetrics(t: TableRef, account: string, readings: readonly NamespaceMetrics[], options: ReplaceOptions = {}): Promise<void> {
+export async function replacePodMetrics(t: TableRef, account: string, readings: readonly NamespaceMetrics[], options: ReplacePodMetricsOptions = {}): Promise<void> {
   const puts = readings.flatMap((m) => namespaceMetricsItems(account, m));
   const written = new Set(puts.map((p) => p.sk as string));
   const covered = new Set(readings.map((m) => m.namespace));
