@@ -11,7 +11,7 @@ import { isVendorError, VendorError } from '../shared/errors.ts';
 import { createLogger, type Logger } from '../shared/log.ts';
 import { isProductionEnv } from '../shared/production.ts';
 import { tableFromEnv, type TableRef } from '../shared/table/core/client.ts';
-import { syncDefinitionSources } from '../shared/table/sources/sync.ts';
+import { syncDefinitionSources } from '../shared/table/sources/definition-sources.ts';
 import { endpointConfig, loadDriverFile, type DriverFile, type DriverGrpcConfig } from './config.ts';
 import { DRIVER_MODULES } from './modules.ts';
 import { startDriver, type Driver } from './server.ts';

@@ -10,7 +10,7 @@ import { getAccounts } from '../shared/table/accounts/records.ts';
 import { getAgentBinding, putAgentBinding, type BindingPrecondition } from '../shared/table/agents/bindings.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
 import { endSession, getSession, goneSince, putSession, renewSession } from '../shared/table/agents/sessions.ts';
-import { putAgentStaticAccounts } from '../shared/table/sources/sync.ts';
+import { putAgentStaticAccounts } from '../shared/table/sources/agent-static.ts';
 import { helloRefused } from './hello-policy.ts';
 
 export interface SessionRecord {

@@ -21,7 +21,7 @@ import type { DriverConfig } from '../shared/driver-config/schema.ts';
 import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/core/embedded.ts';
 import { privateDataFolder } from './data-folder.ts';
 import { ensureRankIndex, rankTotal } from '../shared/table/accounts/rank.ts';
-import { syncDefinitionSources } from '../shared/table/sources/sync.ts';
+import { syncDefinitionSources } from '../shared/table/sources/definition-sources.ts';
 import { LOCAL_ACCOUNT, LOCAL_ZONE, localAccountSource, localIdentity, localKubeconfig, localToken, startLocalAgent, type LocalAgent } from './local-agent.ts';
 
 export interface ControlPlaneOptions {

@@ -15,7 +15,7 @@ import { parse, stringify } from 'yaml';
 import type { AccountSettings } from '../shared/accounts/schema.ts';
 import type { FileIdentity } from '../driver/config.ts';
 import type { Logger } from '../shared/log.ts';
-import type { DefinitionSource } from '../shared/table/sources/sync.ts';
+import type { DefinitionSource } from '../shared/table/sources/definition-sources.ts';
 
 const AGENT_MAIN = fileURLToPath(new URL('../agent/main.ts', import.meta.url));
 

@@ -26,7 +26,7 @@ import { CHANGE_RETENTION_MS, appendChanges, pruneChanges } from '../../shared/t
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { deleteAgentBinding } from '../../shared/table/agents/bindings.ts';
 import { allSessions, deleteSession } from '../../shared/table/agents/sessions.ts';
-import { removeAgentStaticAccounts } from '../../shared/table/sources/sync.ts';
+import { removeAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 import { Waker } from '../../shared/waker.ts';
 import type { AgentSession, Holding } from '../agent-session.ts';
 import type { Backoff } from '../../shared/backoff.ts';

@@ -3,7 +3,7 @@ import { apiFixture, type ApiFixture } from '../../test/support/api.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { getAccount, updateAccount } from '../../shared/table/accounts/records.ts';
 import { changesSince, cursorAt } from '../../shared/table/accounts/feed.ts';
-import { putAgentStaticAccounts } from '../../shared/table/sources/sync.ts';
+import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 
 const tables = useTestTables();
 

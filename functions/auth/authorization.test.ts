@@ -4,7 +4,7 @@ import { accessKey } from '../../shared/table/accounts/keys.ts';
 import type { AccountSettings } from '../../shared/accounts/schema.ts';
 import { ManualClock } from '../../shared/clock.ts';
 import { writeResources } from '../../shared/table/resources/objects.ts';
-import { putAgentStaticAccounts } from '../../shared/table/sources/sync.ts';
+import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 import { captureLogger } from '../../test/capture-log.ts';
 import { apiFixture } from '../../test/support/api.ts';
 import { TestIssuer, oidcConfig } from '../../test/support/oidc.ts';

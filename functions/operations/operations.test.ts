@@ -7,7 +7,8 @@ import { OperationEvents, type QueuedOperation } from '../../shared/operations/e
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { PK } from '../../shared/table/core/keys.ts';
 import { claimOperation, finishOperation, getOperation } from '../../shared/table/operations/operations.ts';
-import { putAgentStaticAccounts, syncSource } from '../../shared/table/sources/sync.ts';
+import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
+import { syncSource } from '../../shared/table/sources/sync.ts';
 import { adminTokenAuth, TEST_ADMIN_TOKEN } from '../../test/support/api.ts';
 import { TestIssuer, oidcConfig } from '../../test/support/oidc.ts';
 import type { ApiAuth } from '../auth/authenticator.ts';

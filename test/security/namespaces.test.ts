@@ -27,7 +27,7 @@ import { parseOperationRequest, requestObjects, type OperationRequest } from '..
 import type { OperationResult__Output } from '../../shared/protocol/messages.ts';
 import { accountSettingsMessage } from '../../shared/protocol/settings.ts';
 import { compress, createOperation, getOperation, operationIdOf } from '../../shared/table/operations/operations.ts';
-import { putAgentStaticAccounts } from '../../shared/table/sources/sync.ts';
+import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 import { kubeRequest, type Json } from '../cluster/http.ts';
 import { realKubeApiserver } from '../cluster/real-target.ts';
 import { kubeConfigFor, type ClusterTarget, type StartedTarget, type TargetProvider } from '../cluster/target.ts';

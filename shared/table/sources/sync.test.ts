@@ -5,7 +5,8 @@ import { getAccount, updateAccount } from '../accounts/records.ts';
 import { changesSince, cursorAt } from '../accounts/feed.ts';
 import { rankTotal } from '../accounts/rank.ts';
 import { PK } from '../core/keys.ts';
-import { definitionHash, putAgentStaticAccounts, removeAgentStaticAccounts, syncSource } from './sync.ts';
+import { definitionHash, syncSource } from './sync.ts';
+import { putAgentStaticAccounts, removeAgentStaticAccounts } from './agent-static.ts';
 
 const file = { id: 'driver-config', kind: 'driver-config' as const };
 

@@ -1,12 +1,8 @@
 import { createHash } from 'node:crypto';
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRecord, Definition, DefinitionSettings, SourceKind } from '../../accounts/model.ts';
-import * as v from 'valibot';
-import { duplicateNameIssues } from '../../accounts/duplicates.ts';
-import { accountSettingsSchema, type AccountSettings } from '../../accounts/schema.ts';
-import { parseOrThrow } from '../../accounts/validate.ts';
-import { VendorError } from '../../errors.ts';
 import { winningDefinition } from '../../accounts/precedence.ts';
+import type { AccountSettings } from '../../accounts/schema.ts';
 import { createAccount, deleteAccount, getAccount, mutateAccount, newAccountRecord, removeDefinition, setDefinition } from '../accounts/records.ts';
 import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from '../accounts/access.ts';
 import { appendChanges } from '../accounts/feed.ts';
@@ -29,10 +25,6 @@ export interface SourceRef {
   precedence?: number;
   agentId?: string;
   zoneId?: string;
-}
-
-export function agentSourceId(agentId: string): string {
-  return `agent:${agentId}`;
 }
 
 export interface SyncResult {
@@ -227,60 +219,4 @@ async function syncSourceLocked(
     concurrency,
   );
   return result;
-}
-
-/**
- * The static accounts an agent announces at hello (`source: static-agent-config`, precedence 1000),
- * replacing what that agent announced before. With the announcing session's id, the source remembers
- * it, and a later sweep of an older session of the agent leaves the announcement alone.
- */
-export function putAgentStaticAccounts(
-  t: TableRef,
-  agentId: string,
-  zoneId: string,
-  accounts: readonly AccountSettings[],
-  now: number,
-  sessionId?: string,
-): Promise<SyncResult> {
-  const lock = sessionId === undefined ? {} : { owner: sessionId };
-  return syncSource(t, { id: agentSourceId(agentId), kind: 'static-agent-config', agentId, zoneId }, accounts, now, { lock });
-}
-
-/**
- * Removes everything an agent announced (when its session ends for good). With the ended session's id,
- * nothing is removed when a newer session of the agent has announced since (`superseded`).
- */
-export function removeAgentStaticAccounts(t: TableRef, agentId: string, now: number, sessionId?: string): Promise<SyncResult> {
-  const lock = sessionId === undefined ? {} : { ifOwner: sessionId };
-  return syncSource(t, { id: agentSourceId(agentId), kind: 'static-agent-config', agentId }, [], now, { lock });
-}
-
-/**
- * A source of driver-defined accounts added in code: the config file, a config server, or a plugin
- * (a `CredentialsDefinitionSource` with an optional numeric precedence; lower wins, the agent is 1000).
- */
-export interface DefinitionSource {
-  id: string;
-  kind: 'driver-config' | 'config-server' | 'plugin';
-  precedence?: number;
-  load(): Promise<readonly AccountSettings[]>;
-}
-
-/** Loads every source and syncs each into the table. A source that fails to load changes nothing of its own. */
-export async function syncDefinitionSources(
-  t: TableRef,
-  sources: readonly DefinitionSource[],
-  now: number,
-): Promise<Record<string, SyncResult>> {
-  const results: Record<string, SyncResult> = {};
-  for (const source of sources) {
-    const accounts = parseOrThrow(v.array(accountSettingsSchema), await source.load(), `accounts of source ${source.id}`);
-    const duplicates = duplicateNameIssues(accounts, source.id);
-    if (duplicates.length > 0) {
-      throw new VendorError('invalid_input', `source ${source.id} defines a name twice`, { issues: duplicates });
-    }
-    const { load: _load, ...ref } = source;
-    results[source.id] = await syncSource(t, ref, accounts, now);
-  }
-  return results;
 }
