@@ -1,10 +1,10 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
-import { deleteAccessParams, ensureAccessIndex, putAccessParams, readAccessIndex, rebuildAccessIndex } from './access.ts';
-import { ACCESS_BUILT_KEY, accessKey } from './keys.ts';
 import { putAgentStaticAccounts, removeAgentStaticAccounts } from '../sources/agent-static.ts';
 import { syncSource } from '../sources/sync.ts';
+import { deleteAccessParams, ensureAccessIndex, putAccessParams, readAccessIndex, rebuildAccessIndex } from './access.ts';
+import { ACCESS_BUILT_KEY, accessKey } from './keys.ts';
 
 const file = { id: 'driver-config', kind: 'driver-config' as const };
 

@@ -1,13 +1,13 @@
 import { DeleteCommand, GetCommand, PutCommand, type DeleteCommandInput, type PutCommandInput, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AccountRecord } from '../../accounts/model.ts';
 import { accountAccess } from '../../accounts/permissions.ts';
-import { allAccounts } from './records.ts';
+import { runBounded } from '../core/bounded.ts';
 import type { TableRef } from '../core/client.ts';
 import { tryConditional } from '../core/conditional.ts';
-import { ACCESS_BUILT_KEY, accessKey } from './keys.ts';
 import { PK } from '../core/keys.ts';
 import { queryAll } from '../core/query.ts';
-import { runBounded } from '../core/bounded.ts';
+import { ACCESS_BUILT_KEY, accessKey } from './keys.ts';
+import { allAccounts } from './records.ts';
 
 /**
  * The access index (`ACCESS` / name): one small item per account whose served definition restricts

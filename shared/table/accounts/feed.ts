@@ -6,8 +6,8 @@ import {
 import { batchWrite } from '../core/batch.ts';
 import type { TableRef } from '../core/client.ts';
 import { PK } from '../core/keys.ts';
-import { changeKey, padMs } from './keys.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
+import { changeKey, padMs } from './keys.ts';
 
 /**
  * The assignment work feed. The API appends one entry per account it activates, re-registers while

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
-import { createAccount } from './records.ts';
 import type { TableRef } from '../core/client.ts';
-import { rankChange, readDir, type RankChunk, type RankDir } from './rank.ts';
 import { chunksForPage, listVisibleAccountPage, locateVisiblePage, pageNames, visibleCounts } from './listing.ts';
+import { rankChange, readDir, type RankChunk, type RankDir } from './rank.ts';
+import { createAccount } from './records.ts';
 
 const dir: RankDir = {
   version: 1,

@@ -1,5 +1,5 @@
-import fc from 'fast-check';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
 import type { TableRef } from '../core/client.ts';

@@ -16,9 +16,9 @@ import { VendorError } from '../../errors.ts';
 import type { TableRef } from '../core/client.ts';
 import { tryConditional } from '../core/conditional.ts';
 import { PK } from '../core/keys.ts';
-import { existingAccounts } from './records.ts';
-import { RANK_DIR_KEY, rankChunkKey } from './keys.ts';
 import { queryAll } from '../core/query.ts';
+import { RANK_DIR_KEY, rankChunkKey } from './keys.ts';
+import { existingAccounts } from './records.ts';
 
 /**
  * The rank index: account names in sorted chunks, and a directory listing each chunk's lower bound,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { faultyTable } from '../../../test/support/store-faults.ts';
 import { useTestTables } from '../../../test/support/table.ts';
 import type { Definition } from '../../accounts/model.ts';
-import { allAccounts, createAccount, getAccount, getAccounts, mutateAccount, setDefinition, updateAccount, updateAccountParams } from './records.ts';
 import { listAccountPage } from './listing.ts';
 import { rankChange } from './rank.ts';
-import { faultyTable } from '../../../test/support/store-faults.ts';
+import { allAccounts, createAccount, getAccount, getAccounts, mutateAccount, setDefinition, updateAccount, updateAccountParams } from './records.ts';
 
 const def: Definition = { kind: 'driver-config', settings: { context: 'c' }, at: 1 };
 

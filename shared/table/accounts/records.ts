@@ -12,9 +12,9 @@ import {
   type QueryCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { VendorError } from '../../errors.ts';
 import type { AccountRecord, AgentResult, Definition, Registration } from '../../accounts/model.ts';
 import type { AccountState } from '../../accounts/schema.ts';
+import { VendorError } from '../../errors.ts';
 import { batchGet } from '../core/batch.ts';
 import type { TableRef } from '../core/client.ts';
 import { isConditionFailure } from '../core/conditional.ts';

@@ -13,9 +13,9 @@ import type { Allowances } from '../../agents/schema.ts';
 import type { TableRef } from '../core/client.ts';
 import { tryConditional } from '../core/conditional.ts';
 import { PK } from '../core/keys.ts';
-import { agentIdentityKey, agentTokenKey } from './keys.ts';
 import { queryAll } from '../core/query.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
+import { agentIdentityKey, agentTokenKey } from './keys.ts';
 
 /**
  * An agent identity kept in the table (docs/table.md, "Agent identities"). `incarnation` is drawn

@@ -12,9 +12,9 @@ import {
 import type { TableRef } from '../core/client.ts';
 import { tryConditional } from '../core/conditional.ts';
 import { PK } from '../core/keys.ts';
-import { sessionKey } from './keys.ts';
 import { queryAll } from '../core/query.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
+import { sessionKey } from './keys.ts';
 
 /**
  * One item per agent instance (`<zoneId>#<agentId>`), written by the driver replica holding its

@@ -1,10 +1,10 @@
 import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { unixSocketsOf } from '../../../test/support/sockets.ts';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { unixSocketsOf } from '../../../test/support/sockets.ts';
 import { CapacityMeter } from './capacity.ts';
 import { createDocumentClient } from './client.ts';
 import { startEmbeddedTable } from './embedded.ts';

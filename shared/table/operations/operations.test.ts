@@ -1,8 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { useTestTables } from '../../../test/support/table.ts';
 import { refusalOf } from '../../../test/refusal.ts';
-import { randomBytes } from 'node:crypto';
+import { useTestTables } from '../../../test/support/table.ts';
 import { queueEntryOf, type Dispatch, type ObjectOutcome } from '../../operations/model.ts';
 import type { TableRef } from '../core/client.ts';
 import { PK } from '../core/keys.ts';

@@ -32,9 +32,9 @@ import type { OperationRequest } from '../../operations/request.ts';
 import type { TableRef } from '../core/client.ts';
 import { tryConditional, updateIfCondition } from '../core/conditional.ts';
 import { PK } from '../core/keys.ts';
-import { operationKey, operationQueueKey, operationRequestKey } from './keys.ts';
 import { queryAll } from '../core/query.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
+import { operationKey, operationQueueKey, operationRequestKey } from './keys.ts';
 
 /** Operations and their requests are kept this long (TTL where the table has it); so is what a key stands for. */
 export const OPERATION_RETENTION_MS = 30 * 24 * 3600 * 1000;

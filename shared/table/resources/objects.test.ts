@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
+import { resourceSk, scopePrefix } from './keys.ts';
 import { deleteAccountCache, listResources, queryResourcesParams, scopeKeys, writeResources, writeResourcesParams, type ResourceWrite } from './objects.ts';
 import { getScopeSet, putScopeProgress, putScopeSet, scopeProgress } from './scopes.ts';
-import { resourceSk, scopePrefix } from './keys.ts';
 
 const put = (kind: string, group: string, namespace: string, name: string, rv = '1'): ResourceWrite => ({
   op: 'put',

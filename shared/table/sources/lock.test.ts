@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { faultyTable } from '../../../test/support/store-faults.ts';
 import { useTestTables } from '../../../test/support/table.ts';
 import { acquireSourceLockParams, releaseSourceLockParams, SOURCE_LOCK_LEASE_MS, withSourceLock, type SourceLockDeps } from './lock.ts';

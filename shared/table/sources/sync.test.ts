@@ -1,12 +1,12 @@
-import { describe, expect, it } from 'vitest';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
-import { getAccount, updateAccount } from '../accounts/records.ts';
+import { PK } from '../core/keys.ts';
 import { changesSince, cursorAt } from '../accounts/feed.ts';
 import { rankTotal } from '../accounts/rank.ts';
-import { PK } from '../core/keys.ts';
-import { definitionHash, syncSource } from './sync.ts';
+import { getAccount, updateAccount } from '../accounts/records.ts';
 import { putAgentStaticAccounts, removeAgentStaticAccounts } from './agent-static.ts';
+import { definitionHash, syncSource } from './sync.ts';
 
 const file = { id: 'driver-config', kind: 'driver-config' as const };
 

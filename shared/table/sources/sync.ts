@@ -3,14 +3,14 @@ import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import type { AccountRecord, Definition, DefinitionSettings, SourceKind } from '../../accounts/model.ts';
 import { winningDefinition } from '../../accounts/precedence.ts';
 import type { AccountSettings } from '../../accounts/schema.ts';
-import { createAccount, deleteAccount, getAccount, mutateAccount, newAccountRecord, removeDefinition, setDefinition } from '../accounts/records.ts';
+import { runBounded } from '../core/bounded.ts';
+import type { TableRef } from '../core/client.ts';
+import { queryAll } from '../core/query.ts';
 import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from '../accounts/access.ts';
 import { appendChanges } from '../accounts/feed.ts';
-import type { TableRef } from '../core/client.ts';
-import { sourceMemberKey, sourcePk } from './keys.ts';
-import { runBounded } from '../core/bounded.ts';
-import { queryAll } from '../core/query.ts';
 import { settleRankIndex } from '../accounts/rank.ts';
+import { createAccount, deleteAccount, getAccount, mutateAccount, newAccountRecord, removeDefinition, setDefinition } from '../accounts/records.ts';
+import { sourceMemberKey, sourcePk } from './keys.ts';
 import { withSourceLock, type SourceLockOptions } from './lock.ts';
 
 /**
