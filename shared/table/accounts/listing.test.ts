@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
 import type { TableRef } from '../core/client.ts';
-import { chunksForPage, listVisibleAccountPage, locateVisiblePage, pageNames, visibleCounts } from './listing.ts';
+import { chunksForPage, listAccountPage, listVisibleAccountPage, locateVisiblePage, pageNames, visibleCounts } from './listing.ts';
 import { rankChange, readDir, type RankChunk, type RankDir } from './rank.ts';
 import { createAccount } from './records.ts';
 
@@ -88,5 +88,23 @@ describe('visible pages against dynalite', () => {
     expect(await locateVisiblePage(t, 0, 3, dense)).toEqual({ total: 31, names: ['n-000', 'n-002', 'n-004'], span: 5 });
     // One range read of five small items.
     expect(await itemReadUnits(dense)).toEqual({ names: ['n-000', 'n-002', 'n-004'], units: 0.5 });
+  });
+});
+
+describe('pages of every account against dynalite', () => {
+  const tables = useTestTables();
+
+  it('lists pages in name order with the total, across rank chunks', async () => {
+    const t = await tables.fresh();
+    const names = Array.from({ length: 25 }, (_, i) => `acc-${String(i).padStart(2, '0')}`);
+    for (const name of [...names].reverse()) {
+      await createAccount(t, name, 1);
+      await rankChange(t, [name], [], { maxChunkNames: 4 });
+    }
+    const page2 = await listAccountPage(t, 2, 10);
+    expect(page2.total).toBe(25);
+    expect(page2.records.map((r) => r.name)).toEqual(names.slice(10, 20));
+    expect((await listAccountPage(t, 3, 10)).records.map((r) => r.name)).toEqual(names.slice(20));
+    expect((await listAccountPage(t, 4, 10)).records).toEqual([]);
   });
 });

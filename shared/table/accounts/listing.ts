@@ -8,6 +8,16 @@ import { chunkIndexFor, locatePage, readChunk, readDir, type RankChunk, type Ran
 import { accountFromItem, getAccounts, queryAccountsParams } from './records.ts';
 
 /**
+ * Pages of the account list (GET /vendor/accounts), from the rank index. A caller who may read every
+ * account gets `listAccountPage`: the index gives the name before the page, one Query the page.
+ *
+ * A caller who may not gets pages without some names, still from the rank index: each chunk's count
+ * in the directory minus the hidden names in its range is the number of names it shows, so the chunks
+ * holding a page are found from the directory alone and only they are read. Then the page's items are
+ * read by name range or by key, whichever reads less.
+ */
+
+/**
  * One page of accounts in name order with the total: the rank index gives the name before the page
  * and the total, then one Query reads exactly the page's items.
  */
@@ -25,16 +35,6 @@ export async function listAccountPage(t: TableRef, page: number, limit: number):
   }
   return { records, total: start.total };
 }
-
-/**
- * Pages of the account list (GET /vendor/accounts), from the rank index. A caller who may read every
- * account gets `listAccountPage`: the index gives the name before the page, one Query the page.
- *
- * A caller who may not gets pages without some names, still from the rank index: each chunk's count
- * in the directory minus the hidden names in its range is the number of names it shows, so the chunks
- * holding a page are found from the directory alone and only they are read. Then the page's items are
- * read by name range or by key, whichever reads less.
- */
 
 /**
  * Read the page as one key range when it spans at most this many names per name shown, else by key.
