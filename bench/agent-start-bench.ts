@@ -29,7 +29,7 @@ import { stringify } from 'yaml';
 import { parseDriverGrpcConfig } from '../driver/config.ts';
 import { DRIVER_MODULES } from '../driver/modules.ts';
 import { startDriver, type Driver } from '../driver/server.ts';
-import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
+import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/core/embedded.ts';
 import { percentile, ratio, round } from './stats.ts';
 import { eventLogger, loadAverage, procStats, until, type Line } from './support.ts';
 

@@ -36,9 +36,9 @@ import { resourcesModuleWith } from '../driver/resources/module.ts';
 import { startDriver } from '../driver/server.ts';
 import { systemClock } from '../shared/clock.ts';
 import { silentLogger } from '../shared/log.ts';
-import { createAccount, updateAccount } from '../shared/table/accounts.ts';
-import { CapacityMeter } from '../shared/table/capacity.ts';
-import { createDocumentClient } from '../shared/table/client.ts';
+import { createAccount, updateAccount } from '../shared/table/accounts/records.ts';
+import { CapacityMeter } from '../shared/table/core/capacity.ts';
+import { createDocumentClient } from '../shared/table/core/client.ts';
 import { BENCH_KINDS } from './cache-child.ts';
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 50_000);

@@ -44,12 +44,12 @@ import { startApiServer, type RunningServer } from '../functions/node.ts';
 import { systemClock } from '../shared/clock.ts';
 import { createLogger } from '../shared/log.ts';
 import { OperationEvents } from '../shared/operations/events.ts';
-import { getAccount } from '../shared/table/accounts.ts';
-import { runBounded } from '../shared/table/bounded.ts';
-import { CapacityMeter } from '../shared/table/capacity.ts';
-import { createDocumentClient, type TableRef } from '../shared/table/client.ts';
-import { ensureTable } from '../shared/table/embedded.ts';
-import { syncSource } from '../shared/table/sources.ts';
+import { getAccount } from '../shared/table/accounts/records.ts';
+import { runBounded } from '../shared/table/core/bounded.ts';
+import { CapacityMeter } from '../shared/table/core/capacity.ts';
+import { createDocumentClient, type TableRef } from '../shared/table/core/client.ts';
+import { ensureTable } from '../shared/table/core/embedded.ts';
+import { syncSource } from '../shared/table/sources/sync.ts';
 import { percentile, ratio, round, summarize, type Series } from './stats.ts';
 
 export type Line = Record<string, unknown>;

@@ -6,9 +6,9 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { Logger } from '../shared/log.ts';
-import type { CapacityMeter } from '../shared/table/capacity.ts';
-import { createDocumentClient, type TableRef } from '../shared/table/client.ts';
-import { startEmbeddedTable } from '../shared/table/embedded.ts';
+import type { CapacityMeter } from '../shared/table/core/capacity.ts';
+import { createDocumentClient, type TableRef } from '../shared/table/core/client.ts';
+import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
 import { tableProcessEnv } from '../test/support/table-env.ts';
 
 export type Line = Record<string, unknown>;

@@ -5,7 +5,7 @@
  * (when started with --expose-gc) and prints one JSON line with its memory: what the table keeps alive
  * (V8 heap in use after a full collection) apart from what the process holds (RSS).
  */
-import { startEmbeddedTable } from '../shared/table/embedded.ts';
+import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
 
 // Other processes reach it: over loopback TCP.
 const table = await startEmbeddedTable({ tcp: true });

@@ -6,7 +6,7 @@
  */
 import { Backoff, type Random } from '../shared/backoff.ts';
 import { isVendorError } from '../shared/errors.ts';
-import { isTableUnavailable } from '../shared/table/unavailable.ts';
+import { isTableUnavailable } from '../shared/table/core/unavailable.ts';
 
 /** The longest a driver waits between two tries of a table that keeps failing. */
 export const STORE_BACKOFF_MAX_MS = 5_000;

@@ -4,7 +4,7 @@ import { captureLogger } from '../test/capture-log.ts';
 import { faultyTable } from '../test/support/store-faults.ts';
 import { ManualClock } from '../test/support/manual-clock.ts';
 import type { VendorError } from '../shared/errors.ts';
-import type { StoredIdentity, StoredToken } from '../shared/table/agent-identities.ts';
+import type { StoredIdentity, StoredToken } from '../shared/table/agents/identities.ts';
 import { credentialVerdict, recheckCredentials } from './credential-watch.ts';
 
 const identity = { name: 'edge', zones: ['z'], unzoned: false, agentIds: ['*'], staticAccounts: [] };

@@ -10,8 +10,8 @@ import { identityOf, sameAllowances } from '../shared/agents/schema.ts';
 import type { Clock } from '../shared/clock.ts';
 import { VendorError } from '../shared/errors.ts';
 import type { Logger } from '../shared/log.ts';
-import { listIdentities, listTokens, tokenLive, type StoredIdentity, type StoredToken } from '../shared/table/agent-identities.ts';
-import type { TableRef } from '../shared/table/client.ts';
+import { listIdentities, listTokens, tokenLive, type StoredIdentity, type StoredToken } from '../shared/table/agents/identities.ts';
+import type { TableRef } from '../shared/table/core/client.ts';
 import type { Waker } from '../shared/waker.ts';
 import type { Credential } from './auth.ts';
 

@@ -13,8 +13,8 @@ import { issuedTokenId, sameDigest, tokenDigest } from '../shared/agents/tokens.
 import type { Clock } from '../shared/clock.ts';
 import { VendorError, isVendorError } from '../shared/errors.ts';
 import { AUTHORIZATION_HEADER, bearerToken } from '../shared/protocol/wire.ts';
-import { getIdentity, getToken, tokenLive } from '../shared/table/agent-identities.ts';
-import type { TableRef } from '../shared/table/client.ts';
+import { getIdentity, getToken, tokenLive } from '../shared/table/agents/identities.ts';
+import type { TableRef } from '../shared/table/core/client.ts';
 import { FLEET_IDENTITY, type AgentAuthenticator, type Authenticated } from './auth.ts';
 import { entryDigest, type DriverGrpcConfig } from './config.ts';
 

@@ -13,7 +13,7 @@
 import type { Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/log.ts';
 import type { OperationEvents } from '../shared/operations/events.ts';
-import type { TableRef } from '../shared/table/client.ts';
+import type { TableRef } from '../shared/table/core/client.ts';
 import type { AgentMessageHandlers, AgentSession, Holding } from './agent-session.ts';
 import type { DriverGrpcConfig } from './config.ts';
 

@@ -2,7 +2,7 @@ import { Client, credentials, makeGenericClientConstructor, status, type Service
 import { service as healthService } from 'grpc-health-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../test/support/manual-clock.ts';
-import { allSessions, liveSessions, type Session } from '../shared/table/sessions.ts';
+import { allSessions, liveSessions, type Session } from '../shared/table/agents/sessions.ts';
 import { captureLogger } from '../test/capture-log.ts';
 import { recordResults, type RecordedResult } from '../test/connection-harness.ts';
 import { RawAgent, helloMessage } from '../test/raw-agent.ts';

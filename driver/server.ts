@@ -20,7 +20,7 @@ import type { OperationEvents } from '../shared/operations/events.ts';
 import { agentProtocol } from '../shared/protocol/loader.ts';
 import { AGENT_SERVICE_NAME, type DriverMessage } from '../shared/protocol/messages.ts';
 import { ERROR_CODE_TRAILER } from '../shared/protocol/wire.ts';
-import type { TableRef } from '../shared/table/client.ts';
+import type { TableRef } from '../shared/table/core/client.ts';
 import type { AgentIdentity } from '../shared/agents/identity.ts';
 import { AgentSession, Undecodable, type IncomingAgentMessage } from './agent-session.ts';
 import { authenticated, type AgentAuthenticator, type Authenticated } from './auth.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../shared/log.ts';
-import { getAgentBinding, putAgentBinding } from '../shared/table/agent-bindings.ts';
-import { getSession } from '../shared/table/sessions.ts';
+import { getAgentBinding, putAgentBinding } from '../shared/table/agents/bindings.ts';
+import { getSession } from '../shared/table/agents/sessions.ts';
 import { tableSnapshot } from '../test/support/snapshot.ts';
 import { useTestTables } from '../test/support/table.ts';
 import { TableSessionStore, type SessionRecord } from './session-store.ts';

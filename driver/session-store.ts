@@ -6,11 +6,11 @@
 import type { AccountSettings } from '../shared/accounts/settings.ts';
 import { isDriverDefined } from '../shared/accounts/precedence.ts';
 import type { Logger } from '../shared/log.ts';
-import { getAccounts } from '../shared/table/accounts.ts';
-import { getAgentBinding, putAgentBinding, type BindingPrecondition } from '../shared/table/agent-bindings.ts';
-import type { TableRef } from '../shared/table/client.ts';
-import { endSession, getSession, goneSince, putSession, renewSession } from '../shared/table/sessions.ts';
-import { putAgentStaticAccounts } from '../shared/table/sources.ts';
+import { getAccounts } from '../shared/table/accounts/records.ts';
+import { getAgentBinding, putAgentBinding, type BindingPrecondition } from '../shared/table/agents/bindings.ts';
+import type { TableRef } from '../shared/table/core/client.ts';
+import { endSession, getSession, goneSince, putSession, renewSession } from '../shared/table/agents/sessions.ts';
+import { putAgentStaticAccounts } from '../shared/table/sources/agent-static.ts';
 import { helloRefused } from './hello-policy.ts';
 
 export interface SessionRecord {

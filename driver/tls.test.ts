@@ -4,7 +4,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../test/support/manual-clock.ts';
 import { RawAgent, helloMessage } from '../test/raw-agent.ts';
 import { refusal } from '../test/refusal.ts';
-import { allSessions } from '../shared/table/sessions.ts';
+import { allSessions } from '../shared/table/agents/sessions.ts';
 import { Harness, TOKENS } from '../test/connection-harness.ts';
 import { makePki } from '../test/support/pki.ts';
 import { serverCredentials } from './tls.ts';

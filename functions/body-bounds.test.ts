@@ -10,8 +10,9 @@ import { tableSnapshot } from '../test/support/snapshot.ts';
 import { TestTables } from '../test/support/table.ts';
 import { ManualClock } from '../test/support/manual-clock.ts';
 import { MAX_JSON_DEPTH } from '../shared/json-depth.ts';
-import type { TableRef } from '../shared/table/client.ts';
-import { putAgentStaticAccounts, syncSource } from '../shared/table/sources.ts';
+import type { TableRef } from '../shared/table/core/client.ts';
+import { putAgentStaticAccounts } from '../shared/table/sources/agent-static.ts';
+import { syncSource } from '../shared/table/sources/sync.ts';
 import { createApp, DEFAULT_MAX_OPERATION_BODY_BYTES } from './app.ts';
 import type { ApiEnv } from './auth/caller.ts';
 

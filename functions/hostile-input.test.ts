@@ -27,10 +27,11 @@ import { secretScanner, type SecretScanner } from '../test/support/secret-scanne
 import { snapshotDiff, tableSnapshot, type TableSnapshot } from '../test/support/snapshot.ts';
 import { TestTables } from '../test/support/table.ts';
 import { ManualClock } from '../test/support/manual-clock.ts';
-import type { TableRef } from '../shared/table/client.ts';
-import { pruneChanges } from '../shared/table/changes.ts';
-import { putSession } from '../shared/table/sessions.ts';
-import { putAgentStaticAccounts, syncSource } from '../shared/table/sources.ts';
+import type { TableRef } from '../shared/table/core/client.ts';
+import { pruneChanges } from '../shared/table/accounts/feed.ts';
+import { putSession } from '../shared/table/agents/sessions.ts';
+import { putAgentStaticAccounts } from '../shared/table/sources/agent-static.ts';
+import { syncSource } from '../shared/table/sources/sync.ts';
 import { createApp, DEFAULT_MAX_BODY_BYTES } from './app.ts';
 import { createApiAuth } from './auth/authenticator.ts';
 import type { ApiEnv } from './auth/caller.ts';

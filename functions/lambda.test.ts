@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
-import { syncSource } from '../shared/table/sources.ts';
+import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/core/embedded.ts';
+import { syncSource } from '../shared/table/sources/sync.ts';
 import { TestIssuer } from '../test/support/oidc.ts';
 import { tableProcessEnv } from '../test/support/table-env.ts';
 

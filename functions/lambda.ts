@@ -1,7 +1,7 @@
 import { handle } from 'hono/aws-lambda';
 import { isVendorError } from '../shared/errors.ts';
 import { createLogger } from '../shared/log.ts';
-import { tableFromEnv } from '../shared/table/client.ts';
+import { tableFromEnv } from '../shared/table/core/client.ts';
 import { createApp } from './app.ts';
 import { createApiAuth } from './auth/authenticator.ts';
 import { apiAuthFromLinks, isProductionMode } from './auth/settings.ts';

@@ -1,5 +1,5 @@
 import { isVendorError, VendorError, type ErrorCode } from '../shared/errors.ts';
-import { isTableThrottled, isTableUnavailable } from '../shared/table/unavailable.ts';
+import { isTableThrottled, isTableUnavailable } from '../shared/table/core/unavailable.ts';
 
 /** The one mapping from error codes to HTTP status. */
 export const HTTP_STATUS: Record<ErrorCode, number> = {

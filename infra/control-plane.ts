@@ -14,7 +14,7 @@
  */
 import type { AttributeDefinition, KeySchemaElement } from '@aws-sdk/client-dynamodb';
 import { SST_LINKS, type SstLinkName } from '../shared/links.ts';
-import { TTL_ATTRIBUTE, createTableInput } from '../shared/table/schema.ts';
+import { TTL_ATTRIBUTE, createTableInput } from '../shared/table/core/schema.ts';
 
 /** Where the deployment meets the code; the deployment test checks these against the repository. */
 export const DEPLOYED = {

@@ -15,14 +15,14 @@ import { resolveDriverConfigPath } from '../shared/driver-config/load.ts';
 import { driverConfigSource } from '../shared/driver-config/source.ts';
 import type { Logger } from '../shared/log.ts';
 import { OperationEvents } from '../shared/operations/events.ts';
-import { ensureAccessIndex } from '../shared/table/access.ts';
+import { ensureAccessIndex } from '../shared/table/accounts/access.ts';
 import { VendorError } from '../shared/errors.ts';
 import { isLoopback } from '../shared/loopback.ts';
 import type { DriverConfig } from '../shared/driver-config/schema.ts';
-import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/embedded.ts';
+import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/core/embedded.ts';
 import { privateDataFolder } from './data-folder.ts';
-import { ensureRankIndex, rankTotal } from '../shared/table/rank.ts';
-import { syncDefinitionSources } from '../shared/table/sources.ts';
+import { ensureRankIndex, rankTotal } from '../shared/table/accounts/rank.ts';
+import { syncDefinitionSources } from '../shared/table/sources/definition-sources.ts';
 import { LOCAL_ACCOUNT, LOCAL_ZONE, localAccountSource, localIdentity, localKubeconfig, localToken, startLocalAgent, type LocalAgent } from './local-agent.ts';
 
 export interface ControlPlaneOptions {

@@ -17,7 +17,7 @@ import type { FileIdentity } from '../driver/config.ts';
 import { Backoff, type BackoffPolicy, type Random } from '../shared/backoff.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import type { Logger } from '../shared/log.ts';
-import type { DefinitionSource } from '../shared/table/sources.ts';
+import type { DefinitionSource } from '../shared/table/sources/definition-sources.ts';
 
 const AGENT_MAIN = fileURLToPath(new URL('../agent/main.ts', import.meta.url));
 

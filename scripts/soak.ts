@@ -22,8 +22,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { percentile, round } from '../bench/stats.ts';
 import { loadAverage, procStats } from '../bench/support.ts';
-import type { TableRef } from '../shared/table/client.ts';
-import { TTL_ATTRIBUTE } from '../shared/table/schema.ts';
+import type { TableRef } from '../shared/table/core/client.ts';
+import { TTL_ATTRIBUTE } from '../shared/table/core/schema.ts';
 import { Scenario } from '../test/reliability/scenario/scenario.ts';
 import { tableSnapshot } from '../test/support/snapshot.ts';
 

@@ -12,7 +12,7 @@ import type { DriverModuleFactory } from '../driver/handlers.ts';
 import { startDriver, type Driver } from '../driver/server.ts';
 import { systemClock, type Clock } from '../shared/clock.ts';
 import type { AssignmentResult__Output, Welcome__Output } from '../shared/protocol/messages.ts';
-import type { TableRef } from '../shared/table/client.ts';
+import type { TableRef } from '../shared/table/core/client.ts';
 import { captureLogger } from './capture-log.ts';
 import { TestTables } from './support/table.ts';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
-import { getAccount } from '../shared/table/accounts.ts';
+import { getAccount } from '../shared/table/accounts/records.ts';
 import { PLANE_TOKEN, planeHttp, startPlane, stopAll, stopPlane } from './support/control-plane-process.ts';
 import { startChild, type Child } from './support/process.ts';
 import { LOCAL_S3_REGION, startLocalS3, type LocalS3 } from './support/s3.ts';

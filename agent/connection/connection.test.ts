@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { agentProtocol } from '../../shared/protocol/loader.ts';
 import type { AgentMessage__Output, DriverMessage } from '../../shared/protocol/messages.ts';
-import { getAccount } from '../../shared/table/accounts.ts';
-import { allSessions, liveSessions } from '../../shared/table/sessions.ts';
+import { getAccount } from '../../shared/table/accounts/records.ts';
+import { allSessions, liveSessions } from '../../shared/table/agents/sessions.ts';
 import { Harness, TOKENS, plain } from '../../test/connection-harness.ts';
 
 /** Connections are real gRPC streams: on a loaded machine they take longer than vi.waitFor's default second. */

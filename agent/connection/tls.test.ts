@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
-import { allSessions } from '../../shared/table/sessions.ts';
+import { allSessions } from '../../shared/table/agents/sessions.ts';
 import { Harness, TOKENS, type TestAgent } from '../../test/connection-harness.ts';
 import { makePki } from '../../test/support/pki.ts';
 import { rmSync } from 'node:fs';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
-import { podMetrics } from '../../shared/table/pod-metrics.ts';
+import { podMetrics } from '../../shared/table/resources/pod-metrics.ts';
 import { CacheFixture, WAIT } from '../../test/resource-cache-harness.ts';
 import { podMetricsMessages } from './pod-metrics.ts';
 

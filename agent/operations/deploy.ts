@@ -8,7 +8,7 @@
 import { groupKind } from '../../shared/operations/kinds.ts';
 import type { KubeManifest } from '../../shared/operations/manifests.ts';
 import type { ObjectOutcomeRecord } from '../../shared/operations/model.ts';
-import { runBounded } from '../../shared/table/bounded.ts';
+import { runBounded } from '../../shared/table/core/bounded.ts';
 import type { DeployAction__Output } from '../../shared/protocol/generated/vendor/agent/v1/DeployAction.ts';
 import { objectPath } from './resource-discovery.ts';
 import { call, FIELD_MANAGER, failedOutcome, failureOf, notServed, objectVersion, outcome, resolveObject, OutOfTime, type ExecContext, type ObjectId, type Resolved } from './kube.ts';

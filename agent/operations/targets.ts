@@ -5,7 +5,7 @@
  */
 import type { ObjectOutcomeRecord } from '../../shared/operations/model.ts';
 import type { ObjectRef__Output } from '../../shared/protocol/messages.ts';
-import { runBounded } from '../../shared/table/bounded.ts';
+import { runBounded } from '../../shared/table/core/bounded.ts';
 import { objectPath } from './resource-discovery.ts';
 import { call, failedOutcome, failureOf, objectVersion, outcome, OutOfTime, resolveObject, type ExecContext, type ObjectId, type Resolved } from './kube.ts';
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { getCacheHealth } from '../../shared/table/resources.ts';
+import { getCacheHealth } from '../../shared/table/resources/health.ts';
 import { BUILT_IN_KINDS, CacheFixture, WAIT, configMap, listsOf } from '../../test/resource-cache-harness.ts';
 import { threadDecoder } from './decoder.ts';
 

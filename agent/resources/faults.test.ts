@@ -5,7 +5,9 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
-import { deleteScopeProgress, getCacheHealth, listResources, putScopeProgress, scopeProgress, writeResources } from '../../shared/table/resources.ts';
+import { deleteScopeProgress, putScopeProgress, scopeProgress } from '../../shared/table/resources/scopes.ts';
+import { getCacheHealth } from '../../shared/table/resources/health.ts';
+import { listResources, writeResources } from '../../shared/table/resources/objects.ts';
 import { BUILT_IN_KINDS, CacheFixture, WAIT, configMap, listsOf, pod } from '../../test/resource-cache-harness.ts';
 import { startTestApiServer } from '../../test/kube/index.ts';
 import type { CacheAgent } from '../../test/resource-cache-harness.ts';

@@ -1,13 +1,13 @@
 /**
- * Reads the assignment work feed (shared/table/changes.ts) for one replica. Each read starts
+ * Reads the assignment work feed (shared/table/accounts/feed.ts) for one replica. Each read starts
  * `clockSkewMs` before the newest entry already seen (never ahead of this replica's own clock), so
  * an entry from a writer whose clock lags, or whose write landed late, is still found; entries
  * already seen are skipped. An entry older than that window is missed here and repaired by the
  * periodic full reconcile.
  */
 import type { Clock } from '../../shared/clock.ts';
-import { changeKeysSince, cursorAt } from '../../shared/table/changes.ts';
-import type { TableRef } from '../../shared/table/client.ts';
+import { changeKeysSince, cursorAt } from '../../shared/table/accounts/feed.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
 
 /**
  * Entries per Query. A burst (a PATCH of 1,000 accounts) stays inside the re-read window for

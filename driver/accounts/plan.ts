@@ -15,7 +15,7 @@
  *   `FAILED` once every agent it went to has refused it, or when no agent is there to hold it.
  */
 import type { AccountRecord, AgentResult } from '../../shared/accounts/model.ts';
-import type { AccountChanges } from '../../shared/table/accounts.ts';
+import type { AccountChanges } from '../../shared/table/accounts/records.ts';
 import { assignmentGeneration, isMigrated, wantedAnywhere, wantedFor, type AgentPlace } from './wanted.ts';
 
 export interface Presence {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Session } from '../../shared/table/sessions.ts';
+import type { Session } from '../../shared/table/agents/sessions.ts';
 import { PresenceTracker } from './presence.ts';
 
 const session = (agentId: string, over: Partial<Session> = {}): Session => ({

@@ -4,7 +4,7 @@
  * replica's view may lag by one sweep; decisions made from it are conditional writes, and the next
  * sweep corrects them.
  */
-import { goneSince, type Session } from '../../shared/table/sessions.ts';
+import { goneSince, type Session } from '../../shared/table/agents/sessions.ts';
 import type { Presence } from './plan.ts';
 import type { AgentPlace } from './wanted.ts';
 

@@ -12,7 +12,7 @@
  *   identity allows (checked at hello, driver/hello-policy.ts), so a zone's accounts go only to
  *   agents whose identity allows that zone.
  */
-import { agentSourceId } from '../../shared/table/sources.ts';
+import { agentSourceId } from '../../shared/table/sources/agent-static.ts';
 import type { AccountRecord } from '../../shared/accounts/model.ts';
 import { winningDefinition } from '../../shared/accounts/precedence.ts';
 import type { AssignAccount } from '../../shared/protocol/messages.ts';

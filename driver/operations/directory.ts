@@ -6,8 +6,8 @@
  */
 import type { AgentSession } from '../agent-session.ts';
 import type { DriverBody } from '../../shared/protocol/messages.ts';
-import type { TableRef } from '../../shared/table/client.ts';
-import { liveSessions } from '../../shared/table/sessions.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
+import { liveSessions } from '../../shared/table/agents/sessions.ts';
 
 export interface LocalAgent {
   readonly agentId: string;

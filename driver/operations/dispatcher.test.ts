@@ -8,8 +8,16 @@ import { OperationEvents } from '../../shared/operations/events.ts';
 import type { OperationRecord } from '../../shared/operations/model.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';
 import type { DriverBody, Operation, OperationResult__Output } from '../../shared/protocol/messages.ts';
-import type { TableRef } from '../../shared/table/client.ts';
-import { claimOperation, compress, createOperation, getOperation, openOperations, operationIdOf, syncQueueEntry } from '../../shared/table/operations.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
+import {
+  claimOperation,
+  compress,
+  createOperation,
+  getOperation,
+  openOperations,
+  operationIdOf,
+  syncQueueEntry,
+} from '../../shared/table/operations/operations.ts';
 import { operationsSectionEntries, type OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
 import { OperationDispatcher, boundedOutcomes } from './dispatcher.ts';

@@ -17,7 +17,7 @@ import { outcomeFromWire, operationMessage, reportOf } from '../../shared/operat
 import { isFinished, queueEntryOf, type Dispatch, type ObjectOutcomeRecord, type OperationRecord, type QueueEntry } from '../../shared/operations/model.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';
 import type { OperationResult__Output } from '../../shared/protocol/messages.ts';
-import type { TableRef } from '../../shared/table/client.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
 import {
   claimWithRequest,
   compress,
@@ -28,7 +28,7 @@ import {
   getOperationWithRequest,
   openOperations,
   syncQueueEntry,
-} from '../../shared/table/operations.ts';
+} from '../../shared/table/operations/operations.ts';
 import { Waker } from '../../shared/waker.ts';
 import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from '../backoff.ts';
 import type { OperationsConfig } from './config.ts';

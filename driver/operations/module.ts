@@ -2,7 +2,7 @@
  * The operations module of the driver (driver/handlers.ts): agents' operation results, and the
  * dispatcher that hands queued operations to the agents of this replica (dispatcher.ts).
  */
-import { getAccount } from '../../shared/table/accounts.ts';
+import { getAccount } from '../../shared/table/accounts/records.ts';
 import { placeAllows } from '../accounts/wanted.ts';
 import type { DriverModuleFactory } from '../handlers.ts';
 import { SessionDirectory } from './directory.ts';

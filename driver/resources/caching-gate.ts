@@ -12,8 +12,8 @@
  */
 import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { Clock } from '../../shared/clock.ts';
-import { getAccount } from '../../shared/table/accounts.ts';
-import type { TableRef } from '../../shared/table/client.ts';
+import { getAccount } from '../../shared/table/accounts/records.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
 import { placeAllows, type AgentPlace } from '../accounts/wanted.ts';
 
 export type GateAnswer = { ok: true } | { ok: false; reason: string };

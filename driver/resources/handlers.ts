@@ -20,9 +20,9 @@
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { ScopeResume } from '../../shared/protocol/messages.ts';
-import type { TableRef } from '../../shared/table/client.ts';
-import { replacePodMetrics, type NamespaceMetrics, type PodUsageRecord } from '../../shared/table/pod-metrics.ts';
-import { scopeProgress, type ScopeProgressRecord } from '../../shared/table/resources.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
+import { replacePodMetrics, type NamespaceMetrics, type PodUsageRecord } from '../../shared/table/resources/pod-metrics.ts';
+import { scopeProgress, type ScopeProgressRecord } from '../../shared/table/resources/scopes.ts';
 import type { AgentSession } from '../agent-session.ts';
 import type { AgentMessageHandlers } from '../handlers.ts';
 import { CachingGate, type CacheSender } from './caching-gate.ts';

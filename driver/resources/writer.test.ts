@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../shared/clock.ts';
 import { silentLogger } from '../../shared/log.ts';
 import type { ResourceEvents__Output } from '../../shared/protocol/messages.ts';
-import { getScopeSet, listResources, scopeProgress, writeResources } from '../../shared/table/resources.ts';
+import { getScopeSet, scopeProgress } from '../../shared/table/resources/scopes.ts';
+import { listResources, writeResources } from '../../shared/table/resources/objects.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { AccountCacheWriter } from './writer.ts';
 

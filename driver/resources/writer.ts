@@ -20,24 +20,18 @@ import { backoffDelay } from '../../shared/backoff.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { KindHealth__Output, ResourceEvents__Output, ResourceScope__Output } from '../../shared/protocol/messages.ts';
-import type { TableRef } from '../../shared/table/client.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
 import {
   deleteScopeProgress,
   getScopeSet,
-  kindPrefix,
-  putCacheHealth,
   putScopeProgress,
   putScopeSet,
-  resourceSk,
-  scopeKeys,
-  scopePrefix,
   scopeProgress,
-  writeResources,
-  type KindHealthRecord,
-  type ResourceWrite,
-  type Scope,
   type ScopeProgressRecord,
-} from '../../shared/table/resources.ts';
+} from '../../shared/table/resources/scopes.ts';
+import { kindPrefix, resourceSk, scopePrefix, type Scope } from '../../shared/table/resources/keys.ts';
+import { putCacheHealth, type KindHealthRecord } from '../../shared/table/resources/health.ts';
+import { scopeKeys, writeResources, type ResourceWrite } from '../../shared/table/resources/objects.ts';
 import { Waker } from '../../shared/waker.ts';
 
 export interface WriterOptions {

@@ -4,7 +4,7 @@ import { parseYamlText } from '../../shared/driver-config/load.ts';
 import { kubernetesSectionSchema } from '../../shared/driver-config/schema.ts';
 import type { SourcesConfig } from '../../shared/driver-config/sources.ts';
 import type { S3ObjectReader } from '../../shared/sources/s3-object.ts';
-import type { DefinitionSource } from '../../shared/table/sources.ts';
+import type { DefinitionSource } from '../../shared/table/sources/definition-sources.ts';
 
 type ConfigServerConfig = NonNullable<SourcesConfig['configServer']>;
 

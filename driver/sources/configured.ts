@@ -1,8 +1,8 @@
 import type { Clock } from '../../shared/clock.ts';
 import { DEFAULT_SOURCE_REFRESH_INTERVAL_MS, type SourcesConfig } from '../../shared/driver-config/sources.ts';
 import type { Logger } from '../../shared/log.ts';
-import type { TableRef } from '../../shared/table/client.ts';
-import type { DefinitionSource } from '../../shared/table/sources.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
+import type { DefinitionSource } from '../../shared/table/sources/definition-sources.ts';
 import { configServerSource } from './config-server.ts';
 import { pluginSource, type ModuleImport } from './plugins.ts';
 import { startDefinitionSync, type DefinitionSync } from './sync.ts';

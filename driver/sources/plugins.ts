@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { isVendorError, VendorError } from '../../shared/errors.ts';
 import { pluginName, type PluginEntry } from '../../shared/driver-config/sources.ts';
 import type { AccountSettings } from '../../shared/accounts/settings.ts';
-import type { DefinitionSource } from '../../shared/table/sources.ts';
+import type { DefinitionSource } from '../../shared/table/sources/definition-sources.ts';
 
 /**
  * What a plugin module gets each time its definitions are read: the `options` of its entry in

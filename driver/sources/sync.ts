@@ -1,8 +1,8 @@
 import type { Clock } from '../../shared/clock.ts';
 import { isVendorError, VendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
-import type { TableRef } from '../../shared/table/client.ts';
-import { syncDefinitionSources, type DefinitionSource } from '../../shared/table/sources.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
+import { syncDefinitionSources, type DefinitionSource } from '../../shared/table/sources/definition-sources.ts';
 
 /** Longest a source's read may take; then it counts as failed, and is read again at the next interval. */
 export const SOURCE_READ_TIMEOUT_MS = 60_000;
@@ -28,7 +28,7 @@ export interface DefinitionSync {
  * then again every interval, each in its own loop so a slow source delays only itself. A source that
  * cannot be read, or returns anything invalid, changes nothing: the table keeps its last good
  * definitions, and the error is logged (by the source's id and our own message, never its data).
- * Replicas syncing the same source take turns on its lock (shared/table/source-lock.ts).
+ * Replicas syncing the same source take turns on its lock (shared/table/sources/lock.ts).
  */
 export async function startDefinitionSync(options: DefinitionSyncOptions): Promise<DefinitionSync> {
   const { table, log, clock, intervalMs } = options;

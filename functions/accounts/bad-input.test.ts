@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiFixture, type ApiFixture } from '../../test/support/api.ts';
 import { TestTables } from '../../test/support/table.ts';
-import { getAccount } from '../../shared/table/accounts.ts';
+import { getAccount } from '../../shared/table/accounts/records.ts';
 
 const tables = new TestTables();
 let f: ApiFixture;

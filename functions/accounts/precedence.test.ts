@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { apiFixture } from '../../test/support/api.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import type { AccountSettings } from '../../shared/accounts/settings.ts';
-import { putAgentStaticAccounts, syncDefinitionSources, type DefinitionSource } from '../../shared/table/sources.ts';
+import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
+import { syncDefinitionSources, type DefinitionSource } from '../../shared/table/sources/definition-sources.ts';
 
 const tables = useTestTables();
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { apiFixture } from '../../test/support/api.ts';
 import { useTestTables } from '../../test/support/table.ts';
-import { putAgentStaticAccounts } from '../../shared/table/sources.ts';
+import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 
 const tables = useTestTables();
 

@@ -6,15 +6,16 @@ import { MAX_NAME_LENGTH } from '../../shared/accounts/settings.ts';
 import { toAccount } from '../../shared/accounts/view.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { grants } from '../../shared/accounts/permissions.ts';
-import { readAccessIndex } from '../../shared/table/access.ts';
-import { getAccount, getAccounts, listAccountPage, mutateAccount, type AccountChanges } from '../../shared/table/accounts.ts';
-import { listVisibleAccountPage } from '../../shared/table/visible.ts';
+import { readAccessIndex } from '../../shared/table/accounts/access.ts';
+import { getAccount, getAccounts, mutateAccount, type AccountChanges } from '../../shared/table/accounts/records.ts';
+import { listAccountPage } from '../../shared/table/accounts/listing.ts';
+import { listVisibleAccountPage } from '../../shared/table/accounts/listing.ts';
 import { assertAccountAccess, canRead, type IgnoredPermissionsLog } from '../auth/access.ts';
 import type { Caller } from '../auth/caller.ts';
-import { ChangeAppender, type Change } from '../../shared/table/changes.ts';
-import type { TableRef } from '../../shared/table/client.ts';
-import { liveSessions } from '../../shared/table/sessions.ts';
-import { runBounded } from '../../shared/table/bounded.ts';
+import { ChangeAppender, type Change } from '../../shared/table/accounts/feed.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
+import { liveSessions } from '../../shared/table/agents/sessions.ts';
+import { runBounded } from '../../shared/table/core/bounded.ts';
 
 /** What the account operations need: the table, a clock (for timestamps and live sessions), and the warning log. */
 export interface AccountDeps {
@@ -36,7 +37,7 @@ function view(deps: AccountDeps, record: AccountRecord): Account {
  * GET list: the accounts the caller may read, with `total` counting only those. Managers may read
  * everything and get the rank index's pages directly. Anyone else first reads the access index (the
  * accounts that restrict reading, with their roles): when none is hidden from the caller the same
- * pages serve, otherwise pages that leave the hidden names out (shared/table/visible.ts). Each item is
+ * pages serve, otherwise pages that leave the hidden names out (shared/table/accounts/listing.ts). Each item is
  * checked against its own definition too, since the index may trail a change by a moment.
  */
 export async function listAccounts(

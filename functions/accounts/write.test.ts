@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { apiFixture, type ApiFixture } from '../../test/support/api.ts';
 import { useTestTables } from '../../test/support/table.ts';
-import { getAccount, updateAccount } from '../../shared/table/accounts.ts';
-import { changesSince, cursorAt } from '../../shared/table/changes.ts';
-import { putAgentStaticAccounts } from '../../shared/table/sources.ts';
+import { getAccount, updateAccount } from '../../shared/table/accounts/records.ts';
+import { changesSince, cursorAt } from '../../shared/table/accounts/feed.ts';
+import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 
 const tables = useTestTables();
 

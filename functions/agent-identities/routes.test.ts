@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { tokenDigest } from '../../shared/agents/tokens.ts';
-import { getToken, listIdentities, listTokens } from '../../shared/table/agent-identities.ts';
+import { getToken, listIdentities, listTokens } from '../../shared/table/agents/identities.ts';
 import { captureLogger } from '../../test/capture-log.ts';
 import { apiFixture } from '../../test/support/api.ts';
 import { TestIssuer, oidcConfig } from '../../test/support/oidc.ts';

@@ -12,7 +12,7 @@ import { parseOrThrow } from '../../shared/accounts/validate.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import { VendorError } from '../../shared/errors.ts';
-import type { TableRef } from '../../shared/table/client.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
 import {
   deleteIdentity,
   deleteToken,
@@ -23,7 +23,7 @@ import {
   putToken,
   type StoredIdentity,
   type StoredToken,
-} from '../../shared/table/agent-identities.ts';
+} from '../../shared/table/agents/identities.ts';
 
 export interface IdentityDeps {
   table: TableRef;

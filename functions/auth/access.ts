@@ -4,8 +4,8 @@ import { accountAccess, grants, type Permission } from '../../shared/accounts/pe
 import { MAX_NAME_LENGTH } from '../../shared/accounts/settings.ts';
 import { VendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
-import { getAccount } from '../../shared/table/accounts.ts';
-import type { TableRef } from '../../shared/table/client.ts';
+import { getAccount } from '../../shared/table/accounts/records.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
 import type { ApiEnv, Caller } from './caller.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessKey } from '../../shared/table/keys.ts';
+import { accessKey } from '../../shared/table/accounts/keys.ts';
 import type { AccountSettings } from '../../shared/accounts/settings.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
-import { writeResources } from '../../shared/table/resources.ts';
-import { putAgentStaticAccounts } from '../../shared/table/sources.ts';
+import { writeResources } from '../../shared/table/resources/objects.ts';
+import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 import { captureLogger } from '../../test/capture-log.ts';
 import { apiFixture } from '../../test/support/api.ts';
 import { TestIssuer, oidcConfig } from '../../test/support/oidc.ts';

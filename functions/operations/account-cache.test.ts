@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
-import { putAgentStaticAccounts } from '../../shared/table/sources.ts';
+import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { refusalOf } from '../../test/refusal.ts';
 import type { Caller } from '../auth/caller.ts';

@@ -12,8 +12,8 @@ import type { Permission } from '../../shared/accounts/permissions.ts';
 import { MAX_NAME_LENGTH } from '../../shared/accounts/settings.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
-import { getAccount } from '../../shared/table/accounts.ts';
-import type { TableRef } from '../../shared/table/client.ts';
+import { getAccount } from '../../shared/table/accounts/records.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
 import { assertAccountAccess, hasAccountAccess, type IgnoredPermissionsLog } from '../auth/access.ts';
 import type { Caller } from '../auth/caller.ts';
 

@@ -12,8 +12,8 @@ import type { AccountRestrictions } from '../../shared/operations/rules.ts';
 import type { IgnoredPermissionsLog } from '../auth/access.ts';
 import { callerScope, type Caller } from '../auth/caller.ts';
 import { authorizedAccount, type AccountCache, type CachedAccount } from './account-cache.ts';
-import type { TableRef } from '../../shared/table/client.ts';
-import { compress, createOperation, getOperation, isOperationId, operationIdOf } from '../../shared/table/operations.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
+import { compress, createOperation, getOperation, isOperationId, operationIdOf } from '../../shared/table/operations/operations.ts';
 import { toOperationView, type OperationView } from './view.ts';
 
 export interface OperationDeps {

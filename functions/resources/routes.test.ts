@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { replacePodMetrics } from '../../shared/table/pod-metrics.ts';
-import { putCacheHealth, writeResources, type ResourceWrite } from '../../shared/table/resources.ts';
-import { updateAccount } from '../../shared/table/accounts.ts';
+import { replacePodMetrics } from '../../shared/table/resources/pod-metrics.ts';
+import { putCacheHealth } from '../../shared/table/resources/health.ts';
+import { writeResources, type ResourceWrite } from '../../shared/table/resources/objects.ts';
+import { updateAccount } from '../../shared/table/accounts/records.ts';
 import { apiFixture, type ApiFixture } from '../../test/support/api.ts';
 import { useTestTables } from '../../test/support/table.ts';
 

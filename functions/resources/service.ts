@@ -7,10 +7,11 @@ import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
 import { jsonTextTooDeep } from '../../shared/json-depth.ts';
-import type { TableRef } from '../../shared/table/client.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
 import type { IgnoredPermissionsLog } from '../auth/access.ts';
-import { podMetrics, type PodUsageRecord } from '../../shared/table/pod-metrics.ts';
-import { getCacheHealth, listResources, type ResourceFilter } from '../../shared/table/resources.ts';
+import { podMetrics, type PodUsageRecord } from '../../shared/table/resources/pod-metrics.ts';
+import { getCacheHealth } from '../../shared/table/resources/health.ts';
+import { listResources, type ResourceFilter } from '../../shared/table/resources/objects.ts';
 
 export interface ResourceDeps {
   table: TableRef;

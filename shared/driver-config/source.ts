@@ -1,4 +1,4 @@
-import type { DefinitionSource } from '../table/sources.ts';
+import type { DefinitionSource } from '../table/sources/definition-sources.ts';
 import type { DriverConfig } from './schema.ts';
 
 /** The driver config file's `kubernetes.accounts[]` as a definition source. */

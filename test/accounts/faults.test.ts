@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PROTOCOL_VERSION, type DriverMessage__Output } from '../../shared/protocol/messages.ts';
-import { getSession } from '../../shared/table/sessions.ts';
+import { getSession } from '../../shared/table/agents/sessions.ts';
 import { RawAgent } from '../raw-agent.ts';
 import { AGENT_TOKEN, AccountsWorld, WAIT } from '../support/accounts-world.ts';
 import { submitOperation } from '../support/operations.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { liveSessions } from '../../shared/table/sessions.ts';
+import { liveSessions } from '../../shared/table/agents/sessions.ts';
 import { useAccountsWorld } from '../support/accounts-world.ts';
 import { startTcpBalancer } from '../support/tcp-balancer.ts';
 

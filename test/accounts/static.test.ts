@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { syncSource } from '../../shared/table/sources.ts';
+import { syncSource } from '../../shared/table/sources/sync.ts';
 import { WAIT, useAccountsWorld } from '../support/accounts-world.ts';
 
 const world = useAccountsWorld();

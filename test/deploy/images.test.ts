@@ -15,7 +15,7 @@ import { parseDriverGrpcConfig } from '../../driver/config.ts';
 import { DRIVER_MODULES } from '../../driver/modules.ts';
 import { startDriver } from '../../driver/server.ts';
 import { silentLogger } from '../../shared/log.ts';
-import { startEmbeddedTable, type EmbeddedTable } from '../../shared/table/embedded.ts';
+import { startEmbeddedTable, type EmbeddedTable } from '../../shared/table/core/embedded.ts';
 import { packagesImported, reachableFiles } from './code-links.ts';
 import { dockerfile, dockerignore, type Dockerfile } from './dockerfile.ts';
 

@@ -15,8 +15,8 @@ import { endpointConfig, parseDriverFile, parseDriverGrpcConfig } from '../../dr
 import { productionIssues } from '../../driver/transport-policy.ts';
 import { SST_LINKS, linkedField } from '../../shared/links.ts';
 import { isProductionEnv } from '../../shared/production.ts';
-import { startEmbeddedTable, type EmbeddedTable } from '../../shared/table/embedded.ts';
-import { TTL_ATTRIBUTE, createTableInput } from '../../shared/table/schema.ts';
+import { startEmbeddedTable, type EmbeddedTable } from '../../shared/table/core/embedded.ts';
+import { TTL_ATTRIBUTE, createTableInput } from '../../shared/table/core/schema.ts';
 import { linksRead, reachableFiles } from './code-links.ts';
 import { dockerfile } from './dockerfile.ts';
 import { SstRecorder, applyTransform, loadSstConfig, resolved, type RecordedComponent, type SstConfigModule } from './sst-recorder.ts';

@@ -17,7 +17,7 @@ import { useAccountsWorld, type TestAgent } from '../support/accounts-world.ts';
 import { finished, submitOperation } from '../support/operations.ts';
 import { faultyTable, type StoreFault } from '../support/store-faults.ts';
 import { STORE_BACKOFF_MAX_MS } from '../../driver/backoff.ts';
-import { STORE_MAX_ATTEMPTS } from '../../shared/table/client.ts';
+import { STORE_MAX_ATTEMPTS } from '../../shared/table/core/client.ts';
 
 const world = useAccountsWorld();
 const WAIT = { timeout: 60_000, interval: 50 };

@@ -36,7 +36,7 @@ import { hostileString } from '../support/hostile.ts';
 import { finished, run, submitOperation } from '../support/operations.ts';
 import { protoFieldType, protoFields, protoMessage } from '../support/proto-arbitrary.ts';
 import { tableSnapshot, type TableSnapshot } from '../support/snapshot.ts';
-import { TTL_ATTRIBUTE } from '../../shared/table/schema.ts';
+import { TTL_ATTRIBUTE } from '../../shared/table/core/schema.ts';
 
 const SEED = process.env.ROGUE_SEED === undefined ? (Date.now() ^ (Math.random() * 0x7fffffff)) | 0 : Number(process.env.ROGUE_SEED);
 const RUNS = Number(process.env.ROGUE_RUNS ?? 100);
@@ -407,7 +407,7 @@ describe('a rogue agent with a valid credential of its own identity', () => {
     expect(after).toMatchObject({ state: 'SUCCEEDED', agentId: 'good-agent', attempts: 1 });
     for (const id of parkedOps) expect((await finished(world.app, id, 0).catch((e: Error) => e.message))).toMatch(/still RUNNING/);
     // The sweep of the last rogue sessions may still be at work: a chunk's count in the rank directory
-    // follows the chunk's own write by one write (shared/table/rank.ts), so `total` must come to the
+    // follows the chunk's own write by one write (shared/table/accounts/rank.ts), so `total` must come to the
     // number of account items, not equal it at every instant.
     await vi.waitFor(async () => {
       const items = (await tableSnapshot(world.table)).items;

@@ -17,7 +17,7 @@ import { issueIdentityToken, putIdentityView } from '../../functions/agent-ident
 import { systemClock } from '../../shared/clock.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { PROTOCOL_VERSION } from '../../shared/protocol/messages.ts';
-import { ensureTable, startEmbeddedTable, type EmbeddedTable } from '../../shared/table/embedded.ts';
+import { ensureTable, startEmbeddedTable, type EmbeddedTable } from '../../shared/table/core/embedded.ts';
 import { dockerfile } from '../deploy/dockerfile.ts';
 import { SstRecorder, loadSstConfig, resolved } from '../deploy/sst-recorder.ts';
 import { RawAgent } from '../raw-agent.ts';

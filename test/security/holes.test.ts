@@ -16,7 +16,7 @@ import { captureLogger } from '../capture-log.ts';
 import { PLANE_TOKEN, runPlaneToExit, startPlane, stopAll, stopPlane } from '../support/control-plane-process.ts';
 import { useTestTables } from '../support/table.ts';
 import { listeningTcpPorts, unixSocketsOf } from '../support/sockets.ts';
-import { createDocumentClient } from '../../shared/table/client.ts';
+import { createDocumentClient } from '../../shared/table/core/client.ts';
 
 afterEach(stopAll);
 

@@ -12,8 +12,8 @@ import { operationsWorkerFactory } from '../../agent/operations/operations-worke
 import type { AgentIdentity } from '../../shared/agents/identity.ts';
 import { PROTOCOL_VERSION, type AgentMessage, type DriverMessage__Output } from '../../shared/protocol/messages.ts';
 import { ERROR_CODE_TRAILER } from '../../shared/protocol/wire.ts';
-import { syncSource } from '../../shared/table/sources.ts';
-import { TTL_ATTRIBUTE } from '../../shared/table/schema.ts';
+import { syncSource } from '../../shared/table/sources/sync.ts';
+import { TTL_ATTRIBUTE } from '../../shared/table/core/schema.ts';
 import { RawAgent } from '../raw-agent.ts';
 import { WAIT, identityTokens, useAccountsWorld } from '../support/accounts-world.ts';
 import { getOperation, run, submitOperation } from '../support/operations.ts';

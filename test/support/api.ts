@@ -5,9 +5,9 @@ import type { ApiEnv } from '../../functions/auth/caller.ts';
 import { ManualClock } from './manual-clock.ts';
 import type { AccountSettings } from '../../shared/accounts/settings.ts';
 import type { Logger } from '../../shared/log.ts';
-import type { TableRef } from '../../shared/table/client.ts';
-import { putSession } from '../../shared/table/sessions.ts';
-import { syncSource } from '../../shared/table/sources.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
+import { putSession } from '../../shared/table/agents/sessions.ts';
+import { syncSource } from '../../shared/table/sources/sync.ts';
 import type { TestTables } from './table.ts';
 
 /** The admin token of test apps (local use only; never a default of the product). */

@@ -1,5 +1,5 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import type { TableRef } from '../../shared/table/client.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
 
 /**
  * The whole table as one comparable value: every item, strongly read, in key order, each as JSON with

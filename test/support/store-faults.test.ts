@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { createDocumentClient } from '../../shared/table/client.ts';
+import { createDocumentClient } from '../../shared/table/core/client.ts';
 import { faultyTable, withStoreFaults } from './store-faults.ts';
 import { useTestTables } from './table.ts';
 

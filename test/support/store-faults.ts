@@ -33,7 +33,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, type ClientOptions, type TableRef } from '../../shared/table/client.ts';
+import { createDocumentClient, type ClientOptions, type TableRef } from '../../shared/table/core/client.ts';
 
 export type StoreFault =
   | { kind: 'hang' }

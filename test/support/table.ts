@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
-import { ensureTable, startEmbeddedTable, type EmbeddedTable } from '../../shared/table/embedded.ts';
-import type { TableRef } from '../../shared/table/client.ts';
-import { CapacityMeter } from '../../shared/table/capacity.ts';
+import { ensureTable, startEmbeddedTable, type EmbeddedTable } from '../../shared/table/core/embedded.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
+import { CapacityMeter } from '../../shared/table/core/capacity.ts';
 
 /**
  * One dynalite per test file, and a fresh table per test from it, so tests never see each other's

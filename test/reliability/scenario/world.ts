@@ -15,7 +15,7 @@ import pino from 'pino';
 import { stringify } from 'yaml';
 import { createApp } from '../../../functions/app.ts';
 import { startApiServer, type RunningServer } from '../../../functions/node.ts';
-import type { TableRef } from '../../../shared/table/client.ts';
+import type { TableRef } from '../../../shared/table/core/client.ts';
 import { startTestApiServer, type TestApiServer } from '../../kube/index.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from '../../support/api.ts';
 import { secretScanner, type SecretFinding, type SecretScanner } from '../../support/secret-scanner.ts';

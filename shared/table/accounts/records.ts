@@ -1,0 +1,317 @@
+import { randomUUID } from 'node:crypto';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type BatchGetCommandInput,
+  type DeleteCommandInput,
+  type GetCommandInput,
+  type PutCommandInput,
+  type QueryCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import type { AccountRecord, AgentResult, Definition, Registration } from '../../accounts/model.ts';
+import type { AccountState } from '../../accounts/schema.ts';
+import { VendorError } from '../../errors.ts';
+import { batchGet } from '../core/batch.ts';
+import type { TableRef } from '../core/client.ts';
+import { isConditionFailure } from '../core/conditional.ts';
+import { PK } from '../core/keys.ts';
+import { accountKey } from './keys.ts';
+
+/**
+ * Account items: one per name in the `ACCOUNT` partition, holding every source's definition (`defs`,
+ * keyed by source id), the migration registration and state, and the per-agent assignment results
+ * (`agents`, keyed by agentId). Every write raises `version`; writers that decide from what they read
+ * condition on it.
+ */
+
+/** Fields a conditional update may change. `null` removes the attribute. */
+export interface AccountChanges {
+  registration?: Registration | null;
+  state?: AccountState | null;
+  generation?: number;
+  lastAssignmentMsg?: string | null;
+  /** Per-agent results to set (each keyed by its agentId). */
+  setAgents?: readonly AgentResult[];
+  /** AgentIds whose results to remove. */
+  removeAgents?: readonly string[];
+  cachingAgentId?: string | null;
+  cachingEpoch?: number;
+}
+
+/** An account item as its record (without the table keys). */
+export function accountFromItem(item: Record<string, unknown>): AccountRecord {
+  const { pk: _pk, sk: _sk, ...rest } = item;
+  return rest as unknown as AccountRecord;
+}
+
+// ---- pure builders ----
+
+export function getAccountParams(tableName: string, name: string, consistent = false): GetCommandInput {
+  return { TableName: tableName, Key: accountKey(name), ConsistentRead: consistent };
+}
+
+/** BatchGetItem takes at most 100 keys; callers split longer lists. */
+export function batchGetAccountsParams(tableName: string, names: readonly string[], consistent = false): BatchGetCommandInput {
+  return { RequestItems: { [tableName]: { Keys: names.map(accountKey), ConsistentRead: consistent } } };
+}
+
+/** Keys only, read consistently: whether each account item exists right now (at most 100 names). */
+export function accountsExistParams(tableName: string, names: readonly string[]): BatchGetCommandInput {
+  return { RequestItems: { [tableName]: { Keys: names.map(accountKey), ConsistentRead: true, ProjectionExpression: 'sk' } } };
+}
+
+export function newAccountRecord(name: string, now: number): AccountRecord {
+  return { name, version: 1, generation: 0, defs: {}, agents: {}, updatedAt: now };
+}
+
+export function createAccountParams(tableName: string, record: AccountRecord): PutCommandInput {
+  return {
+    TableName: tableName,
+    Item: { ...accountKey(record.name), ...record },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  };
+}
+
+export function setDefinitionParams(tableName: string, name: string, sourceId: string, def: Definition, now: number): UpdateCommandInput {
+  return {
+    TableName: tableName,
+    Key: accountKey(name),
+    UpdateExpression: 'SET defs.#src = :def, version = version + :one, updatedAt = :now',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#src': sourceId },
+    ExpressionAttributeValues: { ':def': def, ':one': 1, ':now': now },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+export function removeDefinitionParams(tableName: string, name: string, sourceId: string, now: number): UpdateCommandInput {
+  return {
+    TableName: tableName,
+    Key: accountKey(name),
+    UpdateExpression: 'REMOVE defs.#src SET version = version + :one, updatedAt = :now',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#src': sourceId },
+    ExpressionAttributeValues: { ':one': 1, ':now': now },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+export function deleteAccountParams(tableName: string, name: string, expectedVersion: number): DeleteCommandInput {
+  return {
+    TableName: tableName,
+    Key: accountKey(name),
+    ConditionExpression: 'version = :expected',
+    ExpressionAttributeValues: { ':expected': expectedVersion },
+    ReturnValues: 'ALL_OLD',
+  };
+}
+
+/**
+ * The generic conditional update: applies `changes` only if the item is still at `expectedVersion`,
+ * and raises the version. One item, one write, so a lost race is a clean `precondition_failed`.
+ * `writeId`, when given, is stored as `lastWriteId` so the writer can recognise its own write later.
+ */
+export function updateAccountParams(
+  tableName: string,
+  name: string,
+  expectedVersion: number,
+  changes: AccountChanges,
+  now: number,
+  writeId?: string,
+): UpdateCommandInput {
+  const set: string[] = ['version = version + :one', 'updatedAt = :now'];
+  const remove: string[] = [];
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':one': 1, ':now': now, ':expected': expectedVersion };
+  const scalar = (attr: keyof AccountChanges, value: unknown): void => {
+    if (value === undefined) return;
+    // Placeholders for every name: some (`state`) are DynamoDB reserved words.
+    names[`#${attr}`] = attr;
+    if (value === null) remove.push(`#${attr}`);
+    else {
+      set.push(`#${attr} = :${attr}`);
+      values[`:${attr}`] = value;
+    }
+  };
+  scalar('registration', changes.registration);
+  scalar('state', changes.state);
+  scalar('generation', changes.generation);
+  scalar('lastAssignmentMsg', changes.lastAssignmentMsg);
+  scalar('cachingAgentId', changes.cachingAgentId);
+  scalar('cachingEpoch', changes.cachingEpoch);
+  if (writeId !== undefined) {
+    set.push('lastWriteId = :writeId');
+    values[':writeId'] = writeId;
+  }
+  (changes.setAgents ?? []).forEach((result, i) => {
+    names[`#sa${i}`] = result.agentId;
+    values[`:sa${i}`] = result;
+    set.push(`agents.#sa${i} = :sa${i}`);
+  });
+  (changes.removeAgents ?? []).forEach((agentId, i) => {
+    names[`#ra${i}`] = agentId;
+    remove.push(`agents.#ra${i}`);
+  });
+  return {
+    TableName: tableName,
+    Key: accountKey(name),
+    UpdateExpression: `SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+    ConditionExpression: 'version = :expected',
+    ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
+    ExpressionAttributeValues: values,
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** One page of accounts in name order, starting after `startAfter`. */
+export function queryAccountsParams(tableName: string, limit: number, startAfter?: string, consistent = false): QueryCommandInput {
+  return {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': PK.account },
+    Limit: limit,
+    ...(consistent ? { ConsistentRead: true } : {}),
+    ...(startAfter === undefined ? {} : { ExclusiveStartKey: accountKey(startAfter) }),
+  };
+}
+
+// ---- I/O ----
+
+export async function getAccount(t: TableRef, name: string, options: { consistent?: boolean } = {}): Promise<AccountRecord | undefined> {
+  const out = await t.client.send(new GetCommand(getAccountParams(t.tableName, name, options.consistent)));
+  return out.Item === undefined ? undefined : accountFromItem(out.Item);
+}
+
+const READS_THROTTLED = 'the table keeps throttling account reads';
+
+/** Reads many accounts by name. */
+export async function getAccounts(
+  t: TableRef,
+  names: readonly string[],
+  options: { consistent?: boolean } = {},
+): Promise<Map<string, AccountRecord>> {
+  const items = await batchGet(t, names, (chunk) => batchGetAccountsParams(t.tableName, chunk, options.consistent), READS_THROTTLED);
+  return new Map(items.map((item) => accountFromItem(item)).map((record) => [record.name, record]));
+}
+
+/** The names among `names` whose account item exists, from consistent keys-only reads. */
+export async function existingAccounts(t: TableRef, names: readonly string[]): Promise<Set<string>> {
+  const items = await batchGet(t, names, (chunk) => accountsExistParams(t.tableName, chunk), READS_THROTTLED);
+  return new Set(items.map((item) => item.sk as string));
+}
+
+/** Creates an account item (with `defs` when given); false when it already exists. */
+export async function createAccount(t: TableRef, name: string, now: number, defs: Record<string, Definition> = {}): Promise<boolean> {
+  try {
+    await t.client.send(new PutCommand(createAccountParams(t.tableName, { ...newAccountRecord(name, now), defs })));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** Applies `changes` if the account is still at `expectedVersion`; throws `precondition_failed` otherwise. */
+export async function updateAccount(
+  t: TableRef,
+  name: string,
+  expectedVersion: number,
+  changes: AccountChanges,
+  now: number,
+  writeId?: string,
+): Promise<AccountRecord> {
+  try {
+    const out = await t.client.send(new UpdateCommand(updateAccountParams(t.tableName, name, expectedVersion, changes, now, writeId)));
+    return accountFromItem(out.Attributes ?? {});
+  } catch (err) {
+    if (isConditionFailure(err)) {
+      throw new VendorError('precondition_failed', `account ${name} changed since it was read`, { cause: err });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Read, decide, conditionally write, and start over when another writer got there first. `decide`
+ * returns the changes to make, or undefined to leave the account as it is; it may throw to refuse.
+ *
+ * The SDK sends a write again when its answer is lost (a timeout, a dropped connection): the first
+ * one may have landed, and the second then fails its version condition. Each write carries an id, so
+ * that case is told apart from another writer's change by reading the item back: it is our write,
+ * and it counts as done (`changed`), not as a race to decide again.
+ */
+export async function mutateAccount(
+  t: TableRef,
+  name: string,
+  decide: (record: AccountRecord | undefined) => AccountChanges | undefined | Promise<AccountChanges | undefined>,
+  now: () => number,
+  options: { maxAttempts?: number; /** A record just read strongly, saving the first read. */ initial?: AccountRecord } = {},
+): Promise<{ record: AccountRecord | undefined; changed: boolean }> {
+  const maxAttempts = options.maxAttempts ?? 10;
+  let known: { record: AccountRecord | undefined } | undefined = options.initial === undefined ? undefined : { record: options.initial };
+  for (let attempt = 0; attempt < maxAttempts; attempt++) {
+    const record = known === undefined ? await getAccount(t, name, { consistent: true }) : known.record;
+    const changes = await decide(record);
+    if (changes === undefined || record === undefined) return { record, changed: false };
+    const writeId = randomUUID();
+    try {
+      return { record: await updateAccount(t, name, record.version, changes, now(), writeId), changed: true };
+    } catch (err) {
+      if ((err as VendorError).code !== 'precondition_failed') throw err;
+    }
+    const current = await getAccount(t, name, { consistent: true });
+    if (current?.lastWriteId === writeId) return { record: current, changed: true };
+    known = { record: current };
+  }
+  throw new VendorError('precondition_failed', `account ${name} is being changed by others; try again`);
+}
+
+export async function setDefinition(t: TableRef, name: string, sourceId: string, def: Definition, now: number): Promise<AccountRecord | undefined> {
+  try {
+    const out = await t.client.send(new UpdateCommand(setDefinitionParams(t.tableName, name, sourceId, def, now)));
+    return accountFromItem(out.Attributes ?? {});
+  } catch (err) {
+    if (isConditionFailure(err)) return undefined;
+    throw err;
+  }
+}
+
+export async function removeDefinition(t: TableRef, name: string, sourceId: string, now: number): Promise<AccountRecord | undefined> {
+  try {
+    const out = await t.client.send(new UpdateCommand(removeDefinitionParams(t.tableName, name, sourceId, now)));
+    return accountFromItem(out.Attributes ?? {});
+  } catch (err) {
+    if (isConditionFailure(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Deletes the account if it is still at `expectedVersion`; false when it changed or is gone. */
+export async function deleteAccount(t: TableRef, name: string, expectedVersion: number): Promise<boolean> {
+  try {
+    await t.client.send(new DeleteCommand(deleteAccountParams(t.tableName, name, expectedVersion)));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * Every account, in name order, a page at a time: for the driver's periodic full reconcile. It reads
+ * the whole partition, so it is for background work, never for a request.
+ */
+export async function* allAccounts(t: TableRef, pageSize = 500, options: { consistent?: boolean } = {}): AsyncGenerator<AccountRecord[]> {
+  let startAfter: string | undefined;
+  for (;;) {
+    const out = await t.client.send(new QueryCommand(queryAccountsParams(t.tableName, pageSize, startAfter, options.consistent)));
+    const records = (out.Items ?? []).map(accountFromItem);
+    if (records.length > 0) yield records;
+    if (out.LastEvaluatedKey === undefined) return;
+    startAfter = out.LastEvaluatedKey.sk as string;
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The partitions of the single table (docs/table.md, "Key layout"), every one named here so that no
+ * two stores share one. Fixed partitions are words; a partition per account or per source is a
+ * prefix and the name after it. Each store builds its own keys from these (`<store>/keys.ts`).
+ */
+export const PK = {
+  /** All accounts, one item each, sorted by name: the GET list reads pages straight from here. */
+  account: 'ACCOUNT',
+  /** The rank index over account names: a directory item and chunks of sorted names. */
+  rank: 'RANK',
+  /** Agent sessions, sorted by `<zoneId>#<agentId>`. */
+  session: 'SESSION',
+  /** Which identity each agent id belongs to, by agent id. */
+  agentBinding: 'AGENTID',
+  /** The assignment work feed, sorted by time. */
+  change: 'CHANGE',
+  /** The access index: one item per account whose permissions restrict reading, sorted by name. */
+  access: 'ACCESS',
+  /** Deployment operations, one item each, by id (a hash of the account and the Idempotency-Key). */
+  operation: 'OPERATION',
+  /** Requests too large to keep in their operation item, by `<id>#<requestHash>`, written once. */
+  operationRequest: 'OPREQUEST',
+  /** One entry per operation not finished yet: what the driver replicas dispatch from. */
+  operationQueue: 'OPQUEUE',
+  /** One lock per definition source, by source id: syncs of one source run one at a time. */
+  sourceLock: 'SOURCELOCK',
+  /** Agent identities (who an agent credential speaks for and what it allows), by name. */
+  agentIdentity: 'AGENTIDENTITY',
+  /** Tokens issued for agent identities, by token id; only the digest of each token is kept. */
+  agentToken: 'AGENTTOKEN',
+} as const;
+
+/** Partitions of one account or one source each: the prefix, then the account name or source id. */
+export const PK_PREFIX = {
+  /** Membership of account names in one definition source: `SOURCE#<sourceId>`. */
+  source: 'SOURCE#',
+  /** The cached objects of one account: `RESOURCE#<account>`. */
+  resource: 'RESOURCE#',
+  /** The cache's bookkeeping of one account (scope progress, scope set, health): `CACHE#<account>`. */
+  cache: 'CACHE#',
+  /** The latest pod metrics of one account: `PODMETRICS#<account>`. */
+  podMetrics: 'PODMETRICS#',
+} as const;
+
+export interface Key {
+  pk: string;
+  sk: string;
+}

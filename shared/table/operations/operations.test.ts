@@ -1,0 +1,233 @@
+import { randomBytes } from 'node:crypto';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { refusalOf } from '../../../test/refusal.ts';
+import { useTestTables } from '../../../test/support/table.ts';
+import { queueEntryOf, type Dispatch, type ObjectOutcomeRecord as ObjectOutcome } from '../../operations/model.ts';
+import type { TableRef } from '../core/client.ts';
+import { PK } from '../core/keys.ts';
+import {
+  claimOperation,
+  claimParams,
+  compress,
+  createOperation,
+  deleteQueueEntry,
+  endDispatch,
+  finishOperation,
+  finishParams,
+  createOperationParams,
+  getOperation,
+  getOperationWithRequest,
+  INLINE_REQUEST_BYTES,
+  isOperationId,
+  newOperationRecord,
+  openOperations,
+  operationIdOf,
+  syncQueueEntry,
+  type NewOperation,
+} from './operations.ts';
+
+const request = { action: 'scale' as const, targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }], replicas: 3 };
+
+function input(over: Partial<NewOperation> = {}): NewOperation {
+  return {
+    account: 'prod',
+    submittedBy: 'oidc:alice',
+    idempotencyKey: 'key-1',
+    requestHash: 'hash-1',
+    request: compress(request),
+    record: { action: 'scale', objects: 1 },
+    now: 1_700_000_000_000,
+    ...over,
+  };
+}
+
+const dispatch = (agentId: string): Dispatch => ({ agentId, sessionId: `s-${agentId}`, replicaId: 'r1', at: 5 });
+
+async function count(t: TableRef, pk: string): Promise<number> {
+  const out = await t.client.send(new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }));
+  return out.Items?.length ?? 0;
+}
+
+describe('operation builders', () => {
+  it('derives the id from the account, the caller and the key alone', () => {
+    const id = operationIdOf('prod', 'oidc:alice', 'key-1');
+    expect(id).toMatch(/^[0-9a-f]{32}$/);
+    expect(operationIdOf('prod', 'oidc:alice', 'key-1')).toBe(id);
+    expect(operationIdOf('stage', 'oidc:alice', 'key-1')).not.toBe(id);
+    expect(operationIdOf('prod', 'oidc:alice', 'key-2')).not.toBe(id);
+    expect(operationIdOf('prod', 'oidc:bob', 'key-1')).not.toBe(id);
+    // The separators keep the parts apart: ("ab", "c") is not ("a", "bc").
+    expect(operationIdOf('ab', 'x', 'c')).not.toBe(operationIdOf('a', 'x', 'bc'));
+    expect(operationIdOf('a', 'xb', 'c')).not.toBe(operationIdOf('a', 'x', 'bc'));
+    expect(isOperationId(id)).toBe(true);
+    expect(isOperationId('../etc')).toBe(false);
+    expect(isOperationId(id.toUpperCase())).toBe(false);
+  });
+
+  it('creates an operation only where its id stands for none, queued or already handed out', () => {
+    const queued = newOperationRecord(input());
+    expect(queued).toMatchObject({ id: operationIdOf('prod', 'oidc:alice', 'key-1'), state: 'QUEUED', attempt: 0 });
+    expect(queued.dispatch).toBeUndefined();
+    const handedOut = newOperationRecord(input({ dispatch: dispatch('a') }));
+    expect(handedOut).toMatchObject({ state: 'RUNNING', attempt: 1, dispatch: dispatch('a'), dispatchedAt: input().now });
+    expect(createOperationParams('t', queued).ConditionExpression).toBe('attribute_not_exists(pk)');
+  });
+
+  it('claims only an open operation still at the attempt read, and finishes only an open one', () => {
+    const claim = claimParams('t', 'id', 2, dispatch('a'), 9);
+    expect(claim.ConditionExpression).toBe('#state IN (:queued, :running) AND attempt = :expected');
+    expect(claim.ExpressionAttributeValues).toMatchObject({ ':expected': 2, ':next': 3, ':running': 'RUNNING' });
+    expect(finishParams('t', 'id', { state: 'FAILED' }, 9).ConditionExpression).toBe('#state IN (:queued, :running)');
+    expect(claim.UpdateExpression).toMatch(/ ADD handedTo :agent$/);
+    expect(claim.ExpressionAttributeValues?.[':agent']).toEqual(new Set(['a']));
+    const fromAgent = finishParams('t', 'id', { state: 'SUCCEEDED', account: 'prod', agentId: 'a' }, 9);
+    expect(fromAgent.ConditionExpression).toBe('#state IN (:queued, :running) AND account = :account AND (contains(handedTo, :agent) OR dispatch.agentId = :agent)');
+  });
+});
+
+describe('operations against dynalite', () => {
+  const tables = useTestTables();
+
+  it('creates the operation with its request inside and its queue entry, and nothing else', async () => {
+    const t = await tables.fresh();
+    const { record, created } = await createOperation(t, input());
+    expect(created).toBe(true);
+    expect(record).toMatchObject({ id: operationIdOf('prod', 'oidc:alice', 'key-1'), account: 'prod', state: 'QUEUED', attempt: 0, idempotencyKey: 'key-1', action: 'scale' });
+    expect(await getOperation(t, record.id)).toEqual(record);
+    expect((await getOperationWithRequest(t, record.id))?.request).toEqual(request);
+    expect(await openOperations(t)).toEqual([{ id: record.id, account: 'prod', state: 'QUEUED', attempt: 0, createdAt: record.createdAt }]);
+    expect(await count(t, PK.operationRequest)).toBe(0);
+  });
+
+  it('keeps a request too large for the operation item in an item of its own, keyed by its hash', async () => {
+    const t = await tables.fresh();
+    const big = { action: 'deploy' as const, manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'shop' }, data: { blob: randomBytes(INLINE_REQUEST_BYTES).toString('base64') } }], forceConflicts: false };
+    const { record } = await createOperation(t, input({ request: compress(big), record: { action: 'deploy', objects: 1 } }));
+    expect((await getOperationWithRequest(t, record.id))?.request).toEqual(big);
+    expect(await count(t, PK.operationRequest)).toBe(1);
+    const raw = await t.client.send(new GetCommand({ TableName: t.tableName, Key: { pk: PK.operation, sk: record.id } }));
+    expect(raw.Item?.request).toBeUndefined();
+    // Another request racing for the same key writes its own request item, never over this one.
+    const other = { ...big, forceConflicts: true };
+    await refusalOf(createOperation(t, input({ requestHash: 'hash-2', request: compress(other), record: { action: 'deploy', objects: 1 } })));
+    expect((await getOperationWithRequest(t, record.id))?.request).toEqual(big);
+  });
+
+  it('stores an operation handed out at creation with its hand-out, in the operation and in its queue entry', async () => {
+    const t = await tables.fresh();
+    const { record, created } = await createOperation(t, input({ dispatch: dispatch('a') }));
+    expect(created).toBe(true);
+    expect(await getOperation(t, record.id)).toMatchObject({ state: 'RUNNING', attempt: 1, dispatch: dispatch('a') });
+    expect(await openOperations(t)).toEqual([expect.objectContaining({ state: 'RUNNING', attempt: 1, dispatch: dispatch('a') })]);
+    // The next hand-out claims from attempt 1.
+    expect(await claimOperation(t, record.id, 0, dispatch('b'), 10)).toBeUndefined();
+    expect(await claimOperation(t, record.id, 1, dispatch('b'), 10)).toMatchObject({ attempt: 2, dispatch: dispatch('b') });
+  });
+
+  it('answers a retried request with the same operation, also when the retries race', async () => {
+    const t = await tables.fresh();
+    const first = await createOperation(t, input());
+    const again = await createOperation(t, input({ now: input().now + 5000 }));
+    expect(again).toEqual({ record: first.record, created: false });
+    const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => createOperation(t, input({ idempotencyKey: 'key-2', now: input().now + i, ...(i % 2 === 0 ? { dispatch: dispatch(`agent-${i}`) } : {}) }))));
+    expect(new Set(racing.map((r) => r.record.id)).size).toBe(1);
+    expect(racing.filter((r) => r.created)).toHaveLength(1);
+    expect(await count(t, PK.operation)).toBe(2);
+    expect(await count(t, PK.operationQueue)).toBe(2);
+    // The queue entry is the winner's, whichever request put it.
+    const winner = racing.find((r) => r.created)!.record;
+    expect((await openOperations(t)).find((e) => e.id === winner.id)).toEqual(queueEntryOf(winner));
+  });
+
+  it('refuses the same key with another request, naming the operation it stands for', async () => {
+    const t = await tables.fresh();
+    const first = await createOperation(t, input());
+    const err = await refusalOf(createOperation(t, input({ requestHash: 'hash-2' })));
+    expect(err.code).toBe('conflict');
+    expect(err.details).toEqual({ operationId: first.record.id });
+    expect(await count(t, PK.operation)).toBe(1);
+    // Keys belong to an account: another account may use the same one.
+    expect((await createOperation(t, input({ account: 'stage', requestHash: 'hash-2' }))).created).toBe(true);
+  });
+
+  it('finishes what a crashed request started: an operation without its queue entry gets it back, a finished one does not', async () => {
+    const t = await tables.fresh();
+    const { record } = await createOperation(t, input());
+    await deleteQueueEntry(t, record.id);
+    expect(await openOperations(t)).toEqual([]);
+    await createOperation(t, input());
+    expect(await openOperations(t)).toEqual([queueEntryOf(record)]);
+    await finishOperation(t, record.id, { state: 'SUCCEEDED' }, 20);
+    await deleteQueueEntry(t, record.id);
+    expect((await createOperation(t, input())).created).toBe(false);
+    expect(await openOperations(t)).toEqual([]);
+  });
+
+  it('reads the queue oldest first', async () => {
+    const t = await tables.fresh();
+    const made = [];
+    for (let i = 0; i < 6; i++) made.push((await createOperation(t, input({ idempotencyKey: `k${i}`, now: 1000 + i }))).record.id);
+    expect((await openOperations(t)).map((e) => e.id)).toEqual(made);
+  });
+
+  it('hands out once per attempt, and again only from the attempt read', async () => {
+    const t = await tables.fresh();
+    const { record } = await createOperation(t, input());
+    const claims = await Promise.all([claimOperation(t, record.id, 0, dispatch('a'), 10), claimOperation(t, record.id, 0, dispatch('b'), 10)]);
+    const won = claims.filter((c) => c !== undefined);
+    expect(won).toHaveLength(1);
+    expect(won[0]).toMatchObject({ state: 'RUNNING', attempt: 1, dispatchedAt: 10 });
+    expect(await endDispatch(t, record.id, 2, 11, 'gone')).toBeUndefined();
+    expect((await endDispatch(t, record.id, 1, 11, 'stream ended'))?.dispatch).toMatchObject({ endedAt: 11, endReason: 'stream ended' });
+    const again = await claimOperation(t, record.id, 1, dispatch('c'), 12);
+    expect(again).toMatchObject({ attempt: 2, dispatch: { agentId: 'c' } });
+    expect(again?.dispatch?.endedAt).toBeUndefined();
+    await syncQueueEntry(t, again!);
+    expect(await openOperations(t)).toEqual([expect.objectContaining({ state: 'RUNNING', attempt: 2, dispatch: dispatch('c') })]);
+  });
+
+  it('takes a result only from an agent the operation was handed to, at any attempt', async () => {
+    const t = await tables.fresh();
+    const { record } = await createOperation(t, input());
+    expect(await finishOperation(t, record.id, { state: 'SUCCEEDED', account: 'prod', agentId: 'a' }, 10)).toBeUndefined();
+    await claimOperation(t, record.id, 0, dispatch('a'), 11);
+    await endDispatch(t, record.id, 1, 12, 'stream ended');
+    const again = await claimOperation(t, record.id, 1, dispatch('b'), 13);
+    expect(again?.handedTo).toEqual(['a', 'b']);
+    expect(await finishOperation(t, record.id, { state: 'SUCCEEDED', account: 'prod', agentId: 'stranger' }, 14)).toBeUndefined();
+    expect((await getOperation(t, record.id))?.state).toBe('RUNNING');
+    // The agent of the earlier attempt answers first: its result wins.
+    expect(await finishOperation(t, record.id, { state: 'FAILED', account: 'prod', agentId: 'a' }, 15)).toMatchObject({ state: 'FAILED', handedTo: ['a', 'b'] });
+  });
+
+  it('knows the agent of an operation stored already handed out', async () => {
+    const t = await tables.fresh();
+    const { record } = await createOperation(t, input({ dispatch: dispatch('a') }));
+    expect(record.handedTo).toEqual(['a']);
+    await endDispatch(t, record.id, 1, 12, 'stream ended');
+    expect((await claimOperation(t, record.id, 1, dispatch('b'), 13))?.handedTo).toEqual(['a', 'b']);
+    expect(await finishOperation(t, record.id, { state: 'SUCCEEDED', account: 'prod', agentId: 'a' }, 14)).toMatchObject({ state: 'SUCCEEDED' });
+  });
+
+  it('moves states forward only: the first finish wins and nothing reopens a finished operation', async () => {
+    const t = await tables.fresh();
+    const { record } = await createOperation(t, input());
+    await claimOperation(t, record.id, 0, dispatch('a'), 10);
+    const outcomes: ObjectOutcome[] = [{ index: 0, apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web', result: 'scaled', code: 200 }];
+    const report = { agentId: 'a', attempt: 1, startedAt: 11, finishedAt: 12, budgetWaitMs: 0 };
+    const done = await finishOperation(t, record.id, { state: 'SUCCEEDED', outcomes, report }, 13);
+    expect(done).toMatchObject({ state: 'SUCCEEDED', finishedAt: 13, outcomes, report });
+    expect(await finishOperation(t, record.id, { state: 'TIMED_OUT', message: 'late' }, 14)).toBeUndefined();
+    expect(await claimOperation(t, record.id, 1, dispatch('b'), 15)).toBeUndefined();
+    expect(await endDispatch(t, record.id, 1, 16, 'late')).toBeUndefined();
+    expect(await getOperation(t, record.id)).toEqual(done);
+    // Outcomes are stored compressed.
+    const raw = await t.client.send(new GetCommand({ TableName: t.tableName, Key: { pk: PK.operation, sk: record.id } }));
+    expect(raw.Item?.outcomes).toBeInstanceOf(Uint8Array);
+    // A finished operation's queue entry is not brought back by a late sync.
+    await deleteQueueEntry(t, record.id);
+    await syncQueueEntry(t, done!);
+    expect(await openOperations(t)).toEqual([]);
+  });
+});

@@ -1,0 +1,371 @@
+/**
+ * Deployment operations in the table (docs/table.md, "Operations"). Three kinds of item:
+ *
+ * - the operation (`OPERATION` / id): state, hand-out, report and outcomes, and the request itself
+ *   when it is small (gzip-compressed). Its id is a hash of the account and the Idempotency-Key, so
+ *   the one conditional put that creates it is also what makes a key stand for one operation. Every
+ *   state change is one conditional update, so states only move forward and two writers never both win;
+ * - a request too large to keep in the operation (`OPREQUEST` / `<id>#<requestHash>`), written once
+ *   before the operation, so the operation item that is updated several times stays small (an update
+ *   costs the item's size);
+ * - its queue entry (`OPQUEUE` / id) while it is not finished: the few fields dispatch decides from,
+ *   so a driver replica finds open work with one Query of a small partition. The operation item is
+ *   the truth; the entry is a copy that a writer repairs when it finds it stale.
+ */
+import { createHash } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+  type DeleteCommandInput,
+  type GetCommandInput,
+  type PutCommandInput,
+  type QueryCommandInput,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { VendorError } from '../../errors.ts';
+import type { AgentReport, Dispatch, ObjectOutcomeRecord as ObjectOutcome, OperationRecord, OperationState, QueueEntry } from '../../operations/model.ts';
+import { isFinished, queueEntryOf } from '../../operations/model.ts';
+import type { OperationRequest } from '../../operations/request.ts';
+import type { TableRef } from '../core/client.ts';
+import { tryConditional, updateIfCondition } from '../core/conditional.ts';
+import { PK } from '../core/keys.ts';
+import { queryAll } from '../core/query.ts';
+import { TTL_ATTRIBUTE } from '../core/schema.ts';
+import { operationKey, operationQueueKey, operationRequestKey } from './keys.ts';
+
+/** Operations and their requests are kept this long (TTL where the table has it); so is what a key stands for. */
+export const OPERATION_RETENTION_MS = 30 * 24 * 3600 * 1000;
+
+/**
+ * A compressed request up to this size is kept in the operation item itself: one write creates both,
+ * and a hand-out needs no read. Larger ones get an item of their own, so the updates of the operation
+ * (hand-out, result), which cost its size, stay at a few WCU.
+ */
+export const INLINE_REQUEST_BYTES = 4096;
+
+/**
+ * The id of the operation an Idempotency-Key stands for, for one caller in one account: 32 hex digits,
+ * the first 128 bits of SHA-256 over the three. Every API process and every retry derives the same id,
+ * so the conditional put of the operation decides alone whether the key is new; another caller's same
+ * key is another operation, so no caller can take (or learn of) the keys of another.
+ */
+export function operationIdOf(account: string, caller: string, key: string): string {
+  return createHash('sha256').update(`${account}\u0000${caller}\u0000${key}`).digest('hex').slice(0, 32);
+}
+
+const OPERATION_ID = /^[0-9a-f]{32}$/;
+
+export function isOperationId(value: string): boolean {
+  return OPERATION_ID.test(value);
+}
+
+function expiresAt(now: number): number {
+  return Math.ceil((now + OPERATION_RETENTION_MS) / 1000);
+}
+
+export function compress(value: unknown): Uint8Array {
+  return gzipSync(JSON.stringify(value));
+}
+
+export function decompress<T>(bytes: Uint8Array): T {
+  return JSON.parse(gunzipSync(bytes).toString('utf8')) as T;
+}
+
+// ---- pure builders ----
+
+/** A request too large to keep inline; the same id and hash always carry the same request, so a plain put is idempotent. */
+export function putRequestParams(tableName: string, id: string, requestHash: string, request: Uint8Array, now: number): PutCommandInput {
+  return { TableName: tableName, Item: { ...operationRequestKey(id, requestHash), id, request, [TTL_ATTRIBUTE]: expiresAt(now) } };
+}
+
+export function getRequestParams(tableName: string, id: string, requestHash: string): GetCommandInput {
+  return { TableName: tableName, Key: operationRequestKey(id, requestHash), ConsistentRead: true };
+}
+
+function toItem(record: OperationRecord, request: Uint8Array | undefined): Record<string, unknown> {
+  const { outcomes, handedTo, ...rest } = record;
+  return {
+    ...operationKey(record.id),
+    ...rest,
+    // A string set, so that each claim can add its agent (`ADD`).
+    ...(handedTo === undefined || handedTo.length === 0 ? {} : { handedTo: new Set(handedTo) }),
+    ...(outcomes === undefined ? {} : { outcomes: compress(outcomes) }),
+    ...(request === undefined ? {} : { request }),
+    [TTL_ATTRIBUTE]: expiresAt(record.createdAt),
+  };
+}
+
+/** The operation item as stored: the record, and the request when it is kept inline. */
+interface StoredOperation {
+  record: OperationRecord;
+  request: Uint8Array | undefined;
+}
+
+function fromItem(item: Record<string, unknown>): StoredOperation {
+  const { pk: _pk, sk: _sk, [TTL_ATTRIBUTE]: _ttl, outcomes, request, handedTo, ...rest } = item;
+  const record = rest as unknown as OperationRecord;
+  if (handedTo instanceof Set) record.handedTo = [...(handedTo as Set<string>)].sort();
+  return {
+    record: outcomes instanceof Uint8Array ? { ...record, outcomes: decompress<ObjectOutcome[]>(outcomes) } : record,
+    request: request instanceof Uint8Array ? request : undefined,
+  };
+}
+
+/** Creates the operation unless its id (its account and key) already stands for one. */
+export function createOperationParams(tableName: string, record: OperationRecord, inlineRequest?: Uint8Array): PutCommandInput {
+  return { TableName: tableName, Item: toItem(record, inlineRequest), ConditionExpression: 'attribute_not_exists(pk)' };
+}
+
+export function getOperationParams(tableName: string, id: string, consistent = true): GetCommandInput {
+  return { TableName: tableName, Key: operationKey(id), ConsistentRead: consistent };
+}
+
+export function createQueueEntryParams(tableName: string, entry: QueueEntry): PutCommandInput {
+  return { TableName: tableName, Item: { ...operationQueueKey(entry.id), ...entry }, ConditionExpression: 'attribute_not_exists(pk)' };
+}
+
+/** Brings an existing entry in line with its operation; never brings a deleted entry back. */
+export function syncQueueEntryParams(tableName: string, entry: QueueEntry): UpdateCommandInput {
+  return {
+    TableName: tableName,
+    Key: operationQueueKey(entry.id),
+    UpdateExpression: entry.dispatch === undefined ? 'SET #state = :state, attempt = :attempt REMOVE dispatch' : 'SET #state = :state, attempt = :attempt, dispatch = :dispatch',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#state': 'state' },
+    ExpressionAttributeValues: { ':state': entry.state, ':attempt': entry.attempt, ...(entry.dispatch === undefined ? {} : { ':dispatch': entry.dispatch }) },
+  };
+}
+
+export function deleteQueueEntryParams(tableName: string, id: string): DeleteCommandInput {
+  return { TableName: tableName, Key: operationQueueKey(id) };
+}
+
+/** Every open operation. Strongly consistent: a replica must not miss a fresh one. */
+export function openOperationsParams(tableName: string): QueryCommandInput {
+  return {
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': PK.operationQueue },
+    ConsistentRead: true,
+  };
+}
+
+/**
+ * Hands the operation to an agent: QUEUED or RUNNING → RUNNING with the next attempt, only if it is
+ * still at `expectedAttempt` (nobody else handed it out meanwhile) and not finished.
+ */
+export function claimParams(tableName: string, id: string, expectedAttempt: number, dispatch: Dispatch, now: number): UpdateCommandInput {
+  return {
+    TableName: tableName,
+    Key: operationKey(id),
+    UpdateExpression: 'SET #state = :running, attempt = :next, dispatch = :dispatch, dispatchedAt = :now, updatedAt = :now ADD handedTo :agent',
+    ConditionExpression: '#state IN (:queued, :running) AND attempt = :expected',
+    ExpressionAttributeNames: { '#state': 'state' },
+    ExpressionAttributeValues: {
+      ':running': 'RUNNING',
+      ':queued': 'QUEUED',
+      ':next': expectedAttempt + 1,
+      ':expected': expectedAttempt,
+      ':dispatch': dispatch,
+      ':agent': new Set([dispatch.agentId]),
+      ':now': now,
+    },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+/** The stream attempt `attempt` went out on ended before its result: the operation may go out again. */
+export function endDispatchParams(tableName: string, id: string, attempt: number, endedAt: number, reason: string): UpdateCommandInput {
+  return {
+    TableName: tableName,
+    Key: operationKey(id),
+    UpdateExpression: 'SET dispatch.endedAt = :at, dispatch.endReason = :reason, updatedAt = :at',
+    ConditionExpression: '#state = :running AND attempt = :attempt',
+    ExpressionAttributeNames: { '#state': 'state' },
+    ExpressionAttributeValues: { ':running': 'RUNNING', ':attempt': attempt, ':at': endedAt, ':reason': reason.slice(0, 1024) },
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+export interface Finish {
+  state: Extract<OperationState, 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT'>;
+  /** When given, the operation must be of this account (a result names the account it ran on). */
+  account?: string;
+  /** When given, the operation must have been handed to this agent (a result is only taken from one). */
+  agentId?: string;
+  message?: string;
+  report?: AgentReport;
+  outcomes?: readonly ObjectOutcome[];
+}
+
+/** Ends an open operation. The first finish wins; one for a finished operation fails its condition. */
+export function finishParams(tableName: string, id: string, finish: Finish, now: number): UpdateCommandInput {
+  const set = ['#state = :state', 'finishedAt = :now', 'updatedAt = :now'];
+  const values: Record<string, unknown> = { ':state': finish.state, ':now': now, ':queued': 'QUEUED', ':running': 'RUNNING' };
+  if (finish.message !== undefined) {
+    set.push('message = :message');
+    values[':message'] = finish.message;
+  }
+  if (finish.report !== undefined) {
+    set.push('report = :report');
+    values[':report'] = finish.report;
+  }
+  if (finish.outcomes !== undefined) {
+    set.push('outcomes = :outcomes');
+    values[':outcomes'] = compress(finish.outcomes);
+  }
+  const condition = ['#state IN (:queued, :running)'];
+  if (finish.account !== undefined) {
+    values[':account'] = finish.account;
+    condition.push('account = :account');
+  }
+  if (finish.agentId !== undefined) {
+    values[':agent'] = finish.agentId;
+    // Operations claimed before `handedTo` was kept name their agent only in `dispatch`.
+    condition.push('(contains(handedTo, :agent) OR dispatch.agentId = :agent)');
+  }
+  return {
+    TableName: tableName,
+    Key: operationKey(id),
+    UpdateExpression: `SET ${set.join(', ')}`,
+    ConditionExpression: condition.join(' AND '),
+    ExpressionAttributeNames: { '#state': 'state' },
+    ExpressionAttributeValues: values,
+    ReturnValues: 'ALL_NEW',
+  };
+}
+
+// ---- sends ----
+
+export async function getOperation(t: TableRef, id: string, consistent = true): Promise<OperationRecord | undefined> {
+  const out = await t.client.send(new GetCommand(getOperationParams(t.tableName, id, consistent)));
+  return out.Item === undefined ? undefined : fromItem(out.Item).record;
+}
+
+async function requestOf(t: TableRef, stored: StoredOperation): Promise<OperationRequest | undefined> {
+  if (stored.request !== undefined) return decompress<OperationRequest>(stored.request);
+  const out = await t.client.send(new GetCommand(getRequestParams(t.tableName, stored.record.id, stored.record.requestHash)));
+  const bytes = out.Item?.request;
+  return bytes instanceof Uint8Array ? decompress<OperationRequest>(bytes) : undefined;
+}
+
+/** The operation with its request (undefined when its own item is missing), or undefined when there is no such operation. */
+export async function getOperationWithRequest(t: TableRef, id: string): Promise<{ record: OperationRecord; request: OperationRequest | undefined } | undefined> {
+  const out = await t.client.send(new GetCommand(getOperationParams(t.tableName, id)));
+  if (out.Item === undefined) return undefined;
+  const stored = fromItem(out.Item);
+  return { record: stored.record, request: await requestOf(t, stored) };
+}
+
+export interface NewOperation {
+  account: string;
+  /** Who submits it (`callerScope`): its Idempotency-Key is its own. */
+  submittedBy: string;
+  idempotencyKey: string;
+  requestHash: string;
+  /** The request, compressed (`compress()`), as stored. */
+  request: Uint8Array;
+  record: Omit<OperationRecord, 'id' | 'account' | 'submittedBy' | 'idempotencyKey' | 'requestHash' | 'state' | 'attempt' | 'createdAt' | 'updatedAt' | 'dispatch' | 'handedTo' | 'dispatchedAt'>;
+  now: number;
+  /**
+   * When given, the operation is stored already handed out to this agent (RUNNING, attempt 1): the
+   * replica that stores it has a stream to an agent holding the account and sends it right after.
+   */
+  dispatch?: Dispatch | undefined;
+}
+
+/** The record an operation is created with. */
+export function newOperationRecord(input: NewOperation): OperationRecord {
+  const { account, submittedBy, idempotencyKey, requestHash, now, dispatch } = input;
+  const id = operationIdOf(account, submittedBy, idempotencyKey);
+  const base = { ...input.record, id, account, submittedBy, idempotencyKey, requestHash, createdAt: now, updatedAt: now };
+  return dispatch === undefined ? { ...base, state: 'QUEUED', attempt: 0 } : { ...base, state: 'RUNNING', attempt: 1, dispatch, handedTo: [dispatch.agentId], dispatchedAt: now };
+}
+
+/**
+ * Creates an operation once per idempotency key, in one round trip: the operation item (id derived
+ * from account and key, `attribute_not_exists`) and its queue entry go out together; a request too
+ * large to keep inline is written first. When the id already stands for an operation, that one is
+ * answered (`created: false`) if it came with the same request, and its queue entry brought in line
+ * (a crash may have left it missing; this request may just have put a stale copy); another request
+ * is a `conflict`. An entry whose operation never came (the operation's put failed) is dropped by
+ * dispatch.
+ */
+export async function createOperation(t: TableRef, input: NewOperation): Promise<{ record: OperationRecord; created: boolean }> {
+  const record = newOperationRecord(input);
+  const inline = input.request.length <= INLINE_REQUEST_BYTES;
+  if (!inline) await t.client.send(new PutCommand(putRequestParams(t.tableName, record.id, record.requestHash, input.request, input.now)));
+  const [created, entryPut] = await Promise.all([
+    tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))),
+    tryConditional(() => t.client.send(new PutCommand(createQueueEntryParams(t.tableName, queueEntryOf(record))))),
+  ]);
+  if (created) return { record, created: true };
+  const found = await getOperation(t, record.id);
+  if (found === undefined) throw new VendorError('precondition_failed', 'the operation changed concurrently; retry');
+  if (found.requestHash !== record.requestHash || found.account !== record.account || found.submittedBy !== record.submittedBy || found.idempotencyKey !== record.idempotencyKey) {
+    throw new VendorError('conflict', `Idempotency-Key "${input.idempotencyKey}" was already used for a different request (operation ${found.id}); use a new key for a new request`, {
+      details: { operationId: found.id },
+    });
+  }
+  // The entry this request put is a copy of a record that was never stored: make it the operation's, or drop it.
+  if (entryPut) {
+    if (isFinished(found.state)) await deleteQueueEntry(t, found.id);
+    else await syncQueueEntry(t, found);
+  }
+  return { record: found, created: false };
+}
+
+/** Every open operation, oldest first (ids are hashes: the partition's order is not time order). */
+export async function openOperations(t: TableRef): Promise<QueueEntry[]> {
+  const items = await queryAll(t, openOperationsParams(t.tableName));
+  return items
+    .map(({ pk: _pk, sk: _sk, ...entry }) => entry as unknown as QueueEntry)
+    .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** The operation as handed out, or undefined when another writer got there first. */
+export async function claimOperation(t: TableRef, id: string, expectedAttempt: number, dispatch: Dispatch, now: number): Promise<OperationRecord | undefined> {
+  return (await claimWithRequest(t, id, expectedAttempt, dispatch, now))?.record;
+}
+
+/**
+ * Claims the operation (as `claimOperation`) and, when `withRequest`, answers its request too: from
+ * the item the claim returns when the request is inline, else read from its own item. A claimed
+ * operation whose request is not there (it cannot be: it is written before the operation) answers
+ * `request: undefined`.
+ */
+export async function claimWithRequest(
+  t: TableRef,
+  id: string,
+  expectedAttempt: number,
+  dispatch: Dispatch,
+  now: number,
+  withRequest = true,
+): Promise<{ record: OperationRecord; request: OperationRequest | undefined } | undefined> {
+  const item = await updateIfCondition(t, claimParams(t.tableName, id, expectedAttempt, dispatch, now));
+  if (item === undefined) return undefined;
+  const stored = fromItem(item);
+  return { record: stored.record, request: withRequest ? await requestOf(t, stored) : undefined };
+}
+
+export async function endDispatch(t: TableRef, id: string, attempt: number, endedAt: number, reason: string): Promise<OperationRecord | undefined> {
+  const item = await updateIfCondition(t, endDispatchParams(t.tableName, id, attempt, endedAt, reason));
+  return item === undefined ? undefined : fromItem(item).record;
+}
+
+/** The finished operation, or undefined when it had already finished (or does not exist). */
+export async function finishOperation(t: TableRef, id: string, finish: Finish, now: number): Promise<OperationRecord | undefined> {
+  const item = await updateIfCondition(t, finishParams(t.tableName, id, finish, now));
+  return item === undefined ? undefined : fromItem(item).record;
+}
+
+export async function syncQueueEntry(t: TableRef, record: OperationRecord): Promise<void> {
+  await tryConditional(() => t.client.send(new UpdateCommand(syncQueueEntryParams(t.tableName, queueEntryOf(record)))));
+}
+
+export async function deleteQueueEntry(t: TableRef, id: string): Promise<void> {
+  await t.client.send(new DeleteCommand(deleteQueueEntryParams(t.tableName, id)));
+}

@@ -1,0 +1,52 @@
+import { PK_PREFIX } from '../core/keys.ts';
+
+// Keys of the resource cache: sort keys use the kind in lower case, so a query by kind is a key prefix.
+
+/** One watch of the cache: a kind in one namespace, or everywhere when `namespace` is empty. */
+export interface Scope {
+  group: string;
+  kind: string;
+  namespace: string;
+}
+
+export interface ResourceRef {
+  group: string;
+  kind: string;
+  /** Empty for cluster-scoped objects. */
+  namespace: string;
+  name: string;
+}
+
+export function resourcePk(account: string): string {
+  return `${PK_PREFIX.resource}${account}`;
+}
+
+export function cachePk(account: string): string {
+  return `${PK_PREFIX.cache}${account}`;
+}
+
+/** Sort-key prefix of a kind in a group (`deployment#apps#`), and of one namespace of it. */
+export function kindPrefix(kind: string, group: string): string {
+  return `${kind.toLowerCase()}#${group}#`;
+}
+
+export function scopePrefix(scope: Scope): string {
+  return kindPrefix(scope.kind, scope.group) + (scope.namespace === '' ? '' : `${scope.namespace}#`);
+}
+
+export function resourceSk(ref: ResourceRef): string {
+  return `${kindPrefix(ref.kind, ref.group)}${ref.namespace}#${ref.name}`;
+}
+
+export function podMetricsPk(account: string): string {
+  return `${PK_PREFIX.podMetrics}${account}`;
+}
+
+/** The progress of one scope, in the cache partition: `SCOPE#<kind>#<group>#[<namespace>#]`. */
+export function progressSk(scope: Scope): string {
+  return `SCOPE#${scopePrefix(scope)}`;
+}
+
+/** The scope set and the cache health, one item each in the cache partition. */
+export const SCOPES_SK = 'SCOPES';
+export const HEALTH_SK = 'HEALTH';

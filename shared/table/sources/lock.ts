@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand, UpdateCommand, type GetCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { backoffDelay, type BackoffPolicy, type Random } from '../../backoff.ts';
+import { systemClock } from '../../clock.ts';
+import { VendorError } from '../../errors.ts';
+import type { TableRef } from '../core/client.ts';
+import { tryConditional } from '../core/conditional.ts';
+import { sourceLockKey } from './keys.ts';
+
+/**
+ * One lock item per definition source. A sync reads the source's memberships, changes account items
+ * and then writes the memberships again; two syncs of one source at once (an agent's new session
+ * announcing its static accounts while a replica sweeps its old session) would each undo part of the
+ * other and leave a membership without its definition or a definition without its membership. The
+ * lock makes them take turns; its lease frees it when a holder dies. The item also remembers the
+ * session whose announcement the source holds, so a late sweep of an older session leaves it alone.
+ */
+export interface SourceLockOptions {
+  /** Records this session as the one whose announcement the source now holds. */
+  owner?: string;
+  /** Takes the lock only while the source belongs to this session (or to none): a sweep's condition. */
+  ifOwner?: string;
+}
+
+export const SOURCE_LOCK_LEASE_MS = 30_000;
+/** Longer than a lease, so a waiter outlives a holder that died. */
+const WAIT_LIMIT_MS = 45_000;
+
+export function acquireSourceLockParams(
+  tableName: string,
+  sourceId: string,
+  holder: string,
+  now: number,
+  options: SourceLockOptions = {},
+): UpdateCommandInput {
+  const values: Record<string, unknown> = { ':holder': holder, ':until': now + SOURCE_LOCK_LEASE_MS, ':now': now };
+  let set = 'SET #holder = :holder, #until = :until';
+  // Its own hold counts as free: when the table applied a take but its answer was lost, the SDK's
+  // retry of the same request must succeed, not wait out the lease the first try just set.
+  let condition = '(attribute_not_exists(#holder) OR #until < :now OR #holder = :holder)';
+  if (options.owner !== undefined) {
+    set += ', #owner = :owner';
+    values[':owner'] = options.owner;
+  }
+  if (options.ifOwner !== undefined) {
+    condition += ' AND (attribute_not_exists(#owner) OR #owner = :ifOwner)';
+    values[':ifOwner'] = options.ifOwner;
+  }
+  const usesOwner = options.owner !== undefined || options.ifOwner !== undefined;
+  return {
+    TableName: tableName,
+    Key: sourceLockKey(sourceId),
+    UpdateExpression: set,
+    ConditionExpression: condition,
+    ExpressionAttributeNames: { '#holder': 'holder', '#until': 'until', ...(usesOwner ? { '#owner': 'owner' } : {}) },
+    ExpressionAttributeValues: values,
+  };
+}
+
+export function releaseSourceLockParams(tableName: string, sourceId: string, holder: string): UpdateCommandInput {
+  return {
+    TableName: tableName,
+    Key: sourceLockKey(sourceId),
+    UpdateExpression: 'REMOVE #holder, #until',
+    ConditionExpression: '#holder = :holder',
+    ExpressionAttributeNames: { '#holder': 'holder', '#until': 'until' },
+    ExpressionAttributeValues: { ':holder': holder },
+  };
+}
+
+export function getSourceLockParams(tableName: string, sourceId: string): GetCommandInput {
+  return { TableName: tableName, Key: sourceLockKey(sourceId), ConsistentRead: true };
+}
+
+export interface SourceLockDeps {
+  /** Current time in ms; the lease is judged by it. */
+  now: () => number;
+  sleep: (ms: number) => Promise<void>;
+  /** Uniform in [0, 1): spreads the waits of writers queued on one lock. */
+  random?: Random;
+}
+
+const realDeps: SourceLockDeps = { now: Date.now, sleep: (ms) => systemClock.sleep(ms) };
+
+/** 10 ms after the first refusal, doubling to at most 500 ms, each between half and the whole. */
+const LOCK_BACKOFF: BackoffPolicy = { baseMs: 10, maxMs: 500, maxSteps: 6, jitter: [0.5, 1] };
+
+/**
+ * Runs `work` holding the source's lock. Answers `superseded` without running it when `ifOwner` is
+ * given and another session's announcement holds the source.
+ */
+export async function withSourceLock<T>(
+  t: TableRef,
+  sourceId: string,
+  options: SourceLockOptions,
+  work: () => Promise<T>,
+  deps: SourceLockDeps = realDeps,
+): Promise<{ ran: true; value: T } | { ran: false; reason: 'superseded' }> {
+  const holder = randomUUID();
+  const start = deps.now();
+  for (let attempt = 0; ; attempt++) {
+    const now = deps.now();
+    if (await tryConditional(() => t.client.send(new UpdateCommand(acquireSourceLockParams(t.tableName, sourceId, holder, now, options))))) break;
+    if (options.ifOwner !== undefined) {
+      const current = (await t.client.send(new GetCommand(getSourceLockParams(t.tableName, sourceId)))).Item;
+      if (current?.owner !== undefined && current.owner !== options.ifOwner) return { ran: false, reason: 'superseded' };
+    }
+    if (now - start > WAIT_LIMIT_MS) throw new VendorError('unavailable', `definition source ${sourceId} stays locked by another writer; try again`);
+    await deps.sleep(backoffDelay(LOCK_BACKOFF, attempt + 1, deps.random));
+  }
+  try {
+    return { ran: true, value: await work() };
+  } finally {
+    // A release that finds another holder means the lease ran out meanwhile: nothing of ours to free.
+    // A release the table refuses leaves the lock to its lease, and must not hide the sync's own error.
+    await tryConditional(() => t.client.send(new UpdateCommand(releaseSourceLockParams(t.tableName, sourceId, holder)))).catch(() => false);
+  }
+}

@@ -1,0 +1,228 @@
+import { createHash } from 'node:crypto';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { AccountRecord, Definition, DefinitionSettings, SourceKind } from '../../accounts/model.ts';
+import { winningDefinition } from '../../accounts/precedence.ts';
+import type { AccountSettings } from '../../accounts/settings.ts';
+import { runBounded } from '../core/bounded.ts';
+import type { TableRef } from '../core/client.ts';
+import { queryAll } from '../core/query.ts';
+import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from '../accounts/access.ts';
+import { appendChanges } from '../accounts/feed.ts';
+import { settleRankIndex } from '../accounts/rank.ts';
+import { createAccount, deleteAccount, getAccount, mutateAccount, newAccountRecord, removeDefinition, setDefinition } from '../accounts/records.ts';
+import { sourceMemberKey, sourcePk } from './keys.ts';
+import { withSourceLock, type SourceLockOptions } from './lock.ts';
+
+/**
+ * A source of account definitions as stored: the driver config file, a config server, a plugin (with
+ * its numeric precedence), or one agent's static accounts. Each source's definitions are synced as a
+ * whole: what it no longer defines is removed.
+ */
+export interface SourceRef {
+  /** Stable id: `driver-config`, `config-server`, `plugin:<name>`, `agent:<agentId>`. */
+  id: string;
+  kind: SourceKind;
+  precedence?: number;
+  agentId?: string;
+  zoneId?: string;
+}
+
+export interface SyncResult {
+  /** Names whose definition from this source was added or changed. */
+  upserted: string[];
+  removed: string[];
+  unchanged: number;
+  /** Set when nothing was done because a newer session's announcement holds the source. */
+  superseded?: true;
+}
+
+function definitionOf(source: SourceRef, settings: DefinitionSettings, now: number): Definition {
+  return {
+    kind: source.kind,
+    ...(source.precedence === undefined ? {} : { precedence: source.precedence }),
+    ...(source.agentId === undefined ? {} : { agentId: source.agentId }),
+    ...(source.zoneId === undefined ? {} : { zoneId: source.zoneId }),
+    settings,
+    at: now,
+  };
+}
+
+/** Content hash of a definition, without its timestamp: an unchanged definition costs no write. */
+export function definitionHash(def: Definition): string {
+  const { at: _at, ...content } = def;
+  return createHash('sha256').update(stableJson(content)).digest('base64url').slice(0, 22);
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+async function members(t: TableRef, sourceId: string): Promise<Map<string, string | undefined>> {
+  const items = await queryAll(t, {
+    TableName: t.tableName,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': sourcePk(sourceId) },
+  });
+  return new Map(items.map((item) => [item.sk as string, item.hash as string | undefined]));
+}
+
+/**
+ * Agents holding the account must get its new definition: a migrated, active account whose definition
+ * changed, an account served from an agent's own file whose entry changed (`staticChanged`), or an
+ * account an agent announces whose driver definition changed (`driverChanged`: a plugin may now win
+ * over the agent's entry, or no longer), gets a new generation and is queued again. Without the new
+ * generation a driver could not tell an agent holding the old settings from one holding the new (it
+ * compares generations, not settings).
+ */
+async function requeueIfActive(t: TableRef, record: AccountRecord, now: number, staticChanged = false, driverChanged = false): Promise<void> {
+  const announced = (r: AccountRecord) => Object.values(r.defs).some((d) => d.kind === 'static-agent-config');
+  const needed = (r: AccountRecord) =>
+    (staticChanged && winningDefinition(r.defs)?.[1].kind === 'static-agent-config') ||
+    (driverChanged && announced(r)) ||
+    (r.registration !== undefined && r.state === 'ACTIVE');
+  if (!needed(record)) return;
+  const seen = record.generation;
+  try {
+    // Another writer may change the item between the definition's write and this one (an agent's
+    // answer, a caching election): read again and retry. A generation already past the one seen
+    // with the new definition was raised, and queued, by someone else, who sends the new definition.
+    const { record: after, changed } = await mutateAccount(
+      t,
+      record.name,
+      (r) => (r === undefined || r.generation !== seen || !needed(r) ? undefined : { generation: r.generation + 1 }),
+      () => now,
+      { initial: record },
+    );
+    if (changed && after !== undefined) await appendChanges(t, [{ name: record.name, action: 'assign', generation: after.generation, at: now }]);
+  } catch (err) {
+    // Changed by others on every try: the reconcile sends it.
+    if ((err as { code?: string }).code !== 'precondition_failed') throw err;
+  }
+}
+
+const memberHashParams = (t: TableRef, sourceId: string, name: string, hash: string) => ({
+  TableName: t.tableName,
+  Key: sourceMemberKey(sourceId, name),
+  UpdateExpression: 'SET #hash = :hash',
+  ExpressionAttributeNames: { '#hash': 'hash' },
+  ExpressionAttributeValues: { ':hash': hash },
+});
+
+/** Puts one definition into its account item, creating the item when the name is new. */
+async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, now: number, likelyNew: boolean): Promise<void> {
+  // Membership first, without a hash: a crash before the hash is set makes the next sync redo this name.
+  await t.client.send(new PutCommand({ TableName: t.tableName, Item: sourceMemberKey(sourceId, name) }));
+  // A name new to this source is usually new to the table: one conditional put creates it whole.
+  if (likelyNew && (await createAccount(t, name, now, { [sourceId]: def }))) {
+    await putNewAccessEntry(t, { ...newAccountRecord(name, now), defs: { [sourceId]: def } });
+    return;
+  }
+  let record = await setDefinition(t, name, sourceId, def, now);
+  if (record === undefined) {
+    await createAccount(t, name, now);
+    record = await setDefinition(t, name, sourceId, def, now);
+  }
+  if (record !== undefined) {
+    await syncAccessEntry(t, record);
+    await requeueIfActive(t, record, now, def.kind === 'static-agent-config' && !likelyNew, def.kind !== 'static-agent-config');
+  }
+}
+
+/** Takes one definition out of its account item; true when that left no definition and the item went. */
+async function remove(t: TableRef, name: string, source: SourceRef, now: number): Promise<boolean> {
+  const sourceId = source.id;
+  const after = await removeDefinition(t, name, sourceId, now);
+  if (after === undefined) return true;
+  if (Object.keys(after.defs).length > 0) {
+    await syncAccessEntry(t, after);
+    await requeueIfActive(t, after, now, false, source.kind !== 'static-agent-config');
+    return false;
+  }
+  // No source defines the account any more: it goes, and agents holding it are told to drop it. Its
+  // access entry goes first, so a crash cannot leave one behind for a later account of that name.
+  await dropAccessEntry(t, name);
+  let last: AccountRecord | undefined = after;
+  for (let attempt = 0; attempt < 10 && last !== undefined && Object.keys(last.defs).length === 0; attempt++) {
+    if (await deleteAccount(t, name, last.version)) {
+      if (last.registration !== undefined) {
+        await appendChanges(t, [{ name, action: 'remove', generation: last.generation + 1, at: now }]);
+      }
+      return true;
+    }
+    // Another writer (an agent result, a new definition) got in first: look again.
+    last = await getAccount(t, name, { consistent: true });
+  }
+  return last === undefined;
+}
+
+/**
+ * Makes the table hold exactly `accounts` for this source: adds and updates changed definitions,
+ * removes the ones the source no longer has. Idempotent, and safe to run again after a crash.
+ */
+export async function syncSource(
+  t: TableRef,
+  source: SourceRef,
+  accounts: readonly (AccountSettings | ({ name: string } & DefinitionSettings))[],
+  now: number,
+  options: { concurrency?: number; lock?: SourceLockOptions } = {},
+): Promise<SyncResult> {
+  const outcome = await withSourceLock(t, source.id, options.lock ?? {}, () => syncSourceLocked(t, source, accounts, now, options.concurrency ?? 8));
+  return outcome.ran ? outcome.value : { upserted: [], removed: [], unchanged: 0, superseded: true };
+}
+
+async function syncSourceLocked(
+  t: TableRef,
+  source: SourceRef,
+  accounts: readonly (AccountSettings | ({ name: string } & DefinitionSettings))[],
+  now: number,
+  concurrency: number,
+): Promise<SyncResult> {
+  const current = await members(t, source.id);
+  const wanted = new Map(accounts.map((a) => [a.name, a]));
+  const result: SyncResult = { upserted: [], removed: [], unchanged: 0 };
+  const hashes = new Map<string, string>();
+  const upserts: (() => Promise<void>)[] = [];
+  for (const [name, account] of wanted) {
+    const { name: _name, ...settings } = account;
+    const def = definitionOf(source, settings, now);
+    const hash = definitionHash(def);
+    if (current.get(name) === hash) {
+      result.unchanged++;
+      continue;
+    }
+    result.upserted.push(name);
+    hashes.set(name, hash);
+    upserts.push(() => upsert(t, name, source.id, def, now, !current.has(name)));
+  }
+  const gone: string[] = [];
+  const removals = [...current.keys()]
+    .filter((name) => !wanted.has(name))
+    .map((name) => {
+      result.removed.push(name);
+      return async () => {
+        if (await remove(t, name, source, now)) gone.push(name);
+      };
+    });
+  await runBounded([...upserts, ...removals], concurrency);
+  // The rank index changes once per touched chunk for the whole batch, then the memberships settle.
+  await settleRankIndex(t, new Map([...result.upserted.map((n) => [n, true] as const), ...gone.map((n) => [n, false] as const)]));
+  await runBounded(
+    [
+      ...result.upserted.map((name) => async () => {
+        await t.client.send(new UpdateCommand(memberHashParams(t, source.id, name, hashes.get(name) as string)));
+      }),
+      ...result.removed.map((name) => async () => {
+        await t.client.send(new DeleteCommand({ TableName: t.tableName, Key: sourceMemberKey(source.id, name) }));
+      }),
+    ],
+    concurrency,
+  );
+  return result;
+}
