@@ -16,6 +16,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 let dir: string;
 let agent: Child;
 let pprofUrl: string;
+let healthUrl: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'agent-pprof-'));
@@ -31,8 +32,9 @@ beforeAll(async () => {
     }),
   );
   agent = startChild(process.execPath, ['agent/main.ts', '--config', config], { cwd: root, env: { ...process.env, VENDOR_AGENT_ID: 'pprof-agent' } });
-  const line = await agent.line((l) => l.includes('"msg":"profiling server listening"'));
-  pprofUrl = (JSON.parse(line) as { url: string }).url;
+  const urlOf = async (msg: string) => (JSON.parse(await agent.line((l) => l.includes(`"msg":"${msg}"`))) as { url: string }).url;
+  pprofUrl = await urlOf('profiling server listening');
+  healthUrl = await urlOf('health server listening');
 }, 60_000);
 
 afterAll(async () => {
@@ -55,11 +57,17 @@ describe('the profiling endpoint of a running agent', () => {
     expect(new URL(pprofUrl).hostname).toBe('127.0.0.1');
   });
 
-  it('serves a CPU profile in pprof format, with samples of the agent', async () => {
-    const profile = await profileAt('/debug/pprof/profile?seconds=1');
+  it("serves a CPU profile in pprof format, with samples of the agent's own code at work", async () => {
+    const answer = profileAt('/debug/pprof/profile?seconds=2');
+    let done = false;
+    void answer.finally(() => (done = true)).catch(() => {});
+    // An idle agent leaves an empty profile: keep its health server busy while the profile runs.
+    for (let i = 0; i < 20_000 && !done; i++) await (await fetch(`${healthUrl}/readyz`)).text();
+    const profile = await answer;
     expect(sampleTypes(profile)).toEqual(['sample/count', 'wall/nanoseconds']);
     expect(profile.sample.length).toBeGreaterThan(0);
     expect(Number(profile.durationNanos)).toBeGreaterThan(0);
+    expect(files(profile).some((f) => f.includes('/agent/'))).toBe(true);
   }, 30_000);
 
   it("serves a heap profile in pprof format, with the agent's own code among the allocating frames", async () => {
