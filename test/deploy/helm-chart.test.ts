@@ -15,7 +15,7 @@ import { parseConfig } from '../../agent/config/load.ts';
 import { Readiness, startHealthServer } from '../../agent/observability/health.ts';
 import { createSecretResolver } from '../../agent/secrets/index.ts';
 import { silentLogger } from '../../shared/log.ts';
-import { CHART, REQUIRED, ROOT, TEMPLATES, chart, defaults, merged, render, renderTests, templateFiles, type Values } from './helm-chart.ts';
+import { CHART, REQUIRED, ROOT, TEMPLATES, chart, defaults, merged, render, renderNotes, renderTests, templateFiles, type Values } from './helm-chart.ts';
 import { Renderer, RenderFailure, TemplateError, valuesPaths } from './helm-template.ts';
 import { agentConfigOf, checkInstall, one, type Container } from './install-checks.ts';
 import { at, manifestFiles, problems, type KubeObject } from './kube-objects.ts';
@@ -133,6 +133,13 @@ describe('deploy/helm/vendor-agent', () => {
     );
     expect(() => render({ ...TOKEN, rbac: { mode: 'namespaced' } })).toThrow(/rbac.mode namespaced needs rbac.namespaces/);
     expect(() => render({ ...TOKEN, rbac: { mode: 'everything' } })).toThrow(/rbac.mode must be cluster or namespaced/);
+  });
+
+  it('prints, after installing, the zone, the driver address and the helm test command', () => {
+    const notes = renderNotes(TOKEN, { Name: 'edge', Namespace: 'ops' });
+    expect(notes).toContain('zone edge-vendor-agent_ops');
+    expect(notes).toContain('connected to the driver at grpc.vendor.example.com:443');
+    expect(notes).toContain('helm test edge -n ops --logs');
   });
 
   it('`helm test` checks every agent pod through a headless Service that also lists pods not ready', () => {

@@ -40,14 +40,19 @@ export function merged(base: unknown, over: unknown): unknown {
 
 const isTestHook = (o: KubeObject) => o.metadata.annotations?.['helm.sh/hook'] === 'test';
 
-/** `helm template vendor-agent deploy/helm/vendor-agent -n vendor --set ...`, parsed into objects. */
-function renderAll(overrides: Values, release: { Name: string; Namespace: string }): KubeObject[] {
+function rendererFor(overrides: Values, release: { Name: string; Namespace: string }): Renderer {
   const renderer = new Renderer({
     Values: merged(defaults, overrides),
     Release: { ...release, Service: 'Helm' },
     Chart: { Name: chart.name, Version: chart.version, AppVersion: chart.appVersion },
   });
   for (const file of templateFiles.filter((f) => f.endsWith('.tpl'))) renderer.load(readFileSync(join(TEMPLATES, file), 'utf8'));
+  return renderer;
+}
+
+/** `helm template vendor-agent deploy/helm/vendor-agent -n vendor --set ...`, parsed into objects. */
+function renderAll(overrides: Values, release: { Name: string; Namespace: string }): KubeObject[] {
+  const renderer = rendererFor(overrides, release);
   return templateFiles
     .filter((f) => f.endsWith('.yaml'))
     .flatMap((f) => parseObjects(renderer.render(readFileSync(join(TEMPLATES, f), 'utf8')), f));
@@ -63,6 +68,11 @@ export function render(overrides: Values, release = DEFAULT_RELEASE): KubeObject
 /** What `helm test` creates. */
 export function renderTests(overrides: Values, release = DEFAULT_RELEASE): KubeObject[] {
   return renderAll(overrides, release).filter(isTestHook);
+}
+
+/** What `helm install` prints after installing (templates/NOTES.txt). */
+export function renderNotes(overrides: Values, release = DEFAULT_RELEASE): string {
+  return rendererFor(overrides, release).render(readFileSync(join(TEMPLATES, 'NOTES.txt'), 'utf8'));
 }
 
 /** The least a user gives: the driver address and a token. */
