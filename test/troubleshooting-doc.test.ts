@@ -25,7 +25,7 @@ const QUOTED: [source: string, pieces: string[]][] = [
     'agent/clusters/assigned-kubeconfig.ts',
     [' cannot be resolved: ', '.kubeconfigDirs', ' (it resolves to ', '.secretReferences', '.execCommands', ' (not found)', ', which an assigned account may not set', ' must be an absolute path for an assigned account', ' is not a regular file'],
   ],
-  ['agent/connection/component.ts', ['not connected to the driver: ']],
+  ['agent/connection/component.ts', ['not connected to the driver: ', 'not connected to the driver yet']],
   ['agent/connection/connection.ts', ['driver stream ended: ']],
   ['agent/zone/zone.ts', ['zone id from the environment']],
   ['driver/credentials.ts', ['bearer token not accepted']],
