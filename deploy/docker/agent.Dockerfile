@@ -4,6 +4,11 @@
 #
 #   docker build -f deploy/docker/agent.Dockerfile -t vendor-agent:0.1.0 .      (from the repository root)
 #
+# The profiler (@datadog/pprof, docs/agent-config.md#profiling) is a native addon that its package
+# ships prebuilt for linux x64 and arm64, glibc and musl, per Node ABI: `npm ci` compiles nothing, and
+# the addon links only against libraries Node itself needs (libstdc++, libgcc_s, glibc), which the
+# slim image has (test/deploy/agent-image-native.test.ts).
+#
 # It runs as the unprivileged `node` user (uid 1000) and writes nothing outside /tmp, so it suits a
 # read-only root filesystem with an emptyDir on /tmp (secrets resolved from `encryptedFile:` go there).
 ARG NODE_IMAGE=node:24-slim

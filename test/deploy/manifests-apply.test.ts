@@ -6,16 +6,14 @@
  * namespace with the namespaced variant, and never deletecollection, escalate, bind or impersonate.
  * On a machine without kube-apiserver one test says so instead.
  */
-import { readFileSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, test } from 'vitest';
-import { parse } from 'yaml';
 import { findClusterBinaries } from '../cluster/binaries.ts';
 import { kubeRequest } from '../cluster/http.ts';
 import { realKubeApiserver } from '../cluster/real-target.ts';
 import type { ClusterTarget, StartedTarget } from '../cluster/target.ts';
-import { Renderer } from './helm-template.ts';
-import { describeObject, manifestFiles, parseObjects, type KubeObject } from './kube-objects.ts';
+import { REQUIRED, render, renderTests } from './helm-chart.ts';
+import { describeObject, manifestFiles, type KubeObject } from './kube-objects.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const START_TIMEOUT_MS = 180_000;
@@ -24,6 +22,8 @@ const AGENT_GROUPS = ['system:serviceaccounts', 'system:serviceaccounts:vendor',
 
 const PLURALS: Record<string, string> = {
   Namespace: 'namespaces',
+  Pod: 'pods',
+  Service: 'services',
   ServiceAccount: 'serviceaccounts',
   ConfigMap: 'configmaps',
   Secret: 'secrets',
@@ -46,16 +46,6 @@ function files(...folders: string[]): KubeObject[] {
   return manifestFiles(resolve(ROOT, 'deploy/agent'), ROOT)
     .filter((f) => folders.some((folder) => f.file.startsWith(`deploy/agent/${folder}/`)))
     .flatMap((f) => f.objects);
-}
-
-function renderChart(release: string, namespace: string): KubeObject[] {
-  const chart = resolve(ROOT, 'deploy/helm/vendor-agent');
-  const values = parse(readFileSync(join(chart, 'values.yaml'), 'utf8')) as Record<string, unknown>;
-  values.token = { value: 'tok3n-from-the-control-plane-0123456789', existingSecret: '', key: 'token' };
-  const renderer = new Renderer({ Values: values, Release: { Name: release, Namespace: namespace, Service: 'Helm' }, Chart: { Name: 'vendor-agent', Version: '0.1.0', AppVersion: '0.1.0' } });
-  const templates = readdirSync(join(chart, 'templates')).sort();
-  for (const f of templates.filter((t) => t.endsWith('.tpl'))) renderer.load(readFileSync(join(chart, 'templates', f), 'utf8'));
-  return templates.filter((t) => t.endsWith('.yaml')).flatMap((f) => parseObjects(renderer.render(readFileSync(join(chart, 'templates', f), 'utf8')), f));
 }
 
 const binaries = findClusterBinaries();
@@ -176,9 +166,11 @@ if (!binaries.available) {
     );
 
     it(
-      'accepts every object the Helm chart renders with its defaults',
+      'accepts every object the Helm chart renders with its defaults, and the objects of its `helm test`',
       async () => {
-        expect(await create([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'edge' } }, ...renderChart('edge', 'edge')])).toEqual([]);
+        const release = { Name: 'edge', Namespace: 'edge' };
+        expect(await create([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'edge' } }, ...render(REQUIRED, release)])).toEqual([]);
+        expect(await create(renderTests(REQUIRED, release))).toEqual([]);
       },
       START_TIMEOUT_MS,
     );
