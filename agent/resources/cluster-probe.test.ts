@@ -19,6 +19,8 @@ function fakeCluster() {
   const requests: KubeRequest[] = [];
   const c = {
     failure: refused() as Error | undefined,
+    /** The answer to /readyz alone, when set. */
+    notReady: undefined as Error | undefined,
     requests,
     client: {
       account: 'prod',
@@ -26,6 +28,7 @@ function fakeCluster() {
       request: async (req: KubeRequest): Promise<KubeResponse> => {
         requests.push(req);
         if (c.failure !== undefined) throw c.failure;
+        if (req.path === '/readyz' && c.notReady !== undefined) throw c.notReady;
         const body = Buffer.from('{"gitVersion":"v1.30.0"}');
         return { status: 200, headers: {}, body, json: <T>() => JSON.parse(body.toString()) as T };
       },
@@ -108,7 +111,7 @@ describe('the cluster probe', () => {
     cluster.failure = undefined;
     const ended = await probe.waitFor('unreachable', refused(), new AbortController().signal);
     expect(ended).toBe(false);
-    expect(cluster.requests).toHaveLength(1);
+    expect(cluster.requests.map((r) => r.path)).toEqual(['/version', '/readyz']);
     expect(probe.reachability.reachable).toBe(true);
     expect(probe.reachability.lastOutage).toBeUndefined();
     expect(changes()).toBe(0);
@@ -127,6 +130,24 @@ describe('the cluster probe', () => {
     await clock.advance(500);
     expect(await wait).toBe(true);
     expect(probe.reachability).toMatchObject({ reachable: true, lastOutage: { reason: 'unauthorized' } });
+  });
+
+  it('keeps the scopes waiting while a restarted API server answers but is not ready yet', async () => {
+    const { clock, cluster, probe } = setUp();
+    const wait = probe.waitFor('unreachable', refused(), new AbortController().signal);
+    await settle();
+    cluster.failure = undefined;
+    cluster.notReady = kubeHttpError('prod', 'GET', '/readyz', 500, Buffer.from('[-]poststarthook/rbac/bootstrap-roles failed: not finished'));
+    await clock.advance(2000);
+    expect(cluster.requests.slice(-2).map((r) => r.path)).toEqual(['/version', '/readyz']);
+    expect(probe.reachability).toMatchObject({ reachable: false, reason: 'unreachable' });
+    expect(probe.reachability.error).toContain('/readyz');
+    expect(probe.waiting).toBe(1);
+    cluster.notReady = undefined;
+    await clock.advance(2000);
+    await clock.advance(500);
+    expect(await wait).toBe(true);
+    expect(probe.reachability.reachable).toBe(true);
   });
 
   it('a scope stopped while it waits leaves, and a stopped probe looks no more', async () => {

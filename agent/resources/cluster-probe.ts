@@ -4,7 +4,7 @@
  * the cluster's, not the scope's: instead of every scope backing off on its own (each kind then comes
  * back up to a minute after the server did), the scope waits here. One probe per cluster (GET /version
  * with the account's credentials, which a real API server refuses with 401 as it refuses every path
- * when the credential is bad) is sent on a short backoff of its own; its first success releases every
+ * when the credential is bad, then GET /readyz) is sent on a short backoff of its own; its first success releases every
  * waiting scope at once, each after a jitter of its own so the server is not stampeded. A scope that
  * fails for a reason of its own (403 forbidden, 500) never waits here and keeps its own backoff.
  *
@@ -184,11 +184,18 @@ export class ClusterProbe {
     outage.release(outage.confirmed);
   }
 
-  /** One look: undefined when the cluster answered with the account's credential. */
+  /**
+   * One look: undefined when the cluster answered with the account's credential and says it is ready.
+   * GET /version proves the route and the credential; GET /readyz then keeps the scopes waiting while a
+   * restarted API server still starts (it answers 500 until then), so they do not meet its first
+   * refusals and fall back on their own backoff. A server without /readyz (404, 403) counts as ready.
+   */
   async #look(cluster: ClusterClient, signal: AbortSignal): Promise<{ reason: OutageReason; error: string } | undefined> {
+    // No retries of `kubernetes.retries.*`: this loop is the retry, and a look must stay short.
+    const once = { retry: false, timeoutMs: this.#deps.timing.probeTimeoutMs, signal } as const;
     try {
-      // No retries of `kubernetes.retries.*`: this loop is the retry, and a look must stay short.
-      await cluster.request({ path: '/version', retry: false, timeoutMs: this.#deps.timing.probeTimeoutMs, signal });
+      await cluster.request({ path: '/version', ...once });
+      await cluster.request({ path: '/readyz', ...once });
       return undefined;
     } catch (e) {
       const status = kubeErrorStatus(e);
