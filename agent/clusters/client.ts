@@ -77,7 +77,7 @@ function settledThisTurn(next: Promise<unknown>): Promise<boolean> {
  * decoding in another thread, while a trickle is handed on at once. After `closed()` the end of the
  * body is the end of the stream, not an error.
  */
-async function* batchesOf(res: IncomingMessage, closed: () => boolean): AsyncIterable<Buffer> {
+async function* batchesOf(res: IncomingMessage, closed: () => boolean, broken: (cause: unknown) => Error): AsyncIterable<Buffer> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   const chunks = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
@@ -90,7 +90,8 @@ async function* batchesOf(res: IncomingMessage, closed: () => boolean): AsyncIte
         got = await next;
       } catch (e) {
         if (closed()) return;
-        throw e;
+        // The connection broke mid-body (the server went away): a request that lost its answer.
+        throw broken(e);
       }
       if (got.done) break;
       pending.push(got.value);
@@ -269,7 +270,7 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
         throw kubeHttpError(account, method, req.path, status, body);
       }
       let closedByCaller = false;
-      const batches = batchesOf(res, () => closedByCaller);
+      const batches = batchesOf(res, () => closedByCaller, (cause) => kubeTransportError(account, method, req.path, cause));
       return {
         status,
         headers: res.headers,

@@ -55,7 +55,14 @@ export function kubeHttpError(account: string, method: string, path: string, sta
 export function kubeTransportError(account: string, method: string, path: string, cause: unknown): VendorError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   const timedOut = /timeout|timed out/i.test(reason);
-  return new VendorError(timedOut ? 'timeout' : 'unavailable', `${method} ${path} on the cluster of account ${account}: ${reason}`, { cause });
+  return new VendorError(timedOut ? 'timeout' : 'unavailable', `${method} ${path} on the cluster of account ${account}: ${reason}`, { cause, details: { [TRANSPORT]: true } });
+}
+
+const TRANSPORT = 'noAnswer';
+
+/** Whether `error` is a request that got no answer from the API server (`kubeTransportError`). */
+export function isKubeTransportError(error: unknown): boolean {
+  return isVendorError(error) && error.details[TRANSPORT] === true;
 }
 
 /** The HTTP status of an API server answer carried by `error`, if it was one. */

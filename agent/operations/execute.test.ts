@@ -88,6 +88,15 @@ describe('deploy', () => {
     expect(kube.store.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'moved' })).toBeDefined();
   });
 
+  it('names the first cause in its message when the cluster does not answer', async () => {
+    kube.faults.closeConnection({}, Infinity);
+    const result = await run(wire({ action: 'deploy', forceConflicts: false, manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'unanswered', namespace: 'shop' } }] }));
+    expect(result.ok).toBe(false);
+    expect(result.outcomes[0]?.result).toBe('failed');
+    expect(result.message).toBe(`1 of 1 failed, 0 skipped: ${result.outcomes[0]?.message}`);
+    expect(result.message).toMatch(/socket hang up|ECONNRESET/);
+  });
+
   it('applies nothing when a kind is not served, naming it', async () => {
     const result = await run(wire({
       action: 'deploy',
@@ -95,7 +104,7 @@ describe('deploy', () => {
       manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'never', namespace: 'shop' } }, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } }, { apiVersion: 'apps/v1', kind: 'Deploymnet', metadata: { name: 'typo' } }],
     }));
     expect(result.ok).toBe(false);
-    expect(result.message).toBe('2 of 3 failed, 1 skipped');
+    expect(result.message).toBe('2 of 3 failed, 1 skipped: the cluster serves no kind Widget in example.com/v1');
     expect(result.outcomes.map((o) => [o.result, o.message])).toEqual([
       ['skipped', 'not applied: manifest 1 of the operation cannot be applied'],
       ['failed', 'the cluster serves no kind Widget in example.com/v1'],

@@ -45,6 +45,16 @@ async function outcomesOf(ctx: ExecContext, op: Operation__Output): Promise<Obje
   }
 }
 
+/**
+ * The first failure's own words (or the first skip's, when nothing failed), so the operation says why
+ * without a look at its objects. Outcome messages are the API server's or the connection's, clipped,
+ * and never carry credentials.
+ */
+function firstCause(failed: readonly ObjectOutcomeRecord[]): string {
+  const first = failed.find((o) => o.result === 'failed') ?? failed[0];
+  return first?.message ?? 'no reason given';
+}
+
 /** Runs `op`; never throws: whatever goes wrong is in the outcomes and the message. */
 export async function executeOperation(ctx: ExecContext, op: Operation__Output): Promise<Execution> {
   if (op.action === undefined) return { ok: false, message: 'the operation names no action this agent knows; it may be newer than this agent', outcomes: [] };
@@ -54,6 +64,6 @@ export async function executeOperation(ctx: ExecContext, op: Operation__Output):
   const message =
     failed.length === 0
       ? `${total} ${total === 1 ? 'object' : 'objects'} done`
-      : `${failed.filter((o) => o.result === 'failed').length} of ${total} failed, ${failed.filter((o) => o.result === 'skipped').length} skipped`;
+      : `${failed.filter((o) => o.result === 'failed').length} of ${total} failed, ${failed.filter((o) => o.result === 'skipped').length} skipped: ${firstCause(failed)}`;
   return { ok: failed.length === 0 && total > 0, message, outcomes };
 }

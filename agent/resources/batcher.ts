@@ -14,7 +14,7 @@
  * driver records its progress only when it gave that answer on the stream the batch arrives on
  * (agent.proto, `ResourceEvents.resume_query_id`).
  */
-import type { KindHealth, ResourceChange__Output, ResourceEvents, ResourceScope__Output, ScopeProgress, ScopeSync } from '../../shared/protocol/messages.ts';
+import type { ClusterStatus, KindHealth, ResourceChange__Output, ResourceEvents, ResourceScope__Output, ScopeProgress, ScopeSync } from '../../shared/protocol/messages.ts';
 import type { WorkerHost } from '../accounts/account-worker.ts';
 import type { ChangeSink } from './reflector.ts';
 
@@ -40,6 +40,7 @@ interface Batch {
   progress: Map<string, ScopeProgress>;
   scopeSet?: ResourceScope__Output[];
   health?: KindHealth[];
+  cluster?: ClusterStatus;
   bytes: number;
   /** The resume answer the batch was made under. */
   resumeQueryId: number;
@@ -104,8 +105,11 @@ export class Batcher implements ChangeSink {
     this.#seal();
   }
 
-  health(kinds: KindHealth[]): void {
-    this.#current().health = kinds;
+  /** The cache's health per kind and, when given, whether the cluster answers. */
+  health(kinds: KindHealth[], cluster?: ClusterStatus): void {
+    const batch = this.#current();
+    batch.health = kinds;
+    if (cluster !== undefined) batch.cluster = cluster;
   }
 
   /** The driver answered resume query `queryId`: what is handed in from now on is made under it. */
@@ -168,6 +172,7 @@ export class Batcher implements ChangeSink {
         progress: [...batch.progress.values()],
         ...(batch.scopeSet === undefined ? {} : { scopeSet: { scopes: batch.scopeSet } }),
         health: batch.health ?? [],
+        ...(batch.cluster === undefined ? {} : { clusterStatus: batch.cluster }),
         resumeQueryId: batch.resumeQueryId,
       };
       this.#o.onSent?.(batch.changes.length, batch.bytes);

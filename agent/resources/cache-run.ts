@@ -11,6 +11,8 @@ import type { ResourceScope__Output, ResumeInfo__Output } from '../../shared/pro
 import type { HeldAccountView, WorkerHost } from '../accounts/account-worker.ts';
 import type { AgentMetrics } from '../observability/metrics.ts';
 import { Batcher } from './batcher.ts';
+import { ClusterProbe, DEFAULT_PROBE_TIMING, outageReasonOf, type ClusterProbeTiming } from './cluster-probe.ts';
+import { clusterStatusMessage, failingScopesLine } from './cluster-report.ts';
 import type { Decoder } from './decoder.ts';
 import { syntheticObject } from './compact.ts';
 import { discoverServedKinds } from './served-kinds.ts';
@@ -21,7 +23,9 @@ import { ResumeClient } from './resume.ts';
 import { CRD_TYPE, NAMESPACE_TYPE, badCrdKinds, selectScopes, type Selection } from './selection.ts';
 import { kindNameOfType, scopeId, type CacheScope, type ResourceType } from './types.ts';
 
-export interface CacheTiming extends ReflectorTiming {
+export interface CacheTiming extends ReflectorTiming, ClusterProbeTiming {
+  /** Scopes failing on their own (a forbidden kind) are summed up in one log line at most this often. */
+  failureSummaryMs: number;
   /** How often health is looked at (sent when it changed), and sent regardless after `healthMaxAgeMs`. */
   healthIntervalMs: number;
   healthMaxAgeMs: number;
@@ -33,6 +37,8 @@ export interface CacheTiming extends ReflectorTiming {
 }
 
 export const DEFAULT_CACHE_TIMING: Omit<CacheTiming, keyof ReflectorTiming> = {
+  ...DEFAULT_PROBE_TIMING,
+  failureSummaryMs: 300_000,
   healthIntervalMs: 10_000,
   healthMaxAgeMs: 60_000,
   rediscoverMs: 300_000,
@@ -76,6 +82,8 @@ export class CacheRun {
   readonly #resume: ResumeClient;
   readonly #running = new Map<string, Running>();
   readonly #waker = new Waker();
+  readonly #probe: ClusterProbe;
+  #lastFailureSummaryAt: number;
   #main: Promise<void> | undefined;
   #types: ResourceType[] = [];
   #rediscoverAt: number | undefined;
@@ -88,6 +96,8 @@ export class CacheRun {
     this.#account = account;
     this.#deps = deps;
     this.#log = account.logger;
+    this.#probe = new ClusterProbe({ cluster: account.cluster, clock: deps.clock, random: deps.random, log: this.#log, timing: deps.timing, onChange: () => this.#waker.wake() });
+    this.#lastFailureSummaryAt = deps.clock.now();
     this.#resume = new ResumeClient({ host: deps.host, clock: deps.clock, account: account.name, cluster: account.cluster.server });
     this.#batcher = new Batcher({
       account: account.name,
@@ -111,6 +121,7 @@ export class CacheRun {
 
   async stop(): Promise<void> {
     this.#stop.abort(new Error('cache stopped'));
+    this.#probe.stop();
     this.#batcher.stop();
     await this.#main;
     await Promise.all([...this.#running.values()].map((r) => r.done));
@@ -199,6 +210,12 @@ export class CacheRun {
         return selectScopes(found.types, this.#account.settings);
       } catch (e) {
         signal.throwIfAborted();
+        const outage = outageReasonOf(e);
+        // While the cluster does not answer, its probe says so once; discovery goes on when it answers.
+        if (outage !== undefined && (await this.#probe.waitFor(outage, e, signal))) {
+          failures = 0;
+          continue;
+        }
         failures++;
         this.#log.warn({ err: (e as Error).message }, 'discovery failed; retrying');
         await this.#deps.clock.sleep(backoffDelay(cacheBackoff(this.#deps.timing), failures, this.#deps.random), signal);
@@ -259,6 +276,7 @@ export class CacheRun {
         },
         onList: () => metrics?.relists.inc({ account, kind }),
         onKindGone: () => this.#rediscoverSoon(),
+        probe: this.#probe,
       },
       resume,
     );
@@ -325,16 +343,26 @@ export class CacheRun {
       metrics?.cacheObjects.set(labels, k.objects);
       metrics?.cacheBytes.set(labels, k.bytes);
     }
-    const fingerprint = healthFingerprint(kinds);
+    this.#summarizeFailures(now);
+    const reachability = this.#probe.reachability;
+    const fingerprint = `${healthFingerprint(kinds)}|${reachability.reachable}|${reachability.since}|${reachability.reason ?? ''}|${reachability.error ?? ''}`;
     if (fingerprint === this.#lastHealth && now - this.#lastHealthAt < this.#deps.timing.healthMaxAgeMs) return;
     this.#lastHealth = fingerprint;
     this.#lastHealthAt = now;
-    this.#batcher.health(healthMessage(kinds, now));
+    this.#batcher.health(healthMessage(kinds, now), clusterStatusMessage(reachability, now));
     // The periodic report also keeps quiet scopes resumable: their progress is "seen now".
     for (const { reflector } of this.#running.values()) {
       const rv = reflector.resourceVersion;
       if (rv !== undefined) this.#batcher.progress({ group: reflector.scope.type.group, kind: reflector.scope.type.kind, namespace: reflector.scope.namespace, synthetic: false }, rv, reflector.state.objects);
     }
+  }
+
+  /** One line now and then for the scopes still failing on their own (each logged once when it began). */
+  #summarizeFailures(now: number): void {
+    if (now - this.#lastFailureSummaryAt < this.#deps.timing.failureSummaryMs) return;
+    this.#lastFailureSummaryAt = now;
+    const line = failingScopesLine([...this.#running.values()].map((r) => ({ id: r.reflector.id, state: r.reflector.state })));
+    if (line !== undefined) this.#log.warn({ scopes: line.count }, line.message);
   }
 
   #clearGauges(): void {

@@ -62,6 +62,15 @@ async function kindHealth(kind: string) {
   return (await getCacheHealth(f.table, f.account))?.kinds.find((k) => k.kind === kind);
 }
 
+/** `/cache` shows no error for the kind any more, and still when it last failed. */
+async function worksAgain(kind: string): Promise<void> {
+  await vi.waitFor(async () => {
+    const h = await kindHealth(kind);
+    expect(h?.lastError).toBeUndefined();
+    expect(h?.lastErrorAt).toBeTypeOf('number');
+  }, WAIT);
+}
+
 describe('resume', () => {
   it('an agent restarted against an unchanged cluster resumes every watch without listing', async () => {
     await start();
@@ -259,10 +268,15 @@ describe('kubernetes.retries and backoff', () => {
   it('a 500 is not retried by the request when retryableErrors do not match; the reflector backs off and tries again', async () => {
     await start(false);
     f.kube.faults.fail(PAGE_OF_CONFIGMAPS, 500, 2);
-    await f.agent({ retries: { enabled: true, maxRetries: 3, backOffMs: 1, retryAnyError: false, retryableErrors: ['timeout'] } });
+    const agent = await f.agent({ retries: { enabled: true, maxRetries: 3, backOffMs: 1, retryAnyError: false, retryableErrors: ['timeout'] } });
     await converged();
     expect(f.kube.requests.count(PAGE_OF_CONFIGMAPS)).toBe(3);
-    await vi.waitFor(async () => expect((await kindHealth('ConfigMap'))?.lastError).toContain('500 Internal error occurred: injected fault'), WAIT);
+    await worksAgain('ConfigMap');
+    // One line when the scope began failing (not one per retry), one when it worked again.
+    const failed = agent.logs.lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('cache of ConfigMap failed'));
+    expect(failed).toHaveLength(1);
+    expect(failed[0]?.err).toContain('500 Internal error occurred: injected fault');
+    expect(agent.logs.lines.filter((l) => l.msg === 'cache of ConfigMap works again')).toHaveLength(1);
   });
 
   it('retryAnyError retries a 500 within the request, maxRetries tries in all', async () => {
@@ -291,7 +305,8 @@ describe('kubernetes.retries and backoff', () => {
     await converged();
     expect(f.kube.requests.count(PAGE_OF_CONFIGMAPS)).toBe(2);
     expect(agent.logs.lines.filter((l) => l.msg === 'cluster request failed; retrying')).toHaveLength(0);
-    await vi.waitFor(async () => expect((await kindHealth('ConfigMap'))?.lastError).toContain('429'), WAIT);
+    expect(agent.logs.lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('cache of ConfigMap failed'))?.err).toContain('429');
+    await worksAgain('ConfigMap');
   });
 });
 

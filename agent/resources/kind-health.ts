@@ -14,6 +14,7 @@ export interface KindSummary extends Omit<KindHealth__Output, 'lastEventAgeMs' |
 
 export function summarize(scopes: readonly { type: ResourceType; state: ScopeState }[]): KindSummary[] {
   const byKind = new Map<string, KindSummary>();
+  const failingAt = new Map<string, number>();
   for (const { type, state } of scopes) {
     const key = `${type.group}/${type.kind}`;
     let k = byKind.get(key);
@@ -28,9 +29,14 @@ export function summarize(scopes: readonly { type: ResourceType; state: ScopeSta
     k.relists += state.relists;
     k.expired += state.expired;
     if (state.lastEventAt !== undefined) k.lastEventAt = Math.max(k.lastEventAt ?? 0, state.lastEventAt);
-    if (state.lastErrorAt !== undefined && (k.lastErrorAt === undefined || state.lastErrorAt > k.lastErrorAt)) {
-      k.lastErrorAt = state.lastErrorAt;
-      k.lastError = state.lastError ?? '';
+    // The error shown is the newest of the scopes failing now: once every scope works again it is
+    // empty, while `lastErrorAt` still says when the kind last failed.
+    if (state.lastErrorAt !== undefined) {
+      if (k.lastErrorAt === undefined || state.lastErrorAt > k.lastErrorAt) k.lastErrorAt = state.lastErrorAt;
+      if (state.lastError !== undefined && (failingAt.get(key) ?? -1) < state.lastErrorAt) {
+        failingAt.set(key, state.lastErrorAt);
+        k.lastError = state.lastError;
+      }
     }
   }
   return [...byKind.values()].sort((a, b) => (a.kind === b.kind ? a.group.localeCompare(b.group) : a.kind.localeCompare(b.kind)));

@@ -8,7 +8,10 @@
  *   so a fleet of watches does not expire together; when one ends it starts again from the last
  *   resourceVersion seen;
  * - 410 Gone (an expired resourceVersion or continue token) lists this scope again at once;
- * - any other failure waits with exponential backoff and jitter, for this scope only;
+ * - no answer from the cluster, or its credential refused (401), waits for the cluster's probe
+ *   (cluster-probe.ts), which releases every scope of the cluster together when it answers again;
+ * - any other failure waits with exponential backoff and jitter, for this scope only; it is logged
+ *   when the scope starts failing and when it works again, not at every retry;
  * - a watchdog ends a watch that has been quiet past its own timeout (a stuck connection) and the
  *   loop starts a new one.
  *
@@ -25,6 +28,7 @@ import type { ClusterClient, KubeStream } from '../clusters/index.ts';
 import type { Decoded, KindInfo } from './decode.ts';
 import { inlineDecoder, type Decoder } from './decoder.ts';
 import type { ListGate } from './list-gate.ts';
+import { outageReasonOf, type ClusterProbe } from './cluster-probe.ts';
 import { apiVersionOf, collectionPath, objectKey, scopeId, type CacheScope } from './types.ts';
 
 /** Where changes go; a returned promise asks the caller to wait (backpressure). */
@@ -85,6 +89,8 @@ export interface ReflectorDeps {
   onList?(): void;
   /** The server no longer serves the kind (404): discovery should be read again. */
   onKindGone?(): void;
+  /** Where the scope waits while its cluster does not answer or refuses the credential; its own backoff without. */
+  probe?: ClusterProbe;
 }
 
 /** What the cache knows of a scope, for health and metrics. */
@@ -97,8 +103,11 @@ export interface ScopeState {
   relists: number;
   /** Lists caused by 410 Gone. */
   expired: number;
+  /** The error of the failure going on now; cleared once the scope works again (`lastErrorAt` stays). */
   lastError?: string;
   lastErrorAt?: number;
+  /** The scope's failure of its own was logged and not yet its recovery. */
+  failureLogged?: boolean;
 }
 
 interface Known {
@@ -190,8 +199,22 @@ export class Reflector {
           this.#rv = undefined;
           continue;
         }
+        const outage = outageReasonOf(e);
+        this.#failed(e, outage !== undefined);
+        if (outage !== undefined && this.#deps.probe !== undefined) {
+          let ended: boolean;
+          try {
+            ended = await this.#deps.probe.waitFor(outage, e, signal);
+          } catch {
+            break;
+          }
+          // The cluster was down and is back: this scope was never at fault, its backoff starts over.
+          if (ended) {
+            failures = 0;
+            continue;
+          }
+        }
         failures++;
-        this.#failed(e);
         if (kubeErrorStatus(e) === 404) this.#deps.onKindGone?.();
         await this.#sleep(this.#backoff(failures), signal);
       } finally {
@@ -202,11 +225,27 @@ export class Reflector {
     }
   }
 
-  #failed(e: unknown): void {
+  /**
+   * Records a failure. The cluster's own failures are logged by its probe, once per outage; a scope's
+   * own failure once when it starts (the cache run sums up those still failing now and then).
+   */
+  #failed(e: unknown, ofCluster = false): void {
     const message = (e as Error).message;
     this.state.lastError = message;
     this.state.lastErrorAt = this.#deps.clock.now();
-    this.#deps.log.warn({ scope: this.id, err: message }, `cache of ${this.id} failed; retrying`);
+    if (ofCluster || this.state.failureLogged === true) return;
+    this.state.failureLogged = true;
+    this.#deps.log.warn({ scope: this.id, err: message }, `cache of ${this.id} failed; retrying with backoff (logged again when it works)`);
+  }
+
+  /** The server answered this scope's request: a failure before is over. */
+  #worked(): void {
+    if (this.state.lastError === undefined) return;
+    delete this.state.lastError;
+    if (this.state.failureLogged === true) {
+      this.state.failureLogged = false;
+      this.#deps.log.info({ scope: this.id }, `cache of ${this.id} works again`);
+    }
   }
 
   #backoff(failures: number): number {
@@ -254,6 +293,7 @@ export class Reflector {
     let cont: string | undefined;
     do {
       const res = await cluster.request({ path: collectionPath(this.scope), query: { limit: timing.pageSize, continue: cont }, signal });
+      this.#worked();
       const page = await this.#decoder.list(res.body.toString('utf8'), this.#info);
       listRv ??= page.resourceVersion;
       for (const item of page.items) {
@@ -352,6 +392,7 @@ export class Reflector {
       query: { watch: 1, allowWatchBookmarks: true, timeoutSeconds, ...query },
       signal,
     });
+    this.#worked();
     return { stream, timeoutSeconds };
   }
 

@@ -25,6 +25,7 @@ function events(name: string, rv: string, resumeQueryId: number): ResourceEvents
     progress: [{ scope, resourceVersion: rv, objects: 1 }],
     scopeSet: null,
     health: [],
+    clusterStatus: null,
     resumeQueryId,
   };
 }

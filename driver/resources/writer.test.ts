@@ -16,7 +16,7 @@ afterEach(async () => {
 const scope = (namespace = '', kind = 'ConfigMap') => ({ group: '', kind, namespace, synthetic: false });
 
 function batch(over: Partial<ResourceEvents__Output>): ResourceEvents__Output {
-  return { account: 'prod', cachingEpoch: 1, changes: [], syncs: [], progress: [], scopeSet: null, health: [], resumeQueryId: 1, ...over };
+  return { account: 'prod', cachingEpoch: 1, changes: [], syncs: [], progress: [], scopeSet: null, health: [], clusterStatus: null, resumeQueryId: 1, ...over };
 }
 
 function change(name: string, rv: string, deleted = false, namespace = 'a') {

@@ -19,7 +19,9 @@
 import { backoffDelay } from '../../shared/backoff.ts';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
-import type { KindHealth__Output, ResourceEvents__Output, ResourceScope__Output } from '../../shared/protocol/messages.ts';
+import type { ClusterStatusRecord } from '../../shared/accounts/model.ts';
+import { putClusterStatus } from '../../shared/table/accounts/cluster-status.ts';
+import type { ClusterStatus__Output, KindHealth__Output, ResourceEvents__Output, ResourceScope__Output } from '../../shared/protocol/messages.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import {
   deleteScopeProgress,
@@ -108,6 +110,7 @@ export class AccountCacheWriter {
   readonly #syncs = new Map<string, SyncParts>();
   readonly #openSyncs: { prefix: string; after: Set<string> }[] = [];
   #health: { agentId: string; cachingEpoch: number; kinds: KindHealth__Output[]; at: number } | undefined;
+  #cluster: { agentId: string; cachingEpoch: number; status: ClusterStatusRecord } | undefined;
   #seq = 0;
   #flushing = false;
   readonly #work = new Waker();
@@ -154,6 +157,7 @@ export class AccountCacheWriter {
       this.#progress.set(key, { record: { scope, resourceVersion: p.resourceVersion, objects: p.objects, cluster, at: now }, seq: this.#seq, force });
     }
     if (batch.health.length > 0) this.#health = { agentId, cachingEpoch: batch.cachingEpoch, kinds: batch.health, at: now };
+    if (batch.clusterStatus) this.#cluster = { agentId, cachingEpoch: batch.cachingEpoch, status: clusterStatusRecord(batch.clusterStatus, agentId, now) };
     this.#work.wake();
   }
 
@@ -208,7 +212,7 @@ export class AccountCacheWriter {
 
   /** Nothing waits to be written except progress held back by its interval. */
   #quiet(): boolean {
-    return this.#pending.size === 0 && this.#steps.length === 0 && this.#health === undefined && !this.#flushing && this.#progressDueIn() > 0;
+    return this.#pending.size === 0 && this.#steps.length === 0 && this.#health === undefined && this.#cluster === undefined && !this.#flushing && this.#progressDueIn() > 0;
   }
 
   async #run(): Promise<void> {
@@ -216,7 +220,7 @@ export class AccountCacheWriter {
     let failures = 0;
     while (!this.#stop.signal.aborted) {
       const dueIn = this.#progressDueIn();
-      if (this.#pending.size === 0 && this.#steps.length === 0 && this.#health === undefined && dueIn > 0) {
+      if (this.#pending.size === 0 && this.#steps.length === 0 && this.#health === undefined && this.#cluster === undefined && dueIn > 0) {
         for (const i of this.#idle.splice(0)) i();
         await this.#work.wait(clock, dueIn, this.#stop.signal);
         continue;
@@ -289,6 +293,12 @@ export class AccountCacheWriter {
         kinds: health.kinds.map((k) => healthRecord(k, health.at)),
       });
       if (this.#health === health) this.#health = undefined;
+    }
+    const cluster = this.#cluster;
+    if (cluster !== undefined) {
+      // Refused when the caching role moved on meanwhile: the new caching agent reports its own.
+      await putClusterStatus(table, this.account, cluster.agentId, cluster.cachingEpoch, cluster.status);
+      if (this.#cluster === cluster) this.#cluster = undefined;
     }
   }
 
@@ -381,11 +391,25 @@ export class AccountCacheWriter {
   }
 }
 
+function clusterStatusRecord(c: ClusterStatus__Output, agentId: string, at: number): ClusterStatusRecord {
+  const time = (ageMs: number) => at - Math.max(0, ageMs);
+  return {
+    reachable: c.reachable,
+    since: time(c.sinceAgeMs),
+    ...(c.reachable ? {} : { reason: c.reason, error: c.error }),
+    ...(c.lastOutageReason === '' ? {} : { lastOutage: { reason: c.lastOutageReason, from: time(c.lastOutageFromAgeMs), until: time(c.lastOutageUntilAgeMs) } }),
+    agentId,
+    at,
+  };
+}
+
 function healthRecord(k: KindHealth__Output, at: number): KindHealthRecord {
   const { lastEventAgeMs, lastErrorAgeMs, lastError, ...counts } = k;
   return {
     ...counts,
     ...(lastEventAgeMs >= 0 ? { lastEventAt: at - lastEventAgeMs } : {}),
-    ...(lastError !== '' ? { lastError, ...(lastErrorAgeMs >= 0 ? { lastErrorAt: at - lastErrorAgeMs } : {}) } : {}),
+    // A kind that works again reports no error but still when it last failed.
+    ...(lastError !== '' ? { lastError } : {}),
+    ...(lastErrorAgeMs >= 0 ? { lastErrorAt: at - lastErrorAgeMs } : {}),
   };
 }

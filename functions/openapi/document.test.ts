@@ -89,8 +89,12 @@ describe('OpenAPI document', () => {
     expect(activation.items?.additionalProperties).toBe(false);
     expect(Object.keys(activation.items?.properties ?? {})).toEqual(['name', 'zoneId', 'kubeconfigFile', 'kubeConfigFile', 'state']);
     expect(Object.keys(document.components.schemas.Account?.properties ?? {})).toEqual([
-      'name', 'type', 'source', 'config', 'zoneId', 'agents', 'lastAssignmentMsg', 'state', 'permissionsIgnored', 'permissionsIgnoredReason',
+      'name', 'type', 'source', 'config', 'zoneId', 'agents', 'lastAssignmentMsg', 'state', 'cluster', 'permissionsIgnored', 'permissionsIgnoredReason',
     ]);
+    const cluster = (document.components.schemas.Account?.properties as Record<string, { description?: string; properties?: Record<string, unknown>; required?: string[] }> | undefined)?.cluster;
+    expect(cluster?.description).toContain('`state` keeps its meaning');
+    expect(Object.keys(cluster?.properties ?? {})).toEqual(['reachable', 'since', 'reason', 'error', 'lastOutage', 'reportedBy', 'reportedAt']);
+    expect(cluster?.required).toEqual(['reachable', 'since', 'reportedBy', 'reportedAt']);
     expect(Object.keys(document.components.schemas.AccountPage?.properties ?? {})).toEqual(['items', 'page', 'limit', 'total']);
     const allowances = document.components.schemas.AgentIdentityAllowances as { additionalProperties?: boolean; properties?: Record<string, { maxItems?: number; description?: string }> };
     expect(allowances.additionalProperties).toBe(false);

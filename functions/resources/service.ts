@@ -122,7 +122,7 @@ export async function cacheHealthView(deps: ResourceDeps, record: Pick<AccountRe
       relists: k.relists,
       expired: k.expired,
       lastError: k.lastError ?? null,
-      lastErrorAgeMs: k.lastError === undefined ? null : age(now, k.lastErrorAt),
+      lastErrorAgeMs: age(now, k.lastErrorAt),
     })),
   };
 }

@@ -52,6 +52,21 @@ export interface AgentResult {
   at: number;
 }
 
+/** Whether the account's cluster answers its caching agent, as that agent last reported (times on the driver's clock, ms). */
+export interface ClusterStatusRecord {
+  reachable: boolean;
+  /** When the present state began. */
+  since: number;
+  /** While not reachable. */
+  reason?: string;
+  error?: string;
+  /** The last outage that ended. */
+  lastOutage?: { reason: string; from: number; until: number };
+  /** The reporting agent and when the driver took the report. */
+  agentId: string;
+  at: number;
+}
+
 /** The stored account: every source's definition, migration state and assignment results, in one item. */
 export interface AccountRecord {
   name: string;
@@ -68,6 +83,8 @@ export interface AccountRecord {
   /** Raised on each caching takeover; the driver refuses events with an older epoch. */
   cachingEpoch?: number;
   updatedAt: number;
+  /** Written by the driver from the caching agent's reports (shared/table/accounts/cluster-status.ts). */
+  cluster?: ClusterStatusRecord;
   /** Id of the last write by `mutateAccount`: tells a writer whose answer was lost that its write landed. */
   lastWriteId?: string;
 }

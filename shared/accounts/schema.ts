@@ -60,6 +60,31 @@ export const agentRecordSchema = v.object({
   caching: v.boolean(),
 });
 
+const servedTime = (what: string) => v.pipe(v.string(), v.description(`${what} (RFC 3339, the driver's clock).`));
+
+/** The `cluster` of the served account (docs/api.md#the-account-served): whether the cluster answers the caching agent. */
+export const clusterStatusSchema = v.pipe(
+  v.object({
+    reachable: v.pipe(v.boolean(), v.description('Whether the cluster answers the caching agent with the account\'s credential.')),
+    since: servedTime('When the present state began: the outage\'s start, or when the cluster answered again (or was first reached)'),
+    reason: v.optional(
+      v.pipe(v.picklist(['unreachable', 'unauthorized']), v.description('While not reachable: `unreachable` (no answer: refused, reset, timed out) or `unauthorized` (the API server refuses the credential, 401).')),
+    ),
+    error: v.optional(v.pipe(v.string(), v.description('While not reachable: the last failure, as the API server or the connection said it.'))),
+    lastOutage: v.optional(
+      v.pipe(
+        v.object({ reason: v.string(), from: servedTime('When it began'), until: servedTime('When the cluster answered again') }),
+        v.description('The last outage that ended.'),
+      ),
+    ),
+    reportedBy: v.pipe(v.string(), v.description('The caching agent that reported it.')),
+    reportedAt: servedTime('When the driver took the report'),
+  }),
+  v.description(
+    'Whether the account\'s cluster answers its caching agent, as that agent last reported; absent until it has. `state` keeps its meaning (ACTIVE: held by its agents) whatever this says.',
+  ),
+);
+
 /** The account as the API serves it (docs/api.md#the-account-served): `state` is absent until the account is registered or assigned. */
 export const accountSchema = v.object({
   name: v.string(),
@@ -70,6 +95,7 @@ export const accountSchema = v.object({
   agents: v.array(agentRecordSchema),
   lastAssignmentMsg: v.string(),
   state: v.optional(v.picklist(ACCOUNT_STATES)),
+  cluster: v.optional(clusterStatusSchema),
   permissionsIgnored: v.optional(
     v.pipe(
       v.literal(true),
@@ -80,6 +106,7 @@ export const accountSchema = v.object({
 });
 
 export type Account = v.InferOutput<typeof accountSchema>;
+export type ServedClusterStatus = v.InferOutput<typeof clusterStatusSchema>;
 
 /** The account list page (docs/api.md#endpoints). */
 export const accountPageSchema = v.object({

@@ -1,4 +1,5 @@
 import type { AccountRecord } from './model.ts';
+import { servedClusterStatus } from './cluster-status-view.ts';
 import { KUBECONFIG_CONTENTS_PROBLEM, MAX_KUBECONFIG_REFERENCE, kubeconfigReferenceProblem } from './kubeconfig-reference.ts';
 import { accessOfSettings } from './permissions.ts';
 import { winningDefinition } from './precedence.ts';
@@ -43,6 +44,7 @@ export function toAccount(record: AccountRecord): Account {
     agents,
     lastAssignmentMsg: record.lastAssignmentMsg ?? '',
     ...(record.state === undefined ? {} : { state: record.state }),
+    ...(record.cluster === undefined ? {} : { cluster: servedClusterStatus(record.cluster) }),
     ...(access.kind === 'ignored' ? { permissionsIgnored: true as const, permissionsIgnoredReason: access.reason } : {}),
   };
 }

@@ -23,6 +23,7 @@ export type { ScopeSync, ScopeSync__Output } from './generated/vendor/agent/v1/S
 export type { ScopeProgress, ScopeProgress__Output } from './generated/vendor/agent/v1/ScopeProgress.ts';
 export type { ScopeResume, ScopeResume__Output } from './generated/vendor/agent/v1/ScopeResume.ts';
 export type { KindHealth, KindHealth__Output } from './generated/vendor/agent/v1/KindHealth.ts';
+export type { ClusterStatus, ClusterStatus__Output } from './generated/vendor/agent/v1/ClusterStatus.ts';
 export type { ResumeQuery, ResumeQuery__Output } from './generated/vendor/agent/v1/ResumeQuery.ts';
 export type { ResumeInfo, ResumeInfo__Output } from './generated/vendor/agent/v1/ResumeInfo.ts';
 export type { PodMetrics, PodMetrics__Output } from './generated/vendor/agent/v1/PodMetrics.ts';

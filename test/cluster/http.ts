@@ -183,3 +183,16 @@ export function openWatch(target: ClusterTarget, credentials: Credentials, path:
     },
   };
 }
+
+/**
+ * A request to the cluster as the test itself (the admin's client certificate, never revoked), for
+ * whole-flow tests: the body of a 2xx answer, an error with the server's words otherwise.
+ */
+export function adminKube(target: () => ClusterTarget): (path: string, method?: string, body?: unknown) => Promise<Json> {
+  return async (path, method = 'GET', body) => {
+    const t = target();
+    const res = await kubeRequest(t, t.auth.adminCert, path, { method, ...(body === undefined ? {} : { body }) });
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
+    return res.body ?? {};
+  };
+}

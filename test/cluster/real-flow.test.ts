@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, test, vi } from '
 import { USER_AGENT } from '../../agent/clusters/client.ts';
 import { PLANE_AUTH, PLANE_TOKEN, planeHttp, startPlane, stopAll, stopPlane } from '../support/control-plane-process.ts';
 import { findClusterBinaries } from './binaries.ts';
-import { type Json, kubeRequest } from './http.ts';
+import { type Json, adminKube } from './http.ts';
 import { type AuditEvent, type RealCluster, startRealCluster } from './real-server.ts';
 import { realClusterTarget } from './real-target.ts';
 import type { ClusterTarget } from './target.ts';
@@ -39,12 +39,7 @@ if (!binaries.available) {
     afterAll(() => cluster?.close());
     afterEach(stopAll);
 
-    /** A request to the cluster as the test (with the admin's client certificate, not the agent's token). */
-    const kube = async (path: string, method = 'GET', body?: unknown): Promise<Json> => {
-      const res = await kubeRequest(target, target.auth.adminCert, path, { method, ...(body === undefined ? {} : { body }) });
-      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
-      return res.body ?? {};
-    };
+    const kube = adminKube(() => target);
     const configMap = (name: string) => kube(`/api/v1/namespaces/${NAMESPACE}/configmaps`, 'POST', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { tier: 'seed' } }, data: { name } });
 
     /** `namespace/name` → resourceVersion of every object the cluster lists at `path`. */

@@ -33,6 +33,15 @@ export interface RealCluster {
   compactEtcd(): Promise<number>;
   /** Stops and starts kube-apiserver on the same port and etcd; its watch cache starts empty. */
   restartApiServer(): Promise<void>;
+  /** Stops kube-apiserver (etcd stays): connections to its port are refused until `startApiServer()`. */
+  stopApiServer(): Promise<void>;
+  /** Starts a stopped kube-apiserver again and waits until it is ready. */
+  startApiServer(): Promise<void>;
+  /**
+   * Whether the API server accepts `adminToken`, from its next start on (a static token file is read
+   * at start); revoking it is how a credential is refused (401), and restoring it how it is taken again.
+   */
+  acceptAdminToken(accepted: boolean): Promise<void>;
   /** The API server's audit events so far (with `auditLog`; empty without). */
   auditEvents(): Promise<AuditEvent[]>;
   /** Stops both processes and removes their data. */
@@ -161,7 +170,9 @@ export async function startRealCluster(options: RealClusterOptions): Promise<Rea
   const adminToken = randomBytes(24).toString('hex');
   const unprivilegedToken = randomBytes(24).toString('hex');
   if (options.auditLog === true) await writeFile(l.auditPolicy, AUDIT_POLICY);
-  await writeFile(l.tokenFile, `${adminToken},vendor-admin,uid-admin,"system:masters"\n${unprivilegedToken},vendor-nobody,uid-nobody\n`);
+  const writeTokens = (admin: boolean) =>
+    writeFile(l.tokenFile, `${admin ? `${adminToken},vendor-admin,uid-admin,"system:masters"\n` : ''}${unprivilegedToken},vendor-nobody,uid-nobody\n`);
+  await writeTokens(true);
   const url = `https://127.0.0.1:${l.apiPort}`;
   const etcdUrl = `http://127.0.0.1:${l.etcdPort}`;
   const caCert = await readFile(l.pki.caCert, 'utf8');
@@ -177,7 +188,8 @@ export async function startRealCluster(options: RealClusterOptions): Promise<Rea
   };
   const bootApiServer = async () => {
     apiserver = startApiServer(options.kubeApiserver, l, options.auditLog === true);
-    await waitUntilReady(apiserver, () => readyz(url, caCert, adminToken), readyTimeoutMs);
+    // With a token that is never revoked: /readyz is open to every authenticated user.
+    await waitUntilReady(apiserver, () => readyz(url, caCert, unprivilegedToken), readyTimeoutMs);
   };
 
   try {
@@ -231,6 +243,12 @@ export async function startRealCluster(options: RealClusterOptions): Promise<Rea
       await apiserver?.stop();
       await bootApiServer();
     },
+    async stopApiServer() {
+      await apiserver?.stop();
+      apiserver = undefined;
+    },
+    startApiServer: bootApiServer,
+    acceptAdminToken: (accepted) => writeTokens(accepted),
     close,
   };
 }

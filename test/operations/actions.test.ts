@@ -94,7 +94,9 @@ describe('operations end to end: API, table, driver, agent, API server', () => {
       action: 'deploy',
       manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'Bad_Name', namespace: 'default' } }],
     });
-    expect(conflict).toMatchObject({ state: 'FAILED', message: '1 of 1 failed, 0 skipped' });
+    expect(conflict).toMatchObject({ state: 'FAILED' });
+    // The top-level message names the first cause, in the API server's words.
+    expect(conflict.message).toMatch(/^1 of 1 failed, 0 skipped: ConfigMap "Bad_Name" is invalid: metadata\.name: Invalid value/);
     expect(conflict.outcomes[0]).toMatchObject({ result: 'failed', code: 422, reason: 'Invalid' });
     expect(conflict.outcomes[0]?.message).toMatch(/^ConfigMap "Bad_Name" is invalid: metadata\.name: Invalid value/);
     world.kube.requests.clear();

@@ -7,6 +7,7 @@ import type { AgentMessage as _vendor_agent_v1_AgentMessage, AgentMessage__Outpu
 import type { AgentServiceClient as _vendor_agent_v1_AgentServiceClient, AgentServiceDefinition as _vendor_agent_v1_AgentServiceDefinition } from './vendor/agent/v1/AgentService.ts';
 import type { AssignAccount as _vendor_agent_v1_AssignAccount, AssignAccount__Output as _vendor_agent_v1_AssignAccount__Output } from './vendor/agent/v1/AssignAccount.ts';
 import type { AssignmentResult as _vendor_agent_v1_AssignmentResult, AssignmentResult__Output as _vendor_agent_v1_AssignmentResult__Output } from './vendor/agent/v1/AssignmentResult.ts';
+import type { ClusterStatus as _vendor_agent_v1_ClusterStatus, ClusterStatus__Output as _vendor_agent_v1_ClusterStatus__Output } from './vendor/agent/v1/ClusterStatus.ts';
 import type { ContainerUsage as _vendor_agent_v1_ContainerUsage, ContainerUsage__Output as _vendor_agent_v1_ContainerUsage__Output } from './vendor/agent/v1/ContainerUsage.ts';
 import type { CustomResourceDefinition as _vendor_agent_v1_CustomResourceDefinition, CustomResourceDefinition__Output as _vendor_agent_v1_CustomResourceDefinition__Output } from './vendor/agent/v1/CustomResourceDefinition.ts';
 import type { DeleteAction as _vendor_agent_v1_DeleteAction, DeleteAction__Output as _vendor_agent_v1_DeleteAction__Output } from './vendor/agent/v1/DeleteAction.ts';
@@ -56,6 +57,7 @@ export interface ProtoGrpcType {
         AgentService: SubtypeConstructor<typeof grpc.Client, _vendor_agent_v1_AgentServiceClient> & { service: _vendor_agent_v1_AgentServiceDefinition }
         AssignAccount: MessageTypeDefinition<_vendor_agent_v1_AssignAccount, _vendor_agent_v1_AssignAccount__Output>
         AssignmentResult: MessageTypeDefinition<_vendor_agent_v1_AssignmentResult, _vendor_agent_v1_AssignmentResult__Output>
+        ClusterStatus: MessageTypeDefinition<_vendor_agent_v1_ClusterStatus, _vendor_agent_v1_ClusterStatus__Output>
         ContainerUsage: MessageTypeDefinition<_vendor_agent_v1_ContainerUsage, _vendor_agent_v1_ContainerUsage__Output>
         CustomResourceDefinition: MessageTypeDefinition<_vendor_agent_v1_CustomResourceDefinition, _vendor_agent_v1_CustomResourceDefinition__Output>
         DeleteAction: MessageTypeDefinition<_vendor_agent_v1_DeleteAction, _vendor_agent_v1_DeleteAction__Output>

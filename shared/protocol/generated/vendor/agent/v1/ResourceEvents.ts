@@ -5,6 +5,7 @@ import type { ScopeSync as _vendor_agent_v1_ScopeSync, ScopeSync__Output as _ven
 import type { ScopeProgress as _vendor_agent_v1_ScopeProgress, ScopeProgress__Output as _vendor_agent_v1_ScopeProgress__Output } from '../../../vendor/agent/v1/ScopeProgress.ts';
 import type { ScopeSet as _vendor_agent_v1_ScopeSet, ScopeSet__Output as _vendor_agent_v1_ScopeSet__Output } from '../../../vendor/agent/v1/ScopeSet.ts';
 import type { KindHealth as _vendor_agent_v1_KindHealth, KindHealth__Output as _vendor_agent_v1_KindHealth__Output } from '../../../vendor/agent/v1/KindHealth.ts';
+import type { ClusterStatus as _vendor_agent_v1_ClusterStatus, ClusterStatus__Output as _vendor_agent_v1_ClusterStatus__Output } from '../../../vendor/agent/v1/ClusterStatus.ts';
 import type { Long } from '@grpc/proto-loader';
 
 /**
@@ -47,6 +48,11 @@ export interface ResourceEvents {
    * table never got; its progress is dropped, its changes and syncs are kept.
    */
   'resumeQueryId'?: (number | string | Long);
+  /**
+   * When set: whether the account's cluster answers the caching agent, replacing what the driver
+   * held (sent when it changes, and with every health report).
+   */
+  'clusterStatus'?: (_vendor_agent_v1_ClusterStatus | null);
 }
 
 /**
@@ -89,4 +95,9 @@ export interface ResourceEvents__Output {
    * table never got; its progress is dropped, its changes and syncs are kept.
    */
   'resumeQueryId': (number);
+  /**
+   * When set: whether the account's cluster answers the caching agent, replacing what the driver
+   * held (sent when it changes, and with every health report).
+   */
+  'clusterStatus': (_vendor_agent_v1_ClusterStatus__Output | null);
 }
