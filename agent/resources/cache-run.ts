@@ -20,6 +20,7 @@ import { Reflector, cacheBackoff, type ReflectorTiming, type WatchListSupport } 
 import { ResumeClient } from './resume.ts';
 import { CRD_TYPE, NAMESPACE_TYPE, badCrdKinds, selectScopes, type Selection } from './selection.ts';
 import { kindNameOfType, scopeId, type CacheScope, type ResourceType } from './types.ts';
+import { forgetKindCache, recordKindCache } from '../observability/cache-metrics.ts';
 
 export interface CacheTiming extends ReflectorTiming {
   /** How often health is looked at (sent when it changed), and sent regardless after `healthMaxAgeMs`. */
@@ -324,6 +325,7 @@ export class CacheRun {
       const labels = { account: this.#account.name, kind: kindNameOfType(k) };
       metrics?.cacheObjects.set(labels, k.objects);
       metrics?.cacheBytes.set(labels, k.bytes);
+      if (metrics !== undefined) recordKindCache(metrics, labels, k);
     }
     const fingerprint = healthFingerprint(kinds);
     if (fingerprint === this.#lastHealth && now - this.#lastHealthAt < this.#deps.timing.healthMaxAgeMs) return;
@@ -344,6 +346,7 @@ export class CacheRun {
       const labels = { account: this.#account.name, kind: kindNameOfType(t) };
       metrics.cacheObjects.remove(labels);
       metrics.cacheBytes.remove(labels);
+      forgetKindCache(metrics, labels);
     }
   }
 }

@@ -51,6 +51,8 @@ export interface WriterOptions {
   progressIntervalMs?: number;
   /** Wait after a failed flush before trying again (doubling up to 30 s). */
   retryMs?: number;
+  /** Hears of every write that reached the table, with the time from taking each change (ms). */
+  onWritten?: ((lagsMs: readonly number[]) => void) | undefined;
 }
 
 export interface WriterStats {
@@ -101,7 +103,7 @@ const toScope = (s: ResourceScope__Output | null): Scope => ({ group: s?.group ?
 export class AccountCacheWriter {
   readonly account: string;
   readonly stats: WriterStats = { changes: 0, coalesced: 0, written: 0, swept: 0, requests: 0, flushes: 0, lagTotalMs: 0, lagMaxMs: 0, failures: 0 };
-  readonly #o: Required<WriterOptions>;
+  readonly #o: Required<Omit<WriterOptions, 'onWritten'>> & Pick<WriterOptions, 'onWritten'>;
   #pending = new Map<string, Pending>();
   #steps: Step[] = [];
   readonly #progress = new Map<string, ProgressEntry>();
@@ -273,6 +275,7 @@ export class AccountCacheWriter {
           this.stats.lagTotalMs += lag;
           if (lag > this.stats.lagMaxMs) this.stats.lagMaxMs = lag;
         }
+        this.#o.onWritten?.(writes.map((w) => now - w.takenAt));
         this.stats.written += writes.length;
         this.stats.requests += Math.ceil(writes.length / 25);
       }
