@@ -136,7 +136,7 @@ describe('what a real driver and agent export', () => {
       agent = startAgentProcess(Number(await fieldOf(driver, 'driver listening', 'port')));
       const agentMetrics = String(await fieldOf(agent, 'metrics server listening', 'url'));
       // The account is held and cached, and its objects reached the table through the driver.
-      const scrape = () => Promise.all([driverMetrics, agentMetrics].map(async (url) => (await get(`${url}/metrics`)).text));
+      const scrape = async (): Promise<[string, string]> => [(await get(`${driverMetrics}/metrics`)).text, (await get(`${agentMetrics}/metrics`)).text];
       let driverText = '';
       let agentText = '';
       await vi.waitFor(async () => {
