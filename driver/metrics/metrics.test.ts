@@ -5,6 +5,9 @@ import { get } from '../../test/support/http.ts';
 import { faultyTable } from '../../test/support/store-faults.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { VERSION } from '../../shared/version.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
+import { appendChanges } from '../../shared/table/changes.ts';
+import { FeedReader } from '../accounts/feed-reader.ts';
 import { accountsModule } from '../accounts/module.ts';
 import { parseDriverGrpcConfig, parseDriverFile } from '../config.ts';
 import { startDriver, type DriverOptions } from '../server.ts';
@@ -133,6 +136,20 @@ describe('driver metrics: the table', () => {
     expect(tableErrorType({ name: 'ProvisionedThroughputExceededException' })).toBe('throttled');
     expect(tableErrorType({ name: 'InternalServerError', $fault: 'server' })).toBe('unavailable');
     expect(tableErrorType({ name: 'ConditionalCheckFailedException', $fault: 'client' })).toBe('refused');
+  });
+});
+
+describe('driver metrics: assignment', () => {
+  it('hears how long after its write each work-feed entry is first read, once per entry', async () => {
+    const table = await tables.fresh();
+    const clock = new ManualClock(1_700_000_000_000);
+    const lags: number[] = [];
+    const feed = new FeedReader(table, clock, 2_000, (lag) => lags.push(lag));
+    await appendChanges(table, [{ name: 'prod', action: 'assign', generation: 1, at: clock.now() }]);
+    await clock.advance(750);
+    expect(await feed.poll()).toEqual(['prod']);
+    expect(await feed.poll()).toEqual([]);
+    expect(lags).toEqual([750]);
   });
 });
 

@@ -94,6 +94,8 @@ function startDriverProcess(): Child {
       auth: { tokens: [AGENT_TOKEN] },
       assignment: FAST_ASSIGNMENT,
       metrics: { enabled: true, host: '127.0.0.1', port: 0 },
+      // A driver-defined account the test activates through the API.
+      kubernetes: { accounts: [{ name: 'staging', kubeconfigFile: world.kubeconfig('staging') }] },
     }),
   );
   const env = { ...process.env, ...tableProcessEnv({ endpoint: world.tables.endpoint, tableName: world.table.tableName }), VENDOR_LOG_FORMAT: 'json' };
@@ -146,10 +148,13 @@ describe('what a real driver and agent export', () => {
       }, { timeout: 40_000, interval: 200 });
       // A change while watching: a watch event, which the last-event gauge follows (the cache gauges are refreshed every 10 s).
       world.kube.store.upsert({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'shop', name: 'more' }, data: { b: '2' } });
+      // An account activated through the API: a work-feed entry the driver picks up.
+      await world.activate('staging', 'vendor-agent_infra');
       await vi.waitFor(async () => {
         [driverText, agentText] = await scrape();
         expect(sample(agentText, 'vendor_agent_cache_last_event_timestamp_seconds{account="prod",kind="ConfigMap"}')).toBeGreaterThan(1_600_000_000);
         expect(sample(driverText, 'vendor_driver_resource_objects_written_total')).toBeGreaterThan(1);
+        expect(sample(driverText, 'vendor_driver_assignment_pickup_lag_seconds_count')).toBeGreaterThan(0);
       }, { timeout: 40_000, interval: 200 });
 
       expect(sample(agentText, 'vendor_agent_build_info{version="0.1.0"}')).toBe(1);
@@ -158,6 +163,8 @@ describe('what a real driver and agent export', () => {
       expect(sample(driverText, 'vendor_driver_sessions{zone="vendor-agent_infra",identity="fleet"}')).toBe(1);
       expect(sample(driverText, 'vendor_driver_streams_opened_total')).toBe(1);
       expect(sample(driverText, 'vendor_driver_assignment_results_total{ok="true",outcome="recorded"}')).toBeGreaterThan(0);
+      expect(sample(driverText, 'vendor_driver_assignment_pickup_lag_seconds_count')).toBeGreaterThan(0);
+      expect(sample(driverText, 'vendor_driver_assignment_queue_depth')).toBe(0);
       expect(sample(driverText, 'vendor_driver_resource_events_received_total')).toBeGreaterThan(0);
       expect(sample(driverText, 'vendor_driver_resource_write_lag_seconds_count')).toBeGreaterThan(0);
       expect(sample(driverText, 'vendor_driver_table_request_duration_seconds_count{operation="Query"}')).toBeGreaterThan(0);
