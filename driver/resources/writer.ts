@@ -270,12 +270,12 @@ export class AccountCacheWriter {
       if (writes.length > 0) {
         await writeResources(table, this.account, writes.map((w) => w.write), this.#o.parallel);
         const now = clock.now();
-        for (const w of writes) {
-          const lag = now - w.takenAt;
+        const lags = writes.map((w) => now - w.takenAt);
+        for (const lag of lags) {
           this.stats.lagTotalMs += lag;
           if (lag > this.stats.lagMaxMs) this.stats.lagMaxMs = lag;
         }
-        this.#o.onWritten?.(writes.map((w) => now - w.takenAt));
+        this.#o.onWritten?.(lags);
         this.stats.written += writes.length;
         this.stats.requests += Math.ceil(writes.length / 25);
       }

@@ -137,6 +137,8 @@ describe('what a real driver and agent export', () => {
       const driverMetrics = String(await fieldOf(driver, 'metrics listening', 'url'));
       agent = startAgentProcess(Number(await fieldOf(driver, 'driver listening', 'port')));
       const agentMetrics = String(await fieldOf(agent, 'metrics server listening', 'url'));
+      // Each binds to its own host setting (metrics.host, prometheus.host), not to every interface.
+      expect([new URL(driverMetrics).hostname, new URL(agentMetrics).hostname]).toEqual(['127.0.0.1', '127.0.0.1']);
       // The account is held and cached, and its objects reached the table through the driver.
       const scrape = async (): Promise<[string, string]> => [(await get(`${driverMetrics}/metrics`)).text, (await get(`${agentMetrics}/metrics`)).text];
       let driverText = '';
