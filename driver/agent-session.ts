@@ -106,6 +106,7 @@ export class AgentSession {
   #lastReceivedAt: number;
   #lastRenewAt: number;
   #closedReason: string | undefined;
+  #closedCode: string | undefined;
   #closeWritten: Promise<void> = Promise.resolve();
   #renewFailing = false;
   #renewing = false;
@@ -124,11 +125,11 @@ export class AgentSession {
     this.#queue = new SerialQueue({ onError: (e) => this.end(e), flow: call });
     call.on('data', (m: IncomingAgentMessage) => this.#receive(m));
     call.on('end', () => {
-      this.#finish('agent closed the stream');
+      this.#finish('agent closed the stream', 'agent_closed');
       call.end();
     });
-    call.on('cancelled', () => this.#finish('stream cancelled'));
-    call.on('error', () => this.#finish('stream failed'));
+    call.on('cancelled', () => this.#finish('stream cancelled', 'cancelled'));
+    call.on('error', () => this.#finish('stream failed', 'stream_failed'));
     // From the start, not from the welcome: a stream that never says hello is ended too.
     void this.#watchLease();
   }
@@ -152,6 +153,11 @@ export class AgentSession {
 
   get closedReason(): string | undefined {
     return this.#closedReason;
+  }
+
+  /** Why the stream ended, from a bounded set: agent_closed, cancelled, stream_failed, or the error code it was ended with. */
+  get closedCode(): string | undefined {
+    return this.#closedCode;
   }
 
   /** Settles once the end of this session is written to the table (at once for a stream never welcomed). */
@@ -193,7 +199,7 @@ export class AgentSession {
       },
       `agent stream ended: ${reason}`,
     );
-    this.#finish(reason);
+    this.#finish(reason, isVendorError(error) ? error.code : 'internal');
     this.#call.emit('error', statusOfError(error));
   }
 
@@ -409,10 +415,11 @@ export class AgentSession {
     this.end(new VendorError('timeout', `lease expired: nothing received from the agent for ${settings.leaseMs} ms`));
   }
 
-  #finish(reason: string): void {
+  #finish(reason: string, code: string): void {
     if (this.#ended) return;
     this.#ended = true;
     this.#closedReason = reason;
+    this.#closedCode = code;
     this.#stop.abort();
     this.#queue.stop();
     const gone = new VendorError('unavailable', `the agent stream has ended: ${reason}`);

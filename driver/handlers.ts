@@ -16,6 +16,7 @@ import type { OperationEvents } from '../shared/operations/events.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
 import type { AgentMessageHandlers, AgentSession, Holding } from './agent-session.ts';
 import type { DriverGrpcConfig } from './config.ts';
+import type { DriverMetrics } from './metrics/metrics.ts';
 
 // The handler types are the session's dispatch contract, so they live beside it (a module imports
 // the session, never the other way round); modules take them from here.
@@ -31,6 +32,8 @@ export interface DriverServices {
   readonly config: DriverGrpcConfig;
   /** Operation news shared with the API when both run in this process (`npm start`). */
   readonly operationEvents?: OperationEvents | undefined;
+  /** Where modules count what they do (docs/metrics.md). */
+  readonly metrics?: DriverMetrics | undefined;
   /** Sessions of this replica that have been welcomed and not yet ended. */
   sessions(): readonly AgentSession[];
   /**

@@ -17,6 +17,8 @@ import { tableFromEnv, type TableRef } from '../shared/table/core/client.ts';
 import { syncDefinitionSources } from '../shared/table/sources/definition-sources.ts';
 import { endpointConfig, loadDriverFile, type DriverFile, type DriverGrpcConfig } from './config.ts';
 import { DRIVER_MODULES } from './modules.ts';
+import { serveDriverMetrics } from './metrics/serve.ts';
+import type { DriverMetricsServer } from './metrics/server.ts';
 import { startDriver, type Driver } from './server.ts';
 import { startConfiguredSources } from './sources/configured.ts';
 import { checkDriverFile } from './validate.ts';
@@ -29,7 +31,7 @@ const USAGE = `usage:
 FILE defaults to VENDOR_DRIVER_CONFIG, then ./vendor-driver.yml.
 The table comes from VENDOR_TABLE_NAME or the SST link VendorTable (VENDOR_DYNAMODB_ENDPOINT for another endpoint);
 agent identities and tokens from auth of the file and from the table; fleet-wide tokens from auth.tokens (refused
-when VENDOR_ENV=production, as the deployed driver runs). GRPC_PORT overrides grpc.port.
+when VENDOR_ENV=production, as the deployed driver runs). GRPC_PORT overrides grpc.port, METRICS_PORT metrics.port.
 `;
 
 /** How long shutdown may take before the process exits anyway. */
@@ -49,6 +51,8 @@ export interface DriverProcessOptions {
   production?: boolean;
   /** The config file's folder, which plugin paths of `sources.plugins` are relative to; the working directory by default. */
   configDir?: string;
+  /** Override of the file's `metrics.port`. */
+  metricsPort?: number;
 }
 
 /**
@@ -67,10 +71,18 @@ export async function startDriverProcess(options: DriverProcessOptions): Promise
   log.info({ added: synced?.upserted.length, removed: synced?.removed.length, unchanged: synced?.unchanged }, 'driver-defined accounts loaded');
   const sources = await startConfiguredSources({ config: file.sources, baseDir: options.configDir ?? process.cwd(), table, log, clock });
   let driver: Driver;
+  let metrics: DriverMetricsServer | undefined;
   try {
     driver = await startDriver({ config, table, log, clock, modules: DRIVER_MODULES, production: options.production ?? false });
   } catch (e) {
     await sources.stop();
+    throw e;
+  }
+  try {
+    metrics = await serveDriverMetrics(file.metrics, driver.metrics, log, options.metricsPort);
+  } catch (e) {
+    await sources.stop();
+    await driver.close(0);
     throw e;
   }
   return {
@@ -78,6 +90,7 @@ export async function startDriverProcess(options: DriverProcessOptions): Promise
     close: async (graceMs) => {
       await sources.stop();
       await driver.close(graceMs);
+      await metrics?.close();
     },
   };
 }
@@ -114,10 +127,11 @@ export async function driverMain(argv: readonly string[], env: NodeJS.ProcessEnv
     const path = configPath(command.file);
     const file = await loadDriverFile(path);
     const port = parsePort(env.GRPC_PORT, 'GRPC_PORT');
+    const metricsPort = parsePort(env.METRICS_PORT, 'METRICS_PORT');
     log.info({ config: path }, 'driver configuration loaded');
     const production = isProductionEnv(env);
     log.info({ production }, production ? 'production mode (VENDOR_ENV=production)' : 'not in production mode');
-    driver = await startDriverProcess({ file, table: tableFromEnv(env), log, production, configDir: dirname(path), ...(port === undefined ? {} : { port }) });
+    driver = await startDriverProcess({ file, table: tableFromEnv(env), log, production, configDir: dirname(path), ...(port === undefined ? {} : { port }), ...(metricsPort === undefined ? {} : { metricsPort }) });
   } catch (e) {
     // A bad file or setting is the operator's to fix: say what is wrong, without a stack trace.
     log.fatal({ issues: isVendorError(e) ? e.issues : undefined }, `the driver did not start: ${(e as Error).message}`);

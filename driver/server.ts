@@ -14,7 +14,7 @@ import {
 } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import { systemClock, type Clock } from '../shared/clock.ts';
-import { VendorError } from '../shared/errors.ts';
+import { VendorError, isVendorError } from '../shared/errors.ts';
 import type { Logger } from '../shared/log.ts';
 import type { OperationEvents } from '../shared/operations/events.ts';
 import { agentProtocol } from '../shared/protocol/loader.ts';
@@ -34,6 +34,8 @@ import { statusOfError } from './grpc-status.ts';
 import type { AgentMessageHandlers, DriverModule, DriverModuleFactory, DriverServices, HandledKind } from './handlers.ts';
 import { enforcePingPolicy } from './ping-policy.ts';
 import { TableSessionStore } from './session-store.ts';
+import { createDriverMetrics, type DriverMetrics } from './metrics/metrics.ts';
+import { instrumentTable } from './metrics/table.ts';
 import { serverCredentials } from './tls.ts';
 
 export interface DriverOptions {
@@ -52,6 +54,8 @@ export interface DriverOptions {
   authenticate?: AgentAuthenticator;
   /** Production mode (`VENDOR_ENV=production`): fleet-wide tokens and plaintext on a network address are refused. */
   production?: boolean;
+  /** Where the driver counts what it does (docs/metrics.md); a registry of its own by default. */
+  metrics?: DriverMetrics;
 }
 
 export interface Driver {
@@ -60,6 +64,7 @@ export interface Driver {
   /** Sessions on this replica that have been welcomed and not yet ended. */
   sessions(): AgentSession[];
   readonly health: HealthImplementation;
+  readonly metrics: DriverMetrics;
   /**
    * Stops accepting agents, ends every stream with UNAVAILABLE, waits up to `graceMs` for them to go,
    * then stops the modules.
@@ -133,6 +138,9 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
   /** Session ends still being written, awaited on close so none is cut off. */
   const closing = new Set<Promise<void>>();
   const store = new TableSessionStore(table, log, config.assignment.handoverGraceMs);
+  const metrics = options.metrics ?? createDriverMetrics();
+  const stopTableMetrics = instrumentTable(table, metrics);
+  metrics.follow({ sessions: () => live });
 
   const modules: DriverModule[] = [];
   const services: DriverServices = {
@@ -142,6 +150,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
     replicaId,
     config,
     operationEvents: options.operationEvents,
+    metrics,
     sessions: () => [...live],
     holdingChanged: (session, account, holding) => {
       for (const m of modules) m.onHoldingChange?.(session, account, holding);
@@ -151,6 +160,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
   const handlers = mergeHandlers(modules);
   const stopModules = new AbortController();
   const stopAll = async () => {
+    stopTableMetrics();
     stopModules.abort();
     for (const m of [...modules].reverse()) await m.stop?.();
   };
@@ -198,6 +208,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
       } catch (e) {
         // Refused before anything is recorded: no session, no store write.
         log.warn({ peer: call.getPeer(), identity: who?.identity.name }, `agent refused: ${(e as Error).message}`);
+        metrics.streamsRefused.inc({ code: isVendorError(e) ? e.code : 'internal' });
         call.emit('error', statusOfError(e));
         return;
       }
@@ -206,6 +217,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
       const identity: AgentIdentity = who.identity;
       log.info({ peer: call.getPeer(), identity: identity.name, credential: who.credential.kind, tokenId: who.credential.tokenId }, `agent stream accepted for identity ${identity.name}`);
       perIdentity.set(identity.name, (perIdentity.get(identity.name) ?? 0) + 1);
+      metrics.streamsOpened.inc();
       let counted = true;
       const release = () => {
         if (!counted) return;
@@ -226,6 +238,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
           notify('session open', (m) => m.onSessionOpen?.(s));
         },
         onClose: (s, reason) => {
+          metrics.streamsClosed.inc({ cause: s.closedCode ?? 'ended' });
           release();
           accepted.delete(s);
           const written = s.closeWritten;
@@ -291,6 +304,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
     port,
     replicaId,
     health,
+    metrics,
     sessions: () => [...live],
     close: (graceMs = 5000) =>
       (closed ??= (async () => {

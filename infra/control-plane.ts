@@ -22,6 +22,12 @@ export const DEPLOYED = {
   driverDockerfile: 'deploy/docker/driver.Dockerfile',
   /** The driver's default gRPC port (`grpc.port` in driver/config.ts), also set in deploy/driver/vendor-driver.aws.yml. */
   driverPort: 9091,
+  /**
+   * The driver's Prometheus port (`metrics.port`, docs/metrics.md), enabled in
+   * deploy/driver/vendor-driver.aws.yml: scraped on the task's address from inside the VPC; the load
+   * balancer forwards only `driverPort`.
+   */
+  driverMetricsPort: 9464,
   grpcHealthPath: '/grpc.health.v1.Health/Check',
   driverTasks: { min: 2, max: 6 },
   /** Requests per second and burst the HTTP API lets through before answering 429. */

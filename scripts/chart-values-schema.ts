@@ -116,6 +116,21 @@ export function chartValuesSchema(): Schema {
       extraEnv: objects('Extra environment variables of the agent container.', ['name']),
       extraVolumes: objects('Extra volumes of the agent pods.', ['name']),
       extraVolumeMounts: objects('Extra volume mounts of the agent container.', ['name', 'mountPath']),
+      metrics: mapping('Objects for scraping the agents (docs/metrics.md), all off by default.', {
+        service: mapping('A Service <fullname>-metrics selecting the agents, port `metrics`.', {
+          enabled: flag('Create it.'),
+          annotations: strings('Annotations of the Service.'),
+        }),
+        serviceMonitor: mapping("A monitoring.coreos.com/v1 ServiceMonitor for that Service (needs service.enabled and the Prometheus Operator's CRDs).", {
+          enabled: flag('Create it.'),
+          interval: text('Scrape interval, a Prometheus duration such as 30s.', { minLength: 1 }),
+          labels: strings('Labels of the ServiceMonitor (what your Prometheus selects).'),
+        }),
+        prometheusRule: mapping('A PrometheusRule with the agent alerts of deploy/observability/agent-alerts.yml.', {
+          enabled: flag('Create it.'),
+          labels: strings('Labels of the PrometheusRule (what your Prometheus selects).'),
+        }),
+      }),
       // Helm hands a chart used as a dependency its parent's `global` values.
       global: { type: 'object', description: "Values shared with a parent chart; this chart reads none." },
     },

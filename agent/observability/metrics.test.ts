@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { get } from '../../test/support/http.ts';
 import type { RunningHttpServer } from './http-server.ts';
+import { VERSION } from '../../shared/version.ts';
+import { forgetKindCache, recordKindCache } from './cache-metrics.ts';
 import { createAgentMetrics } from './metrics.ts';
 import { startMetricsServer } from './metrics-server.ts';
 
@@ -27,6 +29,7 @@ describe('Prometheus endpoint', () => {
     metrics.taskBudgetUsed.set({ account: '' }, 4);
     metrics.tasks.set({ state: 'running', kind: 'informer' }, 4);
     metrics.configReloads.inc({ result: 'applied' });
+    recordKindCache(metrics, { account: 'prod', kind: 'Pod' }, { scopes: 3, watching: 2, lastEventAt: 1_700_000_000_500 });
     server = await startMetricsServer({ registry: metrics.registry, port: 0, host: '127.0.0.1' });
 
     for (const path of ['/metrics', '/prometheus_metrics']) {
@@ -48,6 +51,10 @@ describe('Prometheus endpoint', () => {
         'vendor_agent_task_budget_used{account=""} 4',
         'vendor_agent_tasks{state="running",kind="informer"} 4',
         'vendor_agent_config_reloads_total{result="applied"} 1',
+        `vendor_agent_build_info{version="${VERSION}"} 1`,
+        'vendor_agent_cache_scopes{account="prod",kind="Pod"} 3',
+        'vendor_agent_cache_watching_scopes{account="prod",kind="Pod"} 2',
+        'vendor_agent_cache_last_event_timestamp_seconds{account="prod",kind="Pod"} 1700000000.5',
       ]) {
         expect(answer.text).toContain(`\n${line}\n`);
       }
@@ -55,6 +62,17 @@ describe('Prometheus endpoint', () => {
       expect(answer.text).toMatch(/\nprocess_resident_memory_bytes \d+/);
       expect(answer.text).toMatch(/\nnodejs_eventloop_lag_seconds /);
     }
+  });
+
+  it('a kind that stops being cached takes its cache series with it; a kind with no event yet has no last-event series', async () => {
+    const metrics = createAgentMetrics();
+    recordKindCache(metrics, { account: 'prod', kind: 'Pod' }, { scopes: 1, watching: 1, lastEventAt: 1_000 });
+    recordKindCache(metrics, { account: 'prod', kind: 'Service' }, { scopes: 1, watching: 0 });
+    forgetKindCache(metrics, { account: 'prod', kind: 'Pod' });
+    const text = await metrics.registry.metrics();
+    expect(text).not.toContain('kind="Pod"');
+    expect(text).toContain('vendor_agent_cache_scopes{account="prod",kind="Service"} 1');
+    expect(text).not.toContain('vendor_agent_cache_last_event_timestamp_seconds{');
   });
 
   it('answers 404 elsewhere and 405 for other methods', async () => {

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { VERSION } from '../../shared/version.ts';
 
 /**
  * Every metric the agent exports, defined once; components receive this object and update the
@@ -18,6 +19,11 @@ export interface AgentMetrics {
   readonly relists: Counter<'account' | 'kind'>;
   readonly cacheObjects: Gauge<'account' | 'kind'>;
   readonly cacheBytes: Gauge<'account' | 'kind'>;
+  /** Scopes (namespaces, or the cluster) the cache keeps of a kind, and how many of them are watching now. */
+  readonly cacheScopes: Gauge<'account' | 'kind'>;
+  readonly cacheWatchingScopes: Gauge<'account' | 'kind'>;
+  /** When the newest watch event of a kind arrived (Unix seconds); its age is `time() -` this. Absent before the first. */
+  readonly cacheLastEvent: Gauge<'account' | 'kind'>;
   /** Operations run, by type (deploy, delete, scale, patch, rollout) and result (success, failure). */
   readonly operations: Counter<'type' | 'result'>;
   readonly operationDuration: Histogram<'type' | 'result'>;
@@ -36,6 +42,7 @@ export interface AgentMetrics {
 export function createAgentMetrics(registry = new Registry()): AgentMetrics {
   const registers = [registry];
   collectDefaultMetrics({ register: registry });
+  new Gauge({ name: 'vendor_agent_build_info', help: 'Always 1; the version of the running agent', labelNames: ['version'], registers }).set({ version: VERSION }, 1);
   return {
     registry,
     driverConnected: new Gauge({ name: 'vendor_agent_driver_connected', help: '1 while the stream to the driver is open', registers }),
@@ -50,6 +57,14 @@ export function createAgentMetrics(registry = new Registry()): AgentMetrics {
     relists: new Counter({ name: 'vendor_agent_relists_total', help: 'Full lists made', labelNames: ['account', 'kind'], registers }),
     cacheObjects: new Gauge({ name: 'vendor_agent_cache_objects', help: 'Objects held in the cache', labelNames: ['account', 'kind'], registers }),
     cacheBytes: new Gauge({ name: 'vendor_agent_cache_bytes', help: 'Bytes held in the cache', labelNames: ['account', 'kind'], registers }),
+    cacheScopes: new Gauge({ name: 'vendor_agent_cache_scopes', help: 'Scopes cached of a kind', labelNames: ['account', 'kind'], registers }),
+    cacheWatchingScopes: new Gauge({ name: 'vendor_agent_cache_watching_scopes', help: 'Scopes of a kind whose watch is open', labelNames: ['account', 'kind'], registers }),
+    cacheLastEvent: new Gauge({
+      name: 'vendor_agent_cache_last_event_timestamp_seconds',
+      help: 'When the newest watch event of a kind arrived',
+      labelNames: ['account', 'kind'],
+      registers,
+    }),
     operations: new Counter({ name: 'vendor_agent_operations_total', help: 'Operations run', labelNames: ['type', 'result'], registers }),
     operationDuration: new Histogram({
       name: 'vendor_agent_operation_duration_seconds',

@@ -22,6 +22,7 @@ import { Reflector, cacheBackoff, type ReflectorTiming, type WatchListSupport } 
 import { ResumeClient } from './resume.ts';
 import { CRD_TYPE, NAMESPACE_TYPE, badCrdKinds, selectScopes, type Selection } from './selection.ts';
 import { kindNameOfType, scopeId, type CacheScope, type ResourceType } from './types.ts';
+import { forgetKindCache, recordKindCache } from '../observability/cache-metrics.ts';
 
 export interface CacheTiming extends ReflectorTiming, ClusterProbeTiming {
   /** Scopes failing on their own (a forbidden kind) are summed up in one log line at most this often. */
@@ -342,6 +343,7 @@ export class CacheRun {
       const labels = { account: this.#account.name, kind: kindNameOfType(k) };
       metrics?.cacheObjects.set(labels, k.objects);
       metrics?.cacheBytes.set(labels, k.bytes);
+      if (metrics !== undefined) recordKindCache(metrics, labels, k);
     }
     this.#summarizeFailures(now);
     const reachability = this.#probe.reachability;
@@ -372,6 +374,7 @@ export class CacheRun {
       const labels = { account: this.#account.name, kind: kindNameOfType(t) };
       metrics.cacheObjects.remove(labels);
       metrics.cacheBytes.remove(labels);
+      forgetKindCache(metrics, labels);
     }
   }
 }

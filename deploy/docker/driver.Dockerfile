@@ -29,8 +29,8 @@ COPY shared ./shared
 COPY driver ./driver
 COPY deploy/driver/vendor-driver.aws.yml /opt/vendor/config/vendor-driver.yml
 USER node
-# 9091: gRPC for agents and grpc.health.v1 (grpc.port).
-EXPOSE 9091
+# 9091: gRPC for agents and grpc.health.v1 (grpc.port); 9464: Prometheus metrics (metrics.port, docs/metrics.md).
+EXPOSE 9091 9464
 # The standard gRPC health check, in plain text as the load balancer speaks to the task.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "const g=require('@grpc/grpc-js'),h=require('grpc-health-check');const C=g.makeGenericClientConstructor(h.service,'Health');new C(process.env.VENDOR_HEALTHCHECK_TARGET,g.credentials.createInsecure()).check({service:''},{deadline:Date.now()+4000},(e,r)=>process.exit(!e&&(r.status==='SERVING'||r.status===1)?0:1))"]

@@ -21,10 +21,13 @@ export class FeedReader {
   readonly #clock: Clock;
   readonly #skewMs: number;
   readonly #seen = new Map<string, number>();
+  readonly #onPickup: ((lagMs: number) => void) | undefined;
   #newest: number;
 
-  constructor(table: TableRef, clock: Clock, skewMs: number) {
+  /** `onPickup` hears, for each entry read for the first time, how long after its write that was. */
+  constructor(table: TableRef, clock: Clock, skewMs: number, onPickup?: (lagMs: number) => void) {
     this.#table = table;
+    this.#onPickup = onPickup;
     this.#clock = clock;
     this.#skewMs = skewMs;
     // What happened before this replica started is covered by its first full reconcile.
@@ -41,6 +44,7 @@ export class FeedReader {
       for (const c of page.keys) {
         if (this.#seen.has(c.sk)) continue;
         this.#seen.set(c.sk, c.at);
+        this.#onPickup?.(Math.max(0, this.#clock.now() - c.at));
         names.add(c.name);
         this.#newest = Math.max(this.#newest, c.at);
       }

@@ -12,12 +12,14 @@ export const accountsModule: DriverModuleFactory = (services) => {
     log: services.log.child({ component: 'assignment' }),
     settings: services.config.assignment,
     holdingChanged: services.holdingChanged,
+    metrics: services.metrics,
   });
   return {
     name: 'assignment',
     handlers: {
       assignmentResult: async ({ body }, session) => {
         const outcome = await reconciler.handleResult(body, session);
+        services.metrics?.assignmentResults.inc({ ok: String(body.ok), outcome });
         services.log.info(
           { sessionId: session.id, agentId: session.agentId, account: body.account, generation: body.generation, ok: body.ok, outcome },
           'assignment result',

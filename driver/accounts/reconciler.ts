@@ -33,6 +33,7 @@ import type { Backoff } from '../../shared/backoff.ts';
 import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from '../backoff.ts';
 import type { DriverGrpcConfig } from '../config.ts';
 import { ReplicaAccounts } from './replica-accounts.ts';
+import type { DriverMetrics } from '../metrics/metrics.ts';
 import { FeedReader } from './feed-reader.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { LocalSessions } from './local-sessions.ts';
@@ -49,6 +50,7 @@ export interface ReconcilerDeps {
   log: Logger;
   settings: AssignmentSettings;
   holdingChanged(session: AgentSession, account: string, holding: Holding | undefined): void;
+  metrics?: DriverMetrics | undefined;
 }
 
 export type AssignmentResultOutcome = 'recorded' | 'duplicate' | 'stale';
@@ -79,7 +81,8 @@ export class AssignmentReconciler {
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
     this.#presence = new PresenceTracker(deps.settings.handoverGraceMs, deps.settings.clockSkewMs);
-    this.#feed = new FeedReader(deps.table, deps.clock, deps.settings.clockSkewMs);
+    this.#feed = new FeedReader(deps.table, deps.clock, deps.settings.clockSkewMs, (lagMs) => deps.metrics?.assignmentPickupLag.observe(lagMs / 1000));
+    deps.metrics?.follow({ assignmentQueue: () => this.#pending.size });
     this.#outage = storeBackoff(deps.settings.pollIntervalMs * 4, Math.max(deps.settings.pollIntervalMs * 4, STORE_BACKOFF_MAX_MS));
   }
 

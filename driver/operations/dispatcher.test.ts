@@ -21,6 +21,7 @@ import {
 import { operationsSectionEntries, type OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
 import { OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
+import { createDriverMetrics, type DriverMetrics } from '../metrics/metrics.ts';
 
 const tables = useTestTables();
 
@@ -67,7 +68,7 @@ afterEach(async () => {
   for (const stop of running.splice(0)) await stop();
 });
 
-async function setup(config: Partial<OperationsConfig> = {}, table?: TableRef) {
+async function setup(config: Partial<OperationsConfig> = {}, table?: TableRef, metrics?: DriverMetrics) {
   const t = table ?? (await tables.fresh());
   const clock = new ManualClock(1_700_000_000_000);
   const events = new OperationEvents();
@@ -82,6 +83,7 @@ async function setup(config: Partial<OperationsConfig> = {}, table?: TableRef) {
     directory,
     config: v.parse(operationsSectionEntries.operations, { pollIntervalMs: 1000, redispatchAfterMs: 5000, orphanAfterMs: 60_000, timeoutMs: 600_000, ...config }),
     events,
+    metrics,
   });
   const stop = new AbortController();
   const loop = dispatcher.run(stop.signal);
@@ -153,6 +155,26 @@ describe('operation dispatcher', () => {
     // The first result wins; a duplicate changes nothing.
     expect(await s.dispatcher.recordResult('agent-1', result(agent.sent[0]!, false))).toBe('ignored');
     expect((await getOperation(s.table, op.id))?.state).toBe('SUCCEEDED');
+  });
+
+  it('counts what it does in the driver metrics: open operations by state, hand-outs, ends with their duration from creation', async () => {
+    const metrics = createDriverMetrics();
+    const s = await setup({}, undefined, metrics);
+    const sample = async (series: string) => (await metrics.registry.metrics()).split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1];
+    const op = await s.create();
+    // No agent holds the account yet: the next read of the queue finds it queued.
+    s.dispatcher.wake();
+    await until(async () => (await sample('vendor_driver_operations_open{state="QUEUED"}')) === '1');
+    const agent = new StreamDouble('agent-1');
+    s.directory.agents = [agent];
+    s.dispatcher.wake();
+    await until(() => agent.sent.length === 1);
+    expect(await sample('vendor_driver_operations_handed_out_total')).toBe('1');
+    await s.clock.advance(2_500);
+    expect(await s.dispatcher.recordResult('agent-1', result(agent.sent[0]!, false))).toBe('recorded');
+    expect(await sample('vendor_driver_operations_finished_total{state="FAILED"}')).toBe('1');
+    expect(await sample('vendor_driver_operation_duration_seconds_sum{state="FAILED"}')).toBe('2.5');
+    expect((await getOperation(s.table, op.id))?.state).toBe('FAILED');
   });
 
   it('sets an agent aside for an operation the API stores handed out to it, and sends it without a claim of its own', async () => {

@@ -31,6 +31,8 @@ import {
 } from '../../shared/table/operations/operations.ts';
 import { Waker } from '../../shared/waker.ts';
 import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from '../backoff.ts';
+import { recordOpenOperations, recordOperationEnd } from '../metrics/record.ts';
+import type { DriverMetrics } from '../metrics/metrics.ts';
 import type { OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
 
@@ -55,6 +57,7 @@ export interface DispatcherDeps {
   config: OperationsConfig;
   /** Operation news in this process: new operations come in here, finished ones go out. */
   events?: OperationEvents | undefined;
+  metrics?: DriverMetrics | undefined;
 }
 
 export type OperationResultOutcome = 'recorded' | 'ignored';
@@ -197,6 +200,7 @@ export class OperationDispatcher implements LocalDispatcher {
     const { table, clock, config, directory, replicaId } = this.#deps;
     const seen = this.#marks;
     const entries = await openOperations(table);
+    recordOpenOperations(this.#deps.metrics, entries);
     const now = clock.now();
     const open = new Set(entries.map((e) => e.id));
     // Hand-outs recorded after the read began may be of operations the read could not see yet.
@@ -282,6 +286,7 @@ export class OperationDispatcher implements LocalDispatcher {
     this.#track(op.id, { agentId: agent.agentId, sessionId: agent.id, account: op.account, attempt: op.attempt });
     const message = operationMessage(op.id, op.account, op.attempt, Math.max(1, this.#deadline(op) - clock.now()), request);
     log.info({ operationId: op.id, account: op.account, agentId: agent.agentId, attempt: op.attempt, action: request.action }, 'operation handed out');
+    this.#deps.metrics?.operationsHandedOut.inc();
     // The agent may have stopped holding the account since it was chosen: it would ignore the operation.
     const delivered = this.#deps.directory.holders(op.account).some((a) => a.id === agent.id)
       ? agent.send({ kind: 'operation', body: message })
@@ -343,6 +348,7 @@ export class OperationDispatcher implements LocalDispatcher {
     log.error({ operationId: op.id, account: op.account }, message);
     const done = await finishOperation(table, op.id, { state: 'FAILED', message }, clock.now());
     if (done !== undefined) events?.finished(done);
+    if (done !== undefined) recordOperationEnd(this.#deps.metrics, done, clock.now());
     await deleteQueueEntry(table, op.id);
   }
 
@@ -378,6 +384,7 @@ export class OperationDispatcher implements LocalDispatcher {
     this.#inFlight.delete(e.id);
     log.warn({ operationId: e.id, account: e.account, attempt: op.attempt }, message);
     events?.finished(op);
+    recordOperationEnd(this.#deps.metrics, op, now);
     await deleteQueueEntry(table, e.id);
   }
 
@@ -431,6 +438,7 @@ export class OperationDispatcher implements LocalDispatcher {
     }
     log.info({ operationId: op.id, account: op.account, agentId, attempt: result.attempt, state: op.state }, 'operation finished');
     events?.finished(op);
+    recordOperationEnd(this.#deps.metrics, op, clock.now());
     // The result is stored: the agent may be told so now; the queue entry goes after (a pass drops it if
     // this fails), on a later turn of the event loop, so the answers to the agent and to a waiting GET go
     // out first. Until it is gone the operation counts as in hand, so a pass does not send it again.

@@ -27,6 +27,7 @@ export const operationsModule: DriverModuleFactory = (services) => {
     directory: new SessionDirectory(services.sessions, services.table),
     config: services.config.operations,
     events: services.operationEvents,
+    metrics: services.metrics,
   });
   const stop = new AbortController();
   let loop: Promise<void> | undefined;

@@ -27,6 +27,8 @@ import type { AgentSession } from '../agent-session.ts';
 import type { AgentMessageHandlers } from '../handlers.ts';
 import { CachingGate, type CacheSender } from './caching-gate.ts';
 import { AccountCacheWriter, type WriterOptions } from './writer.ts';
+import type { DriverMetrics } from '../metrics/metrics.ts';
+import { recordResourceWrites } from '../metrics/record.ts';
 
 export interface CacheHandlerDeps {
   table: TableRef;
@@ -35,6 +37,7 @@ export interface CacheHandlerDeps {
   /** How long a positive answer of the epoch rule is reused (ms). */
   gateTtlMs?: number;
   writer?: Omit<WriterOptions, 'table' | 'clock' | 'log'>;
+  metrics?: DriverMetrics | undefined;
 }
 
 export interface CacheHandlers {
@@ -68,7 +71,7 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
 
   const writerOf = (account: string): AccountCacheWriter => {
     let w = writers.get(account);
-    if (w === undefined) writers.set(account, (w = new AccountCacheWriter(account, { table, clock, log, ...deps.writer })));
+    if (w === undefined) writers.set(account, (w = new AccountCacheWriter(account, { table, clock, log, onWritten: (lags) => recordResourceWrites(deps.metrics, lags), ...deps.writer })));
     return w;
   };
 
@@ -102,6 +105,7 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
   const handlers: AgentMessageHandlers = {
     resourceEvents: async ({ body }, session) => {
       if (!(await admitted('resource events', body.account, body.cachingEpoch, session))) return;
+      deps.metrics?.resourceEventsReceived.inc(body.changes.length);
       const cluster = body.resumeQueryId > 0 ? answered.get(session)?.get(body.resumeQueryId) : undefined;
       await writerOf(body.account).take(cluster !== undefined || body.progress.length === 0 ? body : { ...body, progress: [] }, session.agentId, cluster);
     },

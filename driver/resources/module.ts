@@ -12,7 +12,7 @@ export type ResourcesModuleOptions = Omit<CacheHandlerDeps, 'table' | 'clock' | 
 /** The resources module with options (tests, benchmarks); `built` gets its handlers once the driver makes it. */
 export function resourcesModuleWith(options: ResourcesModuleOptions = {}, built?: (cache: CacheHandlers) => void): DriverModuleFactory {
   return (services) => {
-    const cache = cacheHandlers({ table: services.table, clock: services.clock, log: services.log.child({ component: 'cache' }), ...options });
+    const cache = cacheHandlers({ table: services.table, clock: services.clock, log: services.log.child({ component: 'cache' }), metrics: services.metrics, ...options });
     built?.(cache);
     return {
       name: 'cache',

@@ -47,6 +47,8 @@ export interface WriterOptions {
   progressIntervalMs?: number;
   /** Wait after a failed flush before trying again (doubling up to 30 s). */
   retryMs?: number;
+  /** Hears of every write that reached the table, with the time from taking each change (ms). */
+  onWritten?: ((lagsMs: readonly number[]) => void) | undefined;
 }
 
 export interface WriterStats {
@@ -97,7 +99,7 @@ const toScope = (s: ResourceScope__Output | null): Scope => ({ group: s?.group ?
 export class AccountCacheWriter {
   readonly account: string;
   readonly stats: WriterStats = { changes: 0, coalesced: 0, written: 0, swept: 0, requests: 0, flushes: 0, lagTotalMs: 0, lagMaxMs: 0, failures: 0 };
-  readonly #o: Required<WriterOptions>;
+  readonly #o: Required<Omit<WriterOptions, 'onWritten'>> & Pick<WriterOptions, 'onWritten'>;
   #pending = new Map<string, Pending>();
   #steps: Step[] = [];
   readonly #progress = new Map<string, ProgressEntry>();
@@ -266,11 +268,12 @@ export class AccountCacheWriter {
       if (writes.length > 0) {
         await writeResources(table, this.account, writes.map((w) => w.write), this.#o.parallel);
         const now = clock.now();
-        for (const w of writes) {
-          const lag = now - w.takenAt;
+        const lags = writes.map((w) => now - w.takenAt);
+        for (const lag of lags) {
           this.stats.lagTotalMs += lag;
           if (lag > this.stats.lagMaxMs) this.stats.lagMaxMs = lag;
         }
+        this.#o.onWritten?.(lags);
         this.stats.written += writes.length;
         this.stats.requests += Math.ceil(writes.length / 25);
       }

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { accountSettingsSchema } from '../accounts/settings.ts';
 import { apiSectionSchema } from './api.ts';
+import { metricsSectionSchema } from './metrics.ts';
 import { sourcesSectionSchema } from './sources.ts';
 
 /**
@@ -19,6 +20,8 @@ export const driverConfigEntries = {
   api: v.optional(apiSectionSchema, { auth: { accountManagerRoles: [] } }),
   /** The configuration server and plugins (`sources`); read by the driver, ignored by the API. */
   sources: v.optional(sourcesSectionSchema),
+  /** The driver's Prometheus endpoint (`metrics`, docs/metrics.md); read by the driver, ignored by the API. */
+  metrics: v.optional(metricsSectionSchema),
 };
 
 export function driverConfigSchemaWith<TExtra extends v.ObjectEntries>(extra: TExtra) {

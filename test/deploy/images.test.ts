@@ -18,6 +18,7 @@ import { silentLogger } from '../../shared/log.ts';
 import { startEmbeddedTable, type EmbeddedTable } from '../../shared/table/core/embedded.ts';
 import { packagesImported, reachableFiles } from './code-links.ts';
 import { dockerfile, dockerignore, type Dockerfile } from './dockerfile.ts';
+import { DEFAULT_DRIVER_METRICS_PORT } from '../../shared/driver-config/metrics.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
@@ -37,7 +38,8 @@ const IMAGES = [
     name: 'driver',
     path: 'deploy/docker/driver.Dockerfile',
     contents: ['package.json', 'shared', 'driver', 'deploy/driver/vendor-driver.aws.yml'],
-    ports: [driverDefaults.grpc.port],
+    // The metrics port is the one deploy/driver/vendor-driver.aws.yml, baked into the image, enables.
+    ports: [driverDefaults.grpc.port, DEFAULT_DRIVER_METRICS_PORT],
   },
 ] as const;
 

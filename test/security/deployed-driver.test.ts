@@ -104,6 +104,7 @@ function deployedDriver(stage: string, configPath: string, extra: Record<string,
       ...tableProcessEnv({ endpoint: table.endpoint }),
       VENDOR_LOG_FORMAT: 'json',
       GRPC_PORT: '0',
+      METRICS_PORT: '0',
       ...extra,
     },
   });
