@@ -175,7 +175,9 @@ export class CacheFixture {
       cluster,
       logger: logs.log,
     };
-    if (view.settings.metrics) metricsWorker = new PodMetricsWorker(view, host, { clock: options.metricsClock ?? clock });
+    if (view.settings.metrics) {
+      metricsWorker = new PodMetricsWorker(view, host, { clock: options.metricsClock ?? clock, ...(options.budget === undefined ? {} : { budget: options.budget }) });
+    }
     worker = new CacheWorker(
       view,
       host,

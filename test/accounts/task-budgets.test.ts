@@ -5,6 +5,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { driverLink } from '../../agent/connection/link.ts';
+import { cacheStateReport, cacheStateSource } from '../../agent/observability/cache-state.ts';
+import { acquireTask } from '../../agent/tasks/acquire.ts';
 import { listsOf } from '../resource-cache-harness.ts';
 import { WAIT, useAccountsWorld } from '../support/accounts-world.ts';
 
@@ -45,6 +47,11 @@ describe('task budgets in the whole flow', () => {
     // Every watch of the account is closed: the agent loads the cluster no more.
     await vi.waitFor(() => expect(watches()).toBe(0), WAIT);
     expect(agent.holder().cacheState()).toEqual([{ account: 'prod', caching: true, suspended: true, scopes: [] }]);
+    const { ctx } = agent.running;
+    expect(cacheStateReport(cacheStateSource(ctx), ctx.budget, ctx.config().tasks, Date.now())).toMatchObject({
+      tasksStopped: true,
+      accounts: [{ account: 'prod', tasksStopped: true, scopes: [] }],
+    });
     expect(agent.holder().view('prod')).toBeDefined();
     expect(agent.logs().some((l) => String(l.msg).startsWith('no stream to the driver for the whole grace'))).toBe(true);
     world.kube.store.upsert(configMap('c'));
@@ -62,7 +69,7 @@ describe('task budgets in the whole flow', () => {
     world.kube.store.upsert(configMap('a', 'store'));
     await world.fresh([{ name: 'prod' }]);
     const driver = await world.driver({ sessions: { heartbeatIntervalMs: 200, leaseMs: 5_000 }, assignment: { handoverGraceMs: 60_000 } });
-    const agent = await world.agent('agent-1', { target: `127.0.0.1:${driver.port}`, reconnectTimeoutMs: 50 });
+    const agent = await world.agent('agent-2', { target: `127.0.0.1:${driver.port}`, reconnectTimeoutMs: 50 });
     await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
     await world.activate('prod');
     await vi.waitFor(() => expect(agent.holder().cacheState()[0]?.scopes.every((s) => s.state.watching)).toBe(true), WAIT);
@@ -79,11 +86,29 @@ describe('task budgets in the whole flow', () => {
     expect(agent.logs().some((l) => String(l.msg).startsWith('no stream to the driver for the whole grace'))).toBe(false);
   });
 
+  it('connecting the cluster of an account is an account task: it waits while the budget is used up', async () => {
+    await world.fresh([{ name: 'prod' }]);
+    const driver = await world.driver();
+    const agent = await world.agent('agent-3', { target: `127.0.0.1:${driver.port}`, tasks: { totalBudget: 1 } });
+    await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
+    const budget = agent.running.ctx.budget;
+    const release = await acquireTask(budget, { account: 'other', kind: 'informer', name: 'held' });
+    const versions = () => world.kube.requests.log().filter((r) => r.path === '/version').length;
+    const before = versions();
+    await world.activate('prod');
+    await vi.waitFor(() => expect(budget.waiting()).toContainEqual(expect.objectContaining({ account: 'prod', kind: 'account', name: 'cluster connection' })), WAIT);
+    expect(versions()).toBe(before);
+    expect(agent.holder().view('prod')).toBeUndefined();
+    release();
+    await vi.waitFor(() => expect(agent.holder().view('prod')).toBeDefined(), WAIT);
+    expect(versions()).toBeGreaterThan(before);
+  });
+
   it('the tasks of an account stop when it is unregistered, those waiting for budget too', async () => {
     await world.fresh([{ name: 'prod' }]);
     const driver = await world.driver();
     // One list at a time, each slowed down: most scopes wait for budget when the account goes.
-    const agent = await world.agent('agent-1', { target: `127.0.0.1:${driver.port}`, tasks: { totalBudget: 1 } });
+    const agent = await world.agent('agent-4', { target: `127.0.0.1:${driver.port}`, tasks: { totalBudget: 1 } });
     await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
     world.kube.faults.latency(300, { verb: ['list', 'watch'] });
     try {
