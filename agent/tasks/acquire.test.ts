@@ -41,6 +41,17 @@ describe('tasks held by their caller', () => {
     expect(budget.usage()).toMatchObject({ total: 1, waiting: 0 });
     await expect(acquireTask(budget, { account: 'prod', kind: 'informer', name: 'x' }, stop.signal)).rejects.toThrow('scope stopped');
   });
+
+
+  it('a task the budget starts and stops in one turn is refused to its caller', async () => {
+    const budget = budgetOf(1);
+    const release = await acquireTask(budget, { account: 'prod', kind: 'informer', name: 'Pod' });
+    const waiting = acquireTask(budget, { account: 'dev', kind: 'informer', name: 'Pod' });
+    release();
+    budget.stopAccount('dev');
+    await expect(waiting).rejects.toThrow('task Pod of account dev was stopped');
+    expect(budget.usage()).toMatchObject({ total: 0, running: 0, waiting: 0 });
+  });
 });
 
 describe('budgeted lists', () => {

@@ -131,14 +131,15 @@ export class TaskBudget {
 
   /** Stops every task of an account (it was unregistered). Returns how many were stopped. */
   stopAccount(account: string): number {
-    const tasks = [...this.#running, ...this.#waiting].filter((t) => t.spec.account === account);
+    // Waiting ones first, so that budget freed by the running ones is not given to a task about to be stopped.
+    const tasks = [...this.#waiting, ...this.#running].filter((t) => t.spec.account === account);
     for (const t of tasks) t.stop();
     return tasks.length;
   }
 
   /** Stops every task (the connection to the driver was lost). */
   stopAll(): number {
-    const tasks = [...this.#running, ...this.#waiting];
+    const tasks = [...this.#waiting, ...this.#running];
     for (const t of tasks) t.stop();
     return tasks.length;
   }
