@@ -17,6 +17,7 @@ import { ListGate } from '../agent/resources/list-gate.ts';
 import { DEFAULT_TIMING } from '../agent/resources/reflector.ts';
 import { DEFAULT_CACHE_TIMING, type CacheTiming } from '../agent/resources/cache-run.ts';
 import { CacheWorker } from '../agent/resources/cache-worker.ts';
+import type { TaskBudget } from '../agent/tasks/budget.ts';
 import { createAgentMetrics, type AgentMetrics } from '../agent/observability/metrics.ts';
 import { parseDriverGrpcConfig } from '../driver/config.ts';
 import type { CacheHandlers } from '../driver/resources/handlers.ts';
@@ -75,6 +76,8 @@ export interface AgentOptions {
   random?: () => number;
   retries?: RetrySettings;
   lists?: ListGate;
+  /** The agent's task budget (`tasks.*`); none by default. */
+  budget?: TaskBudget;
   batch?: { maxChanges?: number; window?: number; maxSyncKeys?: number };
   /** Where the cache decodes (on the test's thread by default). */
   decoder?: Decoder;
@@ -172,7 +175,9 @@ export class CacheFixture {
       cluster,
       logger: logs.log,
     };
-    if (view.settings.metrics) metricsWorker = new PodMetricsWorker(view, host, { clock: options.metricsClock ?? clock });
+    if (view.settings.metrics) {
+      metricsWorker = new PodMetricsWorker(view, host, { clock: options.metricsClock ?? clock, ...(options.budget === undefined ? {} : { budget: options.budget }) });
+    }
     worker = new CacheWorker(
       view,
       host,
@@ -180,6 +185,7 @@ export class CacheFixture {
         clock,
         random: options.random ?? (() => 0.5),
         lists: options.lists ?? new ListGate(4),
+        ...(options.budget === undefined ? {} : { budget: options.budget }),
         metrics,
         timing: { ...FAST_TIMING, ...options.timing },
         ...(options.batch === undefined ? {} : { batch: options.batch }),

@@ -9,6 +9,15 @@ import type { AccountSettings__Output, AgentBody } from '../../shared/protocol/m
 import type { ClusterClient } from '../clusters/index.ts';
 import type { AgentContext } from '../component.ts';
 import type { DriverWork } from '../connection/driver-stream.ts';
+import type { ScopeState } from '../resources/reflector.ts';
+
+/** One scope a cache worker runs, as the agent's `/cache` shows it. */
+export interface CachedScope {
+  /** `Kind.group`, or `Kind.group/namespace` for a scope of one namespace (`scopeId`). */
+  scope: string;
+  resourceVersion: string | undefined;
+  state: Readonly<ScopeState>;
+}
 
 /** An account as workers see it. A new object is passed on every change; never mutate it. */
 export interface HeldAccountView {
@@ -50,7 +59,9 @@ export interface AccountWorker {
   handle?(work: DriverWork): void | Promise<void>;
   /** A new stream to the driver is open (after a reconnect the driver may be another replica). */
   connected?(): void;
-  /** The account is removed or the agent stops: end all work, flush what must reach the driver. */
+  /** The scopes this worker caches now (the resource cache's worker only), for the agent's `/cache`. */
+  cacheScopes?(): CachedScope[];
+  /** The account is removed, the agent stops or the connection to the driver is lost: end all work, flush what must reach the driver. */
   stop(): Promise<void>;
 }
 

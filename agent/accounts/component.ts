@@ -5,6 +5,7 @@
  */
 import type { ComponentFactory } from '../component.ts';
 import { driverLink } from '../connection/link.ts';
+import { setCacheStateSource } from '../observability/cache-state.ts';
 import { AccountHolder } from './holder.ts';
 import type { AccountWorkerFactory } from './account-worker.ts';
 import { ACCOUNT_WORKERS } from './workers.ts';
@@ -34,11 +35,13 @@ export const accountHolderWith = (factories: readonly AccountWorkerFactory[]): C
     },
   });
   link.handler = holder;
+  setCacheStateSource(ctx, { suspended: () => holder.suspended, accounts: () => holder.cacheState() });
   return {
     name: 'accounts',
     async start() {},
     async stop() {
       link.handler = undefined;
+      setCacheStateSource(ctx, undefined);
       await holder.stop();
     },
     async onConfigChange(change) {

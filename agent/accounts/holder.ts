@@ -21,7 +21,9 @@ import type { AgentContext } from '../component.ts';
 import type { AccountConfig } from '../config/schema.ts';
 import type { DriverWork } from '../connection/driver-stream.ts';
 import { accountLogger } from '../observability/logger.ts';
-import type { AccountWorker, AccountWorkerFactory, HeldAccountView, WorkerHost } from './account-worker.ts';
+import { acquireTask } from '../tasks/acquire.ts';
+import { ConnectionLoss } from '../tasks/connection-loss.ts';
+import type { AccountWorker, AccountWorkerFactory, CachedScope, HeldAccountView, WorkerHost } from './account-worker.ts';
 
 /** Longest message an assignment result may carry (the protocol's limit). */
 const MAX_MESSAGE = 8192;
@@ -45,6 +47,17 @@ interface Entry {
   /** What the last successful check said, repeated when an update needs no new check. */
   message: string;
   workers: AccountWorker[];
+  /** Its workers are stopped because the connection to the driver is lost; they start again when it is back. */
+  suspended: boolean;
+}
+
+/** What the agent's `/cache` shows of one held account. */
+export interface HeldAccountCache {
+  account: string;
+  caching: boolean;
+  /** True while its tasks are stopped because the connection to the driver is lost. */
+  suspended: boolean;
+  scopes: CachedScope[];
 }
 
 /** The per-account settings (docs/agent-config.md#per-account-kubernetesaccounts) at their defaults, as an assignment without settings means them. */
@@ -117,10 +130,27 @@ export class AccountHolder {
   readonly #waiting: (() => void)[] = [];
   #stopped = false;
   readonly #stopping = new AbortController();
+  readonly #loss: ConnectionLoss;
 
   constructor(deps: HolderDeps) {
     this.#deps = deps;
     this.#log = deps.ctx.logger.child({ component: 'accounts' });
+    this.#loss = new ConnectionLoss({ clock: deps.ctx.clock, onLost: () => this.#suspendAll(), onBack: () => this.#resumeAll() });
+  }
+
+  /** Whether every task is stopped because the connection to the driver is lost. */
+  get suspended(): boolean {
+    return this.#loss.lost;
+  }
+
+  /** The held accounts and the scopes their caches run, for the agent's `/cache`. */
+  cacheState(): HeldAccountCache[] {
+    return [...this.#entries.values()].map((e) => ({
+      account: e.view.name,
+      caching: e.view.caching,
+      suspended: e.suspended,
+      scopes: e.workers.flatMap((w) => w.cacheScopes?.() ?? []),
+    }));
   }
 
   /** The accounts held now, for Hello after a reconnect. */
@@ -172,9 +202,15 @@ export class AccountHolder {
     }
   }
 
-  /** A new stream to the driver is open. */
-  connected(): void {
+  /** A new stream to the driver is open; `leaseMs` is its lease (Welcome.lease_ms). */
+  connected(welcome?: { leaseMs: number }): void {
+    this.#loss.connected(welcome?.leaseMs ?? 0);
     for (const entry of this.#entries.values()) for (const w of entry.workers) this.#guard(entry.view.name, 'connected', () => w.connected?.());
+  }
+
+  /** The stream to the driver ended: the tasks stop if no stream is welcomed within the grace. */
+  disconnected(): void {
+    this.#loss.disconnected();
   }
 
   /**
@@ -206,6 +242,7 @@ export class AccountHolder {
   /** Stops every worker and closes every cluster client. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#loss.stop();
     this.#stopping.abort();
     await Promise.all([...this.#chains.values()]);
     await Promise.all([...this.#entries.keys()].map((name) => this.#drop(name, 'the agent is stopping')));
@@ -250,16 +287,22 @@ export class AccountHolder {
     }
     let checked: { client: ClusterClient; message: string };
     try {
-      checked = await this.#bounded(async () => {
-        const c = await this.#deps.connect(spec, logger);
-        try {
-          const version = await c.version(this.#stopping.signal);
-          return { client: c, message: `connected to ${c.server} (Kubernetes ${version.gitVersion})` };
-        } catch (e) {
-          c.close();
-          throw e;
-        }
-      });
+      // Connecting and checking the cluster loads it: an `account` task of the budget while it runs.
+      const endTask = await acquireTask(this.#deps.ctx.budget, { account: name, kind: 'account', name: 'cluster connection' }, this.#stopping.signal);
+      try {
+        checked = await this.#bounded(async () => {
+          const c = await this.#deps.connect(spec, logger);
+          try {
+            const version = await c.version(this.#stopping.signal);
+            return { client: c, message: `connected to ${c.server} (Kubernetes ${version.gitVersion})` };
+          } catch (e) {
+            c.close();
+            throw e;
+          }
+        });
+      } finally {
+        endTask();
+      }
     } catch (e) {
       if (this.#stopped) return;
       const reason = e instanceof Error ? e.message : String(e);
@@ -285,17 +328,59 @@ export class AccountHolder {
       this.#update(existing, view);
       previous.close();
     } else {
-      const entry: Entry = { view, assignment: a, connectionKey: key, message, workers: [] };
+      const entry: Entry = { view, assignment: a, connectionKey: key, message, workers: [], suspended: false };
       this.#entries.set(name, entry);
-      for (const factory of this.#deps.factories) {
-        const worker = this.#guard(name, 'start', () => factory(view, this.#deps.host, this.#deps.ctx));
-        if (worker !== undefined) entry.workers.push(worker);
-      }
+      this.#startWorkers(entry);
       logger.info({ server: client.server, caching: a.caching, cachingEpoch: a.cachingEpoch, generation: a.generation }, 'account held');
     }
     this.#refused.delete(name);
     this.#count();
     this.#respond(a, true, message);
+  }
+
+  #startWorkers(entry: Entry): void {
+    for (const factory of this.#deps.factories) {
+      const worker = this.#guard(entry.view.name, 'start', () => factory(entry.view, this.#deps.host, this.#deps.ctx));
+      if (worker !== undefined) entry.workers.push(worker);
+    }
+  }
+
+  async #stopWorkers(entry: Entry): Promise<void> {
+    for (const w of entry.workers.splice(0)) {
+      try {
+        await w.stop();
+      } catch (e) {
+        entry.view.logger.error({ err: e instanceof Error ? e.message : String(e) }, 'a worker did not stop cleanly');
+      }
+    }
+    // Whatever the workers left (a task still waiting for budget) ends with them.
+    this.#deps.ctx.budget.stopAccount(entry.view.name);
+  }
+
+  /** The connection to the driver is lost: every account's workers stop, its entry stays held. */
+  #suspendAll(): void {
+    this.#log.warn({ accounts: this.#entries.size, graceMs: this.#loss.graceMs }, 'no stream to the driver for the whole grace: the connection is lost and every task stops until it is back');
+    for (const name of this.#entries.keys()) {
+      void this.#inOrder(name, async () => {
+        const entry = this.#entries.get(name);
+        if (entry === undefined || entry.suspended) return;
+        entry.suspended = true;
+        await this.#stopWorkers(entry);
+      });
+    }
+  }
+
+  /** The connection is back: each held account's workers start again (the cache resumes from the driver's progress). */
+  #resumeAll(): void {
+    this.#log.info({ accounts: this.#entries.size }, 'connected to the driver again: the tasks start again');
+    for (const name of this.#entries.keys()) {
+      void this.#inOrder(name, async () => {
+        const entry = this.#entries.get(name);
+        if (entry === undefined || !entry.suspended || this.#stopped) return;
+        entry.suspended = false;
+        this.#startWorkers(entry);
+      });
+    }
   }
 
   #update(entry: Entry, view: HeldAccountView): void {
@@ -336,13 +421,7 @@ export class AccountHolder {
     const entry = this.#entries.get(name);
     if (entry === undefined) return;
     this.#entries.delete(name);
-    for (const w of entry.workers) {
-      try {
-        await w.stop();
-      } catch (e) {
-        entry.view.logger.error({ err: e instanceof Error ? e.message : String(e) }, 'a worker did not stop cleanly');
-      }
-    }
+    await this.#stopWorkers(entry);
     entry.view.cluster.close();
     this.#count();
     entry.view.logger.info(`account no longer held: ${why}`);

@@ -48,10 +48,11 @@ export const driverConnectionComponent: ComponentFactory = (ctx) => {
         if (welcomes++ > 0) ctx.metrics.driverReconnects.inc();
         ctx.metrics.driverConnected.set(1);
         state = { connected: true, detail: `connected to ${config.driver.grpc} (session ${s.welcome.sessionId})` };
-        link.handler?.connected();
+        link.handler?.connected({ leaseMs: s.welcome.leaseMs });
       } else {
         ctx.metrics.driverConnected.set(0);
         state = { connected: false, detail: `not connected to the driver: ${s.end.error.message}` };
+        link.handler?.disconnected?.();
       }
     },
   });

@@ -12,8 +12,10 @@ export interface WorkHandler {
   handle(work: DriverWork): Promise<void>;
   /** What the agent holds, for Hello. */
   held(): HeldAccount[];
-  /** A new stream was welcomed. */
-  connected(): void;
+  /** A new stream was welcomed, with its lease. */
+  connected(welcome: { leaseMs: number }): void;
+  /** The stream ended, or a dial failed. */
+  disconnected?(): void;
 }
 
 export interface DriverLink {

@@ -2,6 +2,10 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { podMetrics } from '../../shared/table/resources/pod-metrics.ts';
 import { CacheFixture, WAIT } from '../../test/resource-cache-harness.ts';
+import pino from 'pino';
+import { systemClock } from '../../shared/clock.ts';
+import { acquireTask } from '../tasks/acquire.ts';
+import { TaskBudget } from '../tasks/budget.ts';
 import { podMetricsMessages } from './pod-metrics.ts';
 
 let f: CacheFixture;
@@ -32,6 +36,17 @@ describe('pod metrics', () => {
     await clock.advance(1000);
     await vi.waitFor(async () => expect(await stored()).toEqual(['a/web-0:15m,40Mi']), WAIT);
     expect(metricsRequests()).toHaveLength(2);
+  });
+
+  it('each reading is a metrics task of the budget: none is made while the budget is used up', async () => {
+    const budget = new TaskBudget({ totalBudget: 1, budgetPerAccount: 0, queueCheckFrequencyMs: 2000 }, { clock: systemClock, logger: pino({ level: 'silent' }) });
+    const release = await acquireTask(budget, { account: 'other', kind: 'informer', name: 'Pod' });
+    f.kube.podMetrics.set('a', 'web-0', usage('12m', '34Mi'));
+    await f.agent({ settings: { metrics: true }, budget });
+    await vi.waitFor(() => expect(budget.waiting()).toContainEqual(expect.objectContaining({ account: 'prod', kind: 'metrics', name: 'pod metrics' })), WAIT);
+    expect(metricsRequests()).toHaveLength(0);
+    release();
+    await vi.waitFor(async () => expect(await stored()).toEqual(['a/web-0:12m,34Mi']), WAIT);
   });
 
   it('with namespaces, are read per namespace', async () => {

@@ -11,6 +11,8 @@ import type { PodUsage } from '../../shared/protocol/messages.ts';
 import type { HeldAccountView, WorkerHost } from '../accounts/account-worker.ts';
 import { kubeErrorStatus } from '../clusters/errors.ts';
 import { Waker } from '../../shared/waker.ts';
+import { acquireTask } from '../tasks/acquire.ts';
+import type { TaskBudget } from '../tasks/budget.ts';
 
 /** Pod metrics are sent every 20 seconds (docs/agent-config.md#per-account-kubernetesaccounts). */
 export const POD_METRICS_INTERVAL_MS = 20_000;
@@ -25,6 +27,8 @@ export interface MetricsLoopDeps {
   host: WorkerHost;
   clock: Clock;
   intervalMs?: number;
+  /** When given, each reading is a `metrics` task of this budget (`tasks.*`). */
+  budget?: TaskBudget;
 }
 
 let lastReadingId = 0;
@@ -74,14 +78,31 @@ export class PodMetricsLoop {
         await this.#waker.wait(this.#deps.clock, interval, signal);
         continue;
       }
+      const endTask = await this.#budgetTurn(signal);
+      if (endTask === undefined) return;
       const started = this.#deps.clock.now();
-      await this.#readAndSend(signal);
+      try {
+        await this.#readAndSend(signal);
+      } finally {
+        endTask();
+      }
       const wait = Math.max(0, started + interval - this.#deps.clock.now());
       try {
         await this.#deps.clock.sleep(wait, signal);
       } catch {
         return;
       }
+    }
+  }
+
+  /** Waits for the budget to allow a reading; undefined when stopped meanwhile. */
+  async #budgetTurn(signal: AbortSignal): Promise<(() => void) | undefined> {
+    const { budget } = this.#deps;
+    if (budget === undefined) return () => undefined;
+    try {
+      return await acquireTask(budget, { account: this.#account.name, kind: 'metrics', name: 'pod metrics' }, signal);
+    } catch {
+      return undefined;
     }
   }
 

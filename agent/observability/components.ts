@@ -1,5 +1,6 @@
 import type { AgentComponent, AgentContext, ComponentFactory } from '../component.ts';
 import type { AgentConfig } from '../config/schema.ts';
+import { cacheStateReport, cacheStateSource } from './cache-state.ts';
 import { startHealthServer } from './health.ts';
 import type { RunningHttpServer } from './http-server.ts';
 import { startMetricsServer } from './metrics-server.ts';
@@ -44,7 +45,9 @@ function serverComponent(
 }
 
 export const healthComponent: ComponentFactory = (ctx) =>
-  serverComponent(ctx, 'health server', ['server'], () => true, (c) => startHealthServer(c.server, ctx.readiness, ctx.secrets));
+  serverComponent(ctx, 'health server', ['server'], () => true, (c) =>
+    startHealthServer(c.server, ctx.readiness, ctx.secrets, () => cacheStateReport(cacheStateSource(ctx), ctx.budget, ctx.config().tasks, ctx.clock.now())),
+  );
 
 export const metricsComponent: ComponentFactory = (ctx) =>
   serverComponent(ctx, 'metrics server', ['prometheus'], (c) => c.prometheus.enabled, (c) =>

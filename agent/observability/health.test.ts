@@ -34,6 +34,16 @@ async function start(server: Record<string, unknown>, readiness = new Readiness(
 }
 
 describe('health server', () => {
+  it('serves /cache as JSON when the agent gives its cache state, and 404 without', async () => {
+    const withCache = await startHealthServer(serverConfig({}), new Readiness(), secrets, () => ({ tasksStopped: false, accounts: [{ account: 'prod', scopes: [{ scope: 'Pod', state: 'waiting-for-budget' }] }] }));
+    running.push(withCache);
+    const res = await get(`${withCache.url}/cache`);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body.toString())).toEqual({ tasksStopped: false, accounts: [{ account: 'prod', scopes: [{ scope: 'Pod', state: 'waiting-for-budget' }] }] });
+    const without = await start({});
+    expect((await get(`${without.url}/cache`)).status).toBe(404);
+  });
+
   it('serves liveness, and readiness from the plugged-in probes', async () => {
     let connected = false;
     const readiness = new Readiness();

@@ -98,9 +98,9 @@ export async function tlsOptionsFrom(ssl: SslConfig, secrets: SecretValues): Pro
 /**
  * The health server on `server.host`:`server.port`: `/livez` answers while the process runs,
  * `/readyz` answers 200 only when every readiness probe is ok (503 and the failing checks otherwise),
- * `/health` gives both as JSON.
+ * `/health` gives both as JSON, and `/cache` what `cacheState` returns (cache-state.ts) when given.
  */
-export async function startHealthServer(server: ServerConfig, readiness: Readiness, secrets: SecretValues): Promise<RunningHttpServer> {
+export async function startHealthServer(server: ServerConfig, readiness: Readiness, secrets: SecretValues, cacheState?: () => unknown): Promise<RunningHttpServer> {
   const tls = await tlsOptionsFrom(server.ssl, secrets);
   return startHttpServer({
     host: server.host,
@@ -115,7 +115,8 @@ export async function startHealthServer(server: ServerConfig, readiness: Readine
         const body = path === '/health' ? { live: true, ready, checks } : { ready, checks };
         return sendJson(res, ready ? 200 : 503, body);
       }
-      sendText(res, 404, 'not found: try /livez, /readyz or /health');
+      if (path === '/cache' && cacheState !== undefined) return sendJson(res, 200, cacheState());
+      sendText(res, 404, `not found: try /livez, /readyz${cacheState === undefined ? '' : ', /cache'} or /health`);
     },
   });
 }

@@ -33,6 +33,8 @@ export interface AgentMetrics {
   readonly taskBudgetLimit: Gauge<'scope'>;
   /** Cost of the running tasks: `account` empty for the agent as a whole. */
   readonly taskBudgetUsed: Gauge<'account'>;
+  /** Cost of the tasks waiting for budget: `account` empty for the agent as a whole. */
+  readonly taskBudgetWaiting: Gauge<'account'>;
   /** Tasks by state (running, waiting) and kind. */
   readonly tasks: Gauge<'state' | 'kind'>;
   /** Configuration reloads by result (applied, rejected). */
@@ -76,6 +78,7 @@ export function createAgentMetrics(registry = new Registry()): AgentMetrics {
     retries: new Counter({ name: 'vendor_agent_retries_total', help: 'Retried requests', labelNames: ['target', 'account'], registers }),
     taskBudgetLimit: new Gauge({ name: 'vendor_agent_task_budget_limit', help: 'Task budget in force, 0 for none', labelNames: ['scope'], registers }),
     taskBudgetUsed: new Gauge({ name: 'vendor_agent_task_budget_used', help: 'Cost of running tasks', labelNames: ['account'], registers }),
+    taskBudgetWaiting: new Gauge({ name: 'vendor_agent_task_budget_waiting', help: 'Cost of tasks waiting for budget', labelNames: ['account'], registers }),
     tasks: new Gauge({ name: 'vendor_agent_tasks', help: 'Tasks by state and kind', labelNames: ['state', 'kind'], registers }),
     configReloads: new Counter({ name: 'vendor_agent_config_reloads_total', help: 'Configuration reloads', labelNames: ['result'], registers }),
   };

@@ -10,6 +10,8 @@ import { Waker } from '../../shared/waker.ts';
 import type { ResourceScope__Output, ResumeInfo__Output } from '../../shared/protocol/messages.ts';
 import type { HeldAccountView, WorkerHost } from '../accounts/account-worker.ts';
 import type { AgentMetrics } from '../observability/metrics.ts';
+import type { TaskBudget } from '../tasks/budget.ts';
+import { budgetedListSlots } from '../tasks/budgeted-lists.ts';
 import { Batcher } from './batcher.ts';
 import { ClusterProbe, DEFAULT_PROBE_TIMING, outageReasonOf, type ClusterProbeTiming } from './cluster-probe.ts';
 import { clusterStatusMessage, failingScopesLine } from './cluster-report.ts';
@@ -18,7 +20,7 @@ import { syntheticObject } from './compact.ts';
 import { discoverServedKinds } from './served-kinds.ts';
 import { healthFingerprint, healthMessage, summarize } from './kind-health.ts';
 import type { ListGate } from './list-gate.ts';
-import { Reflector, cacheBackoff, type ReflectorTiming, type WatchListSupport } from './reflector.ts';
+import { Reflector, cacheBackoff, type ReflectorTiming, type ScopeState, type WatchListSupport } from './reflector.ts';
 import { ResumeClient } from './resume.ts';
 import { CRD_TYPE, NAMESPACE_TYPE, badCrdKinds, selectScopes, type Selection } from './selection.ts';
 import { kindNameOfType, scopeId, type CacheScope, type ResourceType } from './types.ts';
@@ -52,6 +54,8 @@ export interface RunDeps {
   clock: Clock;
   random: () => number;
   lists: ListGate;
+  /** When given, every list of every scope is a task of this budget (`tasks.*`). */
+  budget?: TaskBudget;
   metrics?: AgentMetrics;
   timing: CacheTiming;
   watchList: WatchListSupport;
@@ -144,6 +148,11 @@ export class CacheRun {
   /** The scopes running now, for tests and health. */
   scopes(): CacheScope[] {
     return [...this.#running.values()].map((r) => r.reflector.scope);
+  }
+
+  /** Each running scope with what its reflector knows, for the agent's `/cache`. */
+  scopeStates(): { scope: string; resourceVersion: string | undefined; state: Readonly<ScopeState> }[] {
+    return [...this.#running.values()].map(({ reflector: r }) => ({ scope: r.id, resourceVersion: r.resourceVersion, state: r.state }));
   }
 
   /**
@@ -265,7 +274,7 @@ export class CacheRun {
         cluster: this.#account.cluster,
         clock: this.#deps.clock,
         random: this.#deps.random,
-        lists: this.#deps.lists,
+        lists: this.#deps.budget === undefined ? this.#deps.lists : budgetedListSlots(this.#deps.lists, this.#deps.budget, account, scopeId(scope)),
         sink: this.#batcher,
         log: this.#log,
         watchList: this.#deps.watchList,

@@ -3,7 +3,7 @@
  * role, starts over when the caching epoch, the cluster or the settings that shape the cache change,
  * and stops when the role moves away. Every message it sends carries the epoch it caches under.
  */
-import type { AccountWorker, AccountWorkerFactory, HeldAccountView, WorkerHost } from '../accounts/account-worker.ts';
+import type { AccountWorker, AccountWorkerFactory, CachedScope, HeldAccountView, WorkerHost } from '../accounts/account-worker.ts';
 import type { ClusterClient } from '../clusters/index.ts';
 import type { DriverWork } from '../connection/driver-stream.ts';
 import { decoderOf, type Decoder } from './decoder.ts';
@@ -70,6 +70,10 @@ export class CacheWorker implements AccountWorker {
     this.#run?.run.connected();
   }
 
+  cacheScopes(): CachedScope[] {
+    return this.#run?.run.scopeStates() ?? [];
+  }
+
   stop(): Promise<void> {
     this.#transition = this.#transition.then(() => this.#halt());
     return this.#transition;
@@ -104,6 +108,7 @@ export function cacheWorkerFactory(options: CacheWorkerOptions = {}): AccountWor
       clock: ctx.clock,
       random: options.random ?? Math.random,
       lists: options.lists ?? listGateOf(ctx),
+      budget: ctx.budget,
       metrics: ctx.metrics,
       decoder: options.decoder ?? decoderOf(ctx),
       timing: { ...DEFAULT_TIMING, ...DEFAULT_CACHE_TIMING, ...options.timing },

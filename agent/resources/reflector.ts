@@ -76,7 +76,8 @@ export interface ReflectorDeps {
   clock: Clock;
   /** Uniform in [0, 1): backoff jitter and watch timeouts. */
   random: () => number;
-  lists: ListGate;
+  /** The agent's list gate, or its budgeted form (agent/tasks/budgeted-lists.ts). */
+  lists: Pick<ListGate, 'acquire'>;
   sink: ChangeSink;
   log: Logger;
   watchList: WatchListSupport;

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import type { TasksConfig } from '../config/schema.ts';
 import { createAgentMetrics } from '../observability/metrics.ts';
@@ -32,22 +32,42 @@ describe('task budgets', () => {
     expect(states(handles).every((s) => s === 'running')).toBe(true);
   });
 
-  it('totalBudget caps the cost of running tasks; waiting ones start on the next queue check after budget frees', async () => {
-    const { task, clock, budget } = setup({ totalBudget: 2, queueCheckFrequencyMs: 2000 });
+  it('totalBudget caps the cost of running tasks; a waiting task starts as soon as a running one frees budget', async () => {
+    const { task, budget } = setup({ totalBudget: 2, queueCheckFrequencyMs: 2000 });
     const run = new AbortController();
     const loop = budget.run(run.signal);
     const [a, b, c] = [task('prod', 'informer'), task('prod', 'informer'), task('dev', 'informer')];
     expect(states([a!, b!, c!])).toEqual(['running', 'running', 'waiting']);
     a!.stop();
-    expect(c!.state).toBe('waiting');
-    await clock.advance(1999);
-    expect(c!.state).toBe('waiting');
-    await clock.advance(1);
     expect(c!.state).toBe('running');
     await c!.started;
     run.abort();
     await loop;
     expect(states([b!, c!])).toEqual(['stopped', 'stopped']);
+  });
+
+  it('checks the queue every queueCheckFrequencyMs besides', async () => {
+    const { budget, clock } = setup({ totalBudget: 2, queueCheckFrequencyMs: 2000 });
+    const checks = vi.spyOn(budget, 'check');
+    const run = new AbortController();
+    const loop = budget.run(run.signal);
+    await clock.advance(1999);
+    expect(checks).toHaveBeenCalledTimes(0);
+    await clock.advance(1);
+    expect(checks).toHaveBeenCalledTimes(1);
+    await clock.advance(2000);
+    expect(checks).toHaveBeenCalledTimes(2);
+    run.abort();
+    await loop;
+  });
+
+  it('a task stopped while waiting frees nothing and wakes nothing', () => {
+    const { task, budget } = setup({ totalBudget: 1 });
+    const running = task('prod', 'informer');
+    const [first, second] = [task('prod', 'informer'), task('prod', 'informer')];
+    first.stop();
+    expect(states([running, first, second])).toEqual(['running', 'stopped', 'waiting']);
+    expect(budget.waiting()).toEqual([{ account: 'prod', kind: 'informer', name: 'informer', cost: 1, since: 0 }]);
   });
 
   it('watches are free: they start while the budget is used up', () => {
@@ -147,5 +167,18 @@ describe('task budgets', () => {
     expect(text).toContain('vendor_agent_task_budget_used{account="prod"} 1');
     expect(text).toContain('vendor_agent_tasks{state="waiting",kind="operation"} 1');
     expect(text).toContain('vendor_agent_tasks{state="running",kind="watch"} 1');
+    expect(text).toContain('vendor_agent_task_budget_waiting{account=""} 2');
+    expect(text).toContain('vendor_agent_task_budget_waiting{account="prod"} 2');
+  });
+
+  it('reports the cost waiting for budget, per account and in all', async () => {
+    const { task, metrics } = setup({ totalBudget: 1 });
+    task('prod', 'informer');
+    task('prod', 'operation');
+    task('dev', 'informer');
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('vendor_agent_task_budget_waiting{account=""} 3');
+    expect(text).toContain('vendor_agent_task_budget_waiting{account="prod"} 2');
+    expect(text).toContain('vendor_agent_task_budget_waiting{account="dev"} 1');
   });
 });

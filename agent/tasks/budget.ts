@@ -5,17 +5,18 @@ import type { AgentMetrics } from '../observability/metrics.ts';
 
 /**
  * What each kind of task costs against `tasks.totalBudget` and `tasks.budgetPerAccount`. A task holds
- * its cost from the moment it starts until it is stopped or ends. Watches are free (docs/agent-config.md#task-budgets): the
- * load on an API server comes from lists and polls, not from an open watch.
+ * its cost from the moment it starts until it ends or is stopped. Every task that loads a cluster asks
+ * the budget first; watches are free (docs/agent-config.md#task-budgets): the load on an API server
+ * comes from lists and polls, not from an open watch.
  */
 export const TASK_COSTS = {
-  /** A watch stream that resumes from a known resourceVersion, without a list. */
+  /** A watch stream that resumes from a known resourceVersion, without a list: never waits. */
   watch: 0,
-  /** An account's connection to its cluster: API discovery and the client, held while it is registered. */
+  /** Connecting an account's cluster and checking it (`GET /version`), when the account is assigned. */
   account: 1,
-  /** List and then watch one kind for the cache (the list is what costs), held while the kind is cached. */
+  /** One list of a cached kind in one scope (the first, and every relist), until it is complete; the watch that follows is free. */
   informer: 1,
-  /** Pod metrics of an account, polled every 20 seconds while `metrics` is true. */
+  /** One reading of an account's pod metrics (every 20 seconds while `metrics` is true). */
   metrics: 1,
   /** One deployment operation (apply, delete, scale, patch, rollout), held until it finishes. */
   operation: 2,
@@ -44,19 +45,31 @@ export interface TaskHandle {
   stop(): void;
 }
 
-type BudgetMetrics = Pick<AgentMetrics, 'taskBudgetLimit' | 'taskBudgetUsed' | 'tasks'>;
+type BudgetMetrics = Pick<AgentMetrics, 'taskBudgetLimit' | 'taskBudgetUsed' | 'taskBudgetWaiting' | 'tasks'>;
+
+/** A task waiting for budget, as the agent's `/cache` shows it. */
+export interface WaitingTask {
+  account: string;
+  kind: TaskKind;
+  name: string;
+  cost: number;
+  /** When it was submitted, on the budget's clock. */
+  since: number;
+}
 
 class Task implements TaskHandle {
   state: TaskState = 'waiting';
   readonly started: Promise<void>;
   readonly cost: number;
   readonly controller = new AbortController();
+  readonly submittedAt: number;
   markStarted!: () => void;
   readonly spec: TaskSpec;
   readonly #onStop: (task: Task) => void;
 
-  constructor(spec: TaskSpec, onStop: (task: Task) => void) {
+  constructor(spec: TaskSpec, submittedAt: number, onStop: (task: Task) => void) {
     this.spec = spec;
+    this.submittedAt = submittedAt;
     this.#onStop = onStop;
     this.cost = TASK_COSTS[spec.kind];
     this.started = new Promise((resolve) => {
@@ -72,9 +85,10 @@ class Task implements TaskHandle {
 
 /**
  * Starts tasks within the budgets of `tasks.*`. A task that fits starts at once; one that does not
- * waits, and the queue is checked again every `queueCheckFrequencyMs`, starting each waiting task
- * that fits, in order (a large task can thus wait behind smaller ones that fit). When both budgets
- * are set both are checked; 0 means no limit.
+ * waits. The queue is checked whenever a task frees budget, and every `queueCheckFrequencyMs` besides
+ * (which also covers budgets raised by a reload), starting each waiting task that fits, in order (a
+ * large task can thus wait behind smaller ones that fit). When both budgets are set both are checked;
+ * 0 means no limit.
  */
 export class TaskBudget {
   #settings: TasksConfig;
@@ -94,7 +108,7 @@ export class TaskBudget {
   }
 
   submit(spec: TaskSpec): TaskHandle {
-    const task = new Task(spec, (t) => this.#stop(t));
+    const task = new Task(spec, this.#clock.now(), (t) => this.#stop(t));
     this.#waiting.push(task);
     this.check();
     if (task.state === 'waiting') {
@@ -117,14 +131,15 @@ export class TaskBudget {
 
   /** Stops every task of an account (it was unregistered). Returns how many were stopped. */
   stopAccount(account: string): number {
-    const tasks = [...this.#running, ...this.#waiting].filter((t) => t.spec.account === account);
+    // Waiting ones first, so that budget freed by the running ones is not given to a task about to be stopped.
+    const tasks = [...this.#waiting, ...this.#running].filter((t) => t.spec.account === account);
     for (const t of tasks) t.stop();
     return tasks.length;
   }
 
   /** Stops every task (the connection to the driver was lost). */
   stopAll(): number {
-    const tasks = [...this.#running, ...this.#waiting];
+    const tasks = [...this.#waiting, ...this.#running];
     for (const t of tasks) t.stop();
     return tasks.length;
   }
@@ -135,6 +150,11 @@ export class TaskBudget {
     this.#warnedTooBig.clear();
     this.check();
     for (const t of this.#waiting) this.#warnIfNeverFits(t);
+  }
+
+  /** The tasks waiting for budget, oldest first. */
+  waiting(): WaitingTask[] {
+    return this.#waiting.map((t) => ({ account: t.spec.account, kind: t.spec.kind, name: t.spec.name, cost: t.cost, since: t.submittedAt }));
   }
 
   usage(): { total: number; byAccount: Record<string, number>; running: number; waiting: number } {
@@ -210,7 +230,9 @@ export class TaskBudget {
     this.#waiting = this.#waiting.filter((t) => t !== task);
     this.#warnedTooBig.delete(task);
     if (wasRunning) task.controller.abort(new Error('task stopped'));
-    this.#report();
+    // Freed budget goes to the queue at once; the periodic check is there for raised budgets.
+    if (wasRunning && task.cost > 0 && this.#waiting.length > 0) this.check();
+    else this.#report();
   }
 
   #report(): void {
@@ -221,6 +243,13 @@ export class TaskBudget {
     m.taskBudgetUsed.reset();
     m.taskBudgetUsed.set({ account: '' }, this.#used());
     for (const [account, used] of Object.entries(this.usage().byAccount)) m.taskBudgetUsed.set({ account }, used);
+    m.taskBudgetWaiting.reset();
+    const waiting: Record<string, number> = { '': 0 };
+    for (const t of this.#waiting) {
+      waiting[''] = (waiting[''] ?? 0) + t.cost;
+      waiting[t.spec.account] = (waiting[t.spec.account] ?? 0) + t.cost;
+    }
+    for (const [account, cost] of Object.entries(waiting)) m.taskBudgetWaiting.set({ account }, cost);
     m.tasks.reset();
     for (const kind of Object.keys(TASK_COSTS) as TaskKind[]) {
       m.tasks.set({ state: 'running', kind }, [...this.#running].filter((t) => t.spec.kind === kind).length);

@@ -245,3 +245,31 @@ describe('paced churn', () => {
     expect(bad.status).toBe(400);
   });
 });
+
+describe('requests in flight', () => {
+  it('counts the matching requests being answered, now and at their most', async () => {
+    server.requests.clear();
+    server.faults.latency(1000, { verb: 'list', resource: 'configmaps' });
+    try {
+      const lists = [1, 2, 3].map(() => raw(server.url, '/api/v1/namespaces/f/configmaps'));
+      await raw(server.url, '/api/v1/namespaces/f/pods');
+      await expect.poll(() => server.requests.inFlight({ verb: 'list', resource: 'configmaps' })).toBe(3);
+      await Promise.all(lists);
+      server.faults.clear();
+      expect(server.requests.inFlight({ verb: 'list' })).toBe(0);
+      expect(server.requests.peakInFlight({ verb: 'list', resource: 'configmaps' })).toBe(3);
+      expect(server.requests.peakInFlight({ verb: 'list', resource: 'pods' })).toBe(1);
+      // One after another never overlaps.
+      server.requests.clear();
+      for (let i = 0; i < 2; i++) await raw(server.url, '/api/v1/namespaces/f/configmaps');
+      expect(server.requests.peakInFlight({ verb: 'list', resource: 'configmaps' })).toBe(1);
+      // A watch is in flight until it ends.
+      const w = await watch(server.url, '/api/v1/namespaces/f/pods?watch=1');
+      expect(server.requests.inFlight({ verb: 'watch', resource: 'pods' })).toBe(1);
+      w.close();
+      await expect.poll(() => server.requests.inFlight({ verb: 'watch', resource: 'pods' })).toBe(0);
+    } finally {
+      server.faults.clear();
+    }
+  });
+});

@@ -39,6 +39,8 @@ export interface HttpDeps {
   serverAddress: () => string;
   watchListBookmark: boolean;
   record: (r: RequestRecord) => void;
+  /** The request's response has ended or its connection closed (for in-flight counts). */
+  finished?: (r: RequestRecord) => void;
   /** Open connections held by `hang` faults, released when the server closes. */
   hung: Set<ServerResponse>;
   admin: ((req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>) | undefined;
@@ -397,6 +399,7 @@ async function handle(deps: HttpDeps, req: IncomingMessage, res: ServerResponse)
   res.on('finish', () => {
     record.code = res.statusCode;
   });
+  res.on('close', () => deps.finished?.(record));
   deps.record(record);
   try {
     const user = authenticate(req, deps.auth);

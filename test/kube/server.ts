@@ -98,6 +98,10 @@ export interface RequestLog {
   log(): RequestRecord[];
   /** How many recent requests match (`verb: 'list', resource: 'pods'`, ...). */
   count(match?: FaultMatch): number;
+  /** How many matching requests are being answered now (a watch counts until it ends). */
+  inFlight(match?: FaultMatch): number;
+  /** The most matching requests answered at the same time, over the recent requests. */
+  peakInFlight(match?: FaultMatch): number;
   clear(): void;
 }
 
@@ -177,6 +181,9 @@ export async function startTestApiServer(given: TestApiServerOptions = {}): Prom
   const hung = new Set<ServerResponse>();
   const logSize = options.requestLogSize ?? 10_000;
   let records: RequestRecord[] = [];
+  // When each request started and ended, in one sequence, so overlaps can be counted afterwards.
+  let tick = 0;
+  const spans = new WeakMap<RequestRecord, { start: number; end?: number }>();
   let address = '';
 
   const faults = new TestFaults(faultPlan, watches, testStore, () => {
@@ -190,8 +197,13 @@ export async function startTestApiServer(given: TestApiServerOptions = {}): Prom
     serverAddress: () => address,
     watchListBookmark: true,
     record: (r) => {
+      spans.set(r, { start: ++tick });
       records.push(r);
       if (records.length > logSize * 2) records = records.slice(-logSize);
+    },
+    finished: (r) => {
+      const span = spans.get(r);
+      if (span !== undefined && span.end === undefined) span.end = ++tick;
     },
     hung,
     clock,
@@ -251,6 +263,20 @@ export async function startTestApiServer(given: TestApiServerOptions = {}): Prom
     requests: {
       log: () => records.slice(-logSize),
       count: (match = {}) => records.slice(-logSize).filter((r) => matches(match, r)).length,
+      inFlight: (match = {}) => records.slice(-logSize).filter((r) => matches(match, r) && spans.get(r)?.end === undefined).length,
+      peakInFlight: (match = {}) => {
+        const steps: [number, number][] = [];
+        for (const r of records.slice(-logSize)) {
+          const span = spans.get(r);
+          if (span === undefined || !matches(match, r)) continue;
+          steps.push([span.start, 1]);
+          if (span.end !== undefined) steps.push([span.end, -1]);
+        }
+        let now = 0;
+        let peak = 0;
+        for (const [, step] of steps.sort((a, b) => a[0] - b[0])) peak = Math.max(peak, (now += step));
+        return peak;
+      },
       clear: () => {
         records = [];
       },
