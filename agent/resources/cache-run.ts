@@ -11,6 +11,7 @@ import type { ResourceScope__Output, ResumeInfo__Output } from '../../shared/pro
 import type { HeldAccountView, WorkerHost } from '../accounts/account-worker.ts';
 import type { AgentMetrics } from '../observability/metrics.ts';
 import { Batcher } from './batcher.ts';
+import { progressSource } from './cache-filter.ts';
 import type { Decoder } from './decoder.ts';
 import { syntheticObject } from './compact.ts';
 import { discoverServedKinds } from './served-kinds.ts';
@@ -88,7 +89,7 @@ export class CacheRun {
     this.#account = account;
     this.#deps = deps;
     this.#log = account.logger;
-    this.#resume = new ResumeClient({ host: deps.host, clock: deps.clock, account: account.name, cluster: account.cluster.server });
+    this.#resume = new ResumeClient({ host: deps.host, clock: deps.clock, account: account.name, cluster: progressSource(account.cluster.server, account.settings) });
     this.#batcher = new Batcher({
       account: account.name,
       cachingEpoch: account.cachingEpoch,
