@@ -92,11 +92,11 @@ describe('the agent process', () => {
   });
 
   it('every log line carries the agent id; the config warnings are logged at start', async () => {
-    const { start, logs } = setup({ server, kubernetes: { accounts: [{ name: 'prod', serviceAccount: true, onlySpinnakerManaged: true }] } });
+    const { start, logs } = setup({ server, kubernetes: { accounts: [{ name: 'prod', serviceAccount: true, permissions: [{ READ: ['release team'] }] }] } });
     await start([]);
     const lines = logs();
     expect(lines.every((l) => l['agentId'] === 'a-1')).toBe(true);
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', key: 'kubernetes.accounts[0].onlySpinnakerManaged' }));
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', key: 'kubernetes.accounts[0].permissions[0].READ[0]' }));
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'zone id is the host name; set VENDOR_DEPLOYMENT_NAME and POD_NAMESPACE to choose it', zoneId: 'host-1' }));
   });
 

@@ -245,6 +245,7 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
   const client: ClusterClient = {
     account,
     server: loaded.server,
+    ...(loaded.identity === undefined ? {} : { identity: loaded.identity }),
     request: (req) =>
       req.retry === false
         ? once(req)

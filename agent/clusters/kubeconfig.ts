@@ -5,6 +5,7 @@
  * plugins and the gcp auth provider are taken out of client-node's hands (see credentials.ts).
  * Failures name the account, the file reference and what is wrong, never the file's contents.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { isIPv6 } from 'node:net';
 import { dirname } from 'node:path';
@@ -42,6 +43,8 @@ export interface ClusterConfigDeps {
 export interface LoadedCluster {
   kubeConfig: KubeConfig;
   server: string;
+  /** See `ClusterClient.identity`. */
+  identity?: string;
   proxy: ProxyDecision;
   /** For a user with an exec plugin or the gcp auth provider: the agent's own credentials for it. */
   credentials?: (clock: Clock) => Credentials;
@@ -166,6 +169,11 @@ function allowedGcp(gcp: GcpConfig | undefined, commands: AllowedCommands | unde
   return { ...gcp, 'cmd-path': listed };
 }
 
+/** A digest of the current cluster (server, TLS, proxy) and user: equal for the accounts that reach one API server as one user. */
+function clientIdentity(kc: KubeConfig): string {
+  return createHash('sha256').update(JSON.stringify([kc.getCurrentCluster(), kc.getCurrentUser()])).digest('hex');
+}
+
 /** The configuration to reach `spec`'s cluster, ready for requests. */
 export async function loadClusterConfig(spec: ClusterSpec, deps: ClusterConfigDeps): Promise<LoadedCluster> {
   let kc: KubeConfig;
@@ -184,6 +192,8 @@ export async function loadClusterConfig(spec: ClusterSpec, deps: ClusterConfigDe
   }
   const proxy = applyClusterProxy(kc, { kubernetesNoProxy: deps.kubernetesNoProxy, accountNoProxy: spec.noProxy });
   const env = deps.env ?? process.env;
+  // Before the exec user is taken out of the configuration: it is part of who the client is.
+  const identity = clientIdentity(kc);
   const exec = allowedExec(takeExecUser(kc, `account ${spec.account}`), commands);
   const gcp = allowedGcp(takeGcpUser(kc), commands);
   const credentials =
@@ -192,5 +202,5 @@ export async function loadClusterConfig(spec: ClusterSpec, deps: ClusterConfigDe
       : gcp !== undefined
         ? (clock: Clock) => gcpCredentials(gcp, spec.oAuthScopes, { clock, env })
         : undefined;
-  return { kubeConfig: kc, server: cluster.server, proxy, ...(credentials === undefined ? {} : { credentials }) };
+  return { kubeConfig: kc, server: cluster.server, identity, proxy, ...(credentials === undefined ? {} : { credentials }) };
 }

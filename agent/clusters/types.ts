@@ -96,6 +96,11 @@ export interface ClusterClient {
   /** The API server URL, e.g. `https://10.0.0.1:443`. */
   readonly server: string;
   /**
+   * Equal for clients of the same API server with the same credentials (accounts on one cluster),
+   * so what is learnt of the server is learnt once: a digest, never the credentials themselves.
+   */
+  readonly identity?: string;
+  /**
    * Sends a request and reads the whole answer. A non-2xx answer or a transport failure is a
    * `VendorError` (see `kubeErrorStatus()`), after the tries `kubernetes.retries.*` allow.
    */

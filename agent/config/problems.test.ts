@@ -334,13 +334,16 @@ describe('warnings', () => {
     });
   });
 
-  it('says omitNamespaces and onlySpinnakerManaged are not implemented, and accepts them', () => {
+  it('accepts omitNamespaces and onlySpinnakerManaged without a warning: the cache applies them', () => {
     const raw = { kubernetes: { accounts: [{ ...ok, omitNamespaces: ['kube-system'], onlySpinnakerManaged: true }] } };
-    expect(warnings(raw)).toEqual({
-      'kubernetes.accounts[0].omitNamespaces': 'not implemented: accepted and ignored, these namespaces are still monitored',
-      'kubernetes.accounts[0].onlySpinnakerManaged': 'not implemented: accepted and ignored, all resources are returned',
-    });
+    expect(warnings(raw)).toEqual({});
     expect(parseConfig(stringify(raw), 't.yml').problems).toEqual([]);
+  });
+
+  it('refuses maxResumableResourceAgeMs 0 instead of reading it as the default', () => {
+    expect(problems({ kubernetes: { accounts: [{ ...ok, maxResumableResourceAgeMs: 0 }] } })).toEqual({
+      'kubernetes.accounts[0].maxResumableResourceAgeMs': 'expected an integer >= 1 (milliseconds); leave the key out for the default, 300000, got 0',
+    });
   });
 
   it('role names with whitespace: permissions not applied, everyone has access, loudly', () => {

@@ -6,9 +6,8 @@ function isMapping(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Warnings about accepted values that do not do what they seem to: options the agent accepts but does
- * not implement, and role names with whitespace, which switch an account's permissions off
- * (docs/agent-config.md#permissions).
+ * Warnings about accepted values that do not do what they seem to: role names with whitespace, which
+ * switch an account's permissions off (docs/agent-config.md#permissions).
  * Works on the raw file so it also speaks when the file has errors elsewhere.
  */
 export function semanticWarnings(input: unknown): ConfigWarning[] {
@@ -20,12 +19,6 @@ export function semanticWarnings(input: unknown): ConfigWarning[] {
     if (!isMapping(account)) return;
     const at = (...keys: (string | number)[]) => formatPath(['kubernetes', 'accounts', i, ...keys]);
     const name = typeof account['name'] === 'string' ? account['name'] : `#${i}`;
-    if (Array.isArray(account['omitNamespaces']) && account['omitNamespaces'].length > 0) {
-      out.push({ path: at('omitNamespaces'), message: 'not implemented: accepted and ignored, these namespaces are still monitored' });
-    }
-    if (account['onlySpinnakerManaged'] === true) {
-      out.push({ path: at('onlySpinnakerManaged'), message: 'not implemented: accepted and ignored, all resources are returned' });
-    }
     const permissions = account['permissions'];
     if (!Array.isArray(permissions)) return;
     permissions.forEach((entry: unknown, p) => {

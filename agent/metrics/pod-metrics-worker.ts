@@ -24,7 +24,7 @@ export class PodMetricsWorker implements AccountWorker {
 
   update(account: HeldAccountView): void {
     const wanted = account.caching && account.settings.metrics;
-    const shape = JSON.stringify([account.cachingEpoch, account.settings.namespaces]);
+    const shape = JSON.stringify([account.cachingEpoch, account.settings.namespaces, account.settings.omitNamespaces]);
     if (wanted && this.#running?.shape === shape) return;
     if (this.#running !== undefined) void this.stop();
     if (!wanted) return;

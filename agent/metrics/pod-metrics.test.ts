@@ -57,6 +57,20 @@ describe('pod metrics', () => {
     expect(metricsRequests().map((r) => r.namespace)).toEqual(['a']);
   });
 
+  it('leave out the namespaces omitNamespaces names: not read with namespaces, dropped from the cluster-wide reading without', async () => {
+    f.kube.store.ensureNamespace('c');
+    f.kube.podMetrics.set('a', 'web-0', usage('12m', '34Mi'));
+    f.kube.podMetrics.set('b', 'db-0', usage('100m', '1Gi'));
+    f.kube.podMetrics.set('c', 'job-0', usage('1m', '1Mi'));
+    const listed = await f.agent({ settings: { metrics: true, namespaces: ['a', 'b'], omitNamespaces: ['b'] } });
+    await vi.waitFor(async () => expect(await stored()).toEqual(['a/web-0:12m,34Mi']), WAIT);
+    expect(metricsRequests().map((r) => r.namespace)).toEqual(['a']);
+    await listed.stop();
+    await f.agent({ settings: { metrics: true, omitNamespaces: ['b'] } });
+    await vi.waitFor(async () => expect(await stored()).toEqual(['a/web-0:12m,34Mi', 'c/job-0:1m,1Mi']), WAIT);
+    expect(metricsRequests().at(-1)?.namespace).toBe('');
+  });
+
   it('are not read without metrics: true', async () => {
     const agent = await f.agent();
     await vi.waitFor(() => expect(agent.worker.run?.scopes().length).toBeGreaterThan(0), WAIT);

@@ -10,6 +10,7 @@ import type { Logger } from '../../shared/log.ts';
 import type { PodUsage } from '../../shared/protocol/messages.ts';
 import type { HeldAccountView, WorkerHost } from '../accounts/account-worker.ts';
 import { kubeErrorStatus } from '../clusters/errors.ts';
+import { cachedNamespaces } from '../resources/cache-filter.ts';
 import { Waker } from '../../shared/waker.ts';
 import { acquireTask } from '../tasks/acquire.ts';
 import type { TaskBudget } from '../tasks/budget.ts';
@@ -108,13 +109,16 @@ export class PodMetricsLoop {
 
   async #readAndSend(signal: AbortSignal): Promise<void> {
     const { cluster, settings, name, cachingEpoch } = this.#account;
-    const namespaces = settings.namespaces.filter((n) => n !== '');
-    const paths = namespaces.length === 0 ? ['/apis/metrics.k8s.io/v1beta1/pods'] : namespaces.map((n) => `/apis/metrics.k8s.io/v1beta1/namespaces/${encodeURIComponent(n)}/pods`);
+    // The namespaces the cache covers: what omitNamespaces leaves out reaches the table by no way.
+    const { only, omitted } = cachedNamespaces(settings);
+    const namespaces = only ?? [];
+    const paths = only === undefined ? ['/apis/metrics.k8s.io/v1beta1/pods'] : only.map((n) => `/apis/metrics.k8s.io/v1beta1/namespaces/${encodeURIComponent(n)}/pods`);
     const pods: PodUsage[] = [];
     try {
       for (const path of paths) {
         const list = (await cluster.request({ path, signal })).json<PodMetricsList>();
         for (const item of list.items ?? []) {
+          if (omitted.includes(item.metadata?.namespace ?? '')) continue;
           pods.push({
             namespace: item.metadata?.namespace ?? '',
             name: item.metadata?.name ?? '',

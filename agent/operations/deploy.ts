@@ -7,6 +7,7 @@
  */
 import { groupKind } from '../../shared/operations/kinds.ts';
 import type { KubeManifest } from '../../shared/operations/manifests.ts';
+import { MANAGED_LABEL, MANAGED_LABEL_VALUE } from '../../shared/operations/managed-mark.ts';
 import type { ObjectOutcomeRecord } from '../../shared/operations/model.ts';
 import { runBounded } from '../../shared/table/core/bounded.ts';
 import type { DeployAction__Output } from '../../shared/protocol/generated/vendor/agent/v1/DeployAction.ts';
@@ -49,8 +50,18 @@ function skipped(index: number, obj: ObjectId, why: string): ObjectOutcomeRecord
   return outcome(index, obj, 'skipped', { message: why });
 }
 
+/**
+ * The manifest's labels with the mark a cache with onlySpinnakerManaged selects by
+ * (shared/operations/managed-mark.ts); labels that are not a mapping stay as given, for the API server to refuse.
+ */
+function managedLabels(labels: unknown): { labels?: unknown } {
+  if (labels === undefined || labels === null) return { labels: { [MANAGED_LABEL]: MANAGED_LABEL_VALUE } };
+  if (typeof labels !== 'object' || Array.isArray(labels)) return {};
+  return { labels: { ...labels, [MANAGED_LABEL]: MANAGED_LABEL_VALUE } };
+}
+
 async function applyOne(ctx: ExecContext, index: number, m: KubeManifest, r: Resolved, force: boolean): Promise<ObjectOutcomeRecord> {
-  const metadata = { ...m.metadata };
+  const metadata = { ...m.metadata, ...managedLabels(m.metadata['labels']) };
   if (r.namespace === undefined) delete metadata.namespace;
   else metadata.namespace = r.namespace;
   const obj = { ...idOf(m), namespace: r.namespace };

@@ -30,7 +30,7 @@ afterEach(() => {
 
 const settings = (over: Partial<AccountSettings__Output> = {}): AccountSettings__Output => ({
   context: '', serviceAccount: false, insecure: false, noProxy: false, oAuthScopes: [], namespaces: [], omitNamespaces: [],
-  onlyNamespacedResources: false, customResourceDefinitions: [], kinds: [], omitKinds: [], clusterScopedKinds: [], metrics: false, maxResumableResourceAgeMs: 0,
+  onlyNamespacedResources: false, customResourceDefinitions: [], kinds: [], omitKinds: [], clusterScopedKinds: [], onlySpinnakerManaged: false, metrics: false, maxResumableResourceAgeMs: 0,
   permissions: null, ...over,
 });
 

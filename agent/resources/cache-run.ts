@@ -15,6 +15,7 @@ import { budgetedListSlots } from '../tasks/budgeted-lists.ts';
 import { Batcher } from './batcher.ts';
 import { ClusterProbe, DEFAULT_PROBE_TIMING, outageReasonOf, type ClusterProbeTiming } from './cluster-probe.ts';
 import { clusterStatusMessage, failingScopesLine } from './cluster-report.ts';
+import { progressSource } from './cache-filter.ts';
 import type { Decoder } from './decoder.ts';
 import { syntheticObject } from './compact.ts';
 import { discoverServedKinds } from './served-kinds.ts';
@@ -103,7 +104,7 @@ export class CacheRun {
     this.#log = account.logger;
     this.#probe = new ClusterProbe({ cluster: account.cluster, clock: deps.clock, random: deps.random, log: this.#log, timing: deps.timing, onChange: () => this.#waker.wake() });
     this.#lastFailureSummaryAt = deps.clock.now();
-    this.#resume = new ResumeClient({ host: deps.host, clock: deps.clock, account: account.name, cluster: account.cluster.server });
+    this.#resume = new ResumeClient({ host: deps.host, clock: deps.clock, account: account.name, cluster: progressSource(account.cluster.server, account.settings) });
     this.#batcher = new Batcher({
       account: account.name,
       cachingEpoch: account.cachingEpoch,

@@ -8,8 +8,9 @@ import type { ClusterClient } from '../clusters/index.ts';
 import type { DriverWork } from '../connection/driver-stream.ts';
 import { decoderOf, type Decoder } from './decoder.ts';
 import { listGateOf, type ListGate } from './list-gate.ts';
-import { DEFAULT_TIMING, type WatchListSupport } from './reflector.ts';
+import { DEFAULT_TIMING } from './reflector.ts';
 import { CacheRun, DEFAULT_CACHE_TIMING, type CacheTiming, type RunDeps } from './cache-run.ts';
+import { WatchListProbes, watchListProbesOf } from './watch-list-probe.ts';
 
 export interface CacheWorkerOptions {
   timing?: Partial<CacheTiming>;
@@ -20,34 +21,33 @@ export interface CacheWorkerOptions {
   onSent?: RunDeps['onSent'];
   /** Where watch lines and list pages are decoded; by default one decoder (with threads where the machine has CPUs to spare) per agent context. */
   decoder?: Decoder;
+  /** What is learnt of each cluster's WatchList; by default one record per agent context. */
+  watchLists?: WatchListProbes;
 }
 
 /** What a change of which restarts the cache. */
 function cacheShape(a: HeldAccountView): string {
   const s = a.settings;
-  return JSON.stringify([a.cachingEpoch, s.kinds, s.omitKinds, s.namespaces, s.onlyNamespacedResources, s.customResourceDefinitions]);
+  return JSON.stringify([a.cachingEpoch, s.kinds, s.omitKinds, s.namespaces, s.omitNamespaces, s.onlyNamespacedResources, s.onlySpinnakerManaged, s.customResourceDefinitions]);
 }
 
-/** WatchList support is a property of the API server: learnt once per cluster client. */
-const watchListByCluster = new WeakMap<ClusterClient, WatchListSupport>();
-
-function watchListOf(cluster: ClusterClient): WatchListSupport {
-  let w = watchListByCluster.get(cluster);
-  if (w === undefined) watchListByCluster.set(cluster, (w = {}));
-  return w;
-}
+export type CacheWorkerDeps = Omit<RunDeps, 'host' | 'watchList'> & { watchLists?: WatchListProbes };
 
 export class CacheWorker implements AccountWorker {
   readonly #host: WorkerHost;
   readonly #deps: Omit<RunDeps, 'host' | 'watchList'>;
+  readonly #watchLists: WatchListProbes;
   #account: HeldAccountView;
   #run: { run: CacheRun; shape: string; cluster: ClusterClient } | undefined;
   #transition: Promise<void> = Promise.resolve();
 
-  constructor(account: HeldAccountView, host: WorkerHost, deps: Omit<RunDeps, 'host' | 'watchList'>) {
+  constructor(account: HeldAccountView, host: WorkerHost, deps: CacheWorkerDeps) {
+    const { watchLists, ...rest } = deps;
     this.#account = account;
     this.#host = host;
-    this.#deps = deps;
+    this.#deps = rest;
+    // Made without an agent's record (tests), the worker learns for itself.
+    this.#watchLists = watchLists ?? new WatchListProbes();
     this.update(account);
   }
 
@@ -86,7 +86,7 @@ export class CacheWorker implements AccountWorker {
     const shape = cacheShape(account);
     if (current !== undefined && current.shape === shape && current.cluster === account.cluster) return;
     await this.#halt();
-    const run = new CacheRun(account, { ...this.#deps, host: this.#host, watchList: watchListOf(account.cluster) });
+    const run = new CacheRun(account, { ...this.#deps, host: this.#host, watchList: this.#watchLists.of(account.cluster) });
     this.#run = { run, shape, cluster: account.cluster };
     account.logger.info({ cachingEpoch: account.cachingEpoch }, 'caching the account');
     run.start();
@@ -111,6 +111,7 @@ export function cacheWorkerFactory(options: CacheWorkerOptions = {}): AccountWor
       budget: ctx.budget,
       metrics: ctx.metrics,
       decoder: options.decoder ?? decoderOf(ctx),
+      watchLists: options.watchLists ?? watchListProbesOf(ctx),
       timing: { ...DEFAULT_TIMING, ...DEFAULT_CACHE_TIMING, ...options.timing },
       ...(options.batch === undefined ? {} : { batch: options.batch }),
       ...(options.onSent === undefined ? {} : { onSent: options.onSent }),

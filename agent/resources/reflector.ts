@@ -29,6 +29,7 @@ import type { Decoded, KindInfo } from './decode.ts';
 import { inlineDecoder, type Decoder } from './decoder.ts';
 import type { ListGate } from './list-gate.ts';
 import { outageReasonOf, type ClusterProbe } from './cluster-probe.ts';
+import { selectorQuery } from './cache-filter.ts';
 import { apiVersionOf, collectionPath, objectKey, scopeId, type CacheScope } from './types.ts';
 
 /** Where changes go; a returned promise asks the caller to wait (backpressure). */
@@ -293,7 +294,7 @@ export class Reflector {
     let listRv: string | undefined;
     let cont: string | undefined;
     do {
-      const res = await cluster.request({ path: collectionPath(this.scope), query: { limit: timing.pageSize, continue: cont }, signal });
+      const res = await cluster.request({ path: collectionPath(this.scope), query: { ...selectorQuery(this.scope), limit: timing.pageSize, continue: cont }, signal });
       this.#worked();
       const page = await this.#decoder.list(res.body.toString('utf8'), this.#info);
       listRv ??= page.resourceVersion;
@@ -390,7 +391,7 @@ export class Reflector {
     const timeoutSeconds = this.#watchTimeoutSeconds();
     const stream = await this.#deps.cluster.stream({
       path: collectionPath(this.scope),
-      query: { watch: 1, allowWatchBookmarks: true, timeoutSeconds, ...query },
+      query: { ...selectorQuery(this.scope), watch: 1, allowWatchBookmarks: true, timeoutSeconds, ...query },
       signal,
     });
     this.#worked();

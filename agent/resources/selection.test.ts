@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { accountSettings } from '../../test/resource-cache-harness.ts';
+import { progressSource } from './cache-filter.ts';
 import { kindMatches, selectScopes } from './selection.ts';
 import { scopeId, type ResourceType } from './types.ts';
 
@@ -78,6 +79,49 @@ describe('which scopes an account caches', () => {
     expect(s.syntheticCrds).toEqual([]);
     const hidden = selectScopes(TYPES, accountSettings({ namespaces: ['shop'], omitKinds: ['customresourcedefinition'], customResourceDefinitions: [{ kind: 'Rollout.argoproj.io', scope: '' }] }));
     expect(hidden.syntheticCrds.map((c) => c.kind)).toEqual(['Rollout']);
+  });
+
+  it('omitNamespaces with namespaces: a namespace listed in both is neither watched nor synthetic', () => {
+    const s = selectScopes(TYPES, accountSettings({ namespaces: ['a', 'b', 'c'], omitNamespaces: ['b', 'zz'], kinds: ['pod', 'node', 'namespace'] }));
+    expect(s.scopes.map(scopeId)).toEqual(['Node', 'Pod/a', 'Pod/c']);
+    expect(s.scopes.every((x) => x.fieldSelector === undefined)).toBe(true);
+    expect(s.syntheticNamespaces).toEqual(['a', 'c']);
+    // Every listed namespace omitted: no namespaced scope at all, not every namespace.
+    const none = selectScopes(TYPES, accountSettings({ namespaces: ['a'], omitNamespaces: ['a'], kinds: ['pod', 'node'] }));
+    expect(none.scopes.map(scopeId)).toEqual(['Node']);
+    expect(none.syntheticNamespaces).toEqual([]);
+  });
+
+  it('omitNamespaces without namespaces: one watch per kind, the API server leaves the omitted namespaces out', () => {
+    const s = selectScopes(TYPES, accountSettings({ omitNamespaces: ['kube-system', ' odd,name=x ', 'kube-system'], kinds: ['pod', 'node', 'namespace'] }));
+    expect(s.scopes.map((x) => [scopeId(x), x.fieldSelector])).toEqual([
+      ['Namespace', 'metadata.name!=kube-system,metadata.name!=odd\\,name\\=x'],
+      ['Node', undefined],
+      ['Pod', 'metadata.namespace!=kube-system,metadata.namespace!=odd\\,name\\=x'],
+    ]);
+    expect(s.syntheticNamespaces).toEqual([]);
+  });
+
+  it('onlySpinnakerManaged: every scope selects the label deploy puts on what it applies', () => {
+    const s = selectScopes(TYPES, accountSettings({ onlySpinnakerManaged: true, namespaces: ['a'], kinds: ['pod', 'node'] }));
+    expect(s.scopes.map((x) => [scopeId(x), x.labelSelector, x.fieldSelector])).toEqual([
+      ['Node', 'vendor-agent.io/managed=true', undefined],
+      ['Pod/a', 'vendor-agent.io/managed=true', undefined],
+    ]);
+    expect(selectScopes(TYPES, accountSettings({ kinds: ['pod'] })).scopes[0]?.labelSelector).toBeUndefined();
+  });
+
+  it('progress is of the API server and the selectors: another filter is another source', () => {
+    const server = 'https://k:6443';
+    expect(progressSource(server, accountSettings())).toBe(server);
+    expect(progressSource(server, accountSettings({ namespaces: ['a'], omitNamespaces: ['a'] }))).toBe(server);
+    const filtered = [
+      progressSource(server, accountSettings({ onlySpinnakerManaged: true })),
+      progressSource(server, accountSettings({ omitNamespaces: ['x'] })),
+      progressSource(server, accountSettings({ omitNamespaces: ['y'] })),
+    ];
+    expect(new Set([server, ...filtered]).size).toBe(4);
+    expect(filtered.every((f) => f.startsWith(`${server} (`))).toBe(true);
   });
 
   it('matches kinds by kind or singular name only', () => {

@@ -5,11 +5,14 @@
  *   names without group, compared without case; `Kind.group` names one group's kind);
  * - `onlyNamespacedResources` leaves cluster-scoped kinds out;
  * - `namespaces` makes one watch per namespace and namespaced kind;
+ * - `omitNamespaces` and `onlySpinnakerManaged` leave objects out (cache-filter.ts): a namespace
+ *   listed in both `namespaces` and `omitNamespaces` is not watched;
  * - when `namespaces` or `onlyNamespacedResources` restrict the account, the listed namespaces and
  *   the listed `customResourceDefinitions` are synthetic resources: sent, never queried or watched.
  *   A synthetic kind is only made when its real kind is not watched, so the two never mix.
  */
 import type { AccountSettings__Output } from '../../shared/protocol/messages.ts';
+import { cachedNamespaces, scopeSelectors } from './cache-filter.ts';
 import type { CacheScope, ResourceType } from './types.ts';
 
 export interface SyntheticCrd {
@@ -27,7 +30,10 @@ export interface Selection {
   syntheticCrds: SyntheticCrd[];
 }
 
-type CacheSettings = Pick<AccountSettings__Output, 'kinds' | 'omitKinds' | 'namespaces' | 'onlyNamespacedResources' | 'customResourceDefinitions'>;
+type CacheSettings = Pick<
+  AccountSettings__Output,
+  'kinds' | 'omitKinds' | 'namespaces' | 'omitNamespaces' | 'onlyNamespacedResources' | 'onlySpinnakerManaged' | 'customResourceDefinitions'
+>;
 
 export const NAMESPACE_TYPE = { group: '', kind: 'Namespace' } as const;
 export const CRD_TYPE = { group: 'apiextensions.k8s.io', kind: 'CustomResourceDefinition' } as const;
@@ -52,22 +58,24 @@ function parseCrdKind(kind: string): { kind: string; group: string } | undefined
 }
 
 export function selectScopes(types: readonly ResourceType[], settings: CacheSettings): Selection {
-  const namespaces = [...new Set(settings.namespaces.map((n) => n.trim()).filter((n) => n !== ''))].sort();
+  const { only } = cachedNamespaces(settings);
+  const listed = only !== undefined;
+  const namespaces = only ?? [];
   const onlyNamespaced = settings.onlyNamespacedResources;
-  const restricted = namespaces.length > 0 || onlyNamespaced;
+  const restricted = listed || onlyNamespaced;
 
   const cached = types
     .filter((t) => settings.kinds.length === 0 || settings.kinds.some((k) => kindMatches(k, t)))
     .filter((t) => !settings.omitKinds.some((k) => kindMatches(k, t)))
     .filter((t) => t.namespaced || !onlyNamespaced)
     // Watching every namespace would show namespaces the account is not restricted to.
-    .filter((t) => !(namespaces.length > 0 && isType(t, NAMESPACE_TYPE)))
+    .filter((t) => !(listed && isType(t, NAMESPACE_TYPE)))
     .sort((a, b) => (a.kind === b.kind ? a.group.localeCompare(b.group) : a.kind.localeCompare(b.kind)));
 
   const scopes: CacheScope[] = [];
   for (const type of cached) {
-    if (type.namespaced && namespaces.length > 0) for (const namespace of namespaces) scopes.push({ type, namespace });
-    else scopes.push({ type, namespace: '' });
+    if (type.namespaced && listed) for (const namespace of namespaces) scopes.push({ type, namespace, ...scopeSelectors(type, true, settings) });
+    else scopes.push({ type, namespace: '', ...scopeSelectors(type, false, settings) });
   }
 
   const watches = (ref: { group: string; kind: string }) => cached.some((t) => isType(t, ref));

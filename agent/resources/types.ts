@@ -21,6 +21,9 @@ export interface ResourceType {
 export interface CacheScope {
   type: ResourceType;
   namespace: string;
+  /** Asked of the API server with every list and watch of the scope (agent/resources/cache-filter.ts). */
+  labelSelector?: string;
+  fieldSelector?: string;
 }
 
 /** `Kind.group`, or `Kind` for the core group: how settings, logs and the API name a kind. */

@@ -2,7 +2,7 @@
  * An account's settings to and from the protocol's `AccountSettings` (docs/protocol.md#hello), where
  * every field is present: the agent builds it for its static accounts in Hello, the driver for each
  * assignment, and the driver reads it back from a Hello's `static_accounts[]`. Kubeconfig paths and
- * references never enter it, nor `onlySpinnakerManaged`, which the message has no field for.
+ * references never enter it.
  */
 import type { AccountSettings__Output, StaticAccount__Output } from '../protocol/messages.ts';
 import { SETTING_DEFAULTS, withDefaults, type AccountSettings } from './settings.ts';
@@ -25,6 +25,7 @@ export function accountSettingsMessage(settings: AccountKeys): AccountSettings__
     kinds: [...full.kinds],
     omitKinds: [...full.omitKinds],
     clusterScopedKinds: [...full.clusterScopedKinds],
+    onlySpinnakerManaged: full.onlySpinnakerManaged,
     metrics: full.metrics,
     // On the wire 0 is the default, so a value left out travels as 0 (the agent reads 0 as 300000).
     maxResumableResourceAgeMs: settings.maxResumableResourceAgeMs ?? 0,
@@ -65,6 +66,7 @@ export function staticAccountSettings(account: StaticAccount__Output): Record<st
   keep('kinds', s.kinds, s.kinds.length > 0);
   keep('omitKinds', s.omitKinds, s.omitKinds.length > 0);
   keep('clusterScopedKinds', s.clusterScopedKinds, s.clusterScopedKinds.length > 0);
+  keep('onlySpinnakerManaged', true, s.onlySpinnakerManaged);
   keep('metrics', true, s.metrics);
   keep('maxResumableResourceAgeMs', s.maxResumableResourceAgeMs, s.maxResumableResourceAgeMs > 0);
   const read = s.permissions?.read ?? [];

@@ -60,7 +60,7 @@ const validEntry: fc.Arbitrary<Entry> = fc
         clusterScopedKinds: list(fc.stringMatching(KIND_NAME).filter((k) => k !== 'Namespace')),
         onlySpinnakerManaged: fc.boolean(),
         metrics: fc.boolean(),
-        maxResumableResourceAgeMs: fc.oneof(fc.constant(0), fc.constant(300_000), fc.nat(), fc.constant(Number.MAX_SAFE_INTEGER)),
+        maxResumableResourceAgeMs: fc.oneof(fc.constant(1), fc.constant(300_000), fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), fc.constant(Number.MAX_SAFE_INTEGER)),
         permissions: list(permission),
       },
       { requiredKeys: [] },
@@ -109,18 +109,18 @@ const merged = (permissions: readonly { READ?: string[] | undefined; WRITE?: str
 
 /**
  * What an account's settings mean once defaults are applied: the keys the protocol carries (not the
- * kubeconfig, nor `onlySpinnakerManaged`), permissions merged over their entries. A role name with
+ * kubeconfig), permissions merged over their entries. A role name with
  * whitespace switches permissions off (docs/agent-config.md#permissions), so they then count as none.
  */
 function meaning(settings: Omit<AccountSettings, 'name'>) {
-  const { permissions, onlySpinnakerManaged: _notCarried, ...rest } = withDefaults(settings);
+  const { permissions, ...rest } = withDefaults(settings);
   const roles = merged(permissions);
   const ignored = [...roles.READ, ...roles.WRITE].some(hasWhitespace);
   return { ...rest, permissions: ignored ? { READ: [], WRITE: [] } : roles };
 }
 
 function agentMeaning(account: AccountConfig) {
-  const { name: _name, kubeConfigFile: _kubeconfig, permissionsIgnored: _ignored, onlySpinnakerManaged: _notCarried, ...rest } = account;
+  const { name: _name, kubeConfigFile: _kubeconfig, permissionsIgnored: _ignored, ...rest } = account;
   return rest;
 }
 
@@ -188,7 +188,7 @@ const breakage: fc.Arbitrary<Breakage> = fc.oneof(
   fc.record({ key: fc.constant('permissions'), value: fc.constantFrom([{ READ: [''] }], [{ WRITE: ['ops', ''] }]), wire: fc.constant(true) }),
   fc.record({ key: fc.constant('permissions'), value: fc.constantFrom([{ Read: ['dev'] }], [{}], [{ READ: 'dev' }], ['READ']), wire: fc.constant(false) }),
   fc.record({ key: fc.constant('maxResumableResourceAgeMs'), value: fc.constantFrom(1.5, Number.MAX_SAFE_INTEGER + 2), wire: fc.constant(true) }),
-  fc.record({ key: fc.constant('maxResumableResourceAgeMs'), value: fc.constantFrom(-1, '60000'), wire: fc.constant(false) }),
+  fc.record({ key: fc.constant('maxResumableResourceAgeMs'), value: fc.constantFrom(-1, 0, '60000'), wire: fc.constant(false) }),
   fc.record({ key: fc.constantFrom('insecure', 'noProxy', 'metrics', 'onlyNamespacedResources', 'onlySpinnakerManaged'), value: fc.constantFrom(5, 'yes', { a: 1 }), wire: fc.constant(false) }),
   fc.record({ key: fc.constantFrom('context', 'namespaces', 'permissions'), value: fc.constantFrom(5, true, { a: 1 }), wire: fc.constant(false) }),
 );

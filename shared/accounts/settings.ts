@@ -49,7 +49,6 @@ export const SETTING_DEFAULTS = {
   clusterScopedKinds: [] as string[],
   onlySpinnakerManaged: false,
   metrics: false,
-  /** 0 means this default too (docs/cache.md). */
   maxResumableResourceAgeMs: 300_000,
   permissions: [] as { READ?: string[]; WRITE?: string[] }[],
 };
@@ -211,7 +210,7 @@ export function settingValues<C extends v.GenericSchema<unknown, { kind: string;
     v.regex(KIND_NAME, say('expected Kind for a core kind or Kind.group (for example ClusterRole.rbac.authorization.k8s.io)', 'must be Kind for a core kind or Kind.group (for example ClusterRole.rbac.authorization.k8s.io)')),
     v.check((s) => s !== 'Namespace', say('expected a kind other than Namespace: Namespace objects are allowed by namespaces', 'must not be Namespace: Namespace objects are allowed by namespaces')),
   );
-  const expectedAge = 'expected an integer >= 0';
+  const expectedAge = 'expected an integer >= 1 (milliseconds)';
   return {
     context: v.pipe(v.string(typed('expected a string')), v.description('Context of the kubeconfig to use; empty: its current context.')),
     serviceAccount: flag(p, 'Use the pod service account against the API server of the cluster the agent runs in.'),
@@ -219,7 +218,7 @@ export function settingValues<C extends v.GenericSchema<unknown, { kind: string;
     noProxy: flag(p, 'Ignore the proxy environment variables for this cluster.'),
     oAuthScopes: listOf(p, nonEmpty(p, 'a scope'), 'OAuth scopes used with the gcp auth provider.'),
     namespaces: listOf(p, namespace, 'Namespaces to monitor; empty: all.'),
-    omitNamespaces: listOf(p, nonEmpty(p, 'a namespace name'), 'Namespaces not to monitor. Not implemented: accepted with a warning.'),
+    omitNamespaces: listOf(p, nonEmpty(p, 'a namespace name'), 'Namespaces not to cache, also when namespaces lists them; with no namespaces: every namespace but these.'),
     onlyNamespacedResources: flag(p, 'Ignore non-namespaced resources.'),
     customResourceDefinitions: listOf(p, crd, 'CRDs to expose to the control plane.'),
     kinds: listOf(p, nonEmpty(p, 'a kind name'), 'When not empty, only these kinds (singular, without group) are cached.'),
@@ -229,15 +228,16 @@ export function settingValues<C extends v.GenericSchema<unknown, { kind: string;
       clusterScopedKind,
       'With namespaces listed: the cluster-scoped kinds operations may still act on, as Kind (core) or Kind.group; every other cluster-scoped kind is refused.',
     ),
-    onlySpinnakerManaged: flag(p, 'Return only control-plane-managed resources. Not implemented: accepted with a warning.'),
+    onlySpinnakerManaged: flag(p, 'Cache only the objects deploy applied: those labelled vendor-agent.io/managed=true.'),
     metrics: flag(p, 'Send pod metrics to the control plane every 20 seconds.'),
     // Larger values do not survive the protocol's 64-bit field as a JavaScript number.
     maxResumableResourceAgeMs: v.pipe(
       v.number(typed(expectedAge)),
       v.integer(typed(expectedAge)),
-      v.minValue(0, typed(expectedAge)),
+      // 0 once meant the default; refused so that no value says something other than what it does.
+      v.minValue(1, say('expected an integer >= 1 (milliseconds); leave the key out for the default, 300000', 'must be at least 1 (milliseconds); leave the key out for the default, 300000')),
       v.maxValue(Number.MAX_SAFE_INTEGER, typed(expectedAge)),
-      v.description('Resume watches from resource versions not older than this, in milliseconds; 0: the default.'),
+      v.description('Resume watches from resource versions not older than this, in milliseconds (at least 1).'),
     ),
     permissions: listOf(p, permission(p), 'READ and WRITE permissions, each a list of role names (docs/agent-config.md#permissions).'),
   };
@@ -286,7 +286,7 @@ export type FullSettings = { [K in keyof Omit<AccountSettings, 'name' | 'kubecon
   customResourceDefinitions: { kind: string; scope: (typeof CRD_SCOPES)[number] }[];
 };
 
-/** `settings` with every key left out at its default; `maxResumableResourceAgeMs` 0 is the default too. */
+/** `settings` with every key left out at its default. */
 export function withDefaults(settings: Omit<AccountSettings, 'name'>): FullSettings {
   const d = SETTING_DEFAULTS;
   return {
@@ -304,7 +304,7 @@ export function withDefaults(settings: Omit<AccountSettings, 'name'>): FullSetti
     clusterScopedKinds: settings.clusterScopedKinds ?? d.clusterScopedKinds,
     onlySpinnakerManaged: settings.onlySpinnakerManaged ?? d.onlySpinnakerManaged,
     metrics: settings.metrics ?? d.metrics,
-    maxResumableResourceAgeMs: settings.maxResumableResourceAgeMs || d.maxResumableResourceAgeMs,
+    maxResumableResourceAgeMs: settings.maxResumableResourceAgeMs ?? d.maxResumableResourceAgeMs,
     permissions: settings.permissions ?? d.permissions,
   };
 }

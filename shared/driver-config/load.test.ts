@@ -76,6 +76,14 @@ describe('driver config', () => {
     ]);
   });
 
+  it('refuses maxResumableResourceAgeMs 0 instead of reading it as the default', () => {
+    expect(issuesOf(() => parseDriverConfig('kubernetes:\n  accounts:\n    - name: a\n      maxResumableResourceAgeMs: 0\n', 'f.yml'))).toEqual([
+      { path: 'kubernetes.accounts[0].maxResumableResourceAgeMs', message: 'must be at least 1 (milliseconds); leave the key out for the default, 300000' },
+    ]);
+    const config = parseDriverConfig('kubernetes:\n  accounts:\n    - name: a\n      maxResumableResourceAgeMs: 1\n', 'f.yml');
+    expect(config.kubernetes.accounts[0]?.maxResumableResourceAgeMs).toBe(1);
+  });
+
   it('refuses duplicate names, bad YAML, and both spellings at once', () => {
     expect(issuesOf(() => parseDriverConfig('kubernetes:\n  accounts:\n    - name: a\n    - name: a\n', 'f.yml'))).toEqual([
       { path: 'kubernetes.accounts[1].name', message: 'duplicate name "a" (first at kubernetes.accounts[0])' },

@@ -5,6 +5,7 @@ import { discoveryScenarios } from './scenarios/discovery.ts';
 import type { Scenario } from './scenarios/kube.ts';
 import { listScenarios } from './scenarios/lists.ts';
 import { objectScenarios } from './scenarios/objects.ts';
+import { selectorScenarios } from './scenarios/selectors.ts';
 import { watchScenarios } from './scenarios/watches.ts';
 
 /**
@@ -16,6 +17,7 @@ export const clusterScenarios: readonly Scenario[] = [
   ...objectScenarios,
   ...listScenarios,
   ...watchScenarios,
+  ...selectorScenarios,
   ...crdScenarios,
   ...applyScenarios,
   ...authScenarios,

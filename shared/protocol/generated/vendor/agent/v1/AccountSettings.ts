@@ -21,7 +21,7 @@ export interface AccountSettings {
   'omitKinds'?: (string)[];
   'metrics'?: (boolean);
   /**
-   * 0 means the agent's default (300000).
+   * 0 means the agent's default (300000); the settings themselves refuse 0 (at least 1).
    */
   'maxResumableResourceAgeMs'?: (number | string | Long);
   'permissions'?: (_vendor_agent_v1_Permissions | null);
@@ -30,6 +30,11 @@ export interface AccountSettings {
    * kind, `Kind.group` otherwise. Every other cluster-scoped kind is refused.
    */
   'clusterScopedKinds'?: (string)[];
+  /**
+   * `onlySpinnakerManaged`: cache only the objects carrying the label deploy puts on what it applies
+   * (docs/cache.md#what-is-cached).
+   */
+  'onlySpinnakerManaged'?: (boolean);
 }
 
 /**
@@ -49,7 +54,7 @@ export interface AccountSettings__Output {
   'omitKinds': (string)[];
   'metrics': (boolean);
   /**
-   * 0 means the agent's default (300000).
+   * 0 means the agent's default (300000); the settings themselves refuse 0 (at least 1).
    */
   'maxResumableResourceAgeMs': (number);
   'permissions': (_vendor_agent_v1_Permissions__Output | null);
@@ -58,4 +63,9 @@ export interface AccountSettings__Output {
    * kind, `Kind.group` otherwise. Every other cluster-scoped kind is refused.
    */
   'clusterScopedKinds': (string)[];
+  /**
+   * `onlySpinnakerManaged`: cache only the objects carrying the label deploy puts on what it applies
+   * (docs/cache.md#what-is-cached).
+   */
+  'onlySpinnakerManaged': (boolean);
 }
