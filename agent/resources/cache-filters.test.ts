@@ -5,7 +5,7 @@
  * have resumed.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { scopeProgress } from '../../shared/table/resources.ts';
+import { scopeProgress } from '../../shared/table/resources/scopes.ts';
 import { BUILT_IN_KINDS, CacheFixture, WAIT, configMap, type CacheAgent, type ObjectVersions } from '../../test/resource-cache-harness.ts';
 
 let f: CacheFixture;

@@ -6,11 +6,12 @@ import type { Hono, Handler } from 'hono';
 import { generateSpecs } from 'hono-openapi';
 import type { ApiEnv } from '../auth/caller.ts';
 import { BEARER_SCHEME, problemSchema, unauthorizedResponse } from './describe.ts';
+import { VERSION } from '../../shared/version.ts';
 
 const documentation = {
   info: {
     title: 'vendor-agent account management API',
-    version: '1.0.0',
+    version: VERSION,
     description: [
       'Lists, registers, activates and removes the Kubernetes accounts served by agents. Errors are RFC 9457 problem details.',
       'Every operation but the health check and this document needs `Authorization: Bearer <token>`: a JWT from the configured OIDC issuer,',
