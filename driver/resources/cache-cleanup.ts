@@ -10,6 +10,7 @@ import { getAccount } from '../../shared/table/accounts/records.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import {
   cacheHasWriter,
+  cacheRemovalPending,
   claimCacheCleanup,
   deleteCacheBatch,
   finishCacheCleanup,
@@ -38,7 +39,7 @@ export interface CacheCleanupDeps {
   holder: string;
 }
 
-export type CleanupOutcome = 'done' | 'cancelled' | 'lost' | 'stopped';
+export type CleanupOutcome = 'done' | 'cancelled' | 'waiting' | 'lost' | 'stopped';
 
 export class CacheCleanupLoop {
   readonly #deps: CacheCleanupDeps;
@@ -68,7 +69,8 @@ export class CacheCleanupLoop {
   /**
    * Works one marker to its end, renewing the lease before every batch. Each batch's keys are read
    * before the account is looked at, and deleted only when nothing writes the account's cache: an
-   * account registered again (or announced by an agent) meanwhile keeps its data and the marker goes.
+   * account registered again (or announced by an agent) meanwhile keeps its data and the marker goes;
+   * one the driver has not yet taken from every agent is left for a later pass.
    */
   async work(marker: CacheCleanupMarker, signal?: AbortSignal): Promise<CleanupOutcome> {
     const { table, clock, holder } = this.#deps;
@@ -76,10 +78,14 @@ export class CacheCleanupLoop {
       if (signal?.aborted === true) return 'stopped';
       if (!(await claimCacheCleanup(table, marker, holder, clock.now()))) return 'lost';
       const keys = await nextCacheBatch(table, marker.account);
-      if (cacheHasWriter(await getAccount(table, marker.account, { consistent: true }))) {
+      const record = await getAccount(table, marker.account, { consistent: true });
+      if (cacheHasWriter(record)) {
         await finishCacheCleanup(table, marker, holder);
         return 'cancelled';
       }
+      // Left for a later pass (the lease runs out meanwhile): deleting under an agent that still
+      // caches the account would leave it serving a cache with holes it does not know of.
+      if (cacheRemovalPending(record)) return 'waiting';
       if (keys.length === 0) {
         await finishCacheCleanup(table, marker, holder);
         return 'done';

@@ -1,6 +1,7 @@
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { accountCachePartitions } from '../../shared/table/resources/cleanup.ts';
+import { cachePk, podMetricsPk } from '../../shared/table/resources/keys.ts';
 import { writeResources, type ResourceWrite } from '../../shared/table/resources/objects.ts';
 
 // An account's cache as the driver leaves it, and a count of what is left of it, for cleanup tests.
@@ -15,7 +16,8 @@ export async function seedCache(t: TableRef, account: string, objects: number, p
     at: 1,
   }));
   await writeResources(t, account, writes);
-  const [, cache, metrics] = accountCachePartitions(account) as [string, string, string];
+  const cache = cachePk(account);
+  const metrics = podMetricsPk(account);
   for (const item of [
     { pk: cache, sk: 'SCOPE#deployment#apps#', rv: '9', at: 1 },
     { pk: cache, sk: 'SCOPES', at: 1 },

@@ -29,9 +29,13 @@ export function cleanupMarkerKey(account: string): Key {
   return { pk: PK.cacheCleanup, sk: account };
 }
 
-/** The partitions the cache keeps per account, in the order the cleanup empties them. */
+/**
+ * The partitions the cache keeps per account, in the order the cleanup empties them: the resume
+ * progress first, so that while any object is gone no progress is left to resume from, and an agent
+ * that caches the account again lists (and so writes every object again) instead of resuming.
+ */
 export function accountCachePartitions(account: string): string[] {
-  return [resourcePk(account), cachePk(account), podMetricsPk(account)];
+  return [cachePk(account), resourcePk(account), podMetricsPk(account)];
 }
 
 /**
@@ -45,6 +49,14 @@ export function cacheHasWriter(record: AccountRecord | undefined): boolean {
 
 export function markCacheCleanupParams(tableName: string, account: string, now: number): PutCommandInput {
   return { TableName: tableName, Item: { ...cleanupMarkerKey(account), account, removedAt: now } };
+}
+
+/**
+ * True while the driver has not finished taking the account from its agents (an agent entry or a
+ * caching agent is left): the agent that cached it may still be writing, so the cleanup waits.
+ */
+export function cacheRemovalPending(record: AccountRecord | undefined): boolean {
+  return record !== undefined && (record.cachingAgentId !== undefined || Object.keys(record.agents).length > 0);
 }
 
 /** Records that the account's cache is to go. A later removal of the same name replaces the marker (and its lease). */
