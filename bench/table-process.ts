@@ -5,10 +5,11 @@
  * (when started with --expose-gc) and prints one JSON line with its memory: what the table keeps alive
  * (V8 heap in use after a full collection) apart from what the process holds (RSS).
  */
+import { systemClock } from '../shared/clock.ts';
 import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
 
-// Other processes reach it: over loopback TCP.
-const table = await startEmbeddedTable({ tcp: true });
+// Other processes reach it: over loopback TCP. It owns the table, so it sweeps expired items as DynamoDB would.
+const table = await startEmbeddedTable({ tcp: true, ttlSweep: { clock: systemClock } });
 process.stdout.write(`${JSON.stringify({ endpoint: table.endpoint, tableName: table.tableName })}\n`);
 const stop = (): void => void table.close().then(() => process.exit(0));
 process.on('SIGTERM', stop);

@@ -123,7 +123,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   warnIgnoredPermissions(file, logger);
 
   privateDataFolder(dataDir);
-  const table = await startEmbeddedTable({ path: join(dataDir, 'table') });
+  // dynalite has no TTL: expired operations, feed entries and sessions are swept here instead.
+  const ttlSweep = { clock, onError: (err: unknown) => logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'expired-item sweep failed; trying again') };
+  const table = await startEmbeddedTable({ path: join(dataDir, 'table'), ttlSweep });
   const stops: (() => Promise<void>)[] = [() => table.close()];
   const closeAll = async () => {
     for (const stop of stops.splice(0).reverse()) await stop();

@@ -96,6 +96,8 @@ const activateAccountsDescription = authenticatedRoute({
 const removeAccountDescription = authenticatedRoute({
   operationId: 'removeAccount',
   summary: 'Removes a migrated account from its agents.',
+  description:
+    'The registration and state go and the agents drop the account. When no agent announces it as a static account, its cached resources, cache health and pod metrics are deleted about 30 s later (docs/api.md, DELETE).',
   parameters: [accountParameter],
   responses: {
     '200': { description: 'The account after removal (no longer registered).', content: json(account) },

@@ -16,6 +16,7 @@ import { ChangeAppender, type Change } from '../../shared/table/accounts/feed.ts
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { liveSessions } from '../../shared/table/agents/sessions.ts';
 import { runBounded } from '../../shared/table/core/bounded.ts';
+import { cacheHasWriter, markCacheCleanup } from '../../shared/table/resources/cleanup.ts';
 
 /** What the account operations need: the table, a clock (for timestamps and live sessions), and the warning log. */
 export interface AccountDeps {
@@ -251,6 +252,11 @@ export async function unregisterAccount(deps: AccountDeps, name: string): Promis
     throw unknownAccounts([shown], [{ path: 'accountName', message: `"${shown}" is not an account defined in the driver service` }]);
   }
   const now = deps.clock.now();
+  // Taken back from the agents and announced by none, the account's cache has no writer left: its
+  // cleanup is marked before the write, so a failed write leaves a marker the cleanup drops unworked.
+  if (current.registration !== undefined && !cacheHasWriter({ ...current, registration: undefined })) {
+    await markCacheCleanup(deps.table, name, now);
+  }
   const [record] = await applyBatch(
     deps,
     [{ name }],

@@ -10,6 +10,7 @@ import { systemClock } from '../../clock.ts';
 import type { CapacityMeter } from './capacity.ts';
 import { createDocumentClient, type TableRef } from './client.ts';
 import { createTableInput, DEFAULT_TABLE_NAME } from './schema.ts';
+import { startTtlSweep, type TtlSweepOptions } from './ttl-sweep.ts';
 
 export interface EmbeddedTableOptions {
   /** Folder holding the data; in memory when absent. */
@@ -22,6 +23,12 @@ export interface EmbeddedTableOptions {
    * local process can then reach the table with any credentials, so `npm start` never does this.
    */
   tcp?: boolean;
+  /**
+   * Deletes expired items as DynamoDB's TTL would (`ttl-sweep.ts`), on this clock: for the process that
+   * owns a long-lived table (`npm start`, the table process of benchmarks and the soak). Tests that
+   * store items with made-up expiry times leave it out.
+   */
+  ttlSweep?: TtlSweepOptions;
 }
 
 /**
@@ -85,10 +92,12 @@ export async function startEmbeddedTable(options: EmbeddedTableOptions = {}): Pr
   });
 
   let closed = false;
+  let sweep: { stop(): Promise<void> } | undefined;
   const requests = trackRequests(server, () => closed);
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
+    await sweep?.stop();
     // dynalite closes its store when the server closes; a request still at work would then throw from
     // inside dynalite ("Database is closed") and take the process down. Requests already taken finish
     // first (for a short while at most); later ones are answered 503 without reaching dynalite.
@@ -105,7 +114,9 @@ export async function startEmbeddedTable(options: EmbeddedTableOptions = {}): Pr
     await close();
     throw err;
   }
-  return { client, tableName, endpoint, close };
+  const table = { client, tableName, endpoint, close };
+  if (options.ttlSweep !== undefined) sweep = startTtlSweep(table, options.ttlSweep);
+  return table;
 }
 
 /** How long closing waits for requests dynalite is still working on. */

@@ -28,6 +28,8 @@ export const PK = {
   agentIdentity: 'AGENTIDENTITY',
   /** Tokens issued for agent identities, by token id; only the digest of each token is kept. */
   agentToken: 'AGENTTOKEN',
+  /** Accounts whose cached data is still to be deleted after the account went, by account name. */
+  cacheCleanup: 'CLEANUP',
 } as const;
 
 /** Partitions of one account or one source each: the prefix, then the account name or source id. */

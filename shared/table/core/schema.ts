@@ -22,7 +22,10 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
   };
 }
 
-/** Attribute real DynamoDB may use for TTL deletion of expired feed entries (dynalite ignores it). */
+/**
+ * The TTL attribute (seconds): real DynamoDB deletes items past it; the embedded table's owner sweeps them
+ * (`ttl-sweep.ts`), as dynalite has no TTL.
+ */
 export const TTL_ATTRIBUTE = 'expiresAt';
 
 export const DEFAULT_TABLE_NAME = 'vendor';

@@ -10,6 +10,7 @@ import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from '../accounts
 import { appendChanges } from '../accounts/feed.ts';
 import { settleRankIndex } from '../accounts/rank.ts';
 import { createAccount, deleteAccount, getAccount, mutateAccount, newAccountRecord, removeDefinition, setDefinition } from '../accounts/records.ts';
+import { markCacheCleanup } from '../resources/cleanup.ts';
 import { sourceMemberKey, sourcePk } from './keys.ts';
 import { withSourceLock, type SourceLockOptions } from './lock.ts';
 
@@ -148,6 +149,9 @@ async function remove(t: TableRef, name: string, source: SourceRef, now: number)
   // No source defines the account any more: it goes, and agents holding it are told to drop it. Its
   // access entry goes first, so a crash cannot leave one behind for a later account of that name.
   await dropAccessEntry(t, name);
+  // The cache cleanup marker goes before the item: a crash between leaves a marker the cleanup drops
+  // unworked while the account still has a writer, never an account gone with its cache kept.
+  await markCacheCleanup(t, name, now);
   let last: AccountRecord | undefined = after;
   for (let attempt = 0; attempt < 10 && last !== undefined && Object.keys(last.defs).length === 0; attempt++) {
     if (await deleteAccount(t, name, last.version)) {
