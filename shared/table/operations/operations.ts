@@ -35,6 +35,7 @@ import { PK } from '../core/keys.ts';
 import { queryAll } from '../core/query.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
 import { operationKey, operationQueueKey, operationRequestKey } from './keys.ts';
+import { putAccountOperationParams } from './account-entries.ts';
 
 /** Operations and their requests are kept this long (TTL where the table has it); so is what a key stands for. */
 export const OPERATION_RETENTION_MS = 30 * 24 * 3600 * 1000;
@@ -102,6 +103,11 @@ function toItem(record: OperationRecord, request: Uint8Array | undefined): Recor
 interface StoredOperation {
   record: OperationRecord;
   request: Uint8Array | undefined;
+}
+
+/** The operation record of an operation item (without the request). */
+export function operationFromItem(item: Record<string, unknown>): OperationRecord {
+  return fromItem(item).record;
 }
 
 function fromItem(item: Record<string, unknown>): StoredOperation {
@@ -302,7 +308,11 @@ export async function createOperation(t: TableRef, input: NewOperation): Promise
     tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))),
     tryConditional(() => t.client.send(new PutCommand(createQueueEntryParams(t.tableName, queueEntryOf(record))))),
   ]);
-  if (created) return { record, created: true };
+  // Only once the operation is stored, so the account's list names operations that exist (by-account.ts).
+  if (created) {
+    await t.client.send(new PutCommand(putAccountOperationParams(t.tableName, record, expiresAt(record.createdAt))));
+    return { record, created: true };
+  }
   const found = await getOperation(t, record.id);
   if (found === undefined) throw new VendorError('precondition_failed', 'the operation changed concurrently; retry');
   if (found.requestHash !== record.requestHash || found.account !== record.account || found.submittedBy !== record.submittedBy || found.idempotencyKey !== record.idempotencyKey) {
@@ -315,6 +325,8 @@ export async function createOperation(t: TableRef, input: NewOperation): Promise
     if (isFinished(found.state)) await deleteQueueEntry(t, found.id);
     else await syncQueueEntry(t, found);
   }
+  // A retry puts the account's entry again: the first request may have stopped before writing it.
+  await t.client.send(new PutCommand(putAccountOperationParams(t.tableName, found, expiresAt(found.createdAt))));
   return { record: found, created: false };
 }
 
