@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../test/support/table.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { finishOperation } from '../../shared/table/operations/operations.ts';
 import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 import { adminTokenAuth, TEST_ADMIN_TOKEN } from '../../test/support/api.ts';
-import { TestIssuer, oidcConfig } from '../../test/support/oidc.ts';
+import { oidcConfig } from '../../test/support/oidc.ts';
+import { appClient, useRoleIssuer } from '../../test/support/role-callers.ts';
 import { createApiAuth } from '../auth/authenticator.ts';
 import type { ApiAuth } from '../auth/authenticator.ts';
 import { createApp } from '../app.ts';
@@ -22,12 +23,7 @@ async function fixture(auth: ApiAuth = adminTokenAuth()) {
   const table = await tables.fresh();
   const clock = new ManualClock(1_700_000_000_000);
   await putAgentStaticAccounts(table, 'agent-1', 'agents_ns', [{ name: 'prod' }, { name: 'other' }, { name: 'guarded', permissions: [{ READ: ['dev'] }, { WRITE: ['ops'] }] }], clock.now());
-  const app = createApp({ table, clock, auth });
-  let token = TEST_ADMIN_TOKEN;
-  const send = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await app.request(path, { method, headers: { authorization: `Bearer ${token}`, ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-    return { status: res.status, type: res.headers.get('content-type'), json: (await res.json()) as Record<string, unknown> };
-  };
+  const { send, as } = appClient(createApp({ table, clock, auth }));
   return {
     table,
     clock,
@@ -38,9 +34,7 @@ async function fixture(auth: ApiAuth = adminTokenAuth()) {
       return res.json.id as string;
     },
     list: (account: string, query = '') => send('GET', `/vendor/accounts/${account}/operations${query}`),
-    as(bearer: string) {
-      token = bearer;
-    },
+    as,
   };
 }
 
@@ -103,26 +97,20 @@ describe('GET /vendor/accounts/{accountId}/operations', () => {
 });
 
 describe("who may list an account's operations", () => {
-  let issuer: TestIssuer;
-  let kid: string;
-  beforeAll(async () => {
-    issuer = await TestIssuer.start();
-    kid = await issuer.addKey('ES256');
-  });
-  afterAll(() => issuer.close());
+  const roles = useRoleIssuer();
 
   it("needs one of the account's READ or WRITE roles", async () => {
     const clock = new ManualClock(1_700_000_000_000);
-    const f = await fixture(createApiAuth({ oidc: oidcConfig(issuer), adminToken: TEST_ADMIN_TOKEN, accountManagerRoles: [] }, { production: false, clock }));
-    issuer.now = () => Math.floor(clock.now() / 1000);
+    const f = await fixture(createApiAuth({ oidc: oidcConfig(roles.issuer()), adminToken: TEST_ADMIN_TOKEN, accountManagerRoles: [] }, { production: false, clock }));
+    roles.issuer().now = () => Math.floor(clock.now() / 1000);
     const id = await f.submit('guarded', 'one');
-    f.as(await issuer.token({ sub: 'nobody', groups: ['someone-else'] }, { kid }));
+    f.as(await roles.token('nobody', 'someone-else'));
     const refused = await f.list('guarded');
     expect(refused.status).toBe(403);
     expect(refused.json.items).toBeUndefined();
-    f.as(await issuer.token({ sub: 'reader', groups: ['dev'] }, { kid }));
+    f.as(await roles.token('reader', 'dev'));
     expect(ids(await f.list('guarded'))).toEqual([id]);
-    f.as(await issuer.token({ sub: 'writer', groups: ['ops'] }, { kid }));
+    f.as(await roles.token('writer', 'ops'));
     expect(ids(await f.list('guarded'))).toEqual([id]);
   });
 });
