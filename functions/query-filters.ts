@@ -1,4 +1,6 @@
 import type { Context } from 'hono';
+import * as v from 'valibot';
+import { zoneIdSchema } from '../shared/accounts/schema.ts';
 import { VendorError, type Issue } from '../shared/errors.ts';
 import { queryValues, type IntegerQuery } from './http.ts';
 
@@ -51,3 +53,9 @@ export function oneOf<V extends string>(allowed: readonly V[]): TextCheck<Readon
     return { value: new Set(parts as V[]) };
   };
 }
+
+/** A zone id, as accounts and agents carry it. */
+export const zoneCheck: TextCheck<string> = (raw) => {
+  const result = v.safeParse(zoneIdSchema, raw);
+  return result.success ? { value: result.output } : { problem: result.issues[0].message };
+};

@@ -2,9 +2,9 @@ import { Hono } from 'hono';
 import type { ApiEnv } from '../auth/caller.ts';
 import type { IntegerQuery } from '../http.ts';
 import { authenticatedRoute, integerQueryParameters, json, jsonSchemaOf, named, pathParameter, problem } from '../openapi/describe.ts';
-import { filteredQuery } from '../query-filters.ts';
+import { filteredQuery, zoneCheck } from '../query-filters.ts';
 import { agentPageSchema, agentViewSchema } from './schemas.ts';
-import { getAgent, listAgents, zoneCheck, type AgentDeps } from './service.ts';
+import { getAgent, listAgents, type AgentDeps } from './service.ts';
 
 export const DEFAULT_AGENT_LIMIT = 100;
 export const MAX_AGENT_LIMIT = 500;

@@ -1,5 +1,3 @@
-import { zoneIdSchema } from '../../shared/accounts/schema.ts';
-import * as v from 'valibot';
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
 import { liveSessions, type Session } from '../../shared/table/agents/sessions.ts';
@@ -7,18 +5,12 @@ import { heldAccountsByAgent, type HeldAccount } from '../../shared/table/agents
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { canRead } from '../auth/access.ts';
 import type { Caller } from '../auth/caller.ts';
-import type { TextCheck } from '../query-filters.ts';
 import type { AgentView } from './schemas.ts';
 
 export interface AgentDeps {
   table: TableRef;
   clock: Clock;
 }
-
-export const zoneCheck: TextCheck<string> = (raw) => {
-  const result = v.safeParse(zoneIdSchema, raw);
-  return result.success ? { value: result.output } : { problem: result.issues[0].message };
-};
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
