@@ -46,6 +46,8 @@ describe('GET /vendor/accounts/{accountId}/operations', () => {
     const made: string[] = [];
     for (let i = 0; i < 5; i++) made.push(await f.submit('prod', `k${i}`));
     await f.submit('other', 'elsewhere');
+    // A retry of the first request, later, answers the same operation and leaves it where it was.
+    expect(await f.submit('prod', 'k0')).toBe(made[0]);
     const newestFirst = [...made].reverse();
     const all = await f.list('prod');
     expect(all.status).toBe(200);

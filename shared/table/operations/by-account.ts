@@ -10,6 +10,7 @@ import type { OperationRecord, OperationState } from '../../operations/model.ts'
 import { batchGet } from '../core/batch.ts';
 import type { TableRef } from '../core/client.ts';
 import { accountOperationsParams } from './account-entries.ts';
+import { padMs } from '../accounts/keys.ts';
 import { operationKey } from './keys.ts';
 import { operationFromItem } from './operations.ts';
 
@@ -50,8 +51,10 @@ export async function listAccountOperations(
     const byId = new Map(items.map((item) => operationFromItem(item)).map((r) => [r.id, r]));
     for (const entry of entries) {
       const record = byId.get(entry.id);
-      // An operation past its retention may linger until its entry goes too.
-      if (record !== undefined && record.account === account && (options.states === undefined || options.states.has(record.state))) records.push(record);
+      // Entries without their operation (its put failed; past retention) or of another time (a replayed
+      // request's, until it removes it) are not the list's.
+      const own = record !== undefined && record.account === account && entry.sk.startsWith(`${padMs(record.createdAt)}#`);
+      if (own && (options.states === undefined || options.states.has(record.state))) records.push(record);
       position = entry.sk;
     }
     const more = out.LastEvaluatedKey !== undefined;
