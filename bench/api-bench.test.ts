@@ -13,6 +13,10 @@ describe('bench:api', () => {
       'list_page_3_limit_100',
       'post_100_records',
       'patch_100_records',
+      'list_state_ACTIVE_page_1_limit_100',
+      'list_name_prefix_page_1_limit_100',
+      'list_name_prefix_page_3_limit_100',
+      'account_summary',
       'list_page_1_limit_100_caller_without_roles',
       'list_page_3_limit_100_caller_without_roles',
     ]);
@@ -26,6 +30,10 @@ describe('bench:api', () => {
     const total = lines.find((l) => l.figure === 'total_cost')!;
     expect(total.rcu_total_from_rank_directory as number).toBeLessThan(total.rcu_counting_every_item as number);
     for (const f of figures) expect(f.ratio_p50).not.toBeNull();
+    // A name prefix pages from the rank index: a deep page costs what the first costs.
+    const prefix1 = by.get('list_name_prefix_page_1_limit_100')!;
+    expect(by.get('list_name_prefix_page_3_limit_100')!.rcu_per_req).toBeLessThanOrEqual(2 * prefix1.rcu_per_req);
+    expect(prefix1.rcu_per_req).toBeLessThan(total.rcu_counting_every_item as number);
     // The restricted caller's pages cost what their raw reads cost, far below reading every account.
     for (const f of figures.filter((x) => x.figure.endsWith('_caller_without_roles'))) {
       expect(f.ratio_rcu).toBe(1);

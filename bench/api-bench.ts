@@ -12,6 +12,7 @@ import { CapacityMeter } from '../shared/table/core/capacity.ts';
 import { appendChanges } from '../shared/table/accounts/feed.ts';
 import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
 import { getRankChunkParams, getRankDirParams, locatePage } from '../shared/table/accounts/rank.ts';
+import { prefixRanks } from '../shared/table/accounts/name-prefix.ts';
 import { liveSessions, putSession } from '../shared/table/agents/sessions.ts';
 import { runBounded } from '../shared/table/core/bounded.ts';
 import { syncSource } from '../shared/table/sources/sync.ts';
@@ -94,6 +95,9 @@ function figure(name: string, what: string, [api, raw]: [Series & Cost, Series &
 }
 
 export const accountName = (i: number) => `account-${String(i).padStart(6, '0')}`;
+/** The 100 accounts 100 to 199, and every account up to 9,999 (all of them at 10,000). */
+const PREFIX_PAGE_1 = 'account-0001';
+const PREFIX_DEEP = 'account-00';
 
 /**
  * Seeds the accounts through the driver-config sync, serves the API over loopback HTTP, and measures
@@ -308,6 +312,41 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
           ),
         ),
       );
+
+      // Filters. By state (as by zone or source): every account item is read and judged, so the raw
+      // baseline is reading the whole partition. By name prefix: a run of the rank index, so the
+      // baseline is the directory, the two chunks that bound the run, and the page.
+      const everyAccount = () => queryAll(table, { TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.account } });
+      out(
+        figure(
+          'list_state_ACTIVE_page_1_limit_100',
+          'Query(every account item)',
+          await measurePair(n, meter, () => get('/vendor/accounts?state=ACTIVE&page=1&limit=100'), everyAccount),
+        ),
+      );
+      for (const [prefix, page] of [[PREFIX_PAGE_1, 1], [PREFIX_DEEP, deepPage]] as const) {
+        const ranks = await prefixRanks(table, prefix);
+        const at = await locatePage(table, ranks.first + (page - 1) * 100);
+        const dirNow = (await client.send(new GetCommand(getRankDirParams(tableName, false)))).Item as { chunks: { id: string; lo: string }[] };
+        const chunkOf = (name: string) => dirNow.chunks.filter((c) => c.lo <= name).at(-1)?.id ?? '';
+        out(
+          figure(
+            `list_name_prefix_page_${page}_limit_100`,
+            'GetItem(rank directory) + 2 x GetItem(rank chunk) + Query(ExclusiveStartKey, limit 100)',
+            await measurePair(
+              n,
+              meter,
+              () => get(`/vendor/accounts?namePrefix=${prefix}&page=${page}&limit=100`),
+              async () => {
+                await client.send(new GetCommand(getRankDirParams(tableName, false)));
+                await Promise.all([prefix, `${prefix}\uffff`].map((bound) => client.send(new GetCommand(getRankChunkParams(tableName, chunkOf(bound), false)))));
+                await client.send(new QueryCommand(queryAccountsParams(tableName, 100, at.startAfter)));
+              },
+            ),
+          ),
+        );
+      }
+      out(figure('account_summary', 'Query(every account item)', await measurePair(n, meter, () => get('/vendor/account-summary'), everyAccount)));
 
       // A caller who may not read everything: restricted accounts are added among the others (one in
       // eleven), and a caller without roles lists around them. Measured last, so the figures above are

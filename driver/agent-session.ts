@@ -218,7 +218,7 @@ export class AgentSession {
     if (this.#opened && this.#record !== undefined && !this.#renewing && now - this.#lastRenewAt >= this.#deps.settings.heartbeatIntervalMs) {
       this.#lastRenewAt = now;
       this.#renewing = true;
-      this.#deps.store.renew(this.#record, now + this.#deps.settings.leaseMs, this.#lastProcessedSeq).finally(() => {
+      this.#deps.store.renew(this.#record, now + this.#deps.settings.leaseMs, this.#lastProcessedSeq, now).finally(() => {
         this.#renewing = false;
       }).then(
         (held) => {

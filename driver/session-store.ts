@@ -47,8 +47,8 @@ export interface SessionStore {
   open(record: SessionRecord, previousSessionId: string): Promise<ResumeState>;
   /** Which of `names` are accounts the driver's own sources define. */
   driverDefined(names: readonly string[]): Promise<string[]>;
-  /** Extends the lease; false when a newer stream of the same agent has taken the session over. */
-  renew(record: SessionRecord, leaseExpiresAt: number, lastProcessedSeq: number): Promise<boolean>;
+  /** Extends the lease (`now`: when, kept as the agent's last heartbeat); false when a newer stream of the same agent has taken the session over. */
+  renew(record: SessionRecord, leaseExpiresAt: number, lastProcessedSeq: number, now?: number): Promise<boolean>;
   /** Marks the session ended; the agent keeps its accounts for the hand-over grace (docs/protocol.md). */
   close(record: SessionRecord, reason: string, now: number, lastProcessedSeq: number): Promise<void>;
 }
@@ -141,8 +141,8 @@ export class TableSessionStore implements SessionStore {
     return out;
   }
 
-  renew(record: SessionRecord, leaseExpiresAt: number, lastProcessedSeq: number): Promise<boolean> {
-    return renewSession(this.#table, record.zone, record.agentId, record.sessionId, leaseExpiresAt, lastProcessedSeq);
+  renew(record: SessionRecord, leaseExpiresAt: number, lastProcessedSeq: number, now?: number): Promise<boolean> {
+    return renewSession(this.#table, record.zone, record.agentId, record.sessionId, leaseExpiresAt, lastProcessedSeq, now);
   }
 
   async close(record: SessionRecord, reason: string, now: number, lastProcessedSeq: number): Promise<void> {

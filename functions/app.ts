@@ -7,10 +7,11 @@ import { silentLogger, type Logger } from '../shared/log.ts';
 import type { OperationEvents } from '../shared/operations/events.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
 import { getRankDirParams } from '../shared/table/accounts/rank.ts';
-import { accountRoutes } from './accounts/routes.ts';
+import { accountRoutes, accountSummaryRoutes } from './accounts/routes.ts';
 import { operationRoutes } from './operations/routes.ts';
 import { resourceRoutes } from './resources/routes.ts';
 import { agentIdentityRoutes } from './agent-identities/routes.ts';
+import { agentRoutes } from './agents/routes.ts';
 import { IgnoredPermissionsLog } from './auth/access.ts';
 import type { ApiAuth } from './auth/authenticator.ts';
 import type { ApiEnv } from './auth/caller.ts';
@@ -92,8 +93,10 @@ export function createApp(deps: AppDeps): Hono<ApiEnv> {
   app.use('*', authentication(deps.auth, OPEN_PATHS));
   const permissionsLog = new IgnoredPermissionsLog(logger);
   app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock, permissionsLog }, limit));
+  app.route('/vendor/account-summary', accountSummaryRoutes({ table: deps.table, clock, permissionsLog }));
   app.route('/vendor/accounts', resourceRoutes({ table: deps.table, clock, permissionsLog }));
   app.route('/vendor/agent-identities', agentIdentityRoutes({ table: deps.table, clock, logger }, limit));
+  app.route('/vendor/agents', agentRoutes({ table: deps.table, clock }));
   app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents, permissionsLog }, operationLimit));
   app.get('/openapi.json', openApiDescription, openApiRoute(app));
   // Healthy means the table answers: one small read of the rank directory.

@@ -6,7 +6,10 @@ import { MAX_BATCH, accountPageSchema, accountSchema, activationBatchSchema, reg
 import { toIssues } from '../../shared/accounts/validate.ts';
 import { requireManager } from '../auth/access.ts';
 import type { ApiEnv } from '../auth/caller.ts';
-import { integerQuery, jsonBody, type IntegerQuery } from '../http.ts';
+import { jsonBody, type IntegerQuery } from '../http.ts';
+import { filteredQuery } from '../query-filters.ts';
+import { ACCOUNT_FILTER_CHECKS, FILTER_DESCRIPTIONS, accountFilters } from './filters.ts';
+import { accountSummary, accountSummarySchema } from './summary.ts';
 import { accountParameter, arrayOf, authenticatedRoute, integerQueryParameters, json, jsonSchemaOf, managerOnly, named, problem } from '../openapi/describe.ts';
 import { activateAccounts, getAccountView, listAccounts, registerAccounts, unregisterAccount, type AccountDeps } from './service.ts';
 
@@ -49,11 +52,14 @@ const tooLarge = problem('Body larger than the limit (5 MiB by default; a batch 
 
 const listAccountsDescription = authenticatedRoute({
   operationId: 'listAccounts',
-  summary: 'The accounts the caller may read, static and dynamic, sorted by name ascending; `total` counts only those.',
-  parameters: integerQueryParameters(LIST_QUERY),
+  summary: 'The accounts the caller may read, static and dynamic, sorted by name ascending, narrowed by the filters given (all of them together); `total` counts only those.',
+  parameters: [
+    ...integerQueryParameters(LIST_QUERY),
+    ...Object.entries(FILTER_DESCRIPTIONS).map(([name, description]) => ({ name, in: 'query' as const, description, schema: { type: 'string' as const } })),
+  ],
   responses: {
     '200': { description: 'One page; a page past the end has empty `items`.', content: json(accountPage) },
-    '400': problem('Bad `page` or `limit`, or an unknown query parameter.'),
+    '400': problem('Bad `page`, `limit`, `state`, `zoneId`, `source` or `namePrefix`, or an unknown query parameter, each named in `errors`.'),
   },
 });
 
@@ -110,12 +116,32 @@ export function accountRoutes(deps: AccountDeps, bodyLimit: MiddlewareHandler): 
   const manager = requireManager();
   return new Hono<ApiEnv>()
     .get('/', listAccountsDescription, async (c) => {
-      const { page, limit } = integerQuery(c, LIST_QUERY) as { page: number; limit: number };
-      return c.json(await listAccounts(deps, c.get('caller'), page, limit));
+      const { integers, texts } = filteredQuery(c, LIST_QUERY, ACCOUNT_FILTER_CHECKS);
+      return c.json(await listAccounts(deps, c.get('caller'), integers.page as number, integers.limit as number, accountFilters(texts)));
     })
     .get('/:accountId', getAccountDescription, async (c) => c.json(await getAccountView(deps, c.get('caller'), c.req.param('accountId'))))
     .post('/', registerAccountsDescription, manager, bodyLimit, async (c) => c.json(await registerAccounts(deps, parseBatch(registrationBatchSchema, await jsonBody(c)))))
     .patch('/', activateAccountsDescription, manager, bodyLimit, async (c) => c.json(await activateAccounts(deps, parseBatch(activationBatchSchema, await jsonBody(c)))))
     // The same path parameter as GET: one path item in the document (docs/api.md#endpoints).
     .delete('/:accountId', removeAccountDescription, manager, async (c) => c.json(await unregisterAccount(deps, c.req.param('accountId'))));
+}
+
+const accountSummaryDescription = authenticatedRoute({
+  operationId: 'accountSummary',
+  summary: 'The accounts the caller may read, counted by state, zone and source.',
+  responses: {
+    '200': { description: 'The counts.', content: json(named('AccountSummary', jsonSchemaOf(accountSummarySchema, 'output'))) },
+    '400': problem('A query parameter (it takes none).'),
+  },
+});
+
+/**
+ * `GET /vendor/account-summary` (docs/api.md#the-account-summary). A path of its own rather than
+ * `/vendor/accounts/summary`, which is the path of an account named `summary`.
+ */
+export function accountSummaryRoutes(deps: AccountDeps): Hono<ApiEnv> {
+  return new Hono<ApiEnv>().get('/', accountSummaryDescription, async (c) => {
+    filteredQuery(c, {}, {});
+    return c.json(await accountSummary(deps, c.get('caller')));
+  });
 }

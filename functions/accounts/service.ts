@@ -8,8 +8,10 @@ import type { Clock } from '../../shared/clock.ts';
 import { grants } from '../../shared/accounts/permissions.ts';
 import { readAccessIndex } from '../../shared/table/accounts/access.ts';
 import { getAccount, getAccounts, mutateAccount, type AccountChanges } from '../../shared/table/accounts/records.ts';
-import { listAccountPage } from '../../shared/table/accounts/listing.ts';
-import { listVisibleAccountPage } from '../../shared/table/accounts/listing.ts';
+import { listAccountPage, listVisibleAccountPage } from '../../shared/table/accounts/listing.ts';
+import { listPrefixAccountPage } from '../../shared/table/accounts/name-prefix.ts';
+import { accountsWithPrefix } from '../../shared/table/accounts/filtered.ts';
+import { filtersBeyondName, passes, type AccountFilters } from './filters.ts';
 import { assertAccountAccess, canRead, type IgnoredPermissionsLog } from '../auth/access.ts';
 import type { Caller } from '../auth/caller.ts';
 import { ChangeAppender, type Change } from '../../shared/table/accounts/feed.ts';
@@ -35,8 +37,10 @@ function view(deps: AccountDeps, record: AccountRecord): Account {
 }
 
 /**
- * GET list: the accounts the caller may read, with `total` counting only those. Managers may read
- * everything and get the rank index's pages directly. Anyone else first reads the access index (the
+ * GET list: the accounts the caller may read that pass the filters, with `total` counting only those.
+ * Filters by state, zone or source look at every account (`listByLooking`); a name prefix alone is a
+ * run of the rank index (shared/table/accounts/name-prefix.ts). Managers may read everything and get
+ * the rank index's pages directly. Anyone else first reads the access index (the
  * accounts that restrict reading, with their roles): when none is hidden from the caller the same
  * pages serve, otherwise pages that leave the hidden names out (shared/table/accounts/listing.ts). Each item is
  * checked against its own definition too, since the index may trail a change by a moment.
@@ -46,17 +50,33 @@ export async function listAccounts(
   caller: Caller,
   page: number,
   limit: number,
+  filters: AccountFilters = {},
 ): Promise<{ items: Account[]; page: number; limit: number; total: number }> {
-  if (caller.manager) {
-    const { records, total } = await listAccountPage(deps.table, page, limit);
-    return { items: records.map((r) => view(deps, r)), page, limit, total };
-  }
+  if (filtersBeyondName(filters)) return listByLooking(deps, caller, page, limit, filters);
   const hidden = new Set<string>();
-  for (const [name, read] of await readAccessIndex(deps.table)) {
-    if (!grants({ kind: 'restricted', read, write: [] }, caller.roles, 'READ')) hidden.add(name);
+  if (!caller.manager) {
+    for (const [name, read] of await readAccessIndex(deps.table)) {
+      if (!grants({ kind: 'restricted', read, write: [] }, caller.roles, 'READ')) hidden.add(name);
+    }
   }
-  const { records, total } = hidden.size === 0 ? await listAccountPage(deps.table, page, limit) : await listVisibleAccountPage(deps.table, page, limit, hidden);
+  if (filters.namePrefix !== undefined && hidden.size > 0) return listByLooking(deps, caller, page, limit, filters);
+  const { records, total } =
+    filters.namePrefix !== undefined
+      ? await listPrefixAccountPage(deps.table, filters.namePrefix, page, limit)
+      : hidden.size === 0
+        ? await listAccountPage(deps.table, page, limit)
+        : await listVisibleAccountPage(deps.table, page, limit, hidden);
   return { items: records.filter((r) => canRead(caller, r)).map((r) => view(deps, r)), page, limit, total };
+}
+
+/**
+ * The list filtered by what accounts are, or by name for a caller some accounts are hidden from:
+ * every account (with the name prefix) is read and judged as served.
+ */
+async function listByLooking(deps: AccountDeps, caller: Caller, page: number, limit: number, filters: AccountFilters) {
+  const kept = (await accountsWithPrefix(deps.table, filters.namePrefix)).filter((r) => canRead(caller, r) && passes(filters, toAccount(r)));
+  const start = (page - 1) * limit;
+  return { items: kept.slice(start, start + limit).map((r) => view(deps, r)), page, limit, total: kept.length };
 }
 
 /** A name no source can define (too long for a name, or empty) is known to be absent without a read. */

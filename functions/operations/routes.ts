@@ -7,6 +7,8 @@ import { accountParameter, authenticatedRoute, integerQueryParameters, json, jso
 import { AccountCache, authorizedAccount, type CachedAccount } from './account-cache.ts';
 import { IDEMPOTENCY_HEADER, MAX_WAIT_SECONDS, getOperationView, idempotencyKeyOf, submitAndWait, type OperationDeps } from './service.ts';
 import { operationViewSchema, toOperationView } from './view.ts';
+import { ACCOUNT_OPERATIONS_QUERY, ACCOUNT_OPERATIONS_TEXT, accountOperationsDescription, accountOperationsPage } from './account-operations.ts';
+import { filteredQuery } from '../query-filters.ts';
 
 interface OperationsEnv {
   Variables: ApiEnv['Variables'] & { account: CachedAccount; wait: number };
@@ -75,6 +77,7 @@ const getOperationDescription = authenticatedRoute({
  * Deployment operations (docs/operations.md), mounted under `/vendor`:
  * `POST /accounts/{accountId}/operations` queues one (one of the account's WRITE roles needed, checked
  * before the body is read; with `?wait=N`, answers once it has finished, 200, or after N seconds, 202),
+ * `GET /accounts/{accountId}/operations` lists the account's (READ on it, account-operations.ts),
  * `GET /operations/{operationId}` reads it (READ on its account; `?wait=N` likewise). The account
  * records that decide are kept for a second (account-cache.ts).
  */
@@ -95,6 +98,12 @@ export function operationRoutes(deps: Omit<OperationDeps, 'accounts'> & { accoun
       if (!created) c.header('Idempotent-Replayed', 'true');
       // With `wait`, a finished operation is the answer itself (200); one still open is accepted (202).
       return c.json(toOperationView(record), wait > 0 && isFinished(record.state) ? 200 : 202);
+    })
+    // The query is checked before the account is read, so a bad filter is a 400 whatever the account.
+    .get('/accounts/:accountId/operations', accountOperationsDescription(operation), async (c) => {
+      const { integers, texts } = filteredQuery(c, ACCOUNT_OPERATIONS_QUERY, ACCOUNT_OPERATIONS_TEXT);
+      const account = await authorizedAccount(full.accounts, c.get('caller'), c.req.param('accountId'), 'READ', full.permissionsLog);
+      return c.json(await accountOperationsPage(full.table, account.record.name, { limit: integers.limit as number, ...(texts.state === undefined ? {} : { states: texts.state }), ...(texts.after === undefined ? {} : { after: texts.after }) }));
     })
     .get('/operations/:operationId', getOperationDescription, async (c) => {
       const { wait } = integerQuery(c, WAIT_QUERY) as { wait: number };

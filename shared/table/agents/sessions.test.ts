@@ -51,8 +51,8 @@ describe('sessions against dynalite', () => {
     const t = await tables.fresh();
     await putSession(t, session('a1', 'zone', 2000, 'stream-1'));
     expect(await renewSession(t, 'zone', 'a1', 'stream-0', 9000, 4)).toBe(false);
-    expect(await renewSession(t, 'zone', 'a1', 'stream-1', 3000, 4)).toBe(true);
-    expect((await liveSessions(t, 2500, 'zone')).length).toBe(1);
+    expect(await renewSession(t, 'zone', 'a1', 'stream-1', 3000, 4, 1800)).toBe(true);
+    expect((await liveSessions(t, 2500, 'zone'))[0]).toMatchObject({ renewedAt: 1800, leaseExpiresAt: 3000 });
     // The agent reconnects (through any replica): the new stream takes the session over.
     await putSession(t, session('a1', 'zone', 4000, 'stream-2'));
     expect(await endSession(t, 'zone', 'a1', 'stream-1', 3500, 'gone', 9)).toBe(false);

@@ -41,6 +41,8 @@ export interface Session {
   unzoned?: boolean;
   /** Names of the static accounts the agent announced. */
   staticAccounts: string[];
+  /** When the lease was last renewed (ms), on a message from the agent: its last heartbeat as the table knows it. */
+  renewedAt?: number;
   /** Highest reliable agent message processed on this stream; written with renewals, so it may lag. */
   lastProcessedSeq?: number;
   endedAt?: number;
@@ -76,14 +78,21 @@ export function renewSessionParams(
   sessionId: string,
   leaseExpiresAt: number,
   lastProcessedSeq: number,
+  renewedAt?: number,
 ): UpdateCommandInput {
   return {
     TableName: tableName,
     Key: sessionKey(zoneId, agentId),
-    UpdateExpression: 'SET leaseExpiresAt = :lease, lastProcessedSeq = :seq, #ttl = :ttl',
+    UpdateExpression: `SET leaseExpiresAt = :lease, lastProcessedSeq = :seq, #ttl = :ttl${renewedAt === undefined ? '' : ', renewedAt = :renewed'}`,
     ConditionExpression: 'sessionId = :sid AND attribute_not_exists(endedAt)',
     ExpressionAttributeNames: { '#ttl': TTL_ATTRIBUTE },
-    ExpressionAttributeValues: { ':lease': leaseExpiresAt, ':seq': lastProcessedSeq, ':sid': sessionId, ':ttl': ttl(leaseExpiresAt) },
+    ExpressionAttributeValues: {
+      ':lease': leaseExpiresAt,
+      ':seq': lastProcessedSeq,
+      ':sid': sessionId,
+      ':ttl': ttl(leaseExpiresAt),
+      ...(renewedAt === undefined ? {} : { ':renewed': renewedAt }),
+    },
   };
 }
 
@@ -157,8 +166,9 @@ export function renewSession(
   sessionId: string,
   leaseExpiresAt: number,
   lastProcessedSeq = 0,
+  renewedAt?: number,
 ): Promise<boolean> {
-  return tryConditional(() => t.client.send(new UpdateCommand(renewSessionParams(t.tableName, zoneId, agentId, sessionId, leaseExpiresAt, lastProcessedSeq))));
+  return tryConditional(() => t.client.send(new UpdateCommand(renewSessionParams(t.tableName, zoneId, agentId, sessionId, leaseExpiresAt, lastProcessedSeq, renewedAt))));
 }
 
 /** Marks the session ended (no longer live); false when a newer stream replaced it or it had ended. */

@@ -42,6 +42,8 @@ export const PK_PREFIX = {
   cache: 'CACHE#',
   /** The latest pod metrics of one account: `PODMETRICS#<account>`. */
   podMetrics: 'PODMETRICS#',
+  /** One entry per operation of one account, newest last by creation time: `OPACCOUNT#<account>`. */
+  operationByAccount: 'OPACCOUNT#',
 } as const;
 
 export interface Key {

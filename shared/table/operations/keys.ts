@@ -1,4 +1,5 @@
-import { PK, type Key } from '../core/keys.ts';
+import { PK, PK_PREFIX, type Key } from '../core/keys.ts';
+import { padMs } from '../accounts/keys.ts';
 
 export function operationKey(id: string): Key {
   return { pk: PK.operation, sk: id };
@@ -11,4 +12,9 @@ export function operationRequestKey(id: string, requestHash: string): Key {
 
 export function operationQueueKey(id: string): Key {
   return { pk: PK.operationQueue, sk: id };
+}
+
+/** An account's entry for one operation: by creation time, then id, so a Query reads them newest first. */
+export function accountOperationKey(account: string, createdAt: number, id: string): Key {
+  return { pk: `${PK_PREFIX.operationByAccount}${account}`, sk: `${padMs(createdAt)}#${id}` };
 }

@@ -34,7 +34,8 @@ import { tryConditional, updateIfCondition } from '../core/conditional.ts';
 import { PK } from '../core/keys.ts';
 import { queryAll } from '../core/query.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
-import { operationKey, operationQueueKey, operationRequestKey } from './keys.ts';
+import { accountOperationKey, operationKey, operationQueueKey, operationRequestKey } from './keys.ts';
+import { putAccountOperationParams } from './account-entries.ts';
 
 /** Operations and their requests are kept this long (TTL where the table has it); so is what a key stands for. */
 export const OPERATION_RETENTION_MS = 30 * 24 * 3600 * 1000;
@@ -102,6 +103,11 @@ function toItem(record: OperationRecord, request: Uint8Array | undefined): Recor
 interface StoredOperation {
   record: OperationRecord;
   request: Uint8Array | undefined;
+}
+
+/** The operation record of an operation item (without the request). */
+export function operationFromItem(item: Record<string, unknown>): OperationRecord {
+  return fromItem(item).record;
 }
 
 function fromItem(item: Record<string, unknown>): StoredOperation {
@@ -287,7 +293,8 @@ export function newOperationRecord(input: NewOperation): OperationRecord {
 
 /**
  * Creates an operation once per idempotency key, in one round trip: the operation item (id derived
- * from account and key, `attribute_not_exists`) and its queue entry go out together; a request too
+ * from account and key, `attribute_not_exists`), its queue entry and its entry in the account's list
+ * (account-entries.ts) go out together; a request too
  * large to keep inline is written first. When the id already stands for an operation, that one is
  * answered (`created: false`) if it came with the same request, and its queue entry brought in line
  * (a crash may have left it missing; this request may just have put a stale copy); another request
@@ -298,9 +305,11 @@ export async function createOperation(t: TableRef, input: NewOperation): Promise
   const record = newOperationRecord(input);
   const inline = input.request.length <= INLINE_REQUEST_BYTES;
   if (!inline) await t.client.send(new PutCommand(putRequestParams(t.tableName, record.id, record.requestHash, input.request, input.now)));
+  const accountEntry = putAccountOperationParams(t.tableName, record, expiresAt(record.createdAt));
   const [created, entryPut] = await Promise.all([
     tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))),
     tryConditional(() => t.client.send(new PutCommand(createQueueEntryParams(t.tableName, queueEntryOf(record))))),
+    t.client.send(new PutCommand(accountEntry)),
   ]);
   if (created) return { record, created: true };
   const found = await getOperation(t, record.id);
@@ -314,6 +323,14 @@ export async function createOperation(t: TableRef, input: NewOperation): Promise
   if (entryPut) {
     if (isFinished(found.state)) await deleteQueueEntry(t, found.id);
     else await syncQueueEntry(t, found);
+  }
+  // This request's account entry carries its own time: replace it with the operation's (which a first
+  // request that stopped early may not have written). A list skips an entry whose time is not its operation's.
+  if (found.createdAt !== record.createdAt) {
+    await Promise.all([
+      t.client.send(new DeleteCommand({ TableName: t.tableName, Key: accountOperationKey(record.account, record.createdAt, record.id) })),
+      t.client.send(new PutCommand(putAccountOperationParams(t.tableName, found, expiresAt(found.createdAt)))),
+    ]);
   }
   return { record: found, created: false };
 }
