@@ -14,7 +14,7 @@ export interface ConfigProblem {
   value?: string;
 }
 
-/** Something accepted but worth a look: unknown keys, options that are not implemented, ignored permissions. */
+/** Something accepted but worth a look: unknown keys, ignored permissions. */
 export interface ConfigWarning {
   path: string;
   message: string;
