@@ -13,6 +13,12 @@ describe('VERSION', () => {
     expect(readFileSync(new URL('../CHANGELOG.md', import.meta.url), 'utf8')).toContain(`## [${VERSION}]`);
   });
 
+  it("is the chart's version and appVersion", () => {
+    const chart = readFileSync(new URL('../deploy/helm/vendor-agent/Chart.yaml', import.meta.url), 'utf8');
+    expect(chart).toMatch(new RegExp(`^version: ${VERSION.replaceAll('.', '\\.')}$`, 'm'));
+    expect(chart).toMatch(new RegExp(`^appVersion: "${VERSION.replaceAll('.', '\\.')}"$`, 'm'));
+  });
+
   it('is the only version the agent configuration speaks of: no "(0.6.7+)" notes in its schema', () => {
     const schema = readFileSync(new URL('../docs/vendor-agent.schema.json', import.meta.url), 'utf8');
     expect(schema.match(/\(\d+\.\d+\.\d+\+\)/g) ?? []).toEqual([]);
