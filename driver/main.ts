@@ -15,7 +15,7 @@ import { formatReport } from '../shared/config-report/report.ts';
 import { VERSION } from '../shared/version.ts';
 import { tableFromEnv, type TableRef } from '../shared/table/core/client.ts';
 import { syncDefinitionSources } from '../shared/table/sources/definition-sources.ts';
-import { endpointConfig, loadDriverFile, type DriverFile, type DriverGrpcConfig } from './config.ts';
+import { endpointConfig, type DriverFile, type DriverGrpcConfig } from './config.ts';
 import { DRIVER_MODULES } from './modules.ts';
 import { serveDriverMetrics } from './metrics/serve.ts';
 import type { DriverMetricsServer } from './metrics/server.ts';
@@ -122,10 +122,18 @@ export async function driverMain(argv: readonly string[], env: NodeJS.ProcessEnv
       return checked.config === undefined ? 1 : 0;
     }
   }
+  // An invalid file is reported as `validate` reports it (every problem at its key path, with the
+  // closest known key), before anything is connected.
+  const path = configPath(command.file);
+  const checked = await checkDriverFile(path);
+  if (checked.config === undefined) {
+    process.stderr.write(formatReport(checked));
+    log.fatal({ config: path }, 'the driver did not start: its configuration file has problems (listed above)');
+    return 1;
+  }
+  const file = checked.config;
   let driver: Driver;
   try {
-    const path = configPath(command.file);
-    const file = await loadDriverFile(path);
     const port = parsePort(env.GRPC_PORT, 'GRPC_PORT');
     const metricsPort = parsePort(env.METRICS_PORT, 'METRICS_PORT');
     log.info({ config: path }, 'driver configuration loaded');

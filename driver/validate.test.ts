@@ -134,6 +134,17 @@ describe('vendor-driver validate and version', () => {
     expect(usage.stderr).toContain('validate takes one file\nusage:');
   });
 
+  it('refuses to start with an invalid file, printing the same report as validate before connecting anywhere', () => {
+    const path = file(BAD);
+    const started = run('--config', path);
+    expect(started.status).toBe(1);
+    expect(started.stderr).toContain(`${path}: not valid, 7 problems:\n`);
+    expect(started.stderr).toContain('  error   grpc.prot: unknown key, refused; the closest known key is grpc.port\n');
+    expect(`${started.stdout}${started.stderr}`).toContain('the driver did not start: its configuration file has problems (listed above)');
+    expect(`${started.stdout}${started.stderr}`).not.toContain(SECRET_ADMIN);
+    expect(`${started.stdout}${started.stderr}`).not.toContain(SECRET_TOKEN);
+  });
+
   it('prints the version', () => {
     expect(run('--version').stdout).toBe(`vendor-driver ${VERSION}\n`);
     expect(run('version').status).toBe(0);

@@ -45,7 +45,7 @@ async function driverProcess(config: Record<string, unknown>, name = 'driver', e
   const line = await Promise.race([
     child.line((l) => l.includes('"msg":"driver listening"')),
     child.exited.then((code) => {
-      throw new Error(`driver exited with ${code}: ${child.stdout.join('\n')}`);
+      throw new Error(`driver exited with ${code}: ${[...child.stdout, ...child.stderr].join('\n')}`);
     }),
   ]);
   return { child, port: (JSON.parse(line) as { port: number }).port };
