@@ -127,9 +127,9 @@ async function call(plane: { app: ReturnType<typeof createApp> }, method: string
 }
 
 /** The agent's own connection, answering every assignment at once: a protocol client without a cluster. */
-function protocolAgent(port: number, agentId: string, zone: string, signal: AbortSignal): DriverConnection {
+function protocolAgent(port: number, agentId: string, zone: string, signal: AbortSignal, token = TOKEN): DriverConnection {
   const connection: DriverConnection = new DriverConnection({
-    settings: { driver: { grpc: `127.0.0.1:${port}`, insecure: true, auth: { token: TOKEN } }, kubernetes: { reconnectTimeoutMs: 1000 } },
+    settings: { driver: { grpc: `127.0.0.1:${port}`, insecure: true, auth: { token } }, kubernetes: { reconnectTimeoutMs: 1000 } },
     hello: () => ({ agentId, zone, agentVersion: 'bench' }),
     onWork: (w) => {
       if (w.kind === 'assignAccount') {
@@ -416,13 +416,20 @@ async function sample(pid: number, windowMs: number): Promise<{ rss_mib: number;
   return { rss_mib: round(b.rssBytes / 1024 / 1024, 1), cpu_percent: round(((b.cpuTicks - a.cpuTicks) / 100 / (windowMs / 1000)) * 100, 2) };
 }
 
+const IDLE_ZONES = 50;
+
 /** One driver process holding `streams` idle agent streams with heartbeats, against itself with none. */
 export async function benchIdleStreams(streams: number, windowMs: number, emit: (l: Line) => void): Promise<void> {
   // A driver process of its own shares it: over loopback TCP.
   const table = await startEmbeddedTable({ tcp: true });
   const dir = mkdtempSync(join(tmpdir(), 'bench-streams-'));
   const configPath = join(dir, 'vendor-driver.yml');
-  writeFileSync(configPath, stringify({ grpc: { host: '127.0.0.1', maxMessageBytes: 4 * 1024 * 1024 }, auth: { tokens: [TOKEN] } }));
+  // As deployed: each cluster's agents speak for an identity of their own (one per zone here), each
+  // identity well under the per-identity stream cap (auth.maxStreamsPerIdentity, 100).
+  const zoneOf = (i: number) => i % IDLE_ZONES;
+  const tokenOf = (zone: number) => `bench-idle-token-${String(zone).padStart(4, '0')}-0000000000`;
+  const identities = Array.from({ length: IDLE_ZONES }, (_, z) => ({ name: `bench-idle-${z}`, zones: [`bench_idle_${z}`], agentIds: ['idle-*'], tokens: [tokenOf(z)] }));
+  writeFileSync(configPath, stringify({ grpc: { host: '127.0.0.1', maxMessageBytes: 4 * 1024 * 1024 }, auth: { identities } }));
   const stop = new AbortController();
   let welcomed = 0;
   const driver = await startDriverProcess(table, configPath);
@@ -436,7 +443,7 @@ export async function benchIdleStreams(streams: number, windowMs: number, emit: 
     const rampStart = performance.now();
     const connections: DriverConnection[] = [];
     for (let i = 0; i < streams; i++) {
-      connections.push(protocolAgent(port, `idle-${i}`, `bench_idle_${i % 50}`, stop.signal));
+      connections.push(protocolAgent(port, `idle-${i}`, `bench_idle_${zoneOf(i)}`, stop.signal, tokenOf(zoneOf(i))));
       if (i % 100 === 99) await new Promise((r) => setImmediate(r));
     }
     await until(() => welcomed >= streams, 300_000, 'every stream to be welcomed');
