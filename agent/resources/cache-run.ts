@@ -33,6 +33,11 @@ export interface CacheTiming extends ReflectorTiming, ClusterProbeTiming {
   /** How often health is looked at (sent when it changed), and sent regardless after `healthMaxAgeMs`. */
   healthIntervalMs: number;
   healthMaxAgeMs: number;
+  /**
+   * A scope that starts or stops watching, fails or works again is reported at once, but reports are
+   * at least this far apart, so hundreds of scopes starting together make a few messages, not hundreds.
+   */
+  healthChangeGapMs: number;
   /** Discovery is read again this often, and this long after a CRD changes. */
   rediscoverMs: number;
   rediscoverDebounceMs: number;
@@ -45,6 +50,7 @@ export const DEFAULT_CACHE_TIMING: Omit<CacheTiming, keyof ReflectorTiming> = {
   failureSummaryMs: 300_000,
   healthIntervalMs: 10_000,
   healthMaxAgeMs: 60_000,
+  healthChangeGapMs: 250,
   rediscoverMs: 300_000,
   rediscoverDebounceMs: 2000,
   refusedRetryMs: 10_000,
@@ -95,6 +101,10 @@ export class CacheRun {
   #rediscoverAt: number | undefined;
   #lastHealth = '';
   #lastHealthAt = 0;
+  /** When the next periodic report is due (it also keeps quiet scopes' progress fresh). */
+  #nextPeriodicAt = 0;
+  /** When a report held back by `healthChangeGapMs` is due. */
+  #reportDueAt: number | undefined;
   #reconnects = 0;
   #resyncs = 0;
 
@@ -192,8 +202,10 @@ export class CacheRun {
         this.#apply(await this.#discover(signal), undefined);
         continue;
       }
-      this.#report(now);
-      const wakeAt = Math.min(nextDiscovery, this.#rediscoverAt ?? Infinity, now + timing.healthIntervalMs);
+      const periodic = now >= this.#nextPeriodicAt;
+      if (periodic) this.#nextPeriodicAt = now + timing.healthIntervalMs;
+      this.#report(now, periodic);
+      const wakeAt = Math.min(nextDiscovery, this.#rediscoverAt ?? Infinity, this.#nextPeriodicAt, this.#reportDueAt ?? Infinity);
       await this.#waker.wait(clock, wakeAt - now, signal);
     }
   }
@@ -288,6 +300,7 @@ export class CacheRun {
         onList: () => metrics?.relists.inc({ account, kind }),
         onKindGone: () => this.#rediscoverSoon(),
         probe: this.#probe,
+        onStateChange: () => this.#waker.wake(),
       },
       resume,
     );
@@ -346,7 +359,7 @@ export class CacheRun {
     if (restarted > 0) this.#log.info({ restarted }, 'the driver holds less than was sent for some scopes; they start again from where it stands');
   }
 
-  #report(now: number): void {
+  #report(now: number, periodic: boolean): void {
     const kinds = summarize([...this.#running.values()].map((r) => ({ type: r.reflector.scope.type, state: r.reflector.state })));
     const { metrics } = this.#deps;
     for (const k of kinds) {
@@ -359,9 +372,16 @@ export class CacheRun {
     const reachability = this.#probe.reachability;
     const fingerprint = `${healthFingerprint(kinds)}|${reachability.reachable}|${reachability.since}|${reachability.reason ?? ''}|${reachability.error ?? ''}`;
     if (fingerprint === this.#lastHealth && now - this.#lastHealthAt < this.#deps.timing.healthMaxAgeMs) return;
+    const gap = this.#deps.timing.healthChangeGapMs;
+    if (!periodic && now - this.#lastHealthAt < gap) {
+      this.#reportDueAt = this.#lastHealthAt + gap;
+      return;
+    }
+    this.#reportDueAt = undefined;
     this.#lastHealth = fingerprint;
     this.#lastHealthAt = now;
     this.#batcher.health(healthMessage(kinds, now), clusterStatusMessage(reachability, now));
+    if (!periodic) return;
     // The periodic report also keeps quiet scopes resumable: their progress is "seen now".
     for (const { reflector } of this.#running.values()) {
       const rv = reflector.resourceVersion;

@@ -93,6 +93,8 @@ export interface ReflectorDeps {
   onKindGone?(): void;
   /** Where the scope waits while its cluster does not answer or refuses the credential; its own backoff without. */
   probe?: ClusterProbe;
+  /** Told when the scope starts or stops watching, fails or works again (so health is reported at once). */
+  onStateChange?(): void;
 }
 
 /** What the cache knows of a scope, for health and metrics. */
@@ -222,7 +224,7 @@ export class Reflector {
       } finally {
         signal.removeEventListener('abort', onAbort);
         this.#attempt = undefined;
-        this.state.watching = false;
+        this.#setWatching(false);
       }
     }
   }
@@ -233,17 +235,26 @@ export class Reflector {
    */
   #failed(e: unknown, ofCluster = false): void {
     const message = (e as Error).message;
+    const wasFailing = this.state.lastError !== undefined;
     this.state.lastError = message;
+    if (!wasFailing) this.#deps.onStateChange?.();
     this.state.lastErrorAt = this.#deps.clock.now();
     if (ofCluster || this.state.failureLogged === true) return;
     this.state.failureLogged = true;
     this.#deps.log.warn({ scope: this.id, err: message }, `cache of ${this.id} failed; retrying with backoff (logged again when it works)`);
   }
 
+  #setWatching(watching: boolean): void {
+    if (this.state.watching === watching) return;
+    this.state.watching = watching;
+    this.#deps.onStateChange?.();
+  }
+
   /** The server answered this scope's request: a failure before is over. */
   #worked(): void {
     if (this.state.lastError === undefined) return;
     delete this.state.lastError;
+    this.#deps.onStateChange?.();
     if (this.state.failureLogged === true) {
       this.state.failureLogged = false;
       this.#deps.log.info({ scope: this.id }, `cache of ${this.id} works again`);
@@ -473,7 +484,7 @@ export class Reflector {
         handlerDone = true;
         wakeReader?.();
       });
-    this.state.watching = true;
+    this.#setWatching(true);
     try {
       for await (const batch of stream.batches) {
         if (signal.aborted || handlerDone) break;
@@ -486,7 +497,7 @@ export class Reflector {
     } finally {
       readerDone = true;
       wakeHandler?.();
-      this.state.watching = false;
+      this.#setWatching(false);
       stopWatchdog.abort();
       signal.removeEventListener('abort', onAbort);
       stream.close();
