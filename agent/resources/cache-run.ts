@@ -13,6 +13,7 @@ import type { AgentMetrics } from '../observability/metrics.ts';
 import type { TaskBudget } from '../tasks/budget.ts';
 import { budgetedListSlots } from '../tasks/budgeted-lists.ts';
 import { Batcher } from './batcher.ts';
+import { ClusterProbes } from './cluster-probes.ts';
 import { ClusterProbe, DEFAULT_PROBE_TIMING, outageReasonOf, type ClusterProbeTiming } from './cluster-probe.ts';
 import { clusterStatusMessage, failingScopesLine } from './cluster-report.ts';
 import { progressSource } from './cache-filter.ts';
@@ -66,6 +67,8 @@ export interface RunDeps {
   metrics?: AgentMetrics;
   timing: CacheTiming;
   watchList: WatchListSupport;
+  /** The agent's cluster probes, shared by the accounts on one cluster; a probe of its own when not given. */
+  clusterProbes?: ClusterProbes;
   /** Where watch lines and list pages are decoded; on this thread when not given. */
   decoder?: Decoder;
   /** Batching knobs (tests use small ones). */
@@ -95,6 +98,7 @@ export class CacheRun {
   readonly #running = new Map<string, Running>();
   readonly #waker = new Waker();
   readonly #probe: ClusterProbe;
+  readonly #releaseProbe: () => void;
   #lastFailureSummaryAt: number;
   #main: Promise<void> | undefined;
   #types: ResourceType[] = [];
@@ -112,7 +116,10 @@ export class CacheRun {
     this.#account = account;
     this.#deps = deps;
     this.#log = account.logger;
-    this.#probe = new ClusterProbe({ cluster: account.cluster, clock: deps.clock, random: deps.random, log: this.#log, timing: deps.timing, onChange: () => this.#waker.wake() });
+    const probeDeps = { cluster: account.cluster, clock: deps.clock, random: deps.random, log: this.#log, timing: deps.timing };
+    const lease = (deps.clusterProbes ?? new ClusterProbes()).acquire(probeDeps, () => this.#waker.wake());
+    this.#probe = lease.probe;
+    this.#releaseProbe = () => lease.release();
     this.#lastFailureSummaryAt = deps.clock.now();
     this.#resume = new ResumeClient({ host: deps.host, clock: deps.clock, account: account.name, cluster: progressSource(account.cluster.server, account.settings) });
     this.#batcher = new Batcher({
@@ -137,7 +144,7 @@ export class CacheRun {
 
   async stop(): Promise<void> {
     this.#stop.abort(new Error('cache stopped'));
-    this.#probe.stop();
+    this.#releaseProbe();
     this.#batcher.stop();
     await this.#main;
     await Promise.all([...this.#running.values()].map((r) => r.done));

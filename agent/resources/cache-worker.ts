@@ -11,6 +11,7 @@ import { listGateOf, type ListGate } from './list-gate.ts';
 import { DEFAULT_TIMING } from './reflector.ts';
 import { CacheRun, DEFAULT_CACHE_TIMING, type CacheTiming, type RunDeps } from './cache-run.ts';
 import { WatchListProbes, watchListProbesOf } from './watch-list-probe.ts';
+import { clusterProbesOf, type ClusterProbes } from './cluster-probes.ts';
 
 export interface CacheWorkerOptions {
   timing?: Partial<CacheTiming>;
@@ -23,6 +24,8 @@ export interface CacheWorkerOptions {
   decoder?: Decoder;
   /** What is learnt of each cluster's WatchList; by default one record per agent context. */
   watchLists?: WatchListProbes;
+  /** The probes of clusters that do not answer; by default one registry per agent context. */
+  clusterProbes?: ClusterProbes;
 }
 
 /** What a change of which restarts the cache. */
@@ -112,6 +115,7 @@ export function cacheWorkerFactory(options: CacheWorkerOptions = {}): AccountWor
       metrics: ctx.metrics,
       decoder: options.decoder ?? decoderOf(ctx),
       watchLists: options.watchLists ?? watchListProbesOf(ctx),
+      clusterProbes: options.clusterProbes ?? clusterProbesOf(ctx),
       timing: { ...DEFAULT_TIMING, ...DEFAULT_CACHE_TIMING, ...options.timing },
       ...(options.batch === undefined ? {} : { batch: options.batch }),
       ...(options.onSent === undefined ? {} : { onSent: options.onSent }),
