@@ -25,6 +25,10 @@ export const OPTIONS = {
   replicas: { type: 'string' },
   'propagation-policy': { type: 'string' },
   'to-revision': { type: 'string' },
+  state: { type: 'string' },
+  zone: { type: 'string' },
+  source: { type: 'string' },
+  prefix: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

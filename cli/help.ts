@@ -24,6 +24,10 @@ const VALUE_NAMES: Partial<Record<OptionName, string>> = {
   replicas: ' N',
   'propagation-policy': ' POLICY',
   'to-revision': ' REVISION',
+  state: ' STATE[,STATE]',
+  zone: ' ZONE',
+  source: ' SOURCE[,SOURCE]',
+  prefix: ' PREFIX',
 };
 
 function flagName(name: OptionName): string {

@@ -11,13 +11,14 @@ import { checkAllowed, checkArity, outputFormat, parseLine, serverUrl, type Flag
 import { createClient } from './client.ts';
 import { ACCOUNT_COMMANDS } from './commands/accounts.ts';
 import { AGENT_IDENTITY_COMMANDS } from './commands/agent-identities.ts';
+import { AGENT_COMMANDS } from './commands/agents.ts';
 import { OPERATION_COMMANDS } from './commands/operations.ts';
 import { RESOURCE_COMMANDS } from './commands/resources.ts';
 import type { Command } from './context.ts';
 import { describeError, EXIT, isUsageError, usageError } from './errors.ts';
 import { commandUsage, overview } from './help.ts';
 
-export const COMMANDS: readonly Command[] = [...ACCOUNT_COMMANDS, ...OPERATION_COMMANDS, ...RESOURCE_COMMANDS, ...AGENT_IDENTITY_COMMANDS];
+export const COMMANDS: readonly Command[] = [...ACCOUNT_COMMANDS, ...OPERATION_COMMANDS, ...RESOURCE_COMMANDS, ...AGENT_COMMANDS, ...AGENT_IDENTITY_COMMANDS];
 
 export interface CliIo {
   out: (text: string) => void;

@@ -164,6 +164,40 @@ describe('vendorctl against a running control plane', { timeout: 120_000 }, () =
     expect(await vendorctl(['agent-identities', 'list', '-o', 'json'])).toMatchObject({ code: 0, out: '[]\n' });
   });
 
+  it('filters the account list, counts the accounts, shows the live agent and an account\'s operations', async () => {
+    // After the tests above: local ACTIVE, stage INACTIVE in vendor-agent_local, prod removed (no state).
+    expect((await json(vendorctl(['accounts', 'list', '--state', 'ACTIVE,INACTIVE', '--source', 'driver', '-o', 'json']))) as { name: string }[]).toMatchObject([
+      { name: 'local' },
+      { name: 'stage' },
+    ]);
+    const byZone = await vendorctl(['accounts', 'list', '--zone', 'vendor-agent_local', '--prefix', 'st']);
+    expect(byZone.code, byZone.err).toBe(0);
+    expect(byZone.out.trimEnd().split('\n').slice(1).map((l) => l.split(/\s+/)[0])).toEqual(['stage']);
+
+    expect(await json(vendorctl(['accounts', 'summary', '-o', 'json']))).toMatchObject({ total: 3, byState: { ACTIVE: 1, INACTIVE: 1 }, withoutState: 1, bySource: { driver: 3 } });
+    const summary = await vendorctl(['accounts', 'summary']);
+    expect(summary.out).toMatch(/^BY +VALUE +ACCOUNTS\ntotal +- +3\n/);
+    expect(summary.out).toMatch(/\nstate +ACTIVE +1\n/);
+
+    const agents = await vendorctl(['agents', 'list']);
+    expect(agents.code, agents.err).toBe(0);
+    expect(agents.out).toMatch(/^AGENT ID +ZONE +IDENTITY +VERSION +CONNECTED SINCE +LAST HEARTBEAT +ACCOUNTS \(HELD\/CACHING\)\nlocal-agent +\S+ +\S+ +\S+ +\S+ +\S+ +1\/1\n$/);
+    const zone = (await json(vendorctl(['agents', 'get', 'local-agent', '-o', 'json']))) as { zoneId: string; accounts: unknown[] };
+    expect(zone.accounts).toEqual([{ name: 'local', caching: true }]);
+    expect(await json(vendorctl(['agents', 'list', '--zone', zone.zoneId, '-o', 'json']))).toMatchObject([{ agentId: 'local-agent' }]);
+    expect(await json(vendorctl(['agents', 'list', '--zone', 'vendor-agent_nowhere', '-o', 'json']))).toEqual([]);
+    const one = await vendorctl(['agents', 'get', 'local-agent']);
+    expect(one.out).toMatch(/\nACCOUNT +CACHING\nlocal +true\n$/);
+    expect((await vendorctl(['agents', 'get', 'no-such-agent'])).err).toMatch(/\(404 not_found\)\n$/);
+
+    const operations = (await json(vendorctl(['operations', 'list', 'local', '-o', 'json']))) as { action: string; state: string; idempotencyKey: string }[];
+    expect(operations.map((o) => o.state)).toEqual(['FAILED', 'FAILED', 'SUCCEEDED']);
+    expect(operations[2]).toMatchObject({ action: 'deploy', idempotencyKey: 'cli-deploy-1' });
+    const succeeded = await vendorctl(['operations', 'list', 'local', '--state', 'SUCCEEDED']);
+    expect(succeeded.out).toMatch(/^ID +ACTION +STATE +OBJECTS +CREATED +MESSAGE\n\w+ +deploy +SUCCEEDED +1 +\S+/);
+    expect(succeeded.out.trimEnd().split('\n')).toHaveLength(2);
+  });
+
   it('exits 2 with a usage message before anything is sent', async () => {
     const usage = async (args: string[], message: RegExp) => {
       const run = await vendorctl(args);
@@ -193,6 +227,14 @@ describe('vendorctl against a running control plane', { timeout: 120_000 }, () =
     const unknown = await vendorctl(['accounts', 'register', '-f', file('ghost.yaml', 'name: ghost\n')]);
     expect(unknown.code).toBe(3);
     expect(unknown.err).toMatch(/^error: Not a driver-defined account: .*ghost.* \(400 unknown_account\)\n {2}\[0\]\.name: .*ghost.*\n {2}names: ghost\n$/);
+
+    const badState = await vendorctl(['accounts', 'list', '--state', 'SLEEPING']);
+    expect(badState.code).toBe(3);
+    expect(badState.err).toMatch(/\(400 invalid_input\)\n {2}state: must be one or more of INACTIVE, ACTIVE, FAILED, separated by commas\n/);
+    expect(badState.out).toBe('');
+    const badOperationState = await vendorctl(['operations', 'list', 'local', '--state', 'DONE']);
+    expect(badOperationState.code).toBe(3);
+    expect(badOperationState.err).toMatch(/\(400 invalid_input\)\n {2}state: /);
 
     const missing = await vendorctl(['accounts', 'get', 'nowhere']);
     expect(missing.code).toBe(3);

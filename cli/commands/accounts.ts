@@ -1,12 +1,13 @@
 /** `vendorctl accounts ...`: the account routes of docs/api.md#endpoints. */
 import * as v from 'valibot';
-import { accountPageSchema, accountSchema, registrationBatchSchema, type Account } from '../../shared/accounts/schema.ts';
+import { accountSchema, registrationBatchSchema, type Account } from '../../shared/accounts/schema.ts';
 import { toIssues } from '../../shared/accounts/validate.ts';
 import { expectShape } from '../client.ts';
 import type { Command, CommandContext } from '../context.ts';
 import { usageError } from '../errors.ts';
 import { documentsOf } from '../input.ts';
 import { cell, render, renderTable, type Table } from '../output.ts';
+import { everyNumberedPage, queryOf } from '../query.ts';
 
 /** The largest page the API serves (docs/api.md#limits). */
 const PAGE_SIZE = 500;
@@ -30,20 +31,26 @@ function print(ctx: CommandContext, answer: unknown, what: string): void {
 
 const path = (name: string) => `/vendor/accounts/${encodeURIComponent(name)}`;
 
+/** The flags of `accounts list` and the API's filter parameters they pass (docs/api.md#filters). */
+const LIST_FILTERS = { state: 'state', zone: 'zoneId', source: 'source', prefix: 'namePrefix' } as const;
+
 const list: Command = {
   words: ['accounts', 'list'],
   args: '',
-  summary: 'list the accounts the caller may read, every page',
-  options: [],
+  summary: 'list the accounts the caller may read, every page (narrowed by the filters given)',
+  options: [
+    ['state', 'only accounts in these states: INACTIVE, ACTIVE, FAILED, separated by commas'],
+    ['zone', 'only accounts of this zone'],
+    ['source', 'only accounts of these sources: driver, static-agent-config, separated by commas'],
+    ['prefix', 'only accounts whose names start with it'],
+  ],
   arity: [0, 0],
   async run(ctx) {
-    const items: unknown[] = [];
-    for (let page = 1; ; page++) {
-      const { body } = await ctx.api.call('GET', `/vendor/accounts?page=${page}&limit=${PAGE_SIZE}`);
-      const got = expectShape(accountPageSchema, body, 'the account list');
-      items.push(...(body as { items: unknown[] }).items);
-      if (got.items.length === 0 || items.length >= got.total) break;
-    }
+    const items = await everyNumberedPage(
+      ctx.api,
+      (page) => `/vendor/accounts${queryOf(ctx.flags, LIST_FILTERS, { page: String(page), limit: String(PAGE_SIZE) })}`,
+      'the account list',
+    );
     print(ctx, items, 'the account list');
     return 0;
   },
@@ -113,4 +120,40 @@ const remove: Command = {
   },
 };
 
-export const ACCOUNT_COMMANDS: readonly Command[] = [list, get, register, activate, remove];
+const countsSchema = v.record(v.string(), v.number());
+const accountSummarySchema = v.looseObject({
+  total: v.number(),
+  byState: countsSchema,
+  withoutState: v.number(),
+  byZone: countsSchema,
+  withoutZone: v.number(),
+  bySource: countsSchema,
+});
+
+/** One row per counted value: `state ACTIVE 2`, with `(none)` for the accounts without a state or zone. */
+function summaryTable(s: v.InferOutput<typeof accountSummarySchema>): Table {
+  const rows = (by: string, counts: Record<string, number>, without?: number) => [
+    ...Object.entries(counts).map(([value, n]) => [by, value, String(n)]),
+    ...(without === undefined || without === 0 ? [] : [[by, '(none)', String(without)]]),
+  ];
+  return {
+    columns: ['BY', 'VALUE', 'ACCOUNTS'],
+    rows: [['total', '-', String(s.total)], ...rows('state', s.byState, s.withoutState), ...rows('zone', s.byZone, s.withoutZone), ...rows('source', s.bySource)],
+  };
+}
+
+const summary: Command = {
+  words: ['accounts', 'summary'],
+  args: '',
+  summary: 'count the accounts the caller may read by state, zone and source (GET /vendor/account-summary)',
+  options: [],
+  arity: [0, 0],
+  async run(ctx) {
+    const { body } = await ctx.api.call('GET', '/vendor/account-summary');
+    const counts = expectShape(accountSummarySchema, body, 'the account summary');
+    ctx.out(render(ctx.format, body, () => renderTable(summaryTable(counts))));
+    return 0;
+  },
+};
+
+export const ACCOUNT_COMMANDS: readonly Command[] = [list, get, summary, register, activate, remove];

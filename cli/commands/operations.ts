@@ -9,6 +9,7 @@ import { expectShape } from '../client.ts';
 import type { Command, CommandContext } from '../context.ts';
 import { EXIT, usageError } from '../errors.ts';
 import { cell, render, renderTable } from '../output.ts';
+import { queryOf } from '../query.ts';
 import { parseTarget } from '../targets.ts';
 
 /** The longest `?wait` the API holds an answer (docs/api.md#operations). */
@@ -29,6 +30,7 @@ const operationSchema = v.looseObject({
   action: v.string(),
   state: v.picklist(OPERATION_STATES),
   objects: v.optional(v.number()),
+  createdAt: v.optional(v.string()),
   message: v.optional(v.string()),
   outcomes: v.optional(v.array(outcomeSchema)),
 });
@@ -210,4 +212,37 @@ const get: Command = {
   },
 };
 
-export const OPERATION_COMMANDS: readonly Command[] = [deploy, remove, scale, restart, undo, get];
+/** The largest page of an account's operations the API serves (docs/api.md#an-accounts-operations). */
+const OPERATION_PAGE_SIZE = 200;
+
+const list: Command = {
+  words: ['operations', 'list'],
+  args: '<account>',
+  summary: "list an account's operations, newest first, every page",
+  options: [['state', 'only operations in these states: QUEUED, RUNNING, SUCCEEDED, FAILED, TIMED_OUT, separated by commas']],
+  arity: [1, 1],
+  async run(ctx) {
+    const items: unknown[] = [];
+    const operations: Operation[] = [];
+    for (let after: string | undefined; ; ) {
+      const query = queryOf(ctx.flags, { state: 'state' }, { limit: String(OPERATION_PAGE_SIZE), ...(after === undefined ? {} : { after }) });
+      const { body } = await ctx.api.call('GET', `/vendor/accounts/${encodeURIComponent(ctx.args[0]!)}/operations${query}`);
+      const got = expectShape(v.looseObject({ items: v.array(operationSchema), next: v.optional(v.string()) }), body, "the account's operations");
+      items.push(...(body as { items: unknown[] }).items);
+      operations.push(...got.items);
+      if (got.next === undefined) break;
+      after = got.next;
+    }
+    ctx.out(
+      render(ctx.format, items, () =>
+        renderTable({
+          columns: ['ID', 'ACTION', 'STATE', 'OBJECTS', 'CREATED', 'MESSAGE'],
+          rows: operations.map((op) => [op.id, op.action, op.state, cell(op.objects), cell(op.createdAt), cell(op.message)]),
+        }),
+      ),
+    );
+    return 0;
+  },
+};
+
+export const OPERATION_COMMANDS: readonly Command[] = [deploy, remove, scale, restart, undo, get, list];

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { main } from './main.ts';
+
+/** A fake API answering each GET from `pages` by its path and query, recording the URLs asked for. */
+function pagedApi(pages: Record<string, unknown>) {
+  const urls: string[] = [];
+  const fetchImpl = async (url: string | URL | Request) => {
+    const path = String(url).replace('http://api.test', '');
+    urls.push(path);
+    const body = pages[path];
+    return new Response(JSON.stringify(body ?? { title: 'Not found', code: 'not_found' }), { status: body === undefined ? 404 : 200 });
+  };
+  return { urls, fetch: fetchImpl as typeof fetch };
+}
+
+async function run(argv: string[], fetchImpl: typeof fetch) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, { out: (t) => void out.push(t), err: (t) => void err.push(t), env: { VENDOR_API_URL: 'http://api.test' }, stdin: async () => '', fetch: fetchImpl });
+  return { code, out: out.join(''), err: err.join('') };
+}
+
+const agent = (agentId: string) => ({ agentId, zoneId: 'z', identity: 'fleet', version: '1', connectedAt: 't0', lastHeartbeatAt: 't1', accounts: [{ name: 'a', caching: true }], caching: 1 });
+const operation = (id: string) => ({ id, account: 'prod', action: 'deploy', state: 'SUCCEEDED', objects: 1, createdAt: 't' });
+
+describe('vendorctl lists that span pages', () => {
+  it('agents list reads numbered pages until total, with the zone filter on each', async () => {
+    const api = pagedApi({
+      '/vendor/agents?page=1&limit=500&zoneId=z': { items: [agent('a1')], page: 1, limit: 500, total: 2 },
+      '/vendor/agents?page=2&limit=500&zoneId=z': { items: [agent('a2')], page: 2, limit: 500, total: 2 },
+    });
+    const result = await run(['agents', 'list', '--zone', 'z', '-o', 'json'], api.fetch);
+    expect(result.code, result.err).toBe(0);
+    expect((JSON.parse(result.out) as { agentId: string }[]).map((a) => a.agentId)).toEqual(['a1', 'a2']);
+    expect(api.urls).toHaveLength(2);
+  });
+
+  it('operations list follows next as after until there is none', async () => {
+    const api = pagedApi({
+      '/vendor/accounts/prod/operations?limit=200&state=SUCCEEDED': { items: [operation('o2')], next: 'p1' },
+      '/vendor/accounts/prod/operations?limit=200&after=p1&state=SUCCEEDED': { items: [operation('o1')] },
+    });
+    const result = await run(['operations', 'list', 'prod', '--state', 'SUCCEEDED'], api.fetch);
+    expect(result.code, result.err).toBe(0);
+    expect(result.out).toMatch(/^ID +ACTION +STATE +OBJECTS +CREATED +MESSAGE\no2 +deploy +SUCCEEDED +1 +t +-\no1 +deploy +SUCCEEDED +1 +t +-\n$/);
+  });
+});
