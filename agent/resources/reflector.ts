@@ -136,6 +136,8 @@ function isGone(e: unknown): boolean {
 export class Reflector {
   readonly scope: CacheScope;
   readonly state: ScopeState = { objects: 0, bytes: 0, watching: false, relists: 0, expired: 0 };
+  /** The next watch to open is news to operators: the first, or the first after a failure. */
+  #reportNextWatch = true;
   readonly #deps: ReflectorDeps;
   readonly #ref: ResourceScope;
   readonly #info: KindInfo;
@@ -237,6 +239,7 @@ export class Reflector {
     const message = (e as Error).message;
     const wasFailing = this.state.lastError !== undefined;
     this.state.lastError = message;
+    this.#reportNextWatch = true;
     if (!wasFailing) this.#deps.onStateChange?.();
     this.state.lastErrorAt = this.#deps.clock.now();
     if (ofCluster || this.state.failureLogged === true) return;
@@ -244,9 +247,16 @@ export class Reflector {
     this.#deps.log.warn({ scope: this.id, err: message }, `cache of ${this.id} failed; retrying with backoff (logged again when it works)`);
   }
 
+  /**
+   * Operators are told when the scope first watches, and when it watches again after a failure; a
+   * watch that ends and opens again on its own (its timeout) is routine and reported with the next
+   * periodic report, so it costs no health write of its own.
+   */
   #setWatching(watching: boolean): void {
     if (this.state.watching === watching) return;
     this.state.watching = watching;
+    if (!watching || !this.#reportNextWatch) return;
+    this.#reportNextWatch = false;
     this.#deps.onStateChange?.();
   }
 

@@ -260,11 +260,13 @@ function guarded(snapshot: TableSnapshot): Map<string, unknown> {
     const item = JSON.parse(json) as Record<string, unknown>;
     if (pk === 'SESSION') {
       if (item.agentId !== 'good-agent') continue;
-      // The good agent's own renewals.
+      // The good agent's own renewals (and when the last one was, for the agents API).
       delete item.leaseExpiresAt;
+      delete item.renewedAt;
       delete item.lastProcessedSeq;
       delete item[TTL_ATTRIBUTE];
-    } else if (pk === 'ACCOUNT' || pk === 'ACCESS') {
+    } else if (pk === 'ACCOUNT' || pk === 'ACCESS' || pk === 'CLEANUP') {
+      // The rogue's own static accounts come and go (and a gone one is marked for its cache's cleanup).
       if (sk !== '#BUILT' && !others.has(sk)) continue;
     } else if (pk === 'CHANGE') {
       // `<13-digit ms>#<name>#<10-digit generation>`
