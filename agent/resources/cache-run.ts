@@ -117,7 +117,12 @@ export class CacheRun {
     this.#deps = deps;
     this.#log = account.logger;
     const probeDeps = { cluster: account.cluster, clock: deps.clock, random: deps.random, log: this.#log, timing: deps.timing };
-    const lease = (deps.clusterProbes ?? new ClusterProbes()).acquire(probeDeps, () => this.#waker.wake());
+    // A change of the cluster's reachability is reported at once, not by the run's loop: the loop may
+    // itself be waiting for the cluster (discovery read again during the outage).
+    const lease = (deps.clusterProbes ?? new ClusterProbes()).acquire(probeDeps, () => {
+      this.#report(deps.clock.now(), false, true);
+      this.#waker.wake();
+    });
     this.#probe = lease.probe;
     this.#releaseProbe = () => lease.release();
     this.#lastFailureSummaryAt = deps.clock.now();
@@ -366,7 +371,7 @@ export class CacheRun {
     if (restarted > 0) this.#log.info({ restarted }, 'the driver holds less than was sent for some scopes; they start again from where it stands');
   }
 
-  #report(now: number, periodic: boolean): void {
+  #report(now: number, periodic: boolean, urgent = false): void {
     const kinds = summarize([...this.#running.values()].map((r) => ({ type: r.reflector.scope.type, state: r.reflector.state })));
     const { metrics } = this.#deps;
     for (const k of kinds) {
@@ -380,7 +385,7 @@ export class CacheRun {
     const fingerprint = `${healthFingerprint(kinds)}|${reachability.reachable}|${reachability.since}|${reachability.reason ?? ''}|${reachability.error ?? ''}`;
     if (fingerprint === this.#lastHealth && now - this.#lastHealthAt < this.#deps.timing.healthMaxAgeMs) return;
     const gap = this.#deps.timing.healthChangeGapMs;
-    if (!periodic && now - this.#lastHealthAt < gap) {
+    if (!periodic && !urgent && now - this.#lastHealthAt < gap) {
       this.#reportDueAt = this.#lastHealthAt + gap;
       return;
     }
