@@ -99,7 +99,7 @@ describe('the cache keys of an account, from its definition to what the API serv
     expect(await world.account('edge')).toMatchObject({ source: 'static-agent-config', config: { onlySpinnakerManaged: true, omitNamespaces: ['edge-hidden'] } });
     expect(agent.holder().view('edge')?.settings).toMatchObject({ onlySpinnakerManaged: true, omitNamespaces: ['edge-hidden'] });
     await vi.waitFor(async () => expect((await served('edge')).map(keyOf)).toEqual(['ConfigMap|edge-shop/marked']), WAIT);
-    // No warning that either key is not implemented.
+    // No warning about either key: both are in effect.
     expect(agent.logs().filter((l) => l.level === 'warn' && String(l.key ?? '').includes('accounts[0]'))).toEqual([]);
   }, 60_000);
 });
