@@ -45,6 +45,7 @@ import { systemClock } from '../shared/clock.ts';
 import { createLogger } from '../shared/log.ts';
 import { OperationEvents } from '../shared/operations/events.ts';
 import { getAccount } from '../shared/table/accounts/records.ts';
+import { getCacheHealth } from '../shared/table/resources/health.ts';
 import { runBounded } from '../shared/table/core/bounded.ts';
 import { CapacityMeter } from '../shared/table/core/capacity.ts';
 import { createDocumentClient, type TableRef } from '../shared/table/core/client.ts';
@@ -196,7 +197,14 @@ async function startPlane(agents: number): Promise<Plane> {
     await http(api, 'PATCH', '/vendor/accounts', names.map((i) => ({ name: account(i), state: 'ACTIVE' })));
     for (const i of names) {
       await untilAsync(async () => Object.values((await getAccount(table, account(i)))?.agents ?? {}).some((a) => a.ok), 60_000, `account ${account(i)}`);
+      // The cache reports its first watch at once (docs/cache.md#health): that write comes before the
+      // measuring starts, not inside it.
+      await untilAsync(async () => {
+        const kinds = (await getCacheHealth(table, account(i)))?.kinds ?? [];
+        return kinds.length > 0 && kinds.every((k) => k.watching === k.scopes);
+      }, 60_000, `the cache of ${account(i)}`);
     }
+    await new Promise((r) => setTimeout(r, 500));
     return { meter, table, driver, api, remoteApi, echo, raw, close };
   } catch (e) {
     await close();
