@@ -51,6 +51,7 @@ async function guarded(): Promise<Map<string, unknown>> {
     const item = JSON.parse(json) as Record<string, unknown>;
     if (key.startsWith('SESSION|')) {
       delete item.leaseExpiresAt;
+      delete item.renewedAt;
       delete item.lastProcessedSeq;
       delete item[TTL_ATTRIBUTE];
     }
