@@ -257,6 +257,59 @@ if (!availability.available) {
       expect(await page.evaluate('JSON.stringify(Object.values(sessionStorage))')).toBe('[]');
     });
 
+    it('refreshes the accounts every 5 s while the tab is visible, and not while it is hidden', async () => {
+      // A tab of its own on a clock the test moves, so no wait depends on the machine's speed.
+      const tab = await browser.context.newPage();
+      try {
+        await tab.clock.install();
+        await tab.goto(`${url}/ui/`);
+        await tab.getByLabel('Bearer token').fill(PLANE_TOKEN);
+        await tab.keyboard.press('Enter');
+        await tab.locator('#page-status').waitFor();
+        const reads: string[] = [];
+        let sentinels = 0;
+        tab.on('request', (request) => {
+          const path = new URL(request.url()).pathname;
+          if (path === '/vendor/accounts') reads.push(request.url());
+          if (path === '/healthz') sentinels++;
+        });
+        const settled = async (count: number) => vi.waitFor(() => expect(reads.length).toBe(count), SETTLE);
+        // A request of the page's own after the clock has run: once the suite has seen it, it has seen every earlier one.
+        const seenAll = async () => {
+          const before = sentinels;
+          await tab.evaluate(`fetch('/healthz').then((r) => r.status)`);
+          await vi.waitFor(() => expect(sentinels).toBe(before + 1), SETTLE);
+        };
+
+        const stamp = tab.locator('#refreshed-at');
+        /** Waits until the page has shown a refresh after `before`: then the next one is scheduled. */
+        const refreshedSince = async (before: string | null) => vi.waitFor(async () => expect(await stamp.textContent()).not.toBe(before), SETTLE);
+
+        let before = await stamp.textContent();
+        await tab.clock.runFor(5_100);
+        await settled(1);
+        await refreshedSince(before);
+        await tab.evaluate(`Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' }); document.dispatchEvent(new Event('visibilitychange'))`);
+        await tab.clock.runFor(60_000);
+        await seenAll();
+        expect(reads).toHaveLength(1);
+        // Shown again: at once, then every 5 s.
+        await tab.evaluate(`Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'visible' }); document.dispatchEvent(new Event('visibilitychange'))`);
+        await settled(2);
+        before = await stamp.textContent();
+        await tab.clock.runFor(5_100);
+        await settled(3);
+        await refreshedSince(before);
+        // Paused by the operator: no more reads however long.
+        await tab.getByLabel('Live refresh').uncheck();
+        await tab.clock.runFor(60_000);
+        await seenAll();
+        expect(reads).toHaveLength(3);
+      } finally {
+        await tab.close();
+      }
+    });
+
     it('made no request to any other origin, and threw no error', () => {
       expect(browser.foreignRequests).toEqual([]);
       expect(browser.pageErrors).toEqual([]);
