@@ -21,6 +21,9 @@ import { inline, json, openRoute, problem } from './openapi/describe.ts';
 import { openApiRoute } from './openapi/document.ts';
 import { toVendorError } from './problem.ts';
 import { corsFor, securityHeaders } from './security.ts';
+import { callerRoutes } from './console/caller-routes.ts';
+import { consolePages, consolePolicy } from './console/pages.ts';
+import type { ConsoleOptions } from './console/settings.ts';
 
 export interface AppDeps {
   table: TableRef;
@@ -36,6 +39,8 @@ export interface AppDeps {
   operationEvents?: OperationEvents;
   /** Browser origins allowed to call the API (CORS); none, so CORS is off, when absent. */
   corsOrigins?: readonly string[];
+  /** The web console under `/ui` (docs/console.md): its settings, extra `connect-src` origins, where its build is. */
+  console?: ConsoleOptions;
 }
 
 /** Room for a full batch (1,000 records) of the largest valid records (about 4.7 KB each), under the 6 MB a Lambda request may carry. */
@@ -87,9 +92,11 @@ export function createApp(deps: AppDeps): Hono<ApiEnv> {
   });
   app.notFound((c) => problemResponse(c, new VendorError('not_found', `no route for ${c.req.method} ${c.req.path}`)));
 
-  app.use('*', securityHeaders());
+  app.use('*', securityHeaders(consolePolicy(deps.console)));
   const cors = corsFor(deps.corsOrigins ?? []);
   if (cors !== undefined) app.use('*', cors);
+  // The console's pages hold no data: they are served before authentication, and ask the API for everything.
+  app.use('*', consolePages(deps.console));
   app.use('*', authentication(deps.auth, OPEN_PATHS));
   const permissionsLog = new IgnoredPermissionsLog(logger);
   app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock, permissionsLog }, limit));
@@ -97,6 +104,7 @@ export function createApp(deps: AppDeps): Hono<ApiEnv> {
   app.route('/vendor/accounts', resourceRoutes({ table: deps.table, clock, permissionsLog }));
   app.route('/vendor/agent-identities', agentIdentityRoutes({ table: deps.table, clock, logger }, limit));
   app.route('/vendor/agents', agentRoutes({ table: deps.table, clock }));
+  app.route('/vendor/caller', callerRoutes({ table: deps.table }));
   app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents, permissionsLog }, operationLimit));
   app.get('/openapi.json', openApiDescription, openApiRoute(app));
   // Healthy means the table answers: one small read of the rank directory.

@@ -16,12 +16,18 @@ function overTls(c: Context): boolean {
   return c.req.header('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https';
 }
 
+/** Headers of paths that serve pages rather than API answers (the console, functions/console/pages.ts). */
+export interface PagePolicy {
+  contentSecurityPolicy: string;
+}
+
 /**
  * Headers on every answer, errors included (docs/api.md, "Security headers"). The API serves JSON to
  * programs, never pages: nothing may be framed, sniffed as another type, run as script or cached
- * (answers carry account data for one caller's credentials).
+ * (answers carry account data for one caller's credentials). Paths `pagePolicy` claims serve pages
+ * instead: they get its Content-Security-Policy, and keep a `Cache-Control` the page set itself.
  */
-export function securityHeaders(): MiddlewareHandler {
+export function securityHeaders(pagePolicy: (path: string) => PagePolicy | undefined = () => undefined): MiddlewareHandler {
   const standard = secureHeaders({
     contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
     xFrameOptions: 'DENY',
@@ -30,7 +36,9 @@ export function securityHeaders(): MiddlewareHandler {
   });
   return async (c, next) => {
     await standard(c, next);
-    c.res.headers.set('Cache-Control', 'no-store');
+    const page = pagePolicy(c.req.path);
+    if (page !== undefined) c.res.headers.set('Content-Security-Policy', page.contentSecurityPolicy);
+    if (page === undefined || !c.res.headers.has('Cache-Control')) c.res.headers.set('Cache-Control', 'no-store');
     if (overTls(c)) c.res.headers.set('Strict-Transport-Security', HSTS);
   };
 }

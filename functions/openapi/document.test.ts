@@ -115,8 +115,9 @@ describe('OpenAPI document', () => {
     expect(document.components.responses.Unauthorized?.headers).toHaveProperty('WWW-Authenticate');
     for (const [route, op] of operations()) {
       const open = op.security?.length === 0;
-      // Lists and summaries serve what the caller may read; an agent the caller may not see is not found.
-      const mayForbid = !open && !['GET /vendor/accounts', 'GET /vendor/agents', 'GET /vendor/agents/{agentId}', 'GET /vendor/account-summary'].includes(route);
+      // Lists and summaries serve what the caller may read; an agent the caller may not see is not found;
+      // the caller route answers what the caller may do.
+      const mayForbid = !open && !['GET /vendor/accounts', 'GET /vendor/agents', 'GET /vendor/agents/{agentId}', 'GET /vendor/account-summary', 'GET /vendor/caller'].includes(route);
       expect(Object.keys(op.responses ?? {}).includes('403'), route).toBe(mayForbid);
     }
     const account = document.components.schemas.Account as { properties?: Record<string, { description?: string }> };

@@ -1,0 +1,2 @@
+// Styles are bundled by esbuild (scripts/build-console.ts) into the hashed stylesheet.
+declare module '*.css';
