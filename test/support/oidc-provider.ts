@@ -47,29 +47,39 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 export class TestOpenIdProvider {
   readonly url: string;
   readonly clientId: string;
-  readonly resources: string[];
   /** Requests to the provider, as `METHOD path` without the query, in order. */
   readonly requests: string[] = [];
   readonly #server: Server;
+  #handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
 
-  private constructor(server: Server, url: string, clientId: string, resources: string[]) {
+  private constructor(server: Server, url: string, clientId: string) {
     this.#server = server;
     this.url = url;
     this.clientId = clientId;
-    this.resources = resources;
+  }
+
+  /**
+   * Listens without a provider yet, so its URL (the issuer) can be put in the configuration of an
+   * API whose own URL, the redirect URI, is known only once that runs; `configure` completes it.
+   */
+  static async listen(clientId = 'vendor-console'): Promise<TestOpenIdProvider> {
+    let op: TestOpenIdProvider | undefined;
+    const server = createServer((req, res) => op?.#handle(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    op = new TestOpenIdProvider(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, clientId);
+    return op;
   }
 
   static async start(options: TestOpenIdProviderOptions): Promise<TestOpenIdProvider> {
-    let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
-    const server = createServer((req, res) => handler(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const clientId = options.clientId ?? 'vendor-console';
-    const op = new TestOpenIdProvider(server, url, clientId, options.resources);
-    const provider = await createProvider(url, clientId, options);
+    const op = await TestOpenIdProvider.listen(options.clientId);
+    await op.configure(options);
+    return op;
+  }
+
+  async configure(options: Omit<TestOpenIdProviderOptions, 'clientId'>): Promise<void> {
+    const provider = await createProvider(this.url, this.clientId, options);
     const oidc = provider.callback();
-    handler = (req, res) => {
-      op.requests.push(`${req.method} ${(req.url ?? '').split('?')[0]}`);
+    this.#handler = (req, res) => {
       if ((req.url ?? '').startsWith('/interaction/')) {
         interaction(provider, options.users, req, res).catch((err: unknown) => {
           res.writeHead(500, { 'content-type': 'text/plain' });
@@ -79,7 +89,13 @@ export class TestOpenIdProvider {
       }
       oidc(req, res);
     };
-    return op;
+  }
+
+  #handle(req: IncomingMessage, res: ServerResponse): void {
+    this.requests.push(`${req.method} ${(req.url ?? '').split('?')[0]}`);
+    if (this.#handler !== undefined) return this.#handler(req, res);
+    res.writeHead(503, { 'content-type': 'text/plain' });
+    res.end('not configured yet');
   }
 
   close(): Promise<void> {
@@ -127,7 +143,7 @@ async function createProvider(url: string, clientId: string, options: TestOpenId
     },
     interactions: { url: (_ctx: unknown, i: { uid: string }) => `/interaction/${i.uid}` },
     clientBasedCORS: (_ctx: unknown, origin: string) => corsOrigins.includes(origin),
-    ttl: { AccessToken: options.accessTokenTtlSeconds ?? 300, IdToken: options.accessTokenTtlSeconds ?? 300 },
+    ttl: { AccessToken: options.accessTokenTtlSeconds ?? 300, IdToken: options.accessTokenTtlSeconds ?? 300, Interaction: 600, Session: 3_600, Grant: 3_600 },
     features: {
       devInteractions: { enabled: false },
       rpInitiatedLogout: { enabled: true },

@@ -11,7 +11,7 @@ import { problemBlock } from './problem-view.ts';
 import { ConsoleRouter, route, UI_BASE } from './router.ts';
 import { forgetToken, storedToken } from './session.ts';
 import { loadConsoleSettings, type ConsoleClientSettings } from './settings.ts';
-import { completeOidcCallback, oidcSignInWay, oidcSignOut, signedInWithOidc, watchOidcExpiry } from './oidc-sign-in.ts';
+import { completeOidcCallback, oidcSignInExpired, oidcSignInWay, oidcSignOut, signedInWithOidc, watchOidcExpiry } from './oidc-sign-in.ts';
 import { addSignInWay, renderSignIn } from './sign-in.ts';
 import type { CallerJson } from './types.ts';
 
@@ -38,7 +38,7 @@ function showConsole(settings: ConsoleClientSettings, caller: CallerJson): void 
     showSignIn(settings, 'You are signed out.');
   };
   signedIn = true;
-  watchOidcExpiry(() => showSignIn(settings, 'Your sign-in has expired: sign in again.'));
+  watchOidcExpiry(() => showSignIn(settings, SIGN_IN_EXPIRED));
   const { root, main } = consoleLayout(caller, signOut);
   replaceChildren(app, root);
   const router: ConsoleRouter = new ConsoleRouter(
@@ -55,7 +55,10 @@ function showConsole(settings: ConsoleClientSettings, caller: CallerJson): void 
   void router.show();
 }
 
+const SIGN_IN_EXPIRED = 'Your sign-in has expired: sign in again.';
+
 async function start(settings: ConsoleClientSettings): Promise<void> {
+  if (oidcSignInExpired()) return showSignIn(settings, SIGN_IN_EXPIRED);
   if (storedToken() === undefined) return showSignIn(settings);
   try {
     showConsole(settings, await fetchCaller());

@@ -1,5 +1,5 @@
 import { el } from './dom.ts';
-import { beginSignIn, completeSignIn, currentSession, isCallback, signOut, type OidcBrowser, type OidcSignIn } from './oidc.ts';
+import { beginSignIn, completeSignIn, currentSession, isCallback, SESSION_KEY, signOut, type OidcBrowser, type OidcSignIn } from './oidc.ts';
 import { showProblem } from './problem-view.ts';
 import { UI_BASE } from './router.ts';
 import { forgetToken, storeToken } from './session.ts';
@@ -82,15 +82,24 @@ export async function completeOidcCallback(settings: ConsoleClientSettings): Pro
 
 let expiryTimer: ReturnType<typeof setTimeout> | undefined;
 
+/**
+ * Whether this tab signed in with OIDC and the token has expired since (a reload, a laptop that slept):
+ * the token is then forgotten, and the console shows the sign-in page instead of using it.
+ */
+export function oidcSignInExpired(): boolean {
+  const signedInHere = browser.storage.getItem(SESSION_KEY) !== null;
+  if (!signedInHere || currentSession(browser.storage, browser.now()) !== undefined) return false;
+  forgetToken();
+  return true;
+}
+
 /** At the token's expiry the console forgets it and `expired` shows the sign-in page. */
 export function watchOidcExpiry(expired: () => void): void {
   clearTimeout(expiryTimer);
   const session = currentSession(browser.storage, browser.now());
   if (session === undefined) return;
   expiryTimer = setTimeout(() => {
-    currentSession(browser.storage, browser.now());
-    forgetToken();
-    expired();
+    if (oidcSignInExpired()) expired();
   }, Math.max(0, session.expiresAt - browser.now()));
 }
 
