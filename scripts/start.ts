@@ -10,6 +10,8 @@ const logger = createLogger({ format: process.env.VENDOR_LOG_FORMAT === 'json' ?
 
 try {
   const plane = await startControlPlane({ env: process.env, cwd: process.cwd(), logger });
+  // The token itself is never printed: it is a credential (docs/console.md#sign-in).
+  logger.info({ console: `${plane.apiUrl}/` }, `console: open ${plane.apiUrl}/ in a browser and sign in with the api.auth.adminToken of ${plane.driverConfig} (or a token of your identity provider)`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

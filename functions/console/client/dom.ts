@@ -41,9 +41,9 @@ export function dataTable(caption: string, headers: string[], rows: Child[][], o
   );
 }
 
-/** A link inside the console, followed by the router without reloading the page. */
+/** A link inside the console, followed by the router without reloading the page; a refresh keeps its focus. */
 export function navLink(href: string, ...children: Child[]): HTMLAnchorElement {
-  return el('a', { href, 'data-nav': true }, ...children);
+  return el('a', { href, 'data-nav': true, 'data-focus-key': `link:${href}` }, ...children);
 }
 
 /** A labelled form field: the label, the control and a place for its error (`data-error-for`). */

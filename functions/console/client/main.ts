@@ -18,9 +18,13 @@ import type { CallerJson } from './types.ts';
 const app = document.getElementById('app') as HTMLElement;
 /** A 401 sends a signed-in operator back to sign-in; while signing in, the form shows it itself. */
 let signedIn = false;
+/** The router of the signed-in console; a new one is made at each sign-in. */
+let router: ConsoleRouter | undefined;
 
 function showSignIn(settings: ConsoleClientSettings, reason?: string): void {
   signedIn = false;
+  router?.dispose();
+  router = undefined;
   const { root, main } = consoleLayout(undefined, () => {});
   replaceChildren(app, root);
   renderSignIn(main, settings, () => void start(settings), reason);
@@ -41,10 +45,10 @@ function showConsole(settings: ConsoleClientSettings, caller: CallerJson): void 
   watchOidcExpiry(() => showSignIn(settings, SIGN_IN_EXPIRED));
   const { root, main } = consoleLayout(caller, signOut);
   replaceChildren(app, root);
-  const router: ConsoleRouter = new ConsoleRouter(
+  const current: ConsoleRouter = new ConsoleRouter(
     main,
     [
-      route('', (m, v) => accountsPage(m, v, { caller, go: (p) => router.go(p) })),
+      route('', (m, v) => accountsPage(m, v, { caller, go: (p) => current.go(p) })),
       route('/accounts/:name', accountPage),
       route('/agents', agentsPage),
       route('/agents/:id', agentPage),
@@ -52,7 +56,8 @@ function showConsole(settings: ConsoleClientSettings, caller: CallerJson): void 
     ],
     (m) => replaceChildren(m, el('h1', {}, 'Not found'), el('p', {}, 'The console has no page here. '), navLink(`${UI_BASE}/`, 'Back to the accounts')),
   );
-  void router.show();
+  router = current;
+  void current.show();
 }
 
 const SIGN_IN_EXPIRED = 'Your sign-in has expired: sign in again.';

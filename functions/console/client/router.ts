@@ -35,18 +35,29 @@ export class ConsoleRouter {
   #leave: (() => void)[] = [];
   #controller = new AbortController();
 
+  readonly #onPopState = () => void this.show();
+  readonly #onClick = (event: MouseEvent) => {
+    const link = (event.target as Element | null)?.closest?.('a[data-nav]');
+    if (!(link instanceof HTMLAnchorElement) || event.defaultPrevented || event.button !== 0) return;
+    if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    this.go(link.getAttribute('href') ?? `${UI_BASE}/`);
+  };
+
   constructor(main: HTMLElement, routes: RouteDefinition[], notFound: RouteDefinition['render']) {
     this.#routes = routes;
     this.#main = main;
     this.#notFound = notFound;
-    window.addEventListener('popstate', () => void this.show());
-    document.addEventListener('click', (event) => {
-      const link = (event.target as Element | null)?.closest?.('a[data-nav]');
-      if (!(link instanceof HTMLAnchorElement) || event.defaultPrevented || event.button !== 0) return;
-      if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
-      event.preventDefault();
-      this.go(link.getAttribute('href') ?? `${UI_BASE}/`);
-    });
+    window.addEventListener('popstate', this.#onPopState);
+    document.addEventListener('click', this.#onClick);
+  }
+
+  /** Stops following links and history, and leaves the current page (on sign-out). */
+  dispose(): void {
+    window.removeEventListener('popstate', this.#onPopState);
+    document.removeEventListener('click', this.#onClick);
+    for (const cleanup of this.#leave.splice(0)) cleanup();
+    this.#controller.abort();
   }
 
   /** Shows `path` as a new history entry (or in place of the current one). */
