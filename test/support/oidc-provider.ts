@@ -63,10 +63,11 @@ export class TestOpenIdProvider {
    * API whose own URL, the redirect URI, is known only once that runs; `configure` completes it.
    */
   static async listen(clientId = 'vendor-console'): Promise<TestOpenIdProvider> {
-    let op: TestOpenIdProvider | undefined;
-    const server = createServer((req, res) => op?.#handle(req, res));
+    let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
+    const server = createServer((req, res) => handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    op = new TestOpenIdProvider(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, clientId);
+    const op = new TestOpenIdProvider(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, clientId);
+    handle = (req, res) => op.#handle(req, res);
     return op;
   }
 
