@@ -15,6 +15,9 @@ export default $config({
   },
   async run() {
     // SST refuses top-level imports in this file: the infrastructure is imported here.
+    // The web console is built first: the API Lambda carries it (copyFiles, docs/deploy.md#the-web-console).
+    const { buildConsole } = await import('./scripts/build-console.ts');
+    await buildConsole();
     const { controlPlane } = await import('./infra/control-plane.ts');
     return controlPlane({ stage: $app.stage, env: process.env });
   },

@@ -19,6 +19,8 @@ import { TTL_ATTRIBUTE, createTableInput } from '../shared/table/core/schema.ts'
 /** Where the deployment meets the code; the deployment test checks these against the repository. */
 export const DEPLOYED = {
   apiHandler: 'functions/lambda.handler',
+  /** The built web console, copied beside the handler's bundle where the Lambda reads it (docs/deploy.md#the-web-console). */
+  consoleFiles: { from: 'functions/console/dist', to: 'console' },
   driverDockerfile: 'deploy/docker/driver.Dockerfile',
   /** The driver's default gRPC port (`grpc.port` in driver/config.ts), also set in deploy/driver/vendor-driver.aws.yml. */
   driverPort: 9091,
@@ -127,6 +129,7 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
     timeout: '29 seconds',
     // SST hands a function its links in an encrypted file, which shared/links.ts reads.
     link: [table, oidcIssuer, oidcAudience, oidcRolesClaim, oidcClientId, oidcScopes, oidcResource, accountManagerRoles, openAccounts],
+    copyFiles: [DEPLOYED.consoleFiles],
     ...(reserved > 0 ? { concurrency: { reserved } } : {}),
     logging: { retention: production ? '1 year' : '1 month', format: 'json' },
   });

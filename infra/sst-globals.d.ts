@@ -76,6 +76,8 @@ interface SstFunctionArgs {
   concurrency?: { reserved?: number; provisioned?: number };
   url?: boolean;
   logging?: { retention?: string; format?: 'text' | 'json' };
+  /** Files copied into the function's package: `from` relative to the project, `to` relative to the package root. */
+  copyFiles?: { from: string; to?: string }[];
 }
 
 interface SstFunction extends SstLinkable {

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { expect, test } from 'vitest';
 
 export const CHROMIUM_PATH = process.env.VENDOR_CHROMIUM ?? '/usr/bin/chromium';
@@ -35,7 +35,8 @@ export interface ConsoleBrowser {
   foreignRequests: string[];
   /** Errors the pages threw, and console errors other than failed API answers. */
   pageErrors: string[];
-  screenshot(name: string): Promise<void>;
+  /** Saves a screenshot of the page (the whole page unless `fullPage: false`), or of one part of it. */
+  screenshot(name: string, options?: { fullPage?: boolean; of?: Locator }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -68,8 +69,10 @@ export async function launchConsoleBrowser(origin: string): Promise<ConsoleBrows
     page,
     foreignRequests,
     pageErrors,
-    screenshot: async (name) => {
-      await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+    screenshot: async (name, options = {}) => {
+      const path = join(SCREENSHOTS, `${name}.png`);
+      if (options.of !== undefined) await options.of.screenshot({ path });
+      else await page.screenshot({ path, fullPage: options.fullPage ?? true });
     },
     close: async () => {
       await context.close();

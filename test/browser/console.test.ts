@@ -89,7 +89,7 @@ if (!availability.available) {
       await vi.waitFor(async () => expect(await status.textContent()).toBe(`Page 1 of 7 · ${TEAMS + 1} accounts`), SETTLE);
       expect(await page.locator('table.accounts tbody tr').count()).toBe(50);
       expect(await page.locator('.summary').textContent()).toContain(`${REGISTERED}inactive`);
-      await browser.screenshot('accounts');
+      await browser.screenshot('accounts', { fullPage: false });
 
       await page.getByRole('checkbox', { name: 'INACTIVE' }).check();
       await page.getByRole('search', { name: 'Filter accounts' }).getByLabel('Zone').fill('zone-b_ns');
@@ -129,7 +129,7 @@ if (!availability.available) {
       // Live refresh brings the agent's confirmation in without a reload.
       const row = page.locator('table.accounts tbody tr').filter({ hasText: 'local' });
       await vi.waitFor(async () => expect(await row.textContent()).toMatch(/ACTIVE.*local-agent.*caching/), SETTLE);
-      await browser.screenshot('accounts-active');
+      await browser.screenshot('accounts-active', { fullPage: false });
     });
 
     it('shows a 409 from the API as it states it', async () => {
@@ -144,8 +144,7 @@ if (!availability.available) {
       const text = (await alert.textContent()) ?? '';
       expect(text).toContain('(409)');
       expect(text).toContain('no active agent session in zone "nowhere_ns"');
-      await alert.scrollIntoViewIfNeeded();
-      await browser.screenshot('conflict');
+      await browser.screenshot('conflict', { of: form });
     });
 
     it('deploys pasted YAML from the form to SUCCEEDED, with an Idempotency-Key the page made', async () => {
@@ -164,7 +163,7 @@ if (!availability.available) {
       expect(await result.textContent()).toContain(key);
       expect(await form.locator('#idempotency-key').textContent()).not.toBe(key);
       expect(world.kube.requests.log().some((r) => r.verb === 'patch' && r.name === 'console-web')).toBe(true);
-      await browser.screenshot('deploy');
+      await browser.screenshot('deploy', { of: form });
     });
 
     it('browses the cached resources by kind, namespace and name, showing the object', async () => {

@@ -29,7 +29,7 @@ function tokenForm(done: () => void): HTMLElement {
     'form',
     { class: 'sign-in-token', 'aria-labelledby': 'sign-in-token-title', novalidate: true },
     el('h2', { id: 'sign-in-token-title' }, 'With a token'),
-    field('Bearer token', input, 'For `npm start`: the api.auth.adminToken of its vendor-driver.yml. The token stays in this tab only and is forgotten when you sign out or close it.'),
+    field('Bearer token', input, 'With npm start: the api.auth.adminToken of its vendor-driver.yml. The token stays in this tab only, and is forgotten when you sign out or close the tab.'),
     problems,
     el('button', { type: 'submit' }, 'Sign in'),
   );
