@@ -46,6 +46,7 @@ else {
       await page().getByRole('button', { name: `Sign in with ${new URL(world.op.url).host}` }).waitFor();
       await browser.screenshot('oidc-sign-in');
       await signInAs(page(), 'reader', browser);
+      await page().locator('main').getByRole('link', { name: 'team-a' }).waitFor();
       await browser.screenshot('oidc-signed-in-reader');
 
       const address = new URL(page().url());
