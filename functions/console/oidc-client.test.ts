@@ -81,6 +81,43 @@ describe('the callback', () => {
   });
 });
 
+describe('the token answer', () => {
+  const settings = { issuer: metadata.issuer, clientId: 'console', scopes: ['openid'] };
+  const jwt = (claims: object) => `e30.${base64UrlEncode(new TextEncoder().encode(JSON.stringify(claims)))}.sig`;
+  /** A provider answering discovery, and `token` at its token endpoint. */
+  const answering = (token: object): OidcBrowser & { storage: ReturnType<typeof memoryStorage> } => {
+    const storage = memoryStorage();
+    storage.setItem(PENDING_KEY, JSON.stringify({ state: 's', nonce: 'n', verifier: 'v', redirectUri: 'https://c.example/ui/', returnTo: '/' }));
+    return {
+      storage,
+      now: () => 1_000,
+      navigate: () => undefined,
+      fetch: async (input) => new Response(JSON.stringify(String(input).endsWith('/token') ? token : metadata), { headers: { 'content-type': 'application/json' } }),
+    };
+  };
+  const callback = 'https://c.example/ui/?code=c&state=s';
+  const idToken = { iss: metadata.issuer, aud: 'console', sub: 'alice', nonce: 'n' };
+
+  it('keeps the access token, the ID token and the expiry of a good answer', async () => {
+    const b = answering({ access_token: 'at', token_type: 'Bearer', expires_in: 60, id_token: jwt(idToken) });
+    expect((await completeSignIn(settings, b, callback)).session).toEqual({ accessToken: 'at', idToken: jwt(idToken), expiresAt: 61_000, subject: 'alice' });
+  });
+
+  for (const [what, token, message] of [
+    ['no ID token', { access_token: 'at', token_type: 'Bearer' }, /without a bearer access token and an ID token/],
+    ['another token type', { access_token: 'at', token_type: 'DPoP', id_token: jwt(idToken) }, /without a bearer access token/],
+    ['an ID token of another issuer', { access_token: 'at', token_type: 'Bearer', id_token: jwt({ ...idToken, iss: 'https://evil.example' }) }, /another issuer/],
+    ['an ID token for another client', { access_token: 'at', token_type: 'Bearer', id_token: jwt({ ...idToken, aud: ['other'] }) }, /another client/],
+    ['an ID token without the nonce', { access_token: 'at', token_type: 'Bearer', id_token: jwt({ ...idToken, nonce: undefined }) }, /nonce/],
+  ] as const) {
+    it(`refuses an answer with ${what}, and keeps nothing`, async () => {
+      const b = answering(token);
+      await expect(completeSignIn(settings, b, callback)).rejects.toThrow(message);
+      expect(b.storage.entries.size).toBe(0);
+    });
+  }
+});
+
 describe('the session kept', () => {
   it('is dropped once its token has expired, and when unreadable', () => {
     const storage = memoryStorage();

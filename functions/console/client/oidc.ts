@@ -69,7 +69,8 @@ const tokenResponseSchema = v.looseObject({
   access_token: v.pipe(v.string(), v.minLength(1)),
   token_type: v.pipe(v.string(), v.check((t) => t.toLowerCase() === 'bearer')),
   expires_in: v.optional(v.pipe(v.number(), v.minValue(1))),
-  id_token: v.optional(v.string()),
+  /** Always asked for (`openid`), and required: its `nonce` ties the tokens to this sign-in. */
+  id_token: v.string(),
 });
 
 const idTokenClaimsSchema = v.looseObject({
@@ -194,13 +195,13 @@ export async function completeSignIn(settings: OidcSignIn, browser: OidcBrowser,
     throw signInError(`the token endpoint refused the code (${reason})`);
   }
   const tokens = v.safeParse(tokenResponseSchema, json);
-  if (!tokens.success) throw signInError('the token endpoint answered without a bearer access token');
-  const subject = tokens.output.id_token === undefined ? undefined : checkIdToken(tokens.output.id_token, settings, pending.nonce);
+  if (!tokens.success) throw signInError('the token endpoint answered without a bearer access token and an ID token');
+  const subject = checkIdToken(tokens.output.id_token, settings, pending.nonce);
   const session: OidcSession = {
     accessToken: tokens.output.access_token,
     expiresAt: browser.now() + (tokens.output.expires_in === undefined ? DEFAULT_TOKEN_LIFETIME_MS : tokens.output.expires_in * 1000),
-    ...(tokens.output.id_token === undefined ? {} : { idToken: tokens.output.id_token }),
-    ...(subject === undefined ? {} : { subject }),
+    idToken: tokens.output.id_token,
+    subject,
   };
   browser.storage.setItem(SESSION_KEY, JSON.stringify(session));
   return { session, returnTo: pending.returnTo };
