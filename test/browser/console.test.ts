@@ -236,6 +236,19 @@ if (!availability.available) {
       expect(await page.locator('nav[aria-label="Console"]').count()).toBe(1);
     });
 
+    it('says so when the API cannot be reached, rather than showing a blank page', async () => {
+      await page.route('**/vendor/agents?**', (route) => route.abort('connectionrefused'));
+      try {
+        await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Agents and zones' }).click();
+        const alert = page.getByRole('alert');
+        await alert.waitFor();
+        expect(await alert.textContent()).toContain('Network failure');
+        expect(await heading(page)).toBe('Agents and zones');
+      } finally {
+        await page.unroute('**/vendor/agents?**');
+      }
+    });
+
     it('returns to sign-in when the API answers 401', async () => {
       await page.evaluate(`sessionStorage.setItem('vendor-console.token', 'a-token-the-api-refuses-0123456789abcdef')`);
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Accounts' }).click();
