@@ -84,6 +84,20 @@ describe('OIDC sign-in against oidc-provider, from Node', () => {
     expect((list.json.items as { name: string }[]).map((a) => a.name)).toEqual(['team-a', 'team-b']);
   });
 
+  it('puts the roles where a dot-path roles claim says, and the API finds them there', async () => {
+    const nested = await TestOpenIdProvider.start({ redirectUris: [REDIRECT], users: { manager: ['vendor-admins'] }, resources: ['urn:vendor-agent:api'], rolesClaim: 'realm_access.roles' });
+    try {
+      const config: OidcConfig = { ...oidc, issuer: nested.url, rolesClaim: 'realm_access.roles' };
+      const { session } = await signIn('manager', consoleOidcSignIn(config) as OidcSignIn);
+      expect(unverifiedClaims(session.accessToken)).toMatchObject({ realm_access: { roles: ['vendor-admins'] } });
+      const auth = createApiAuth({ oidc: config, accountManagerRoles: ['vendor-admins'] }, { production: false, clock: systemClock });
+      const f = await apiFixture(tables, [{ name: 'team-a', permissions: [{ READ: ['team-a-readers'] }] }], { auth });
+      expect((await f.call('GET', '/vendor/accounts/team-a', undefined, session.accessToken)).status).toBe(200);
+    } finally {
+      await nested.close();
+    }
+  });
+
   it('gets a token the API refuses when the console asks for another audience', async () => {
     const { session } = await signIn('manager', { ...settings, resource: 'urn:other:api' });
     expect(unverifiedClaims(session.accessToken)).toMatchObject({ aud: 'urn:other:api' });
