@@ -16,8 +16,9 @@ export default $config({
   async run() {
     // SST refuses top-level imports in this file: the infrastructure is imported here.
     // The web console is built first: the API Lambda carries it (copyFiles, docs/deploy.md#the-web-console).
+    // Paths from the project folder SST runs in: this file is bundled before it runs.
     const { buildConsole } = await import('./scripts/build-console.ts');
-    await buildConsole();
+    await buildConsole(`${process.cwd()}/functions/console/dist`, `${process.cwd()}/functions/console/client`);
     const { controlPlane } = await import('./infra/control-plane.ts');
     return controlPlane({ stage: $app.stage, env: process.env });
   },

@@ -24,24 +24,31 @@ export interface BuiltConsole {
   files: string[];
 }
 
+/** Writes `path` whole or not at all (a rename), so a server reading it during a concurrent build never reads half a file. */
+function writeAtomically(path: string, body: Uint8Array | string): void {
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, body);
+  renameSync(temporary, path);
+}
+
 function hashedCopy(source: string, assetsDir: string): string {
   const body = readFileSync(source);
   const dot = basename(source).lastIndexOf('.');
   const name = `${basename(source).slice(0, dot)}-${createHash('sha256').update(body).digest('hex').slice(0, 12)}${basename(source).slice(dot)}`;
-  writeFileSync(join(assetsDir, name), body);
+  writeAtomically(join(assetsDir, name), body);
   return name;
 }
 
 /**
- * Bundles the console into `outDir`. Names carry a hash of their content, so concurrent builds of the
- * same sources write the same files, and manifest.json is replaced in one rename: a server reading it
- * never sees half a build.
+ * Bundles the console of `sourceDir` into `outDir`. Names carry a hash of their content, so concurrent
+ * builds of the same sources write the same files, and every file (manifest.json last) is replaced in
+ * one rename: a server reading them never sees half a build.
  */
-export async function buildConsole(outDir = CONSOLE_OUT): Promise<BuiltConsole> {
+export async function buildConsole(outDir = CONSOLE_OUT, sourceDir = CONSOLE_SOURCE): Promise<BuiltConsole> {
   const assetsDir = join(outDir, 'assets');
   mkdirSync(assetsDir, { recursive: true });
   const result = await build({
-    entryPoints: [join(CONSOLE_SOURCE, 'main.ts')],
+    entryPoints: [join(sourceDir, 'main.ts')],
     bundle: true,
     minify: true,
     format: 'esm',
@@ -49,23 +56,21 @@ export async function buildConsole(outDir = CONSOLE_OUT): Promise<BuiltConsole> 
     entryNames: '[name]-[hash]',
     assetNames: '[name]-[hash]',
     outdir: assetsDir,
-    metafile: true,
+    write: false,
     legalComments: 'none',
     charset: 'utf8',
     logLevel: 'silent',
   });
-  const outputs = Object.keys(result.metafile.outputs).map((p) => basename(p));
+  for (const file of result.outputFiles) writeAtomically(file.path, file.contents);
+  const outputs = result.outputFiles.map((file) => basename(file.path));
   const script = outputs.find((n) => n.endsWith('.js'));
   const style = outputs.find((n) => n.endsWith('.css'));
   if (script === undefined || style === undefined) throw new Error(`the console build made no script or no style: ${outputs.join(', ')}`);
-  const icon = hashedCopy(join(CONSOLE_SOURCE, 'icon.svg'), assetsDir);
+  const icon = hashedCopy(join(sourceDir, 'icon.svg'), assetsDir);
   const files = [script, style, icon];
-  const manifest = join(outDir, 'manifest.json');
-  const temporary = `${manifest}.${process.pid}`;
-  writeFileSync(temporary, `${JSON.stringify({ script, style, icon, files }, null, 2)}\n`);
-  renameSync(temporary, manifest);
-  // Files of earlier builds: none of them is named by the manifest any more.
-  for (const name of readdirSync(assetsDir)) if (!files.includes(name)) rmSync(join(assetsDir, name), { force: true });
+  writeAtomically(join(outDir, 'manifest.json'), `${JSON.stringify({ script, style, icon, files }, null, 2)}\n`);
+  // Files of earlier builds, none of them named by the manifest any more (another build's temporary files are left to it).
+  for (const name of readdirSync(assetsDir)) if (!files.includes(name) && !name.endsWith('.tmp')) rmSync(join(assetsDir, name), { force: true });
   return { dir: outDir, script, style, icon, files };
 }
 

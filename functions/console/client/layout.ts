@@ -10,7 +10,7 @@ export interface ConsoleLayout {
 
 /** Header with the navigation and who is signed in, the main landmark, and the live region. */
 export function consoleLayout(caller: CallerJson | undefined, onSignOut: () => void): ConsoleLayout {
-  const main = el('main', { id: 'main' });
+  const main = el('main', { id: 'main', tabindex: -1 });
   const who =
     caller === undefined
       ? null

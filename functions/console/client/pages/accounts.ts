@@ -135,6 +135,7 @@ export async function accountsPage(main: HTMLElement, visit: PageVisit, deps: Ac
   const refreshedAt = el('span', { class: 'muted', id: 'refreshed-at' });
 
   let lastShown = '';
+  let lastSaid = '';
   const load = async (initial: boolean) => {
     try {
       const [page, summary] = await Promise.all([
@@ -147,12 +148,14 @@ export async function accountsPage(main: HTMLElement, visit: PageVisit, deps: Ac
       const shown = JSON.stringify([page, summary]);
       refreshedAt.textContent = `Updated ${new Date().toLocaleTimeString()}`;
       if (shown === lastShown) return;
-      const changed = lastShown !== '';
       lastShown = shown;
       replaceKeepingFocus(summarySlot, summaryView(summary));
       replaceKeepingFocus(listSlot, listView(page));
+      // Read out what an operator acts on (the accounts and their states), not every report time.
+      const said = JSON.stringify([page.total, page.items.map((a) => [a.name, a.state, a.agents.length])]);
       if (initial) announce(`${page.total} accounts`);
-      else if (changed) announce(`Accounts updated: ${page.total} accounts`);
+      else if (said !== lastSaid) announce(`Accounts updated: ${page.total} accounts`);
+      lastSaid = said;
     } catch (err) {
       if (visit.signal.aborted) return;
       showProblem(problems, err, filterForm);

@@ -21,6 +21,7 @@ export async function agentsPage(main: HTMLElement, visit: PageVisit): Promise<v
   const body = el('div', {});
   replaceChildren(main, el('h1', {}, 'Agents and zones'), problems, body);
   let last = '';
+  let lastSaid = '';
   const load = async () => {
     try {
       const agents: AgentJson[] = [];
@@ -32,8 +33,11 @@ export async function agentsPage(main: HTMLElement, visit: PageVisit): Promise<v
       replaceChildren(problems);
       const shown = JSON.stringify(agents);
       if (shown === last) return;
-      if (last !== '') announce(`Agents updated: ${agents.length} live`);
+      // Heartbeats change every few seconds: only agents coming and going are read out.
+      const said = agents.map((a) => a.agentId).join(',');
+      if (last !== '' && said !== lastSaid) announce(`Agents updated: ${agents.length} live`);
       last = shown;
+      lastSaid = said;
       const zones = new Map<string, AgentJson[]>();
       for (const a of agents) zones.set(a.zoneId, [...(zones.get(a.zoneId) ?? []), a]);
       replaceKeepingFocus(
