@@ -79,6 +79,23 @@ describe('Lambda handler', () => {
     expect(health.headers).toMatchObject({ 'strict-transport-security': 'max-age=31536000; includeSubDomains', 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
   });
 
+  it("offers the console's OIDC sign-in at the linked issuer when a console client is linked", async () => {
+    Object.assign(process.env, {
+      ...tableProcessEnv(table),
+      SST_RESOURCE_VendorOidcIssuer: link(issuer.url),
+      SST_RESOURCE_VendorOidcAudience: link('urn:vendor-agent:api'),
+      SST_RESOURCE_VendorOidcClientId: link('vendor-console'),
+      SST_RESOURCE_VendorOidcResource: link('urn:vendor-agent:api'),
+    });
+    vi.resetModules();
+    const invoke = (await import('./lambda.ts')).handler as unknown as Invoke;
+    const settings = await invoke(event('GET', '/ui/settings.json'), {});
+    expect(JSON.parse(settings.body)).toEqual({ signIn: { token: true, oidc: { issuer: issuer.url, clientId: 'vendor-console', scopes: ['openid'], resource: 'urn:vendor-agent:api' } } });
+    expect(settings.headers['content-security-policy']).toContain(`connect-src 'self' ${issuer.url};`);
+    delete process.env.SST_RESOURCE_VendorOidcClientId;
+    delete process.env.SST_RESOURCE_VendorOidcResource;
+  });
+
   it('is production mode: refuses to load without an OIDC issuer, whatever else is set', async () => {
     delete process.env.SST_RESOURCE_VendorOidcIssuer;
     delete process.env.SST_RESOURCE_VendorOidcAudience;

@@ -112,6 +112,10 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
   const oidcAudience = new sst.Secret(SST_LINKS.oidcAudience);
   const oidcRolesClaim = new sst.Secret(SST_LINKS.oidcRolesClaim, 'groups');
   const accountManagerRoles = new sst.Secret(SST_LINKS.accountManagerRoles);
+  // The console's OIDC sign-in: off until a client id is set; empty placeholders mean none.
+  const oidcClientId = new sst.Secret(SST_LINKS.oidcClientId, '');
+  const oidcScopes = new sst.Secret(SST_LINKS.oidcScopes, '');
+  const oidcResource = new sst.Secret(SST_LINKS.oidcResource, '');
   // Accounts without usable permissions are readable by every caller and writable by managers only;
   // `readWrite` opens them to every caller's writes too.
   const openAccounts = new sst.Secret(SST_LINKS.openAccounts, 'readOnly');
@@ -124,7 +128,7 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
     memory: '1024 MB',
     timeout: '29 seconds',
     // SST hands a function its links in an encrypted file, which shared/links.ts reads.
-    link: [table, oidcIssuer, oidcAudience, oidcRolesClaim, accountManagerRoles, openAccounts],
+    link: [table, oidcIssuer, oidcAudience, oidcRolesClaim, oidcClientId, oidcScopes, oidcResource, accountManagerRoles, openAccounts],
     copyFiles: [DEPLOYED.consoleFiles],
     ...(reserved > 0 ? { concurrency: { reserved } } : {}),
     logging: { retention: production ? '1 year' : '1 month', format: 'json' },

@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { createApp } from '../functions/app.ts';
 import { createApiAuth } from '../functions/auth/authenticator.ts';
+import { consoleOptionsWithOidc } from '../functions/console/oidc-settings.ts';
 import { isProductionMode, openAccountMode } from '../functions/auth/settings.ts';
 import { accessOfSettings } from '../shared/accounts/permissions.ts';
 import { startApiServer } from '../functions/node.ts';
@@ -145,7 +146,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const operationEvents = new OperationEvents();
     const corsOrigins = file.api.cors?.allowOrigins ?? [];
     if (corsOrigins.length > 0) logger.info({ origins: corsOrigins }, 'browsers on these origins may call the API (CORS)');
-    const app = createApp({ table, clock, logger, auth, corsOrigins, operationEvents });
+    const app = createApp({ table, clock, logger, auth, corsOrigins, operationEvents, console: consoleOptionsWithOidc(file.api.auth.oidc) });
     const server = await startApiServer(app, { port, hostname: host });
     stops.push(() => server.close());
     logger.info({ accounts: await rankTotal(table), dataDir }, `API listening on ${server.url}`);

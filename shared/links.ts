@@ -18,6 +18,12 @@ export const SST_LINKS = {
   oidcAudience: 'VendorOidcAudience',
   /** Claim holding the API caller's roles, a name or dot path (`value`; default `groups`). */
   oidcRolesClaim: 'VendorOidcRolesClaim',
+  /** The console's public client id at the issuer (`value`; empty: the console offers no OIDC sign-in). */
+  oidcClientId: 'VendorOidcClientId',
+  /** Scopes the console asks for (`value`: names separated by commas or white space; empty: `openid` only). */
+  oidcScopes: 'VendorOidcScopes',
+  /** Resource indicator the console asks its access token for, one of the audiences (`value`; empty: none). */
+  oidcResource: 'VendorOidcResource',
   /** Roles that may manage accounts through the API (`value`: names separated by commas or white space). */
   accountManagerRoles: 'VendorAccountManagerRoles',
   /** Who may write to accounts without usable permissions (`value`: `readOnly` or `readWrite`). */

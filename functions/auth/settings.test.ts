@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rolesFromClaim } from './roles.ts';
-import { apiAuthFromLinks, isProductionMode, openAccountMode } from './settings.ts';
+import { apiAuthFromLinks, authConfigIssues, isProductionMode, openAccountMode } from './settings.ts';
 
 const link = (value: string) => JSON.stringify({ type: 'sst.sst.Secret', value });
 
@@ -40,6 +40,26 @@ describe('production mode and the deployed settings', () => {
     expect(apiAuthFromLinks({})).toEqual({ accountManagerRoles: [] });
     expect(apiAuthFromLinks({ SST_RESOURCE_VendorOpenAccounts: link('readWrite') })).toEqual({ accountManagerRoles: [], openAccounts: 'readWrite' });
     expect(apiAuthFromLinks({ SST_RESOURCE_VendorOpenAccounts: link(' readOnly\n') })).toEqual({ accountManagerRoles: [], openAccounts: 'readOnly' });
+  });
+
+  it("reads the console's OIDC client from its links, an empty link (the deployment's placeholder) being none", () => {
+    const base = { SST_RESOURCE_VendorOidcIssuer: link('https://idp.example.com'), SST_RESOURCE_VendorOidcAudience: link('https://api.example.com') };
+    expect(
+      apiAuthFromLinks({ ...base, SST_RESOURCE_VendorOidcClientId: link('vendor-console'), SST_RESOURCE_VendorOidcScopes: link('openid profile'), SST_RESOURCE_VendorOidcResource: link('https://api.example.com') }).oidc,
+    ).toMatchObject({ clientId: 'vendor-console', scopes: ['openid', 'profile'], resource: 'https://api.example.com' });
+    const empty = apiAuthFromLinks({ ...base, SST_RESOURCE_VendorOidcClientId: link(''), SST_RESOURCE_VendorOidcScopes: link(' '), SST_RESOURCE_VendorOidcResource: link('') }).oidc;
+    expect(empty).not.toHaveProperty('clientId');
+    expect(empty).not.toHaveProperty('scopes');
+    expect(empty).not.toHaveProperty('resource');
+    expect(() => apiAuthFromLinks({ ...base, SST_RESOURCE_VendorOidcClientId: link('has space') })).toThrow(/SST link VendorOidcClientId: must be printable ASCII/);
+  });
+
+  it("refuses a console resource that is not one of the API's audiences", () => {
+    const oidc = { issuer: 'https://idp.example.com', audience: ['vendor-api'], rolesClaim: 'groups', clockSkewSeconds: 60, jwksMaxAgeSeconds: 600, jwksCooldownSeconds: 30, maxTokenLifetimeSeconds: 86_400 };
+    expect(authConfigIssues({ oidc: { ...oidc, resource: 'vendor-api' }, accountManagerRoles: [] }, true)).toEqual([]);
+    expect(authConfigIssues({ oidc: { ...oidc, resource: 'other-api' }, accountManagerRoles: [] }, true)).toEqual([
+      { path: 'api.auth.oidc.resource', message: expect.stringMatching(/must be one of the audiences/) },
+    ]);
   });
 
   it('keeps open accounts read-only in production mode unless set otherwise', () => {

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { toIssues } from '../../shared/accounts/validate.ts';
 import { apiAuthSchema, type ApiAuthConfig, type OpenAccountMode } from '../../shared/driver-config/api.ts';
 import { VendorError, type Issue } from '../../shared/errors.ts';
-import { SST_LINKS, linkedField } from '../../shared/links.ts';
+import { SST_LINKS, linkedField, type SstLinkName } from '../../shared/links.ts';
 import { isProductionEnv } from '../../shared/production.ts';
 
 /**
@@ -36,6 +36,9 @@ export function authConfigIssues(config: ApiAuthConfig, production: boolean, pre
   } else if (config.oidc === undefined && config.adminToken === undefined) {
     issues.push({ path: prefix, message: 'the API does not run without authentication: set oidc (issuer and audience), or adminToken for local use' });
   }
+  if (config.oidc?.resource !== undefined && !config.oidc.audience.includes(config.oidc.resource)) {
+    issues.push({ path: `${prefix}.oidc.resource`, message: 'must be one of the audiences: the console asks for its access token with it, and the API accepts only its audiences' });
+  }
   return issues;
 }
 
@@ -51,11 +54,18 @@ function listOf(value: string | undefined): string[] | undefined {
   return value === undefined ? undefined : value.split(/[\s,]+/).filter((r) => r !== '');
 }
 
+/** A linked value that may be left empty (an SST secret's placeholder): empty is absent. */
+function optionalLinked(env: NodeJS.ProcessEnv, link: SstLinkName): string | undefined {
+  const value = linkedField(env, link, 'value')?.trim();
+  return value === '' ? undefined : value;
+}
+
 /**
  * The deployed API's `api.auth`, from its SST links: issuer (`VendorOidcIssuer`), audience
  * (`VendorOidcAudience`, one or several separated by commas), roles claim (`VendorOidcRolesClaim`,
- * default `groups`), account-manager roles (`VendorAccountManagerRoles`) and open accounts
- * (`VendorOpenAccounts`, `readOnly` or `readWrite`). Validated by the same
+ * default `groups`), the console's client (`VendorOidcClientId`, `VendorOidcScopes` and
+ * `VendorOidcResource`, each empty for none), account-manager roles (`VendorAccountManagerRoles`)
+ * and open accounts (`VendorOpenAccounts`, `readOnly` or `readWrite`). Validated by the same
  * schema as the file; issues are named by link.
  */
 export function apiAuthFromLinks(env: NodeJS.ProcessEnv): ApiAuthConfig {
@@ -64,17 +74,30 @@ export function apiAuthFromLinks(env: NodeJS.ProcessEnv): ApiAuthConfig {
   const rolesClaim = linkedField(env, SST_LINKS.oidcRolesClaim, 'value');
   const managerRoles = listOf(linkedField(env, SST_LINKS.accountManagerRoles, 'value'));
   const openAccounts = linkedField(env, SST_LINKS.openAccounts, 'value');
+  const clientId = optionalLinked(env, SST_LINKS.oidcClientId);
+  const scopes = listOf(optionalLinked(env, SST_LINKS.oidcScopes));
+  const resource = optionalLinked(env, SST_LINKS.oidcResource);
   const raw: Record<string, unknown> = {
     ...(managerRoles === undefined ? {} : { accountManagerRoles: managerRoles }),
     ...(openAccounts === undefined ? {} : { openAccounts: openAccounts.trim() }),
   };
   if (issuer !== undefined || audience !== undefined) {
-    raw.oidc = { issuer, audience: audience?.length === 1 ? audience[0] : audience, ...(rolesClaim === undefined ? {} : { rolesClaim }) };
+    raw.oidc = {
+      issuer,
+      audience: audience?.length === 1 ? audience[0] : audience,
+      ...(rolesClaim === undefined ? {} : { rolesClaim }),
+      ...(clientId === undefined ? {} : { clientId }),
+      ...(scopes === undefined ? {} : { scopes }),
+      ...(resource === undefined ? {} : { resource }),
+    };
   }
   const byLink: Record<string, string> = {
     'oidc.issuer': SST_LINKS.oidcIssuer,
     'oidc.audience': SST_LINKS.oidcAudience,
     'oidc.rolesClaim': SST_LINKS.oidcRolesClaim,
+    'oidc.clientId': SST_LINKS.oidcClientId,
+    'oidc.scopes': SST_LINKS.oidcScopes,
+    'oidc.resource': SST_LINKS.oidcResource,
     accountManagerRoles: SST_LINKS.accountManagerRoles,
     openAccounts: SST_LINKS.openAccounts,
   };

@@ -1,3 +1,5 @@
+import type { OidcSignIn } from './client/oidc.ts';
+
 /**
  * `GET /ui/settings.json`: what the console's shell needs before anyone signs in, chiefly which ways
  * to sign in are on (docs/console.md#sign-in). Nothing in it is secret.
@@ -6,6 +8,8 @@ export interface ConsoleSettings {
   signIn: {
     /** Pasting a bearer token (the admin token of `npm start`, or a token from the identity provider). */
     token: boolean;
+    /** OpenID Connect at the API's issuer, when a console client id is configured (functions/console/oidc-settings.ts). */
+    oidc?: OidcSignIn;
   };
 }
 

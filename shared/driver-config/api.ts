@@ -50,6 +50,15 @@ export const rolesClaimSchema = v.pipe(
   v.regex(/^[^.\s]+(\.[^.\s]+)*$/, 'must be a claim name or a dot path such as realm_access.roles'),
 );
 
+/** A URI with a scheme and no fragment, as RFC 8707 wants a resource indicator. */
+function isAbsoluteUri(value: string): boolean {
+  try {
+    return /^[A-Za-z][A-Za-z0-9+.-]*:/.test(value) && new URL(value).hash === '' && !value.includes('#');
+  } catch {
+    return false;
+  }
+}
+
 export const oidcSchema = v.strictObject({
   /** The `iss` tokens must carry; `<issuer>/.well-known/openid-configuration` names the JWKS. */
   issuer: issuerSchema,
@@ -70,6 +79,19 @@ export const oidcSchema = v.strictObject({
    * refused however far from its expiry. While on, tokens without `iat` are refused too; 0 turns it off.
    */
   maxTokenLifetimeSeconds: v.optional(int(0, 31_536_000), DEFAULT_MAX_TOKEN_LIFETIME_SECONDS),
+  /**
+   * The console's public client at this issuer (no secret; authorization code flow with PKCE). Absent:
+   * the console offers no OIDC sign-in (docs/console.md#signing-in-with-openid-connect).
+   */
+  clientId: v.optional(v.pipe(nonEmpty, v.maxLength(256, 'must be at most 256 characters'), v.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'))),
+  /** Scopes the console asks for; `openid` is always asked for, and is all it asks for when absent. */
+  scopes: v.optional(v.array(v.pipe(nonEmpty, v.regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be a scope token (RFC 6749 3.3)')), 'must be a list of scopes')),
+  /**
+   * The resource indicator (RFC 8707) the console asks its access token for, which the issuer puts in
+   * `aud`: one of `audience`, and an absolute URI (RFC 8707 2) such as `https://api.example.com` or
+   * `urn:vendor-agent:api`. Absent: none is sent, for issuers that set the audience by other means.
+   */
+  resource: v.optional(v.pipe(nonEmpty, v.check(isAbsoluteUri, 'must be an absolute URI without fragment, such as https://api.example.com or urn:vendor-agent:api'))),
 });
 
 export const apiAuthSchema = v.strictObject({

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { expect, test } from 'vitest';
 
 export const CHROMIUM_PATH = process.env.VENDOR_CHROMIUM ?? '/usr/bin/chromium';
 export const SCREENSHOTS = join(import.meta.dirname, 'screenshots');
@@ -17,6 +18,14 @@ const FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-ru
 export function chromiumAvailability(): { available: true } | { available: false; reason: string } {
   if (!existsSync(CHROMIUM_PATH)) return { available: false, reason: `no chromium at ${CHROMIUM_PATH} (install Debian's chromium, or set VENDOR_CHROMIUM)` };
   return { available: true };
+}
+
+/** The plain report of a browser suite that cannot run here: one test saying so, and why. */
+export function browserSuiteDidNotRun(suite: string, reason: string): void {
+  test(`${suite} did not run: ${reason}`, () => {
+    console.warn(`[${suite}] did not run: ${reason}`);
+    expect(reason.trim().length).toBeGreaterThan(0);
+  });
 }
 
 export interface ConsoleBrowser {

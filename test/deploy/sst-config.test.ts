@@ -215,7 +215,7 @@ describe('sst.config.ts: the driver service', () => {
       expect(recorder.linkedNames(service), stage).toEqual([SST_LINKS.table]);
       expect(recorder.components.map((c) => c.name), stage).not.toContain('VendorAgentTokens');
       expect(recorder.components.filter((c) => c.type === 'sst.Secret').map((c) => c.name).sort(), stage).toEqual(
-        [SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.accountManagerRoles, SST_LINKS.openAccounts].sort(),
+        [SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.oidcClientId, SST_LINKS.oidcScopes, SST_LINKS.oidcResource, SST_LINKS.accountManagerRoles, SST_LINKS.openAccounts].sort(),
       );
     }
   });
@@ -236,7 +236,7 @@ describe('sst.config.ts: links', () => {
   it('declares every link name of shared/links.ts as a component of the matching kind', () => {
     stageRun('dev');
     expect(recorder.named(SST_LINKS.table).type).toBe('sst.aws.Dynamo');
-    for (const name of [SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.accountManagerRoles, SST_LINKS.openAccounts]) {
+    for (const name of [SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.oidcClientId, SST_LINKS.oidcScopes, SST_LINKS.oidcResource, SST_LINKS.accountManagerRoles, SST_LINKS.openAccounts]) {
       expect(recorder.named(name).type).toBe('sst.Secret');
     }
     const linkedSomewhere = new Set(units().flatMap((u) => recorder.linkedNames(u.component)));

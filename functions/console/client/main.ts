@@ -11,7 +11,8 @@ import { problemBlock } from './problem-view.ts';
 import { ConsoleRouter, route, UI_BASE } from './router.ts';
 import { forgetToken, storedToken } from './session.ts';
 import { loadConsoleSettings, type ConsoleClientSettings } from './settings.ts';
-import { renderSignIn } from './sign-in.ts';
+import { completeOidcCallback, oidcSignInExpired, oidcSignInWay, oidcSignOut, signedInWithOidc, watchOidcExpiry } from './oidc-sign-in.ts';
+import { addSignInWay, renderSignIn } from './sign-in.ts';
 import type { CallerJson } from './types.ts';
 
 const app = document.getElementById('app') as HTMLElement;
@@ -34,11 +35,14 @@ function showSignIn(settings: ConsoleClientSettings, reason?: string): void {
 
 function showConsole(settings: ConsoleClientSettings, caller: CallerJson): void {
   const signOut = () => {
+    // Signed in at the issuer: its end-session endpoint brings the browser back to the console.
+    if (signedInWithOidc()) return void oidcSignOut(settings);
     forgetToken();
     history.replaceState(null, '', `${UI_BASE}/`);
     showSignIn(settings, 'You are signed out.');
   };
   signedIn = true;
+  watchOidcExpiry(() => showSignIn(settings, SIGN_IN_EXPIRED));
   const { root, main } = consoleLayout(caller, signOut);
   replaceChildren(app, root);
   const current: ConsoleRouter = new ConsoleRouter(
@@ -56,7 +60,10 @@ function showConsole(settings: ConsoleClientSettings, caller: CallerJson): void 
   void current.show();
 }
 
+const SIGN_IN_EXPIRED = 'Your sign-in has expired: sign in again.';
+
 async function start(settings: ConsoleClientSettings): Promise<void> {
+  if (oidcSignInExpired()) return showSignIn(settings, SIGN_IN_EXPIRED);
   if (storedToken() === undefined) return showSignIn(settings);
   try {
     showConsole(settings, await fetchCaller());
@@ -69,7 +76,10 @@ async function start(settings: ConsoleClientSettings): Promise<void> {
 }
 
 const settings = await loadConsoleSettings();
+addSignInWay(oidcSignInWay);
+const oidcRefused = await completeOidcCallback(settings);
 whenUnauthenticated(() => {
   if (signedIn) showSignIn(settings, 'Your session has ended or the token was refused: sign in again.');
 });
-await start(settings);
+if (oidcRefused === undefined) await start(settings);
+else showSignIn(settings, oidcRefused.message);
