@@ -7,7 +7,7 @@
  * iterators open at that moment (docs/table.md#memory-of-the-embedded-table).
  */
 import { systemClock } from '../shared/clock.ts';
-import { openDynaliteIterators } from '../shared/table/core/dynalite-iterators.ts';
+import { openDynaliteIterators } from '../shared/table/core/dynalite-store.ts';
 import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
 
 // Other processes reach it: over loopback TCP. It owns the table, so it sweeps expired items as DynamoDB would.
