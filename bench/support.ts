@@ -76,6 +76,8 @@ export interface TableMemory {
   rssMiB: number;
   heapUsedMiB: number;
   externalMiB: number;
+  /** dynalite's store iterators open at that moment (docs/table.md#memory-of-the-embedded-table). */
+  openIterators: number;
 }
 
 export type TablePlacement = 'process' | 'inline';

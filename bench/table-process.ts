@@ -3,9 +3,11 @@
  * control plane's figures then do not include the table's CPU. Prints one JSON line with the
  * endpoint and table name once the table is ready; SIGTERM stops it. On SIGUSR2 it collects garbage
  * (when started with --expose-gc) and prints one JSON line with its memory: what the table keeps alive
- * (V8 heap in use after a full collection) apart from what the process holds (RSS).
+ * (V8 heap in use after a full collection) apart from what the process holds (RSS), and the store
+ * iterators open at that moment (docs/table.md#memory-of-the-embedded-table).
  */
 import { systemClock } from '../shared/clock.ts';
+import { openDynaliteIterators } from '../shared/table/core/dynalite-store.ts';
 import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
 
 // Other processes reach it: over loopback TCP. It owns the table, so it sweeps expired items as DynamoDB would.
@@ -17,6 +19,6 @@ process.on('SIGUSR2', () => {
   (globalThis as { gc?: () => void }).gc?.();
   const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
   const mib = (n: number) => Math.round((n / 1_048_576) * 10) / 10;
-  process.stdout.write(`${JSON.stringify({ memory: { rssMiB: mib(rss), heapUsedMiB: mib(heapUsed), externalMiB: mib(external + arrayBuffers) } })}\n`);
+  process.stdout.write(`${JSON.stringify({ memory: { rssMiB: mib(rss), heapUsedMiB: mib(heapUsed), externalMiB: mib(external + arrayBuffers), openIterators: openDynaliteIterators() } })}\n`);
 });
 process.on('SIGINT', stop);

@@ -6,6 +6,7 @@
  * - `{"type":"start"}`: the settings, the seed and the load average;
  * - `{"type":"sample"}` every minute (and at the start and the end of the run): each process's RSS
  *   (MiB) and incarnation, the V8 heap in use of the harness and of the table (after a full collection),
+ *   the table's memory outside the V8 heap (its in-memory store's values) and its open store iterators,
  *   the harness's event-loop delay, the lags of the minute (a PATCH until the
  *   account is ACTIVE with an agent, an operation from submission to its end), error lines so far,
  *   faults injected so far;
@@ -99,7 +100,8 @@ async function sample(started: number): Promise<void> {
   }
   const elapsedMin = round((Date.now() - started) / 60_000, 2);
   const harnessHeapMiB = mib(process.memoryUsage().heapUsed);
-  const tableHeapMiB = (await world.store.memory?.())?.heapUsedMiB ?? null;
+  const table = await world.store.memory?.();
+  const tableHeapMiB = table?.heapUsedMiB ?? null;
   samples.push({ elapsedMin, rssMiB, harnessHeapMiB, tableHeapMiB });
   print({
     type: 'sample',
@@ -107,6 +109,8 @@ async function sample(started: number): Promise<void> {
     rssMiB,
     harnessHeapMiB,
     tableHeapMiB,
+    tableExternalMiB: table?.externalMiB ?? null,
+    tableOpenIterators: table?.openIterators ?? null,
     incarnations,
     harnessEventLoopDelay: { p50_ms: loopDelay(loop.percentile(50)), p99_ms: loopDelay(loop.percentile(99)), max_ms: loopDelay(loop.max) },
     lag: { activation: lagFigures(lag.activation.slice(lagSeen.activation)), operation: lagFigures(lag.operation.slice(lagSeen.operation)) },

@@ -34,6 +34,37 @@ describe('what DELETE and a source removal take with the account (docs/api.md#se
     expect((await f.call('GET', '/vendor/accounts/prod/resources')).json.items).toEqual([]);
   });
 
+  it('after DELETE the cache is not served while its cleanup proceeds: the resource endpoints answer as for an account that does not exist', async () => {
+    const f = await apiFixture(tables, [{ name: 'prod' }]);
+    await migrated(f, 'prod');
+    await seedCache(f.table, 'prod', 5);
+    const paths = ['resources', 'cache', 'metrics'];
+    for (const path of paths) expect((await f.call('GET', `/vendor/accounts/prod/${path}`)).status).toBe(200);
+    expect((await f.call('DELETE', '/vendor/accounts/prod')).status).toBe(200);
+    for (const path of paths) {
+      const ghost = (await f.call('GET', `/vendor/accounts/ghost/${path}`)).json;
+      const res = await f.call('GET', `/vendor/accounts/prod/${path}`);
+      expect([res.status, res.type, res.json]).toEqual([404, 'application/problem+json', { ...ghost, detail: 'no account named "prod"', instance: `/vendor/accounts/prod/${path}` }]);
+    }
+    // The account itself is still defined by its source.
+    expect((await f.call('GET', '/vendor/accounts/prod')).status).toBe(200);
+    await f.clock.advance(DELAY);
+    expect(await cleanupPass(f)).toEqual(new Map([['prod', 'done']]));
+    // Nothing left to hide: the account answers as one nothing has cached yet.
+    expect((await f.call('GET', '/vendor/accounts/prod/resources')).json.items).toEqual([]);
+    expect((await f.call('GET', '/vendor/accounts/prod/cache')).json).toMatchObject({ reportedBy: null, kinds: [] });
+  });
+
+  it('a POST again after DELETE serves the kept cache again', async () => {
+    const f = await apiFixture(tables, [{ name: 'prod' }]);
+    await migrated(f, 'prod');
+    await seedCache(f.table, 'prod', 5);
+    expect((await f.call('DELETE', '/vendor/accounts/prod')).status).toBe(200);
+    expect((await f.call('GET', '/vendor/accounts/prod/resources')).status).toBe(404);
+    expect((await f.call('POST', '/vendor/accounts', [{ name: 'prod', zoneId: 'z' }])).status).toBe(200);
+    expect(((await f.call('GET', '/vendor/accounts/prod/resources')).json.items as unknown[]).length).toBe(5);
+  });
+
   it('DELETE keeps the cache of an account an agent still announces as a static account', async () => {
     const f = await apiFixture(tables, [{ name: 'prod' }]);
     await putAgentStaticAccounts(f.table, 'agent-1', 'z', [{ name: 'prod' }], f.clock.now());

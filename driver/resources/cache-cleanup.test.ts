@@ -4,6 +4,8 @@ import { silentLogger } from '../../shared/log.ts';
 import { getAccount, updateAccount } from '../../shared/table/accounts/records.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { PK } from '../../shared/table/core/keys.ts';
+import { accountOperationsPk } from '../../shared/table/operations/keys.ts';
+import { compress, createOperation, getOperation } from '../../shared/table/operations/operations.ts';
 import { markCacheCleanup, pendingCacheCleanups } from '../../shared/table/resources/cleanup.ts';
 import { putAgentStaticAccounts, removeAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 import { syncSource } from '../../shared/table/sources/sync.ts';
@@ -39,6 +41,23 @@ describe('cache cleanup of accounts that went (docs/table.md#cache-cleanup)', ()
     expect(await cacheCount(t, 'gone')).toBe(0);
     expect(await cacheCount(t, 'kept')).toBe(8);
     expect(await pendingCacheCleanups(t)).toEqual([]);
+  });
+
+  it("deletes the account's operation-list entries with its cache; the operations stay readable by id until they expire", async () => {
+    const t = await tables.fresh();
+    const clock = new ManualClock(1_000_000);
+    await syncSource(t, file, [{ name: 'gone' }, { name: 'kept' }], clock.now());
+    const operation = (account: string, key: string) =>
+      createOperation(t, { account, submittedBy: 'oidc:alice', idempotencyKey: key, requestHash: 'h', request: compress({}), record: { action: 'scale', objects: 1 }, now: clock.now() });
+    const made = await Promise.all([...Array.from({ length: 30 }, (_, i) => operation('gone', `k${i}`)), operation('kept', 'k0')]);
+    const entries = async (account: string) =>
+      (await t.client.send(new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': accountOperationsPk(account) }, Select: 'COUNT', ConsistentRead: true }))).Count;
+    expect([await entries('gone'), await entries('kept')]).toEqual([30, 1]);
+    await syncSource(t, file, [{ name: 'kept' }], clock.now());
+    await clock.advance(DELAY);
+    expect(await loopOf(t, clock).pass()).toEqual(new Map([['gone', 'done']]));
+    expect([await entries('gone'), await entries('kept')]).toEqual([0, 1]);
+    expect(await getOperation(t, made[0]!.record.id)).toMatchObject({ account: 'gone' });
   });
 
   it("deletes the cache of an agent's static account when the agent's announcement goes", async () => {

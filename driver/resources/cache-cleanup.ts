@@ -1,7 +1,7 @@
 /**
- * Deletes the cache of accounts that went (docs/table.md, "Cache cleanup"): every replica looks at
- * the cleanup markers every `intervalMs`, and works each marker older than `delayMs` a batch of 25
- * items at a time under the marker's lease, so one replica works a marker at a time and a replica that
+ * Deletes the cache of accounts that went, and their operation-list entries (docs/table.md, "Cache
+ * cleanup"): every replica looks at the cleanup markers every `intervalMs`, and works each marker older
+ * than `delayMs` a batch of 25 items at a time under the marker's lease, so one replica works a marker at a time and a replica that
  * stops mid-way leaves the rest to the next holder once the lease has run out.
  */
 import type { Clock } from '../../shared/clock.ts';

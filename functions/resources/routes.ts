@@ -1,5 +1,7 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import type * as v from 'valibot';
+import { VendorError } from '../../shared/errors.ts';
+import { cacheCleanupPending } from '../../shared/table/resources/cleanup.ts';
 import { requireAccountAccess, type AccountAccessEnv } from '../auth/access.ts';
 import { accountParameter, authenticatedRoute, json, problem, queryParameters } from '../openapi/describe.ts';
 import { DEFAULT_RESOURCE_LIMIT, MAX_RESOURCE_LIMIT, metricsQuerySchema, noQuerySchema, parseQuery, resourceQuerySchema } from './query.ts';
@@ -14,7 +16,20 @@ function validQuery(schema: v.ObjectSchema<v.ObjectEntries, undefined>): Middlew
   };
 }
 
-const notFound = problem('No account with that name.');
+/**
+ * After the account's cache lost its last writer (DELETE, or the last agent announcing it withdrew)
+ * and while the cleanup deletes it, the cache is not served: the endpoints answer as for an account
+ * that does not exist (docs/api.md, DELETE), the same 404 as `requireAccountAccess`.
+ */
+function cacheNotGoing(deps: ResourceDeps): MiddlewareHandler<AccountAccessEnv> {
+  return async (c, next) => {
+    const record = c.get('account');
+    if (await cacheCleanupPending(deps.table, record)) throw new VendorError('not_found', `no account named "${record.name}"`);
+    await next();
+  };
+}
+
+const notFound = problem('No account with that name, or one whose cached data is being deleted (after DELETE).');
 const forbidden = problem('The account has permissions and the caller holds none of its READ or WRITE roles (nor an account-manager role).');
 
 const listResourcesDescription = authenticatedRoute({
@@ -70,12 +85,13 @@ const getPodMetricsDescription = authenticatedRoute({
  */
 export function resourceRoutes(deps: ResourceDeps): Hono<AccountAccessEnv> {
   const read = requireAccountAccess(deps, 'READ');
+  const served = cacheNotGoing(deps);
   return new Hono<AccountAccessEnv>()
-    .get('/:accountId/resources', listResourcesDescription, validQuery(resourceQuerySchema), read, async (c) =>
+    .get('/:accountId/resources', listResourcesDescription, validQuery(resourceQuerySchema), read, served, async (c) =>
       c.json(await listAccountResources(deps, c.get('account').name, parseQuery(c, resourceQuerySchema))),
     )
-    .get('/:accountId/cache', getCacheHealthDescription, validQuery(noQuerySchema), read, async (c) => c.json(await cacheHealthView(deps, c.get('account'))))
-    .get('/:accountId/metrics', getPodMetricsDescription, validQuery(metricsQuerySchema), read, async (c) =>
+    .get('/:accountId/cache', getCacheHealthDescription, validQuery(noQuerySchema), read, served, async (c) => c.json(await cacheHealthView(deps, c.get('account'))))
+    .get('/:accountId/metrics', getPodMetricsDescription, validQuery(metricsQuerySchema), read, served, async (c) =>
       c.json(await podMetricsView(deps, c.get('account').name, parseQuery(c, metricsQuerySchema).namespace)),
     );
 }

@@ -9,6 +9,7 @@ import dynalite from 'dynalite';
 import { systemClock } from '../../clock.ts';
 import type { CapacityMeter } from './capacity.ts';
 import { createDocumentClient, type TableRef } from './client.ts';
+import { repairDynaliteStores } from './dynalite-store.ts';
 import { createTableInput, DEFAULT_TABLE_NAME } from './schema.ts';
 import { startTtlSweep, type TtlSweepOptions } from './ttl-sweep.ts';
 
@@ -56,6 +57,8 @@ export async function startEmbeddedTable(options: EmbeddedTableOptions & { tcp: 
 export async function startEmbeddedTable(options?: EmbeddedTableOptions): Promise<EmbeddedTable>;
 export async function startEmbeddedTable(options: EmbeddedTableOptions = {}): Promise<EmbeddedTable> {
   if (options.path !== undefined) mkdirSync(options.path, { recursive: true, mode: 0o700 });
+  // Else the table's memory grows with every write for the life of the process.
+  repairDynaliteStores();
   const server: Server = dynalite({
     ...(options.path === undefined ? {} : { path: options.path }),
     createTableMs: 0,

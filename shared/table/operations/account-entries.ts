@@ -2,9 +2,13 @@
 import type { PutCommandInput, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { OperationRecord } from '../../operations/model.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
-import { accountOperationKey } from './keys.ts';
+import { accountOperationKey, accountOperationsPk } from './keys.ts';
 
-/** The entry an operation gets in its account's list; a plain put, so a retry writes the same item. */
+/**
+ * The entry an operation gets in its account's list; a plain put, so a retry writes the same item. It
+ * expires with its operation (the same `expiresAtSeconds`), and goes earlier with the account's data
+ * (the cleanup of `../resources/cleanup.ts`).
+ */
 export function putAccountOperationParams(tableName: string, record: Pick<OperationRecord, 'id' | 'account' | 'createdAt'>, expiresAtSeconds: number): PutCommandInput {
   return {
     TableName: tableName,
@@ -14,7 +18,7 @@ export function putAccountOperationParams(tableName: string, record: Pick<Operat
 
 /** The account's entries newest first, after the position `after` (an entry's sort key) when given. */
 export function accountOperationsParams(tableName: string, account: string, limit: number, after?: string): QueryCommandInput {
-  const pk = accountOperationKey(account, 0, '').pk;
+  const pk = accountOperationsPk(account);
   return {
     TableName: tableName,
     KeyConditionExpression: 'pk = :pk',

@@ -14,7 +14,12 @@ export function operationQueueKey(id: string): Key {
   return { pk: PK.operationQueue, sk: id };
 }
 
+/** The partition of an account's operation entries. */
+export function accountOperationsPk(account: string): string {
+  return `${PK_PREFIX.operationByAccount}${account}`;
+}
+
 /** An account's entry for one operation: by creation time, then id, so a Query reads them newest first. */
 export function accountOperationKey(account: string, createdAt: number, id: string): Key {
-  return { pk: `${PK_PREFIX.operationByAccount}${account}`, sk: `${padMs(createdAt)}#${id}` };
+  return { pk: accountOperationsPk(account), sk: `${padMs(createdAt)}#${id}` };
 }

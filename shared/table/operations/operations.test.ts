@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { refusalOf } from '../../../test/refusal.ts';
 import { useTestTables } from '../../../test/support/table.ts';
 import { queueEntryOf, type Dispatch, type ObjectOutcomeRecord as ObjectOutcome } from '../../operations/model.ts';
 import type { TableRef } from '../core/client.ts';
-import { PK } from '../core/keys.ts';
+import { PK, PK_PREFIX } from '../core/keys.ts';
+import { TTL_ATTRIBUTE } from '../core/schema.ts';
+import { sweepExpiredItems } from '../core/ttl-sweep.ts';
+import { operationQueueKey } from './keys.ts';
 import {
   claimOperation,
   claimParams,
@@ -23,6 +26,7 @@ import {
   newOperationRecord,
   openOperations,
   operationIdOf,
+  OPERATION_RETENTION_MS,
   syncQueueEntry,
   type NewOperation,
 } from './operations.ts';
@@ -229,5 +233,28 @@ describe('operations against dynalite', () => {
     await deleteQueueEntry(t, record.id);
     await syncQueueEntry(t, done!);
     expect(await openOperations(t)).toEqual([]);
+  });
+
+  it('expires whole at the end of its retention: the operation, its large request, its queue entry and its account entry go together', async () => {
+    const t = await tables.fresh();
+    // Random bytes do not compress: the request gets an item of its own.
+    const { record } = await createOperation(t, input({ request: randomBytes(INLINE_REQUEST_BYTES + 1) }));
+    const partitions = [PK.operation, PK.operationRequest, PK.operationQueue, `${PK_PREFIX.operationByAccount}prod`];
+    const left = async () => Promise.all(partitions.map((pk) => count(t, pk)));
+    expect(await left()).toEqual([1, 1, 1, 1]);
+    expect(await sweepExpiredItems(t, record.createdAt + OPERATION_RETENTION_MS - 1000)).toBe(0);
+    expect(await left()).toEqual([1, 1, 1, 1]);
+    expect(await sweepExpiredItems(t, record.createdAt + OPERATION_RETENTION_MS + 1000)).toBe(4);
+    expect(await left()).toEqual([0, 0, 0, 0]);
+  });
+
+  it('gives a queue entry stored without an expiry the expiry of its operation when it is brought in line', async () => {
+    const t = await tables.fresh();
+    const { record } = await createOperation(t, input());
+    await t.client.send(new PutCommand({ TableName: t.tableName, Item: { ...operationQueueKey(record.id), ...queueEntryOf(record) } }));
+    await syncQueueEntry(t, record);
+    const raw = await t.client.send(new GetCommand({ TableName: t.tableName, Key: operationQueueKey(record.id), ConsistentRead: true }));
+    expect(raw.Item?.[TTL_ATTRIBUTE]).toBe(Math.ceil((record.createdAt + OPERATION_RETENTION_MS) / 1000));
+    expect(await openOperations(t)).toEqual([queueEntryOf(record)]);
   });
 });

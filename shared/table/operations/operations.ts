@@ -129,19 +129,26 @@ export function getOperationParams(tableName: string, id: string, consistent = t
   return { TableName: tableName, Key: operationKey(id), ConsistentRead: consistent };
 }
 
+/** A queue entry expires with its operation, so that none outlives it (one whose finish never removed it, say). */
 export function createQueueEntryParams(tableName: string, entry: QueueEntry): PutCommandInput {
-  return { TableName: tableName, Item: { ...operationQueueKey(entry.id), ...entry }, ConditionExpression: 'attribute_not_exists(pk)' };
+  return { TableName: tableName, Item: { ...operationQueueKey(entry.id), ...entry, [TTL_ATTRIBUTE]: expiresAt(entry.createdAt) }, ConditionExpression: 'attribute_not_exists(pk)' };
 }
 
-/** Brings an existing entry in line with its operation; never brings a deleted entry back. */
+/** Brings an existing entry in line with its operation, its expiry too; never brings a deleted entry back. */
 export function syncQueueEntryParams(tableName: string, entry: QueueEntry): UpdateCommandInput {
+  const set = `SET #state = :state, attempt = :attempt, #ttl = :ttl${entry.dispatch === undefined ? '' : ', dispatch = :dispatch'}`;
   return {
     TableName: tableName,
     Key: operationQueueKey(entry.id),
-    UpdateExpression: entry.dispatch === undefined ? 'SET #state = :state, attempt = :attempt REMOVE dispatch' : 'SET #state = :state, attempt = :attempt, dispatch = :dispatch',
+    UpdateExpression: entry.dispatch === undefined ? `${set} REMOVE dispatch` : set,
     ConditionExpression: 'attribute_exists(pk)',
-    ExpressionAttributeNames: { '#state': 'state' },
-    ExpressionAttributeValues: { ':state': entry.state, ':attempt': entry.attempt, ...(entry.dispatch === undefined ? {} : { ':dispatch': entry.dispatch }) },
+    ExpressionAttributeNames: { '#state': 'state', '#ttl': TTL_ATTRIBUTE },
+    ExpressionAttributeValues: {
+      ':state': entry.state,
+      ':attempt': entry.attempt,
+      ':ttl': expiresAt(entry.createdAt),
+      ...(entry.dispatch === undefined ? {} : { ':dispatch': entry.dispatch }),
+    },
   };
 }
 
@@ -339,7 +346,7 @@ export async function createOperation(t: TableRef, input: NewOperation): Promise
 export async function openOperations(t: TableRef): Promise<QueueEntry[]> {
   const items = await queryAll(t, openOperationsParams(t.tableName));
   return items
-    .map(({ pk: _pk, sk: _sk, ...entry }) => entry as unknown as QueueEntry)
+    .map(({ pk: _pk, sk: _sk, [TTL_ATTRIBUTE]: _ttl, ...entry }) => entry as unknown as QueueEntry)
     .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 

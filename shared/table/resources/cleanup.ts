@@ -1,16 +1,17 @@
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand, type DeleteCommandInput, type PutCommandInput, type QueryCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DeleteCommandInput, type PutCommandInput, type QueryCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AccountRecord } from '../../accounts/model.ts';
 import { BATCH_WRITE_LIMIT, batchWrite } from '../core/batch.ts';
 import type { TableRef } from '../core/client.ts';
 import { tryConditional } from '../core/conditional.ts';
 import { PK, type Key } from '../core/keys.ts';
 import { queryAll } from '../core/query.ts';
+import { accountOperationsPk } from '../operations/keys.ts';
 import { cachePk, podMetricsPk, resourcePk } from './keys.ts';
 
 /**
  * Cleanup markers (docs/table.md, "Cache cleanup"): one item per account whose cached objects, scope
- * progress, scope set, health and pod metrics are still to be deleted because the account went (or
- * no agent caches it any more). The marker is written before the write that removes the account, so
+ * progress, scope set, health, pod metrics and operation-list entries are still to be deleted because
+ * the account went (or no agent caches it any more). The marker is written before the write that removes the account, so
  * a crash in between leaves a marker for an account that still has a writer, which the cleanup drops
  * unworked. The cleanup works a marker one batch at a time under a lease kept in the marker itself,
  * so one replica works it at a time and another picks it up where it stopped.
@@ -39,6 +40,14 @@ export function accountCachePartitions(account: string): string[] {
 }
 
 /**
+ * What the cleanup empties: the cache, then the account's operation-list entries (the operations
+ * themselves stay readable by id until they expire).
+ */
+export function accountDataPartitions(account: string): string[] {
+  return [...accountCachePartitions(account), accountOperationsPk(account)];
+}
+
+/**
  * True while something may still write the account's cache: it is registered for migration (a
  * re-POST counts: the marker is cancelled) or an agent announces it as a static account.
  */
@@ -62,6 +71,16 @@ export function cacheRemovalPending(record: AccountRecord | undefined): boolean 
 /** Records that the account's cache is to go. A later removal of the same name replaces the marker (and its lease). */
 export async function markCacheCleanup(t: TableRef, account: string, now: number): Promise<void> {
   await t.client.send(new PutCommand(markCacheCleanupParams(t.tableName, account, now)));
+}
+
+/**
+ * True while the account's cache is to go: its marker is there and nothing writes the cache. The
+ * resource endpoints then answer as for an account that does not exist (docs/api.md, DELETE).
+ */
+export async function cacheCleanupPending(t: TableRef, record: AccountRecord): Promise<boolean> {
+  if (cacheHasWriter(record)) return false;
+  const out = await t.client.send(new GetCommand({ TableName: t.tableName, Key: cleanupMarkerKey(record.name), ProjectionExpression: 'pk', ConsistentRead: true }));
+  return out.Item !== undefined;
 }
 
 export async function pendingCacheCleanups(t: TableRef): Promise<CacheCleanupMarker[]> {
@@ -120,9 +139,9 @@ export function cacheBatchParams(tableName: string, pk: string): QueryCommandInp
   };
 }
 
-/** The keys of the next batch of the account's cache to delete (at most 25), empty when none is left. */
+/** The keys of the next batch of the account's data to delete (at most 25), empty when none is left. */
 export async function nextCacheBatch(t: TableRef, account: string): Promise<Key[]> {
-  for (const pk of accountCachePartitions(account)) {
+  for (const pk of accountDataPartitions(account)) {
     const out = await t.client.send(new QueryCommand(cacheBatchParams(t.tableName, pk)));
     const keys = (out.Items ?? []).map((i) => ({ pk: i.pk as string, sk: i.sk as string }));
     if (keys.length > 0) return keys;

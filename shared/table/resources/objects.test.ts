@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
 import { resourceSk, scopePrefix } from './keys.ts';
-import { deleteAccountCache, listResources, queryResourcesParams, scopeKeys, writeResources, writeResourcesParams, type ResourceWrite } from './objects.ts';
-import { getScopeSet, putScopeProgress, putScopeSet, scopeProgress } from './scopes.ts';
+import { listResources, queryResourcesParams, scopeKeys, writeResources, writeResourcesParams, type ResourceWrite } from './objects.ts';
 
 const put = (kind: string, group: string, namespace: string, name: string, rv = '1'): ResourceWrite => ({
   op: 'put',
@@ -73,19 +72,5 @@ describe('resources against dynalite', () => {
     expect((await listResources(t, 'prod', {}, 100)).items).toHaveLength(33);
     expect((await listResources(t, 'other', {}, 100)).items).toHaveLength(0);
     expect((await scopeKeys(t, 'prod', scopePrefix({ kind: 'Pod', group: '', namespace: 'a' })))).toHaveLength(15);
-  });
-
-  it('deletes everything the cache holds of one account, and nothing of another', async () => {
-    const t = await tables.fresh();
-    await writeResources(t, 'prod', Array.from({ length: 60 }, (_, i) => put('Pod', '', 'a', `p${i}`)));
-    await writeResources(t, 'other', [put('Pod', '', 'a', 'keep')]);
-    await putScopeSet(t, 'prod', [{ group: '', kind: 'Pod', namespace: '' }], 1);
-    await putScopeProgress(t, 'prod', { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 60, cluster: '', at: 1 });
-    expect(await deleteAccountCache(t, 'prod')).toBe(62);
-    expect((await listResources(t, 'prod', {}, 100)).items).toEqual([]);
-    expect(await scopeProgress(t, 'prod')).toEqual([]);
-    expect(await getScopeSet(t, 'prod')).toBeUndefined();
-    expect((await listResources(t, 'other', {}, 100)).items).toHaveLength(1);
-    expect(await deleteAccountCache(t, 'prod')).toBe(0);
   });
 });

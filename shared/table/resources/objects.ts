@@ -1,16 +1,16 @@
 import type { AttributeValue, BatchWriteItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { BATCH_WRITE_LIMIT, batchWrite, batchWriteItems } from '../core/batch.ts';
+import { BATCH_WRITE_LIMIT, batchWriteItems } from '../core/batch.ts';
 import { runBounded } from '../core/bounded.ts';
 import type { TableRef } from '../core/client.ts';
 import { queryAll } from '../core/query.ts';
-import { cachePk, kindPrefix, podMetricsPk, resourcePk, resourceSk, type ResourceRef } from './keys.ts';
+import { kindPrefix, resourcePk, resourceSk, type ResourceRef } from './keys.ts';
 
 /**
  * The cached objects of each account (docs/table.md, docs/cache.md): one item per object in the
  * account's `RESOURCE#<account>` partition, sorted by kind, group, namespace and name, holding the
  * compact form the caching agent sent. The cache's bookkeeping beside them is in `scopes.ts` and
- * `health.ts`; `deleteAccountCache` deletes all of it with the objects.
+ * `health.ts`; the cleanup of an account's cache when it goes is `cleanup.ts`.
  *
  * Object writes are plain BatchWriteItem puts and deletes: the driver coalesces changes and writes
  * each object's latest state, one writer per account (docs/cache.md explains why no condition is
@@ -177,23 +177,4 @@ export async function scopeKeys(t: TableRef, account: string, prefix: string): P
     name: i.name as string,
     at: typeof i.at === 'number' ? i.at : 0,
   }));
-}
-
-/**
- * Deletes everything the cache holds of an account: its objects, progress, scope set, health and pod
- * metrics (for when the account itself is deleted). Idempotent; returns how many items went.
- */
-export async function deleteAccountCache(t: TableRef, account: string): Promise<number> {
-  let deleted = 0;
-  for (const pk of [resourcePk(account), cachePk(account), podMetricsPk(account)]) {
-    const keys = await queryAll(t, { TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: 'pk, sk' });
-    const tasks: (() => Promise<void>)[] = [];
-    for (let i = 0; i < keys.length; i += BATCH_WRITE_LIMIT) {
-      const slice = keys.slice(i, i + BATCH_WRITE_LIMIT);
-      tasks.push(() => batchWrite(t, { RequestItems: { [t.tableName]: slice.map((k) => ({ DeleteRequest: { Key: { pk: k.pk, sk: k.sk } } })) } }));
-    }
-    await runBounded(tasks, 8);
-    deleted += keys.length;
-  }
-  return deleted;
 }
