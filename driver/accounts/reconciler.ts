@@ -21,6 +21,7 @@ import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { AssignmentResult__Output } from '../../shared/protocol/messages.ts';
 import { protocolError } from '../../shared/protocol/problems.ts';
 import { allAccounts, getAccount, getAccounts, mutateAccount, updateAccount } from '../../shared/table/accounts/records.ts';
+import { followAccountFacets } from '../../shared/table/accounts/facets.ts';
 import { runBounded } from '../../shared/table/core/bounded.ts';
 import { CHANGE_RETENTION_MS, appendChanges, pruneChanges } from '../../shared/table/accounts/feed.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
@@ -298,6 +299,7 @@ export class AssignmentReconciler {
       let record = await this.#current(name, input.fresh);
       let outcome: AssignmentResultOutcome = 'recorded';
       let cachingMoved = false;
+      let stateChanged = false;
       let previousCaching: string | undefined;
       let fresh = input.fresh !== undefined;
       for (let attempt = 0; ; attempt++) {
@@ -331,6 +333,7 @@ export class AssignmentReconciler {
           previousCaching = record.cachingAgentId;
           record = await updateAccount(table, name, record.version, changes, clock.now());
           cachingMoved = changes.cachingAgentId !== undefined;
+          stateChanged = changes.state !== undefined;
           break;
         } catch (e) {
           if (!isVendorError(e) || e.code !== 'precondition_failed') throw e;
@@ -340,6 +343,8 @@ export class AssignmentReconciler {
       }
       if (record === undefined) this.#cache.delete(name);
       else this.#cache.set(record);
+      // The list filters and the summary count states from the facet index (docs/table.md#the-facet-index).
+      if (stateChanged && record !== undefined) await followAccountFacets(table, [record]);
       if (record !== undefined) this.#recheckSpared(name, record);
       if (cachingMoved && record !== undefined) {
         // A first election is part of every first assignment (1,000 lines for a PATCH of 1,000); a move is news.

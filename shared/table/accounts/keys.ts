@@ -13,6 +13,13 @@ export function rankChunkKey(id: string): Key {
   return { pk: PK.rank, sk: `CHUNK#${id}` };
 }
 
+/** The facet index (shared/table/accounts/facets.ts) shares the rank partition under its own sort keys. */
+export const FACET_DIR_KEY: Key = { pk: PK.rank, sk: 'FACETDIR' };
+
+export function facetChunkKey(id: string): Key {
+  return { pk: PK.rank, sk: `FACETCHUNK#${id}` };
+}
+
 export function accessKey(name: string): Key {
   return { pk: PK.access, sk: name };
 }

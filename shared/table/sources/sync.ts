@@ -8,7 +8,7 @@ import type { TableRef } from '../core/client.ts';
 import { queryAll } from '../core/query.ts';
 import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from '../accounts/access.ts';
 import { appendChanges } from '../accounts/feed.ts';
-import { settleRankIndex } from '../accounts/rank.ts';
+import { settleAccountIndexes } from '../accounts/facets.ts';
 import { createAccount, deleteAccount, getAccount, mutateAccount, newAccountRecord, removeDefinition, setDefinition } from '../accounts/records.ts';
 import { markCacheCleanup } from '../resources/cleanup.ts';
 import { sourceMemberKey, sourcePk } from './keys.ts';
@@ -205,18 +205,18 @@ async function syncSourceLocked(
     hashes.set(name, hash);
     upserts.push(() => upsert(t, name, source.id, def, now, !current.has(name)));
   }
-  const gone: string[] = [];
   const removals = [...current.keys()]
     .filter((name) => !wanted.has(name))
     .map((name) => {
       result.removed.push(name);
       return async () => {
-        if (await remove(t, name, source, now)) gone.push(name);
+        await remove(t, name, source, now);
       };
     });
   await runBounded([...upserts, ...removals], concurrency);
-  // The rank index changes once per touched chunk for the whole batch, then the memberships settle.
-  await settleRankIndex(t, new Map([...result.upserted.map((n) => [n, true] as const), ...gone.map((n) => [n, false] as const)]));
+  // The name and facet indexes change once per touched chunk for the whole batch, then settle. A name
+  // removed here may stay defined by another source, which may change its served zone and source.
+  await settleAccountIndexes(t, [...result.upserted, ...result.removed], { withNames: true });
   await runBounded(
     [
       ...result.upserted.map((name) => async () => {
