@@ -279,6 +279,8 @@ function guarded(snapshot: TableSnapshot): Map<string, unknown> {
       if (sk !== 'agent:good-agent') continue; // the rogue's own announcements take their own source's lock
     } else if (pk === 'RANK') {
       continue; // counts follow the rogue's static accounts; `total` is checked against the items at the end
+    } else if (pk.startsWith('HELD#')) {
+      if (pk !== 'HELD#good-agent') continue; // what each agent holds, as its account items say
     } else if (/^(RESOURCE|CACHE|PODMETRICS)#/.test(pk)) {
       // The cached data of an account is written by its elected caching agent, which the rogue may be
       // for its own accounts (its static ones, and those of its zone); the others' are guarded.

@@ -9,6 +9,7 @@ import { queryAll } from '../core/query.ts';
 import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from '../accounts/access.ts';
 import { appendChanges } from '../accounts/feed.ts';
 import { settleAccountIndexes } from '../accounts/facets.ts';
+import { followHeldAccounts } from '../accounts/held.ts';
 import { createAccount, deleteAccount, getAccount, mutateAccount, newAccountRecord, removeDefinition, setDefinition } from '../accounts/records.ts';
 import { markCacheCleanup } from '../resources/cleanup.ts';
 import { sourceMemberKey, sourcePk } from './keys.ts';
@@ -155,6 +156,7 @@ async function remove(t: TableRef, name: string, source: SourceRef, now: number)
   let last: AccountRecord | undefined = after;
   for (let attempt = 0; attempt < 10 && last !== undefined && Object.keys(last.defs).length === 0; attempt++) {
     if (await deleteAccount(t, name, last.version)) {
+      await followHeldAccounts(t, [{ record: last, agentIds: Object.keys(last.agents), gone: true }]);
       if (last.registration !== undefined) {
         await appendChanges(t, [{ name, action: 'remove', generation: last.generation + 1, at: now }]);
       }
