@@ -74,7 +74,7 @@ describe('filtered lists and the summary read a page, not the accounts (docs/api
         expect(counting.read()).toBeLessThanOrEqual(RANGE_READ_FACTOR * limit);
       }
     }
-  });
+  }, 180_000);
 
   it('counts the summary from the index alone, without reading an account item', async () => {
     const t = await world();
@@ -89,5 +89,5 @@ describe('filtered lists and the summary read a page, not the accounts (docs/api
       bySource: { driver: N, 'static-agent-config': 40 },
     });
     expect(counting.read()).toBe(0);
-  });
+  }, 180_000);
 });

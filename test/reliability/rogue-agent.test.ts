@@ -23,6 +23,7 @@
  *
  * Replay a failure with the seed printed: `ROGUE_SEED=<seed> ROGUE_RUNS=<runs> npx vitest run test/reliability/rogue-agent.test.ts`.
  */
+import { readHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { status as grpcStatus, type StatusObject } from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
@@ -374,6 +375,8 @@ describe('a rogue agent with a valid credential of its own identity', () => {
       const name = LIVE_ACCOUNTS[live++] as string;
       await world.activate(name, GOOD_ZONE);
       await vi.waitFor(async () => expect((await world.account(name))).toMatchObject({ state: 'ACTIVE', agents: [{ agentId: 'good-agent', caching: true }] }), WAIT);
+      // The driver records the holding in the held index after the account item.
+      await vi.waitFor(async () => expect(await readHeldAccounts(world.table, 'good-agent')).toContainEqual({ name, caching: true }), WAIT);
       expect(agent.holder().view(name)).toBeDefined();
       baseline = guarded(await tableSnapshot(world.table));
     };

@@ -305,10 +305,12 @@ async function changeMembership(t: TableRef, add: ReadonlyMap<string, string>, r
     const nextAdd = new Set<string>();
     const nextRemove = new Set<string>();
     for (const [index, group] of byChunk) {
-      const done = await applyToChunk(t, space, dir, index, group, add, maxNames);
-      if (!done) {
+      const left = await applyToChunk(t, space, dir, index, group, add, maxNames);
+      if (left === undefined) {
         group.add.forEach((n) => nextAdd.add(n));
         group.remove.forEach((n) => nextRemove.add(n));
+      } else {
+        left.forEach((n) => nextAdd.add(n));
       }
     }
     pendingAdd = nextAdd;
@@ -333,7 +335,12 @@ export function changedContents(
   return { names, ...(chunk.tags === undefined ? {} : { tags }) };
 }
 
-/** Applies one chunk's share of a change; false when the chunk moved on and the caller must retry. */
+/**
+ * Applies one chunk's share of a change: the adds that fit and every remove. Returns the adds left for
+ * the next pass (a chunk takes at most twice the maximum before it splits, so that a bulk load of
+ * thousands of names never writes an item near DynamoDB's 400 KB limit), or undefined when the chunk
+ * moved on and the caller must retry the whole share.
+ */
 async function applyToChunk(
   t: TableRef,
   space: RankSpace,
@@ -342,19 +349,21 @@ async function applyToChunk(
   group: { add: string[]; remove: string[] },
   tagOf: ReadonlyMap<string, string>,
   maxNames: number,
-): Promise<boolean> {
+): Promise<string[] | undefined> {
   const entry = dir.chunks[index] as RankEntry;
   const chunk = await readChunk(t, entry.id, true, space);
-  if (chunk === undefined) return false; // split finished between the two reads
+  if (chunk === undefined) return undefined; // split finished between the two reads
   if (chunk.retired) {
     await finishSplit(t, space, chunk, maxNames);
-    return false;
+    return undefined;
   }
+  const room = Math.max(1, 2 * maxNames - chunk.names.length);
+  const left = group.add.slice(room);
   let current = chunk;
-  const contents = changedContents(chunk, group, tagOf);
+  const contents = changedContents(chunk, { add: group.add.slice(0, room), remove: group.remove }, tagOf);
   if (contents !== undefined) {
     const next: RankChunk = { id: chunk.id, version: chunk.version + 1, ...contents };
-    if (!(await tryConditional(() => t.client.send(new PutCommand(putRankChunkParams(t.tableName, next, chunk.version, space)))))) return false;
+    if (!(await tryConditional(() => t.client.send(new PutCommand(putRankChunkParams(t.tableName, next, chunk.version, space)))))) return undefined;
     current = next;
   }
   await syncCount(t, space, current, index);
@@ -364,7 +373,7 @@ async function applyToChunk(
     );
     if (retiredOk) await finishSplit(t, space, { ...current, version: current.version + 1, retired: true }, maxNames);
   }
-  return true;
+  return left;
 }
 
 /** Adds some names and removes others in one pass over the touched chunks (idempotent). */
