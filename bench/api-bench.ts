@@ -147,7 +147,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
     const auth = createApiAuth({ oidc: oidcConfig(issuer), accountManagerRoles: ['bench-admins'] }, { production: false });
     const server = await startApiServer(createApp({ table, auth }));
     // A keep-alive node:http client, like the SDK's own, so both sides pay the same kind of HTTP hop.
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    let agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const call = (method: string, path: string, body?: unknown, bearer = token) =>
       new Promise<unknown>((resolve, reject) => {
         const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -317,6 +317,9 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
       // The raw batches wrote their accounts without the facet index, as no writer of the service does:
       // it follows them now, so the filters below see the same accounts as a full read.
       await settleAccountIndexes(table, Array.from({ length: b * BATCH }, (_, j) => accountName(b * BATCH + j)));
+      // The API server has closed the keep-alive connection meanwhile: start on a new one.
+      agent.destroy();
+      agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
       // Filters by state, zone and source, in any combination: pages of the facet index. The baseline
       // is what they cost before that index: reading and judging every account item. By name prefix: a
