@@ -99,7 +99,8 @@ const MAX_SETTLE_ROUNDS = 20;
  * writes are separate, so another writer may change an item in between. Each writer therefore sets
  * the indexes to what it last saw of the items, then reads the items again (consistently) and repeats
  * for any name that changed meanwhile: whoever writes an index last has seen the items' final state
- * after its write. `known` are records the caller just wrote, saving the first read.
+ * after its write. `known` are records the caller just wrote and `gone` names whose items it just
+ * deleted, saving the first read of those.
  *
  * Cost: one consistent read per name per round (two rounds when nobody else writes), and one
  * conditional write per touched chunk of each index plus its directory count.
@@ -107,11 +108,11 @@ const MAX_SETTLE_ROUNDS = 20;
 export async function settleAccountIndexes(
   t: TableRef,
   names: readonly string[],
-  options: { withNames?: boolean; known?: readonly AccountRecord[] } = {},
+  options: { withNames?: boolean; known?: readonly AccountRecord[]; gone?: readonly string[] } = {},
 ): Promise<void> {
   const unique = [...new Set(names)];
   if (unique.length === 0) return;
-  const known = new Map((options.known ?? []).map((r) => [r.name, r]));
+  const known = new Map<string, AccountRecord | undefined>([...(options.gone ?? []).map((n) => [n, undefined] as const), ...(options.known ?? []).map((r) => [r.name, r] as const)]);
   const unread = unique.filter((n) => !known.has(n));
   let seen: Seen = new Map([...unique.filter((n) => known.has(n)).map((n) => [n, seenOf(known.get(n))] as const), ...(await readSeen(t, unread))]);
   for (let round = 0; round < MAX_SETTLE_ROUNDS && seen.size > 0; round++) {

@@ -117,14 +117,15 @@ const memberHashParams = (t: TableRef, sourceId: string, name: string, hash: str
   ExpressionAttributeValues: { ':hash': hash },
 });
 
-/** Puts one definition into its account item, creating the item when the name is new. */
-async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, now: number, likelyNew: boolean): Promise<void> {
+/** Puts one definition into its account item, creating the item when the name is new; the item as written. */
+async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, now: number, likelyNew: boolean): Promise<AccountRecord | undefined> {
   // Membership first, without a hash: a crash before the hash is set makes the next sync redo this name.
   await t.client.send(new PutCommand({ TableName: t.tableName, Item: sourceMemberKey(sourceId, name) }));
   // A name new to this source is usually new to the table: one conditional put creates it whole.
   if (likelyNew && (await createAccount(t, name, now, { [sourceId]: def }))) {
-    await putNewAccessEntry(t, { ...newAccountRecord(name, now), defs: { [sourceId]: def } });
-    return;
+    const created = { ...newAccountRecord(name, now), defs: { [sourceId]: def } };
+    await putNewAccessEntry(t, created);
+    return created;
   }
   let record = await setDefinition(t, name, sourceId, def, now);
   if (record === undefined) {
@@ -135,6 +136,7 @@ async function upsert(t: TableRef, name: string, sourceId: string, def: Definiti
     await syncAccessEntry(t, record);
     await requeueIfActive(t, record, now, def.kind === 'static-agent-config' && !likelyNew, def.kind !== 'static-agent-config');
   }
+  return record;
 }
 
 /** Takes one definition out of its account item; true when that left no definition and the item went. */
@@ -195,6 +197,9 @@ async function syncSourceLocked(
   const result: SyncResult = { upserted: [], removed: [], unchanged: 0 };
   const hashes = new Map<string, string>();
   const upserts: (() => Promise<void>)[] = [];
+  // What the writes left, so the indexes start from it rather than from a read.
+  const written: AccountRecord[] = [];
+  const gone: string[] = [];
   for (const [name, account] of wanted) {
     const { name: _name, ...settings } = account;
     const def = definitionOf(source, settings, now);
@@ -205,20 +210,23 @@ async function syncSourceLocked(
     }
     result.upserted.push(name);
     hashes.set(name, hash);
-    upserts.push(() => upsert(t, name, source.id, def, now, !current.has(name)));
+    upserts.push(async () => {
+      const record = await upsert(t, name, source.id, def, now, !current.has(name));
+      if (record !== undefined) written.push(record);
+    });
   }
   const removals = [...current.keys()]
     .filter((name) => !wanted.has(name))
     .map((name) => {
       result.removed.push(name);
       return async () => {
-        await remove(t, name, source, now);
+        if (await remove(t, name, source, now)) gone.push(name);
       };
     });
   await runBounded([...upserts, ...removals], concurrency);
   // The name and facet indexes change once per touched chunk for the whole batch, then settle. A name
   // removed here may stay defined by another source, which may change its served zone and source.
-  await settleAccountIndexes(t, [...result.upserted, ...result.removed], { withNames: true });
+  await settleAccountIndexes(t, [...result.upserted, ...result.removed], { withNames: true, known: written, gone });
   await runBounded(
     [
       ...result.upserted.map((name) => async () => {
