@@ -13,6 +13,7 @@ import { appendChanges } from '../shared/table/accounts/feed.ts';
 import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
 import { getRankChunkParams, getRankDirParams, locatePage } from '../shared/table/accounts/rank.ts';
 import { prefixRanks } from '../shared/table/accounts/name-prefix.ts';
+import { FACET_RANK, settleAccountIndexes } from '../shared/table/accounts/facets.ts';
 import { liveSessions, putSession } from '../shared/table/agents/sessions.ts';
 import { runBounded } from '../shared/table/core/bounded.ts';
 import { syncSource } from '../shared/table/sources/sync.ts';
@@ -146,7 +147,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
     const auth = createApiAuth({ oidc: oidcConfig(issuer), accountManagerRoles: ['bench-admins'] }, { production: false });
     const server = await startApiServer(createApp({ table, auth }));
     // A keep-alive node:http client, like the SDK's own, so both sides pay the same kind of HTTP hop.
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    let agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const call = (method: string, path: string, body?: unknown, bearer = token) =>
       new Promise<unknown>((resolve, reject) => {
         const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -313,17 +314,32 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
         ),
       );
 
-      // Filters. By state (as by zone or source): every account item is read and judged, so the raw
-      // baseline is reading the whole partition. By name prefix: a run of the rank index, so the
-      // baseline is the directory, the two chunks that bound the run, and the page.
+      // The raw batches wrote their accounts without the facet index, as no writer of the service does:
+      // it follows them now, so the filters below see the same accounts as a full read.
+      await settleAccountIndexes(table, Array.from({ length: b * BATCH }, (_, j) => accountName(b * BATCH + j)));
+      // The API server has closed the keep-alive connection meanwhile: start on a new one.
+      agent.destroy();
+      agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+      // Filters by state, zone and source, in any combination: pages of the facet index. The baseline
+      // is what they cost before that index: reading and judging every account item. By name prefix: a
+      // run of the rank index, so the baseline is the directory, the two chunks that bound the run, and
+      // the page.
       const everyAccount = () => queryAll(table, { TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.account } });
-      out(
-        figure(
-          'list_state_ACTIVE_page_1_limit_100',
-          'Query(every account item)',
-          await measurePair(n, meter, () => get('/vendor/accounts?state=ACTIVE&page=1&limit=100'), everyAccount),
-        ),
-      );
+      const active = 2 * b * BATCH;
+      for (const [name, query, matches] of [
+        ['list_state_ACTIVE', 'state=ACTIVE', active],
+        ['list_state_ACTIVE_zoneId_source_driver', `state=ACTIVE&zoneId=${ZONE}&source=driver`, active],
+        ['list_source_driver', 'source=driver', options.accounts],
+      ] as const) {
+        for (const page of [...new Set([1, Math.min(deepPage, Math.ceil(matches / 100))])]) {
+          out(figure(`${name}_page_${page}_limit_100`, 'Query(every account item)', await measurePair(n, meter, () => get(`/vendor/accounts?${query}&page=${page}&limit=100`), everyAccount)));
+        }
+      }
+      // A filtered `total` is the facet directory's counts by tag alone.
+      before = meter.snapshot();
+      await client.send(new GetCommand(getRankDirParams(tableName, false, FACET_RANK)));
+      emit({ bench: 'api', figure: 'filtered_total_cost', rcu_total_from_facet_directory: meter.since(before).readUnits, rcu_counting_every_item: countAll.readUnits });
       for (const [prefix, page] of [[PREFIX_PAGE_1, 1], [PREFIX_DEEP, deepPage]] as const) {
         const ranks = await prefixRanks(table, prefix);
         const at = await locatePage(table, ranks.first + (page - 1) * 100);
@@ -347,6 +363,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
         );
       }
       out(figure('account_summary', 'Query(every account item)', await measurePair(n, meter, () => get('/vendor/account-summary'), everyAccount)));
+      out(figure('list_agents_limit_100', 'Query(every account item)', await measurePair(n, meter, () => get('/vendor/agents?limit=100'), everyAccount)));
 
       // A caller who may not read everything: restricted accounts are added among the others (one in
       // eleven), and a caller without roles lists around them. Measured last, so the figures above are

@@ -23,6 +23,7 @@ import type { DriverConfig } from '../shared/driver-config/schema.ts';
 import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/core/embedded.ts';
 import { privateDataFolder } from './data-folder.ts';
 import { ensureRankIndex, rankTotal } from '../shared/table/accounts/rank.ts';
+import { ensureFacetIndex } from '../shared/table/accounts/facets.ts';
 import { syncDefinitionSources } from '../shared/table/sources/definition-sources.ts';
 import { LOCAL_ACCOUNT, LOCAL_ZONE, localAccountSource, localIdentity, localKubeconfig, localToken, startLocalAgent, type LocalAgent } from './local-agent.ts';
 
@@ -134,6 +135,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   try {
     if (await ensureRankIndex(table)) logger.warn('rank index was missing and has been rebuilt');
     if (await ensureAccessIndex(table)) logger.info('access index built');
+    if (await ensureFacetIndex(table)) logger.info('facet index built');
     const synced = await syncDefinitionSources(table, [driverConfigSource(file), localAccountSource(kubeconfig)], clock.now());
     const result = synced['driver-config'];
     logger.info(

@@ -21,6 +21,8 @@ import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { AssignmentResult__Output } from '../../shared/protocol/messages.ts';
 import { protocolError } from '../../shared/protocol/problems.ts';
 import { allAccounts, getAccount, getAccounts, mutateAccount, updateAccount } from '../../shared/table/accounts/records.ts';
+import { followAccountFacets } from '../../shared/table/accounts/facets.ts';
+import { followHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { runBounded } from '../../shared/table/core/bounded.ts';
 import { CHANGE_RETENTION_MS, appendChanges, pruneChanges } from '../../shared/table/accounts/feed.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
@@ -298,6 +300,8 @@ export class AssignmentReconciler {
       let record = await this.#current(name, input.fresh);
       let outcome: AssignmentResultOutcome = 'recorded';
       let cachingMoved = false;
+      let stateChanged = false;
+      let agentsChanged: string[] = [];
       let previousCaching: string | undefined;
       let fresh = input.fresh !== undefined;
       for (let attempt = 0; ; attempt++) {
@@ -331,6 +335,8 @@ export class AssignmentReconciler {
           previousCaching = record.cachingAgentId;
           record = await updateAccount(table, name, record.version, changes, clock.now());
           cachingMoved = changes.cachingAgentId !== undefined;
+          stateChanged = changes.state !== undefined;
+          agentsChanged = [...(changes.setAgents ?? []).map((a) => a.agentId), ...(changes.removeAgents ?? [])];
           break;
         } catch (e) {
           if (!isVendorError(e) || e.code !== 'precondition_failed') throw e;
@@ -340,6 +346,10 @@ export class AssignmentReconciler {
       }
       if (record === undefined) this.#cache.delete(name);
       else this.#cache.set(record);
+      // The list filters and the summary count states from the facet index (docs/table.md#the-facet-index),
+      // and the agents API reads what each agent holds from the held index.
+      if (stateChanged && record !== undefined) await followAccountFacets(table, [record]);
+      if (agentsChanged.length > 0 && record !== undefined) await followHeldAccounts(table, [{ record, agentIds: agentsChanged }]);
       if (record !== undefined) this.#recheckSpared(name, record);
       if (cachingMoved && record !== undefined) {
         // A first election is part of every first assignment (1,000 lines for a PATCH of 1,000); a move is news.
@@ -430,8 +440,8 @@ export class AssignmentReconciler {
     }
     if (this.#stop.signal.aborted) return;
     const work = this.#locks
-      .run(name, () =>
-        mutateAccount(
+      .run(name, async () => {
+        const done = await mutateAccount(
           this.#deps.table,
           name,
           (r) => {
@@ -439,8 +449,10 @@ export class AssignmentReconciler {
             return e?.removing === true && e.assigned === holding.generation ? { removeAgents: [session.agentId] } : undefined;
           },
           () => this.#deps.clock.now(),
-        ),
-      )
+        );
+        if (done.changed && done.record !== undefined) await followHeldAccounts(this.#deps.table, [{ record: done.record, agentIds: [session.agentId] }]);
+        return done;
+      })
       .then(
         ({ record }) => {
           if (record === undefined) this.#cache.delete(name);

@@ -5,6 +5,7 @@ import { useRoleIssuer } from '../../test/support/role-callers.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { createApiAuth, type ApiAuth } from '../auth/authenticator.ts';
 import { getAccount, updateAccount } from '../../shared/table/accounts/records.ts';
+import { followAccountFacets } from '../../shared/table/accounts/facets.ts';
 import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 
 const tables = useTestTables();
@@ -22,7 +23,8 @@ async function world(auth?: ApiAuth): Promise<ApiFixture> {
   await f.call('POST', '/vendor/accounts', registrations);
   for (const [name, state] of [['d-00', 'ACTIVE'], ['d-01', 'ACTIVE'], ['d-02', 'FAILED']] as const) {
     const record = await getAccount(f.table, name, { consistent: true });
-    await updateAccount(f.table, name, record!.version, { state }, f.clock.now());
+    // As the driver does when it changes a state: the facet index follows.
+    await followAccountFacets(f.table, [await updateAccount(f.table, name, record!.version, { state }, f.clock.now())]);
   }
   return f;
 }

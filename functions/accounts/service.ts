@@ -10,7 +10,8 @@ import { readAccessIndex } from '../../shared/table/accounts/access.ts';
 import { getAccount, getAccounts, mutateAccount, type AccountChanges } from '../../shared/table/accounts/records.ts';
 import { listAccountPage, listVisibleAccountPage } from '../../shared/table/accounts/listing.ts';
 import { listPrefixAccountPage } from '../../shared/table/accounts/name-prefix.ts';
-import { accountsWithPrefix } from '../../shared/table/accounts/filtered.ts';
+import { listFacetPage } from '../../shared/table/accounts/facet-listing.ts';
+import { facetOf, facetTag, followAccountFacets } from '../../shared/table/accounts/facets.ts';
 import { filtersBeyondName, passes, type AccountFilters } from './filters.ts';
 import { assertAccountAccess, canRead, type IgnoredPermissionsLog } from '../auth/access.ts';
 import type { Caller } from '../auth/caller.ts';
@@ -38,12 +39,12 @@ function view(deps: AccountDeps, record: AccountRecord): Account {
 
 /**
  * GET list: the accounts the caller may read that pass the filters, with `total` counting only those.
- * Filters by state, zone or source look at every account (`listByLooking`); a name prefix alone is a
- * run of the rank index (shared/table/accounts/name-prefix.ts). Managers may read everything and get
- * the rank index's pages directly. Anyone else first reads the access index (the
- * accounts that restrict reading, with their roles): when none is hidden from the caller the same
- * pages serve, otherwise pages that leave the hidden names out (shared/table/accounts/listing.ts). Each item is
- * checked against its own definition too, since the index may trail a change by a moment.
+ * Managers may read everything. Anyone else first reads the access index (the accounts that restrict
+ * reading, with their roles) for the names hidden from them. Unfiltered, the rank index's pages serve
+ * (shared/table/accounts/listing.ts), leaving hidden names out when there are any; a name prefix alone
+ * is a run of the rank index (shared/table/accounts/name-prefix.ts). Filters by state, zone or source,
+ * or a prefix with hidden names, are pages of the facet index (shared/table/accounts/facet-listing.ts).
+ * Each item is checked against its own definition too, since the indexes may trail a change by a moment.
  */
 export async function listAccounts(
   deps: AccountDeps,
@@ -52,31 +53,33 @@ export async function listAccounts(
   limit: number,
   filters: AccountFilters = {},
 ): Promise<{ items: Account[]; page: number; limit: number; total: number }> {
-  if (filtersBeyondName(filters)) return listByLooking(deps, caller, page, limit, filters);
-  const hidden = new Set<string>();
-  if (!caller.manager) {
-    for (const [name, read] of await readAccessIndex(deps.table)) {
-      if (!grants({ kind: 'restricted', read, write: [] }, caller.roles, 'READ')) hidden.add(name);
-    }
-  }
-  if (filters.namePrefix !== undefined && hidden.size > 0) return listByLooking(deps, caller, page, limit, filters);
+  const hidden = await hiddenNames(deps, caller);
   const { records, total } =
-    filters.namePrefix !== undefined
-      ? await listPrefixAccountPage(deps.table, filters.namePrefix, page, limit)
-      : hidden.size === 0
-        ? await listAccountPage(deps.table, page, limit)
-        : await listVisibleAccountPage(deps.table, page, limit, hidden);
-  return { items: records.filter((r) => canRead(caller, r)).map((r) => view(deps, r)), page, limit, total };
+    filtersBeyondName(filters) || (filters.namePrefix !== undefined && hidden.size > 0)
+      ? await listFacetPage(deps.table, filters, page, limit, await facetsOf(deps, hidden))
+      : filters.namePrefix !== undefined
+        ? await listPrefixAccountPage(deps.table, filters.namePrefix, page, limit)
+        : hidden.size === 0
+          ? await listAccountPage(deps.table, page, limit)
+          : await listVisibleAccountPage(deps.table, page, limit, hidden);
+  return { items: records.filter((r) => canRead(caller, r) && passes(filters, toAccount(r))).map((r) => view(deps, r)), page, limit, total };
 }
 
-/**
- * The list filtered by what accounts are, or by name for a caller some accounts are hidden from:
- * every account (with the name prefix) is read and judged as served.
- */
-async function listByLooking(deps: AccountDeps, caller: Caller, page: number, limit: number, filters: AccountFilters) {
-  const kept = (await accountsWithPrefix(deps.table, filters.namePrefix)).filter((r) => canRead(caller, r) && passes(filters, toAccount(r)));
-  const start = (page - 1) * limit;
-  return { items: kept.slice(start, start + limit).map((r) => view(deps, r)), page, limit, total: kept.length };
+/** The accounts the caller may not read, from the access index (none for a manager, without a read). */
+export async function hiddenNames(deps: Pick<AccountDeps, 'table'>, caller: Caller): Promise<Set<string>> {
+  const hidden = new Set<string>();
+  if (caller.manager) return hidden;
+  for (const [name, read] of await readAccessIndex(deps.table)) {
+    if (!grants({ kind: 'restricted', read, write: [] }, caller.roles, 'READ')) hidden.add(name);
+  }
+  return hidden;
+}
+
+/** The facet tag of each hidden account, to leave it out of the facet index's counts: one read per hidden account. */
+export async function facetsOf(deps: Pick<AccountDeps, 'table'>, names: ReadonlySet<string>): Promise<Map<string, string>> {
+  if (names.size === 0) return new Map();
+  const found = await getAccounts(deps.table, [...names]);
+  return new Map([...found.values()].map((r) => [r.name, facetTag(facetOf(r))]));
 }
 
 /** A name no source can define (too long for a name, or empty) is known to be absent without a read. */
@@ -169,6 +172,8 @@ async function applyBatch<T extends { name: string }>(
     failure = { error };
   }
   await appender.close();
+  // Every record of the batch, changed or not, so that a retry repairs what a crash left behind.
+  await followAccountFacets(deps.table, results.filter((r) => r !== undefined).map((r) => r.record));
   if (failure !== undefined) throw failure.error;
   return results;
 }

@@ -5,6 +5,7 @@ import { adminTokenAuth } from '../../test/support/api.ts';
 import { oidcConfig } from '../../test/support/oidc.ts';
 import { appClient, useRoleIssuer } from '../../test/support/role-callers.ts';
 import { getAccount, updateAccount } from '../../shared/table/accounts/records.ts';
+import { followHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { putSession, type Session } from '../../shared/table/agents/sessions.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
@@ -31,7 +32,8 @@ const session = (agentId: string, zoneId: string, extra: Partial<Session> = {}):
 /** Records that `agentId` holds the account, as the driver does once the agent has answered. */
 async function hold(t: TableRef, account: string, agentId: string, caching: boolean, extra: { ok?: boolean; removing?: boolean } = {}): Promise<void> {
   const record = await getAccount(t, account, { consistent: true });
-  await updateAccount(t, account, record!.version, { setAgents: [{ agentId, caching, ok: extra.ok ?? true, ...(extra.removing ? { removing: true } : {}), at: NOW }] }, NOW);
+  const after = await updateAccount(t, account, record!.version, { setAgents: [{ agentId, caching, ok: extra.ok ?? true, ...(extra.removing ? { removing: true } : {}), at: NOW }] }, NOW);
+  await followHeldAccounts(t, [{ record: after, agentIds: [agentId] }]);
 }
 
 async function fixture(auth: ApiAuth = adminTokenAuth()) {

@@ -23,6 +23,7 @@
  *
  * Replay a failure with the seed printed: `ROGUE_SEED=<seed> ROGUE_RUNS=<runs> npx vitest run test/reliability/rogue-agent.test.ts`.
  */
+import { readHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { status as grpcStatus, type StatusObject } from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
@@ -279,6 +280,8 @@ function guarded(snapshot: TableSnapshot): Map<string, unknown> {
       if (sk !== 'agent:good-agent') continue; // the rogue's own announcements take their own source's lock
     } else if (pk === 'RANK') {
       continue; // counts follow the rogue's static accounts; `total` is checked against the items at the end
+    } else if (pk.startsWith('HELD#')) {
+      if (pk !== 'HELD#good-agent') continue; // what each agent holds, as its account items say
     } else if (/^(RESOURCE|CACHE|PODMETRICS)#/.test(pk)) {
       // The cached data of an account is written by its elected caching agent, which the rogue may be
       // for its own accounts (its static ones, and those of its zone); the others' are guarded.
@@ -372,6 +375,8 @@ describe('a rogue agent with a valid credential of its own identity', () => {
       const name = LIVE_ACCOUNTS[live++] as string;
       await world.activate(name, GOOD_ZONE);
       await vi.waitFor(async () => expect((await world.account(name))).toMatchObject({ state: 'ACTIVE', agents: [{ agentId: 'good-agent', caching: true }] }), WAIT);
+      // The driver records the holding in the held index after the account item.
+      await vi.waitFor(async () => expect(await readHeldAccounts(world.table, 'good-agent')).toContainEqual({ name, caching: true }), WAIT);
       expect(agent.holder().view(name)).toBeDefined();
       baseline = guarded(await tableSnapshot(world.table));
     };

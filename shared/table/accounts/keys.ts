@@ -1,4 +1,4 @@
-import { PK, type Key } from '../core/keys.ts';
+import { PK, PK_PREFIX, type Key } from '../core/keys.ts';
 
 // Keys of the account items and of what is kept beside them: the rank index, the access index and the
 // assignment work feed.
@@ -11,6 +11,17 @@ export const RANK_DIR_KEY: Key = { pk: PK.rank, sk: 'DIR' };
 
 export function rankChunkKey(id: string): Key {
   return { pk: PK.rank, sk: `CHUNK#${id}` };
+}
+
+/** The facet index (shared/table/accounts/facets.ts) shares the rank partition under its own sort keys. */
+export const FACET_DIR_KEY: Key = { pk: PK.rank, sk: 'FACETDIR' };
+
+export function facetChunkKey(id: string): Key {
+  return { pk: PK.rank, sk: `FACETCHUNK#${id}` };
+}
+
+export function heldKey(agentId: string, account: string): Key {
+  return { pk: `${PK_PREFIX.held}${agentId}`, sk: account };
 }
 
 export function accessKey(name: string): Key {

@@ -81,23 +81,37 @@ export interface VisiblePage {
 
 /** Walks the read chunks, leaving out hidden names, to the page's names. */
 export function pageNames(dir: RankDir, chunks: Map<number, RankChunk>, indexes: readonly number[], skip: number, limit: number, hidden: ReadonlySet<string>): { names: string[]; span: number } {
+  const first = indexes[0] ?? 0;
+  const last = indexes.at(-1) ?? -1;
+  const run = Array.from({ length: Math.max(0, last - first + 1) }, (_, k) => ({ chunk: chunks.get(first + k), n: (dir.chunks[first + k] as RankEntry).n }));
+  return walkPage(run, skip, limit, (chunk, i) => !hidden.has(chunk.names[i] as string));
+}
+
+/**
+ * Walks a run of chunks to a page's names: the names `shows` keeps, after passing over the first
+ * `skip` of them. A chunk not read shows nothing, but its `n` names lie inside the page's range and
+ * count in `span`.
+ */
+export function walkPage(
+  run: readonly { chunk: RankChunk | undefined; n: number }[],
+  skip: number,
+  limit: number,
+  shows: (chunk: RankChunk, i: number) => boolean,
+): { names: string[]; span: number } {
   const names: string[] = [];
   let toSkip = skip;
   let sinceFirst = 0;
   let span = 0;
-  const first = indexes[0] ?? 0;
-  const last = indexes.at(-1) ?? -1;
-  for (let i = first; i <= last && names.length < limit; i++) {
-    const chunk = chunks.get(i);
+  for (const { chunk, n } of run) {
+    if (names.length === limit) break;
     if (chunk === undefined) {
-      // Shows nothing: all its names are hidden, but they lie inside the page's range.
-      if (names.length > 0) sinceFirst += (dir.chunks[i] as RankEntry).n;
+      if (names.length > 0) sinceFirst += n;
       continue;
     }
-    for (const name of chunk.names) {
+    for (const [i, name] of chunk.names.entries()) {
       if (names.length === limit) break;
       if (names.length > 0) sinceFirst++;
-      if (hidden.has(name)) continue;
+      if (!shows(chunk, i)) continue;
       if (toSkip > 0) {
         toSkip--;
         continue;
@@ -145,15 +159,24 @@ export async function listVisibleAccountPage(
   hidden: ReadonlySet<string>,
 ): Promise<{ records: AccountRecord[]; total: number }> {
   const { total, names, span } = await locateVisiblePage(t, (page - 1) * limit, limit, hidden);
-  if (names.length === 0) return { records: [], total };
+  return { records: await readNamedAccounts(t, names, span), total };
+}
+
+/**
+ * The accounts of `names` (sorted), in that order, read as one name range when the range holds few
+ * other names (`span` counts every name from the first to the last), else by key. Accounts deleted
+ * since the names were read are left out.
+ */
+export async function readNamedAccounts(t: TableRef, names: readonly string[], span: number): Promise<AccountRecord[]> {
+  if (names.length === 0) return [];
   const wanted = new Set(names);
   let found: Map<string, AccountRecord>;
   if (span <= RANGE_READ_FACTOR * names.length) {
-    // Few hidden names in between: one range read costs less than a read per key (each rounds up to 4 KB).
+    // Few other names in between: one range read costs less than a read per key (each rounds up to 4 KB).
     const items = await queryAll(t, queryAccountRangeParams(t.tableName, names[0] as string, names.at(-1) as string));
     found = new Map(items.filter((item) => wanted.has(item.sk as string)).map((item) => [item.sk as string, accountFromItem(item)]));
   } else {
     found = await getAccounts(t, names);
   }
-  return { records: names.flatMap((name) => found.get(name) ?? []), total };
+  return names.flatMap((name) => found.get(name) ?? []);
 }

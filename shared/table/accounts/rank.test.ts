@@ -8,7 +8,7 @@ import {
   chunkIndexFor,
   childChunkId,
   ensureRankIndex,
-  insertSorted,
+  changedContents,
   locatePage,
   putRankChunkParams,
   rankChange,
@@ -43,9 +43,13 @@ describe('rank index builders', () => {
     );
   });
 
-  it('inserts in sorted position and derives stable child ids', () => {
-    expect(insertSorted(['a', 'c'], 'b')).toEqual(['a', 'b', 'c']);
-    expect(insertSorted([], 'x')).toEqual(['x']);
+  it('inserts in sorted position, retags and removes, and derives stable child ids', () => {
+    expect(changedContents({ names: ['a', 'c'] }, { add: ['b'], remove: [] }, new Map())).toEqual({ names: ['a', 'b', 'c'] });
+    expect(changedContents({ names: [] }, { add: ['x'], remove: [] }, new Map())).toEqual({ names: ['x'] });
+    expect(changedContents({ names: ['a', 'c'] }, { add: ['a'], remove: ['z'] }, new Map())).toBeUndefined();
+    const tagged = { names: ['a', 'c'], tags: ['t1', 't2'] };
+    expect(changedContents(tagged, { add: ['a'], remove: [] }, new Map([['a', 't1']]))).toBeUndefined();
+    expect(changedContents(tagged, { add: ['a', 'b'], remove: ['c'] }, new Map([['a', 't3'], ['b', 't1']]))).toEqual({ names: ['a', 'b'], tags: ['t3', 't1'] });
     expect(childChunkId('p', 0)).toBe(childChunkId('p', 0));
     expect(childChunkId('p', 0)).not.toBe(childChunkId('p', 1));
   });

@@ -15,10 +15,9 @@ import { systemClock } from '../../clock.ts';
 import { VendorError } from '../../errors.ts';
 import type { TableRef } from '../core/client.ts';
 import { tryConditional } from '../core/conditional.ts';
-import { PK } from '../core/keys.ts';
+import { PK, type Key } from '../core/keys.ts';
 import { queryAll } from '../core/query.ts';
 import { RANK_DIR_KEY, rankChunkKey } from './keys.ts';
-import { existingAccounts } from './records.ts';
 
 /**
  * The rank index: account names in sorted chunks, and a directory listing each chunk's lower bound,
@@ -27,6 +26,10 @@ import { existingAccounts } from './records.ts';
  * costs what a first page costs plus one chunk. Every change is a single-item conditional write; a
  * crash between the chunk write and the directory write leaves a count stale until the next write to
  * that chunk or a rebuild (`rebuildRankIndex`).
+ *
+ * The same structure serves more than one index (`RankSpace`): the name index, and the facet index
+ * (shared/table/accounts/facets.ts), whose chunks also hold a tag per name and whose directory also
+ * counts each chunk's names by tag.
  */
 export interface RankEntry {
   id: string;
@@ -35,6 +38,8 @@ export interface RankEntry {
   n: number;
   /** The chunk version the count was taken from. */
   v: number;
+  /** Tagged spaces only: the chunk's names counted by tag. */
+  c?: Record<string, number>;
 }
 
 export interface RankDir {
@@ -46,13 +51,26 @@ export interface RankChunk {
   id: string;
   version: number;
   names: string[];
+  /** Tagged spaces only: the tag of each name, in the same order. */
+  tags?: string[];
   /** Set when the chunk is being split; its names are frozen and its children take over. */
   retired?: boolean;
 }
 
+/** Where one index keeps its directory and chunks, and whether its names carry tags. */
+export interface RankSpace {
+  dirKey: Key;
+  chunkKey: (id: string) => Key;
+  tagged: boolean;
+}
+
+/** The index of account names (what `total` and the unfiltered pages read). */
+export const NAME_RANK: RankSpace = { dirKey: RANK_DIR_KEY, chunkKey: rankChunkKey, tagged: false };
+
 export interface RankOptions {
   /** A chunk holding more names than this is split in two. */
   maxChunkNames?: number;
+  space?: RankSpace;
 }
 
 export const DEFAULT_MAX_CHUNK_NAMES = 256;
@@ -62,54 +80,54 @@ const MAX_ATTEMPTS = 50;
 
 // ---- pure builders ----
 
-export function getRankDirParams(tableName: string, consistent: boolean): GetCommandInput {
-  return { TableName: tableName, Key: RANK_DIR_KEY, ConsistentRead: consistent };
+export function getRankDirParams(tableName: string, consistent: boolean, space: RankSpace = NAME_RANK): GetCommandInput {
+  return { TableName: tableName, Key: space.dirKey, ConsistentRead: consistent };
 }
 
-export function getRankChunkParams(tableName: string, id: string, consistent: boolean): GetCommandInput {
-  return { TableName: tableName, Key: rankChunkKey(id), ConsistentRead: consistent };
+export function getRankChunkParams(tableName: string, id: string, consistent: boolean, space: RankSpace = NAME_RANK): GetCommandInput {
+  return { TableName: tableName, Key: space.chunkKey(id), ConsistentRead: consistent };
 }
 
-export function createRankDirParams(tableName: string, dir: RankDir): PutCommandInput {
+export function createRankDirParams(tableName: string, dir: RankDir, space: RankSpace = NAME_RANK): PutCommandInput {
   return {
     TableName: tableName,
-    Item: { ...RANK_DIR_KEY, ...dir },
+    Item: { ...space.dirKey, ...dir },
     ConditionExpression: 'attribute_not_exists(pk)',
   };
 }
 
 /** Replaces the directory if nobody changed it since `expectedVersion`. */
-export function replaceRankDirParams(tableName: string, dir: RankDir, expectedVersion: number): PutCommandInput {
+export function replaceRankDirParams(tableName: string, dir: RankDir, expectedVersion: number, space: RankSpace = NAME_RANK): PutCommandInput {
   return {
     TableName: tableName,
-    Item: { ...RANK_DIR_KEY, ...dir },
+    Item: { ...space.dirKey, ...dir },
     ConditionExpression: 'version = :expected',
     ExpressionAttributeValues: { ':expected': expectedVersion },
   };
 }
 
-export function createRankChunkParams(tableName: string, chunk: RankChunk): PutCommandInput {
+export function createRankChunkParams(tableName: string, chunk: RankChunk, space: RankSpace = NAME_RANK): PutCommandInput {
   return {
     TableName: tableName,
-    Item: { ...rankChunkKey(chunk.id), ...chunk },
+    Item: { ...space.chunkKey(chunk.id), ...chunk },
     ConditionExpression: 'attribute_not_exists(pk)',
   };
 }
 
 /** Writes the chunk's new names if it is still at `expectedVersion` and not retired. */
-export function putRankChunkParams(tableName: string, chunk: RankChunk, expectedVersion: number): PutCommandInput {
+export function putRankChunkParams(tableName: string, chunk: RankChunk, expectedVersion: number, space: RankSpace = NAME_RANK): PutCommandInput {
   return {
     TableName: tableName,
-    Item: { ...rankChunkKey(chunk.id), ...chunk },
+    Item: { ...space.chunkKey(chunk.id), ...chunk },
     ConditionExpression: 'version = :expected AND attribute_not_exists(retired)',
     ExpressionAttributeValues: { ':expected': expectedVersion },
   };
 }
 
-export function retireRankChunkParams(tableName: string, id: string, expectedVersion: number): UpdateCommandInput {
+export function retireRankChunkParams(tableName: string, id: string, expectedVersion: number, space: RankSpace = NAME_RANK): UpdateCommandInput {
   return {
     TableName: tableName,
-    Key: rankChunkKey(id),
+    Key: space.chunkKey(id),
     UpdateExpression: 'SET retired = :true, version = version + :one',
     ConditionExpression: 'version = :expected AND attribute_not_exists(retired)',
     ExpressionAttributeValues: { ':true': true, ':one': 1, ':expected': expectedVersion },
@@ -117,18 +135,19 @@ export function retireRankChunkParams(tableName: string, id: string, expectedVer
 }
 
 /** Records a chunk's count in the directory; only moves forward (a newer chunk version wins). */
-export function setRankCountParams(tableName: string, index: number, chunk: RankChunk): UpdateCommandInput {
+export function setRankCountParams(tableName: string, index: number, chunk: RankChunk, space: RankSpace = NAME_RANK): UpdateCommandInput {
+  const tagged = chunk.tags !== undefined;
   return {
     TableName: tableName,
-    Key: RANK_DIR_KEY,
-    UpdateExpression: `SET chunks[${index}].n = :n, chunks[${index}].v = :v, version = version + :one`,
+    Key: space.dirKey,
+    UpdateExpression: `SET chunks[${index}].n = :n, chunks[${index}].v = :v, ${tagged ? `chunks[${index}].c = :c, ` : ''}version = version + :one`,
     ConditionExpression: `chunks[${index}].id = :id AND chunks[${index}].v < :v`,
-    ExpressionAttributeValues: { ':n': chunk.names.length, ':v': chunk.version, ':id': chunk.id, ':one': 1 },
+    ExpressionAttributeValues: { ':n': chunk.names.length, ':v': chunk.version, ':id': chunk.id, ':one': 1, ...(tagged ? { ':c': tagCounts(chunk) } : {}) },
   };
 }
 
-export function deleteRankChunkParams(tableName: string, id: string): DeleteCommandInput {
-  return { TableName: tableName, Key: rankChunkKey(id) };
+export function deleteRankChunkParams(tableName: string, id: string, space: RankSpace = NAME_RANK): DeleteCommandInput {
+  return { TableName: tableName, Key: space.chunkKey(id) };
 }
 
 // ---- pure helpers ----
@@ -149,6 +168,18 @@ export function chunkIndexFor(chunks: readonly RankEntry[], name: string): numbe
   return lo;
 }
 
+/** A tagged chunk's names counted by tag. */
+export function tagCounts(chunk: Pick<RankChunk, 'tags'>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const tag of chunk.tags ?? []) counts[tag] = (counts[tag] ?? 0) + 1;
+  return counts;
+}
+
+/** The directory entry of a chunk just written whole (a split's child, a rebuild's chunk). */
+function entryOf(chunk: RankChunk, lo: string): RankEntry {
+  return { id: chunk.id, lo, n: chunk.names.length, v: chunk.version, ...(chunk.tags === undefined ? {} : { c: tagCounts(chunk) }) };
+}
+
 export function totalOf(dir: RankDir): number {
   return dir.chunks.reduce((sum, c) => sum + c.n, 0);
 }
@@ -164,17 +195,6 @@ export function chunkAtRank(dir: RankDir, rank: number): { index: number; first:
   return undefined;
 }
 
-export function insertSorted(names: readonly string[], name: string): string[] {
-  let lo = 0;
-  let hi = names.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((names[mid] as string) < name) lo = mid + 1;
-    else hi = mid;
-  }
-  return [...names.slice(0, lo), name, ...names.slice(lo)];
-}
-
 /** Child ids derive from the parent so that every writer helping to finish a split writes the same items. */
 export function childChunkId(parentId: string, part: number): string {
   return createHash('sha256').update(`${parentId}/${part}`).digest('hex').slice(0, 16);
@@ -182,36 +202,36 @@ export function childChunkId(parentId: string, part: number): string {
 
 // ---- I/O ----
 
-export async function readDir(t: TableRef, consistent: boolean): Promise<RankDir | undefined> {
-  const out = await t.client.send(new GetCommand(getRankDirParams(t.tableName, consistent)));
+export async function readDir(t: TableRef, consistent: boolean, space: RankSpace = NAME_RANK): Promise<RankDir | undefined> {
+  const out = await t.client.send(new GetCommand(getRankDirParams(t.tableName, consistent, space)));
   return out.Item === undefined ? undefined : { version: out.Item.version as number, chunks: out.Item.chunks as RankEntry[] };
 }
 
-export async function readChunk(t: TableRef, id: string, consistent: boolean): Promise<RankChunk | undefined> {
-  const out = await t.client.send(new GetCommand(getRankChunkParams(t.tableName, id, consistent)));
+export async function readChunk(t: TableRef, id: string, consistent: boolean, space: RankSpace = NAME_RANK): Promise<RankChunk | undefined> {
+  const out = await t.client.send(new GetCommand(getRankChunkParams(t.tableName, id, consistent, space)));
   if (out.Item === undefined) return undefined;
-  const { id: chunkId, version, names, retired } = out.Item as RankChunk;
-  return { id: chunkId, version, names, ...(retired ? { retired } : {}) };
+  const { id: chunkId, version, names, tags, retired } = out.Item as RankChunk;
+  return { id: chunkId, version, names, ...(tags === undefined ? {} : { tags }), ...(retired ? { retired } : {}) };
 }
 
-async function ensureDir(t: TableRef): Promise<RankDir> {
-  const existing = await readDir(t, true);
+async function ensureDir(t: TableRef, space: RankSpace): Promise<RankDir> {
+  const existing = await readDir(t, true, space);
   if (existing !== undefined) return existing;
-  const first: RankChunk = { id: randomUUID(), version: 1, names: [] };
-  await t.client.send(new PutCommand(createRankChunkParams(t.tableName, first)));
-  const dir: RankDir = { version: 1, chunks: [{ id: first.id, lo: '', n: 0, v: 1 }] };
-  if (await tryConditional(() => t.client.send(new PutCommand(createRankDirParams(t.tableName, dir))))) return dir;
+  const first: RankChunk = { id: randomUUID(), version: 1, names: [], ...(space.tagged ? { tags: [] } : {}) };
+  await t.client.send(new PutCommand(createRankChunkParams(t.tableName, first, space)));
+  const dir: RankDir = { version: 1, chunks: [entryOf(first, '')] };
+  if (await tryConditional(() => t.client.send(new PutCommand(createRankDirParams(t.tableName, dir, space))))) return dir;
   // Another writer created the directory first; its chunk is the one in use.
-  await t.client.send(new DeleteCommand(deleteRankChunkParams(t.tableName, first.id)));
-  return (await readDir(t, true)) as RankDir;
+  await t.client.send(new DeleteCommand(deleteRankChunkParams(t.tableName, first.id, space)));
+  return (await readDir(t, true, space)) as RankDir;
 }
 
 /** Brings the directory's count for `chunk` up to date (no-op when it already is, or the chunk was split). */
-async function syncCount(t: TableRef, chunk: RankChunk, hint: number): Promise<void> {
+async function syncCount(t: TableRef, space: RankSpace, chunk: RankChunk, hint: number): Promise<void> {
   let index = hint;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (await tryConditional(() => t.client.send(new UpdateCommand(setRankCountParams(t.tableName, index, chunk))))) return;
-    const dir = await readDir(t, true);
+    if (await tryConditional(() => t.client.send(new UpdateCommand(setRankCountParams(t.tableName, index, chunk, space))))) return;
+    const dir = await readDir(t, true, space);
     const found = dir?.chunks.findIndex((c) => c.id === chunk.id) ?? -1;
     if (found < 0 || (dir?.chunks[found] as RankEntry).v >= chunk.version) return;
     index = found;
@@ -221,36 +241,35 @@ async function syncCount(t: TableRef, chunk: RankChunk, hint: number): Promise<v
 }
 
 /** Number of children a retired chunk splits into: halves of the maximum, so each child has room to grow. */
-function splitParts(retired: RankChunk, maxNames: number): string[][] {
+function splitParts(retired: RankChunk, maxNames: number): { names: string[]; tags?: string[] }[] {
   const size = Math.max(1, Math.floor(maxNames / 2));
   const count = Math.max(2, Math.ceil(retired.names.length / size));
   const per = Math.ceil(retired.names.length / count);
-  return Array.from({ length: count }, (_, i) => retired.names.slice(i * per, (i + 1) * per));
+  return Array.from({ length: count }, (_, i) => ({
+    names: retired.names.slice(i * per, (i + 1) * per),
+    ...(retired.tags === undefined ? {} : { tags: retired.tags.slice(i * per, (i + 1) * per) }),
+  }));
 }
 
 /** Finishes splitting a retired chunk: creates its children and swaps them into the directory. */
-async function finishSplit(t: TableRef, retired: RankChunk, maxNames: number): Promise<void> {
-  const children = splitParts(retired, maxNames).map((names, i) => ({ id: childChunkId(retired.id, i), version: 1, names }));
+async function finishSplit(t: TableRef, space: RankSpace, retired: RankChunk, maxNames: number): Promise<void> {
+  const children: RankChunk[] = splitParts(retired, maxNames).map((part, i) => ({ id: childChunkId(retired.id, i), version: 1, ...part }));
   for (const child of children) {
-    await tryConditional(() => t.client.send(new PutCommand(createRankChunkParams(t.tableName, child))));
+    await tryConditional(() => t.client.send(new PutCommand(createRankChunkParams(t.tableName, child, space))));
   }
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const dir = await readDir(t, true);
+    const dir = await readDir(t, true, space);
     const index = dir?.chunks.findIndex((c) => c.id === retired.id) ?? -1;
     if (dir === undefined || index < 0) break;
     const entry = dir.chunks[index] as RankEntry;
     const replaced: RankDir = {
       version: dir.version + 1,
-      chunks: [
-        ...dir.chunks.slice(0, index),
-        ...children.map((c, i) => ({ id: c.id, lo: i === 0 ? entry.lo : (c.names[0] ?? entry.lo), n: c.names.length, v: 1 })),
-        ...dir.chunks.slice(index + 1),
-      ],
+      chunks: [...dir.chunks.slice(0, index), ...children.map((c, i) => entryOf(c, i === 0 ? entry.lo : (c.names[0] ?? entry.lo))), ...dir.chunks.slice(index + 1)],
     };
-    if (await tryConditional(() => t.client.send(new PutCommand(replaceRankDirParams(t.tableName, replaced, dir.version))))) break;
+    if (await tryConditional(() => t.client.send(new PutCommand(replaceRankDirParams(t.tableName, replaced, dir.version, space))))) break;
     await backoff(attempt);
   }
-  await t.client.send(new DeleteCommand(deleteRankChunkParams(t.tableName, retired.id)));
+  await t.client.send(new DeleteCommand(deleteRankChunkParams(t.tableName, retired.id, space)));
 }
 
 /** Up to 2 ms for attempt 0, doubling to at most 50 ms, drawn anywhere from nothing to the whole. */
@@ -262,16 +281,18 @@ function backoff(attempt: number): Promise<void> {
 }
 
 /**
- * Adds and removes names, one conditional write per touched chunk: a bulk load of thousands of names
- * costs one write per chunk, not one per name.
+ * Adds names (with their tags in a tagged space; a name already there takes its new tag) and removes
+ * others, one conditional write per touched chunk: a bulk load of thousands of names costs one write
+ * per chunk, not one per name.
  */
-async function changeMembership(t: TableRef, add: readonly string[], remove: readonly string[], options: RankOptions): Promise<void> {
+async function changeMembership(t: TableRef, add: ReadonlyMap<string, string>, remove: readonly string[], options: RankOptions): Promise<void> {
   const maxNames = options.maxChunkNames ?? DEFAULT_MAX_CHUNK_NAMES;
-  let pendingAdd = new Set(add);
+  const space = options.space ?? NAME_RANK;
+  let pendingAdd = new Set(add.keys());
   let pendingRemove = new Set(remove.filter((n) => !pendingAdd.has(n)));
   for (let attempt = 0; attempt < MAX_ATTEMPTS && pendingAdd.size + pendingRemove.size > 0; attempt++) {
     if (attempt > 0) await backoff(attempt);
-    const dir = await ensureDir(t);
+    const dir = await ensureDir(t, space);
     const byChunk = new Map<number, { add: string[]; remove: string[] }>();
     for (const [names, key] of [[pendingAdd, 'add'], [pendingRemove, 'remove']] as const) {
       for (const name of names) {
@@ -284,10 +305,12 @@ async function changeMembership(t: TableRef, add: readonly string[], remove: rea
     const nextAdd = new Set<string>();
     const nextRemove = new Set<string>();
     for (const [index, group] of byChunk) {
-      const done = await applyToChunk(t, dir, index, group, maxNames);
-      if (!done) {
+      const left = await applyToChunk(t, space, dir, index, group, add, maxNames);
+      if (left === undefined) {
         group.add.forEach((n) => nextAdd.add(n));
         group.remove.forEach((n) => nextRemove.add(n));
+      } else {
+        left.forEach((n) => nextAdd.add(n));
       }
     }
     pendingAdd = nextAdd;
@@ -296,42 +319,70 @@ async function changeMembership(t: TableRef, add: readonly string[], remove: rea
   if (pendingAdd.size + pendingRemove.size > 0) throw new VendorError('precondition_failed', 'rank index is too busy; try again');
 }
 
-/** Applies one chunk's share of a change; false when the chunk moved on and the caller must retry. */
+/** The chunk's names (and tags) after a change; the same arrays when nothing changes. */
+export function changedContents(
+  chunk: Pick<RankChunk, 'names' | 'tags'>,
+  group: { add: readonly string[]; remove: readonly string[] },
+  tagOf: ReadonlyMap<string, string>,
+): { names: string[]; tags?: string[] } | undefined {
+  const entries = new Map(chunk.names.map((n, i) => [n, chunk.tags?.[i] ?? '']));
+  for (const name of group.remove) entries.delete(name);
+  for (const name of group.add) entries.set(name, tagOf.get(name) ?? '');
+  const names = [...entries.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const tags = names.map((n) => entries.get(n) as string);
+  const same = names.length === chunk.names.length && names.every((n, i) => n === chunk.names[i] && (chunk.tags === undefined || tags[i] === chunk.tags[i]));
+  if (same) return undefined;
+  return { names, ...(chunk.tags === undefined ? {} : { tags }) };
+}
+
+/**
+ * Applies one chunk's share of a change: the adds that fit and every remove. Returns the adds left for
+ * the next pass (a chunk takes at most twice the maximum before it splits, so that a bulk load of
+ * thousands of names never writes an item near DynamoDB's 400 KB limit), or undefined when the chunk
+ * moved on and the caller must retry the whole share.
+ */
 async function applyToChunk(
   t: TableRef,
+  space: RankSpace,
   dir: RankDir,
   index: number,
   group: { add: string[]; remove: string[] },
+  tagOf: ReadonlyMap<string, string>,
   maxNames: number,
-): Promise<boolean> {
+): Promise<string[] | undefined> {
   const entry = dir.chunks[index] as RankEntry;
-  const chunk = await readChunk(t, entry.id, true);
-  if (chunk === undefined) return false; // split finished between the two reads
+  const chunk = await readChunk(t, entry.id, true, space);
+  if (chunk === undefined) return undefined; // split finished between the two reads
   if (chunk.retired) {
-    await finishSplit(t, chunk, maxNames);
-    return false;
+    await finishSplit(t, space, chunk, maxNames);
+    return undefined;
   }
-  const removing = new Set(group.remove);
-  let names = chunk.names.filter((n) => !removing.has(n));
-  for (const name of group.add) if (!names.includes(name)) names = insertSorted(names, name);
+  const room = Math.max(1, 2 * maxNames - chunk.names.length);
+  const left = group.add.slice(room);
   let current = chunk;
-  if (names.length !== chunk.names.length || names.some((n, i) => n !== chunk.names[i])) {
-    const next: RankChunk = { id: chunk.id, version: chunk.version + 1, names };
-    if (!(await tryConditional(() => t.client.send(new PutCommand(putRankChunkParams(t.tableName, next, chunk.version)))))) return false;
+  const contents = changedContents(chunk, { add: group.add.slice(0, room), remove: group.remove }, tagOf);
+  if (contents !== undefined) {
+    const next: RankChunk = { id: chunk.id, version: chunk.version + 1, ...contents };
+    if (!(await tryConditional(() => t.client.send(new PutCommand(putRankChunkParams(t.tableName, next, chunk.version, space)))))) return undefined;
     current = next;
   }
-  await syncCount(t, current, index);
+  await syncCount(t, space, current, index);
   if (current.names.length > maxNames) {
     const retiredOk = await tryConditional(() =>
-      t.client.send(new UpdateCommand(retireRankChunkParams(t.tableName, current.id, current.version))),
+      t.client.send(new UpdateCommand(retireRankChunkParams(t.tableName, current.id, current.version, space))),
     );
-    if (retiredOk) await finishSplit(t, { ...current, version: current.version + 1, retired: true }, maxNames);
+    if (retiredOk) await finishSplit(t, space, { ...current, version: current.version + 1, retired: true }, maxNames);
   }
-  return true;
+  return left;
 }
 
 /** Adds some names and removes others in one pass over the touched chunks (idempotent). */
 export function rankChange(t: TableRef, add: readonly string[], remove: readonly string[], options: RankOptions = {}): Promise<void> {
+  return changeMembership(t, new Map(add.map((n) => [n, ''])), remove, options);
+}
+
+/** `rankChange` for a tagged space: each added name with its tag. */
+export function taggedRankChange(t: TableRef, add: ReadonlyMap<string, string>, remove: readonly string[], options: RankOptions & { space: RankSpace }): Promise<void> {
   return changeMembership(t, add, remove, options);
 }
 
@@ -387,20 +438,25 @@ export async function rebuildRankIndex(t: TableRef): Promise<{ total: number; ch
       ProjectionExpression: 'sk',
     })
   ).map((item) => item.sk as string);
+  return rewriteRankSpace(t, NAME_RANK, names);
+}
 
+/**
+ * Replaces a space's whole index with `names` (sorted, with their `tags` in a tagged space): new
+ * chunks first, then the directory, then the old chunks go, so a reader sees the old or the new.
+ */
+export async function rewriteRankSpace(t: TableRef, space: RankSpace, names: readonly string[], tags?: readonly string[]): Promise<{ total: number; chunks: number }> {
   const chunks: RankChunk[] = [];
   for (let i = 0; i === 0 || i < names.length; i += REBUILD_CHUNK_NAMES) {
-    chunks.push({ id: randomUUID(), version: 1, names: names.slice(i, i + REBUILD_CHUNK_NAMES) });
+    const part = { names: names.slice(i, i + REBUILD_CHUNK_NAMES), ...(space.tagged ? { tags: (tags ?? []).slice(i, i + REBUILD_CHUNK_NAMES) } : {}) };
+    chunks.push({ id: randomUUID(), version: 1, ...part });
   }
-  for (const chunk of chunks) await t.client.send(new PutCommand(createRankChunkParams(t.tableName, chunk)));
-  const old = await readDir(t, true);
-  const dir: RankDir = {
-    version: (old?.version ?? 0) + 1,
-    chunks: chunks.map((c, i) => ({ id: c.id, lo: i === 0 ? '' : (c.names[0] as string), n: c.names.length, v: 1 })),
-  };
-  await t.client.send(new PutCommand({ TableName: t.tableName, Item: { ...RANK_DIR_KEY, ...dir } }));
+  for (const chunk of chunks) await t.client.send(new PutCommand(createRankChunkParams(t.tableName, chunk, space)));
+  const old = await readDir(t, true, space);
+  const dir: RankDir = { version: (old?.version ?? 0) + 1, chunks: chunks.map((c, i) => entryOf(c, i === 0 ? '' : (c.names[0] as string))) };
+  await t.client.send(new PutCommand({ TableName: t.tableName, Item: { ...space.dirKey, ...dir } }));
   for (const entry of old?.chunks ?? []) {
-    await t.client.send(new DeleteCommand(deleteRankChunkParams(t.tableName, entry.id)));
+    await t.client.send(new DeleteCommand(deleteRankChunkParams(t.tableName, entry.id, space)));
   }
   return { total: names.length, chunks: chunks.length };
 }
@@ -417,28 +473,4 @@ export async function ensureRankIndex(t: TableRef): Promise<boolean> {
   if ((out.Items ?? []).length === 0) return false;
   await rebuildRankIndex(t);
   return true;
-}
-
-const MAX_RANK_SETTLE_ROUNDS = 20;
-
-/**
- * Makes the rank index hold a name exactly when its account item exists. The item write and the index
- * write are separate, so another writer may delete or create the item in between (an agent's new
- * session announcing a name while the sweep of its old one withdraws it). Each writer therefore sets
- * the index to what it last saw of the items, then reads the items again and repeats for any name
- * that changed meanwhile: whoever writes the index last has seen the items' final state after its write.
- */
-export async function settleRankIndex(t: TableRef, expected: ReadonlyMap<string, boolean>): Promise<void> {
-  let seen = expected;
-  for (let round = 0; round < MAX_RANK_SETTLE_ROUNDS && seen.size > 0; round++) {
-    const names = [...seen.keys()];
-    await rankChange(
-      t,
-      names.filter((n) => seen.get(n)),
-      names.filter((n) => !seen.get(n)),
-    );
-    const exist = await existingAccounts(t, names);
-    seen = new Map(names.filter((n) => exist.has(n) !== seen.get(n)).map((n) => [n, exist.has(n)]));
-  }
-  if (seen.size > 0) throw new VendorError('unavailable', 'accounts keep changing while the rank index follows them; try again');
 }

@@ -44,6 +44,8 @@ export const PK_PREFIX = {
   podMetrics: 'PODMETRICS#',
   /** One entry per operation of one account, newest last by creation time: `OPACCOUNT#<account>`. */
   operationByAccount: 'OPACCOUNT#',
+  /** The accounts one agent holds, by account name: `HELD#<agentId>`. */
+  held: 'HELD#',
 } as const;
 
 export interface Key {

@@ -8,7 +8,8 @@ import type { TableRef } from '../core/client.ts';
 import { queryAll } from '../core/query.ts';
 import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from '../accounts/access.ts';
 import { appendChanges } from '../accounts/feed.ts';
-import { settleRankIndex } from '../accounts/rank.ts';
+import { settleAccountIndexes } from '../accounts/facets.ts';
+import { followHeldAccounts } from '../accounts/held.ts';
 import { createAccount, deleteAccount, getAccount, mutateAccount, newAccountRecord, removeDefinition, setDefinition } from '../accounts/records.ts';
 import { markCacheCleanup } from '../resources/cleanup.ts';
 import { sourceMemberKey, sourcePk } from './keys.ts';
@@ -116,14 +117,15 @@ const memberHashParams = (t: TableRef, sourceId: string, name: string, hash: str
   ExpressionAttributeValues: { ':hash': hash },
 });
 
-/** Puts one definition into its account item, creating the item when the name is new. */
-async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, now: number, likelyNew: boolean): Promise<void> {
+/** Puts one definition into its account item, creating the item when the name is new; the item as written. */
+async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, now: number, likelyNew: boolean): Promise<AccountRecord | undefined> {
   // Membership first, without a hash: a crash before the hash is set makes the next sync redo this name.
   await t.client.send(new PutCommand({ TableName: t.tableName, Item: sourceMemberKey(sourceId, name) }));
   // A name new to this source is usually new to the table: one conditional put creates it whole.
   if (likelyNew && (await createAccount(t, name, now, { [sourceId]: def }))) {
-    await putNewAccessEntry(t, { ...newAccountRecord(name, now), defs: { [sourceId]: def } });
-    return;
+    const created = { ...newAccountRecord(name, now), defs: { [sourceId]: def } };
+    await putNewAccessEntry(t, created);
+    return created;
   }
   let record = await setDefinition(t, name, sourceId, def, now);
   if (record === undefined) {
@@ -134,6 +136,7 @@ async function upsert(t: TableRef, name: string, sourceId: string, def: Definiti
     await syncAccessEntry(t, record);
     await requeueIfActive(t, record, now, def.kind === 'static-agent-config' && !likelyNew, def.kind !== 'static-agent-config');
   }
+  return record;
 }
 
 /** Takes one definition out of its account item; true when that left no definition and the item went. */
@@ -155,6 +158,7 @@ async function remove(t: TableRef, name: string, source: SourceRef, now: number)
   let last: AccountRecord | undefined = after;
   for (let attempt = 0; attempt < 10 && last !== undefined && Object.keys(last.defs).length === 0; attempt++) {
     if (await deleteAccount(t, name, last.version)) {
+      await followHeldAccounts(t, [{ record: last, agentIds: Object.keys(last.agents), gone: true }]);
       if (last.registration !== undefined) {
         await appendChanges(t, [{ name, action: 'remove', generation: last.generation + 1, at: now }]);
       }
@@ -193,6 +197,9 @@ async function syncSourceLocked(
   const result: SyncResult = { upserted: [], removed: [], unchanged: 0 };
   const hashes = new Map<string, string>();
   const upserts: (() => Promise<void>)[] = [];
+  // What the writes left, so the indexes start from it rather than from a read.
+  const written: AccountRecord[] = [];
+  const gone: string[] = [];
   for (const [name, account] of wanted) {
     const { name: _name, ...settings } = account;
     const def = definitionOf(source, settings, now);
@@ -203,9 +210,11 @@ async function syncSourceLocked(
     }
     result.upserted.push(name);
     hashes.set(name, hash);
-    upserts.push(() => upsert(t, name, source.id, def, now, !current.has(name)));
+    upserts.push(async () => {
+      const record = await upsert(t, name, source.id, def, now, !current.has(name));
+      if (record !== undefined) written.push(record);
+    });
   }
-  const gone: string[] = [];
   const removals = [...current.keys()]
     .filter((name) => !wanted.has(name))
     .map((name) => {
@@ -215,8 +224,9 @@ async function syncSourceLocked(
       };
     });
   await runBounded([...upserts, ...removals], concurrency);
-  // The rank index changes once per touched chunk for the whole batch, then the memberships settle.
-  await settleRankIndex(t, new Map([...result.upserted.map((n) => [n, true] as const), ...gone.map((n) => [n, false] as const)]));
+  // The name and facet indexes change once per touched chunk for the whole batch, then settle. A name
+  // removed here may stay defined by another source, which may change its served zone and source.
+  await settleAccountIndexes(t, [...result.upserted, ...result.removed], { withNames: true, known: written, gone });
   await runBounded(
     [
       ...result.upserted.map((name) => async () => {
