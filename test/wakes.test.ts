@@ -112,9 +112,10 @@ async function wakeCount(driver: Driver, outcome: string): Promise<number> {
   return (await driver.metrics.wakes.get()).values.find((x) => x.labels.outcome === outcome)?.value ?? 0;
 }
 
-function send(address: { host: string; port: number }, datagrams: readonly Buffer[]): Promise<void> {
+async function send(address: { host: string; port: number }, datagrams: readonly Buffer[]): Promise<void> {
   const socket = createSocket('udp4');
-  return Promise.all(datagrams.map((d) => new Promise<void>((resolve) => socket.send(d, address.port, address.host, () => resolve())))).then(() => socket.close());
+  await Promise.all(datagrams.map((d) => new Promise<void>((resolve) => socket.send(d, address.port, address.host, () => resolve()))));
+  socket.close();
 }
 
 const wake = (topic: WakeTopic, at = Date.now(), secret = SECRET) => encodeWake(secret, topic, at);
