@@ -27,6 +27,8 @@ export interface SessionRecord {
   replicaId: string;
   /** Address of the agent as the driver sees it. */
   peer: string;
+  /** Where this replica takes wakes (docs/protocol.md#6b-wakes), when it does. */
+  wake?: string | undefined;
   openedAt: number;
   /** Judged by the driver's own receive times, so the agent's clock does not matter. */
   leaseExpiresAt: number;
@@ -93,6 +95,7 @@ export class TableSessionStore implements SessionStore {
       replicaId: record.replicaId,
       sessionId: record.sessionId,
       peer: record.peer,
+      ...(record.wake === undefined ? {} : { wake: record.wake }),
       connectedAt: record.openedAt,
       leaseExpiresAt: record.leaseExpiresAt,
       agentVersion: record.agentVersion,
