@@ -370,7 +370,7 @@ export class AgentSession {
     };
     let resume: ResumeState;
     try {
-      resume = await store.open(record, hello.previousSessionId);
+      resume = await store.open(record, hello.previousSessionId, this.#stop.signal);
     } catch (e) {
       // The agent tries again after its reconnect wait; nothing was welcomed, so nothing is lost.
       if (isStoreOutage(e)) throw new VendorError('unavailable', 'the table is not answering: the session cannot be recorded; try again', { cause: e });

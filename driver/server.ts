@@ -142,7 +142,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
   const credentialsWaker = new Waker();
   /** Session ends still being written, awaited on close so none is cut off. */
   const closing = new Set<Promise<void>>();
-  const store = new TableSessionStore(table, log, config.assignment.handoverGraceMs);
+  const store = new TableSessionStore(table, log, config.assignment.handoverGraceMs, { clock });
   const metrics = options.metrics ?? createDriverMetrics();
   const stopTableMetrics = instrumentTable(table, metrics);
   metrics.follow({ sessions: () => live });
