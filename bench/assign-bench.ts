@@ -42,7 +42,6 @@ import { systemClock } from '../shared/clock.ts';
 import { createLogger } from '../shared/log.ts';
 import { CapacityMeter } from '../shared/table/core/capacity.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
-import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
 import { syncSource } from '../shared/table/sources/sync.ts';
 import { runBounded } from '../shared/table/core/bounded.ts';
 import { startTestApiServer, type TestApiServer } from '../test/kube/index.ts';
@@ -420,8 +419,8 @@ const IDLE_ZONES = 50;
 
 /** One driver process holding `streams` idle agent streams with heartbeats, against itself with none. */
 export async function benchIdleStreams(streams: number, windowMs: number, emit: (l: Line) => void): Promise<void> {
-  // A driver process of its own shares it: over loopback TCP.
-  const table = await startEmbeddedTable({ tcp: true });
+  // As deployed: the table in a process of its own (not sharing the bench's CPU with the streams' clients).
+  const table = await startBenchTable('process');
   const dir = mkdtempSync(join(tmpdir(), 'bench-streams-'));
   const configPath = join(dir, 'vendor-driver.yml');
   // As deployed: each cluster's agents speak for an identity of their own (one per zone here), each

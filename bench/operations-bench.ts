@@ -23,7 +23,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Agent as HttpAgent, createServer, request as httpRequest } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,6 +52,7 @@ import { createDocumentClient, type TableRef } from '../shared/table/core/client
 import { ensureTable } from '../shared/table/core/embedded.ts';
 import { syncSource } from '../shared/table/sources/sync.ts';
 import { percentile, ratio, round, summarize, type Series } from './stats.ts';
+import { benchAgentConfig, jsonRequest, type JsonResponse } from './support.ts';
 
 export type Line = Record<string, unknown>;
 
@@ -172,15 +173,7 @@ async function startPlane(agents: number): Promise<Plane> {
 
     for (let i = 0; i < agents; i++) {
       const configPath = join(dir, `agent-${i}.yml`);
-      writeFileSync(
-        configPath,
-        stringify({
-          driver: { grpc: `127.0.0.1:${driver.port}`, insecure: true, auth: { token: AGENT_TOKEN } },
-          kubernetes: { retries: { enabled: false }, assignedAccounts: { kubeconfigDirs: [dir] } },
-          server: { host: '127.0.0.1', port: 0 },
-          logging: { level: 'warn', file: join(dir, `agent-${i}.log`) },
-        }),
-      );
+      writeFileSync(configPath, stringify(benchAgentConfig(driver.port, AGENT_TOKEN, dir, i)));
       const agent = spawn(process.execPath, [AGENT_MAIN, '--config', configPath], {
         env: { ...process.env, VENDOR_AGENT_ID: `bench-agent-${i}`, VENDOR_DEPLOYMENT_NAME: 'bench', POD_NAMESPACE: `z${i}` },
         stdio: 'ignore',
@@ -231,28 +224,8 @@ async function startEcho(): Promise<RunningServer> {
   };
 }
 
-const keepAlive = new HttpAgent({ keepAlive: true, maxSockets: 256 });
-
-async function http(server: RunningServer, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown> }> {
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      `${server.url}${path}`,
-      {
-        method,
-        agent: keepAlive,
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(payload.length) }), ...headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown> }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+function http(server: RunningServer, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> {
+  return jsonRequest(`${server.url}${path}`, ADMIN_TOKEN, method, body, headers);
 }
 
 async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -267,7 +240,7 @@ async function untilAsync(check: () => Promise<boolean>, timeoutMs: number, what
   }
 }
 
-function deployment(name: string, ns: string): Record<string, unknown> {
+export function deployment(name: string, ns: string): Record<string, unknown> {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -351,7 +324,7 @@ async function floorParts(plane: Plane, n: number): Promise<Record<string, numbe
 }
 
 /** One server-side apply as the agent makes it. */
-async function rawApply(client: ClusterClient, manifest: Record<string, unknown>): Promise<void> {
+export async function rawApply(client: ClusterClient, manifest: Record<string, unknown>): Promise<void> {
   const meta = manifest.metadata as { name: string; namespace: string };
   const group = String(manifest.apiVersion).includes('/') ? `/apis/${String(manifest.apiVersion)}` : `/api/${String(manifest.apiVersion)}`;
   const plural = manifest.kind === 'Deployment' ? 'deployments' : 'configmaps';
@@ -371,7 +344,7 @@ async function timed(fn: () => Promise<void>): Promise<number> {
 }
 
 /** Runs the path and its baseline alternately, `n` times each. */
-async function alternate(n: number, path: (i: number) => Promise<void>, raw: (i: number) => Promise<void>): Promise<[Series, Series]> {
+export async function alternate(n: number, path: (i: number) => Promise<void>, raw: (i: number) => Promise<void>): Promise<[Series, Series]> {
   const a: number[] = [];
   const b: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -544,6 +517,5 @@ export async function runOperationsBench(options: OperationsBenchOptions, emit: 
     return lines;
   } finally {
     await plane.close();
-    keepAlive.destroy();
   }
 }

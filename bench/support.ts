@@ -1,5 +1,6 @@
 /** Small pieces the benchmarks share: timing the driver's own log records, waiting, reading /proc. */
 import { spawn } from 'node:child_process';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
@@ -149,11 +150,12 @@ export interface DriverProcess {
   close(): Promise<void>;
 }
 
-export async function startDriverProcess(table: { tableName: string; endpoint: string }, configPath: string): Promise<DriverProcess> {
+export async function startDriverProcess(table: { tableName: string; endpoint: string }, configPath: string, env: Record<string, string> = {}): Promise<DriverProcess> {
   const child = spawn(process.execPath, ['driver/main.ts', '--config', configPath], {
     cwd: ROOT,
     env: {
       ...process.env,
+      ...env,
       ...tableProcessEnv(table),
       VENDOR_LOG_FORMAT: 'json',
       GRPC_PORT: '0',
@@ -168,6 +170,8 @@ export async function startDriverProcess(table: { tableName: string; endpoint: s
       const record = JSON.parse(line) as Record<string, unknown>;
       if (record['msg'] === 'driver listening') resolve(record['port'] as number);
       for (const l of listeners) l(record);
+      // BENCH_DRIVER_WARNINGS=1: the driver's warnings and errors on stderr, to see why a figure is slow.
+      if (process.env.BENCH_DRIVER_WARNINGS !== undefined && ['warn', 'error'].includes(String(record['level']))) process.stderr.write(`${line.slice(0, 400)}\n`);
     });
   });
   return {
@@ -179,5 +183,45 @@ export async function startDriverProcess(table: { tableName: string; endpoint: s
       child.kill('SIGTERM');
       await exited;
     },
+  };
+}
+
+const keepAlive = new HttpAgent({ keepAlive: true, maxSockets: 256 });
+
+export interface JsonResponse {
+  status: number;
+  json: Record<string, unknown>;
+}
+
+/** One JSON request over a keep-alive connection with a bearer token. */
+export function jsonRequest(url: string, token: string, method: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> {
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method,
+        agent: keepAlive,
+        headers: { authorization: `Bearer ${token}`, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(payload.length) }), ...headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown> }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** The vendor-agent.yml of a bench agent: one driver, the bench's kubeconfigs allowed, warnings to a file in `dir`. */
+export function benchAgentConfig(driverPort: number, token: string, dir: string, i: number): Record<string, unknown> {
+  return {
+    driver: { grpc: `127.0.0.1:${driverPort}`, insecure: true, auth: { token } },
+    kubernetes: { retries: { enabled: false }, assignedAccounts: { kubeconfigDirs: [dir] } },
+    server: { host: '127.0.0.1', port: 0 },
+    logging: { level: 'warn', file: `${dir}/agent-${i}.log` },
   };
 }

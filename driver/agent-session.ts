@@ -46,6 +46,8 @@ export type IncomingAgentMessage = AgentMessage__Output | Undecodable;
 
 export interface SessionSettings {
   replicaId: string;
+  /** Where this replica takes wakes, recorded on the session item (docs/protocol.md#6b-wakes). */
+  wakeAddress?: string | undefined;
   heartbeatIntervalMs: number;
   leaseMs: number;
 }
@@ -361,13 +363,14 @@ export class AgentSession {
       unzoned: this.identity.unzoned,
       replicaId: settings.replicaId,
       peer: this.peer,
+      wake: settings.wakeAddress,
       openedAt: now,
       leaseExpiresAt: this.#lastReceivedAt + settings.leaseMs,
       staticAccounts: staticAccountsOf(hello, (problem) => log.warn({ sessionId: this.id, agentId: hello.agentId, peer: this.peer }, problem)),
     };
     let resume: ResumeState;
     try {
-      resume = await store.open(record, hello.previousSessionId);
+      resume = await store.open(record, hello.previousSessionId, this.#stop.signal);
     } catch (e) {
       // The agent tries again after its reconnect wait; nothing was welcomed, so nothing is lost.
       if (isStoreOutage(e)) throw new VendorError('unavailable', 'the table is not answering: the session cannot be recorded; try again', { cause: e });

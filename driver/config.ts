@@ -10,6 +10,7 @@ import { VendorError, type Issue } from '../shared/errors.ts';
 import { allowanceEntries, identityNameSchema } from '../shared/agents/schema.ts';
 import { digestForm, issuedTokenId, tokenDigest } from '../shared/agents/tokens.ts';
 import { OperationsConfigSchema } from './operations/config.ts';
+import { wakeSectionSchema } from './wake/config.ts';
 
 const int = (min: number, max: number) =>
   v.pipe(v.number(), v.integer('must be an integer'), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`));
@@ -167,6 +168,12 @@ export const driverSectionEntries = {
   operations: v.optional(OperationsConfigSchema, {}),
 };
 
+/** Sections of the file the driver reads besides its endpoint's (driver/main.ts). */
+const driverProcessEntries = {
+  /** The replica's wake endpoint (docs/protocol.md#6b-wakes). */
+  wake: v.optional(wakeSectionSchema, {}),
+};
+
 // No check that the file names some credential: tokens issued through the API, kept in the table,
 // authenticate agents of a driver whose file names none.
 export const DriverGrpcConfigSchema = v.strictObject(driverSectionEntries);
@@ -193,7 +200,7 @@ export function parseDriverGrpcConfig(input: unknown): DriverGrpcConfig {
  * driver's own sections above, as one strict object, checked again by `endpointConfig()` once
  * identities from elsewhere have joined the file's.
  */
-export const driverFileSchema = driverConfigSchemaWith(driverSectionEntries);
+export const driverFileSchema = driverConfigSchemaWith({ ...driverSectionEntries, ...driverProcessEntries });
 
 export type DriverFile = v.InferOutput<typeof driverFileSchema>;
 

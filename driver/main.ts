@@ -19,7 +19,9 @@ import { endpointConfig, type DriverFile, type DriverGrpcConfig } from './config
 import { DRIVER_MODULES } from './modules.ts';
 import { serveDriverMetrics } from './metrics/serve.ts';
 import type { DriverMetricsServer } from './metrics/server.ts';
-import { startDriver, type Driver } from './server.ts';
+import type { Driver } from './server.ts';
+import { startWakeableDriver } from './wake/replica.ts';
+import { wakeSecretFromEnv } from '../shared/wake/secret.ts';
 import { startConfiguredSources } from './sources/configured.ts';
 import { checkDriverFile } from './validate.ts';
 
@@ -30,6 +32,7 @@ const USAGE = `usage:
 
 FILE defaults to VENDOR_DRIVER_CONFIG, then ./vendor-driver.yml.
 The table comes from VENDOR_TABLE_NAME or the SST link VendorTable (VENDOR_DYNAMODB_ENDPOINT for another endpoint);
+the wake secret from VENDOR_WAKE_SECRET or the SST link VendorWakeSecret (wakes are off without one);
 agent identities and tokens from auth of the file and from the table; fleet-wide tokens from auth.tokens (refused
 when VENDOR_ENV=production, as the deployed driver runs). GRPC_PORT overrides grpc.port, METRICS_PORT metrics.port.
 `;
@@ -53,6 +56,8 @@ export interface DriverProcessOptions {
   configDir?: string;
   /** Override of the file's `metrics.port`. */
   metricsPort?: number;
+  /** The shared wake secret (`VENDOR_WAKE_SECRET` or the SST link); without it the replica takes no wakes. */
+  wakeSecret?: string | undefined;
 }
 
 /**
@@ -73,7 +78,7 @@ export async function startDriverProcess(options: DriverProcessOptions): Promise
   let driver: Driver;
   let metrics: DriverMetricsServer | undefined;
   try {
-    driver = await startDriver({ config, table, log, clock, modules: DRIVER_MODULES, production: options.production ?? false });
+    driver = await startWakeableDriver({ config, table, log, clock, modules: DRIVER_MODULES, production: options.production ?? false, wake: file.wake, wakeSecret: options.wakeSecret });
   } catch (e) {
     await sources.stop();
     throw e;
@@ -139,7 +144,7 @@ export async function driverMain(argv: readonly string[], env: NodeJS.ProcessEnv
     log.info({ config: path }, 'driver configuration loaded');
     const production = isProductionEnv(env);
     log.info({ production }, production ? 'production mode (VENDOR_ENV=production)' : 'not in production mode');
-    driver = await startDriverProcess({ file, table: tableFromEnv(env), log, production, configDir: dirname(path), ...(port === undefined ? {} : { port }), ...(metricsPort === undefined ? {} : { metricsPort }) });
+    driver = await startDriverProcess({ file, table: tableFromEnv(env), log, production, configDir: dirname(path), wakeSecret: wakeSecretFromEnv(env), ...(port === undefined ? {} : { port }), ...(metricsPort === undefined ? {} : { metricsPort }) });
   } catch (e) {
     // A bad file or setting is the operator's to fix: say what is wrong, without a stack trace.
     log.fatal({ issues: isVendorError(e) ? e.issues : undefined }, `the driver did not start: ${(e as Error).message}`);

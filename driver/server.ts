@@ -37,6 +37,7 @@ import { TableSessionStore } from './session-store.ts';
 import { createDriverMetrics, type DriverMetrics } from './metrics/metrics.ts';
 import { instrumentTable } from './metrics/table.ts';
 import { serverCredentials } from './tls.ts';
+import type { WakeTopic } from '../shared/wake/message.ts';
 
 export interface DriverOptions {
   config: DriverGrpcConfig;
@@ -56,6 +57,8 @@ export interface DriverOptions {
   production?: boolean;
   /** Where the driver counts what it does (docs/metrics.md); a registry of its own by default. */
   metrics?: DriverMetrics;
+  /** Where this replica takes wakes (`host:port`), recorded on its sessions' items (docs/protocol.md#6b-wakes). */
+  wakeAddress?: string;
 }
 
 export interface Driver {
@@ -63,6 +66,8 @@ export interface Driver {
   readonly replicaId: string;
   /** Sessions on this replica that have been welcomed and not yet ended. */
   sessions(): AgentSession[];
+  /** Tells the modules the API wrote work of `topic` (a verified wake): they read the table now. */
+  wake(topic: WakeTopic): void;
   readonly health: HealthImplementation;
   readonly metrics: DriverMetrics;
   /**
@@ -137,7 +142,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
   const credentialsWaker = new Waker();
   /** Session ends still being written, awaited on close so none is cut off. */
   const closing = new Set<Promise<void>>();
-  const store = new TableSessionStore(table, log, config.assignment.handoverGraceMs);
+  const store = new TableSessionStore(table, log, config.assignment.handoverGraceMs, { clock });
   const metrics = options.metrics ?? createDriverMetrics();
   const stopTableMetrics = instrumentTable(table, metrics);
   metrics.follow({ sessions: () => live });
@@ -232,7 +237,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
         clock,
         log,
         handlers,
-        settings: { replicaId, ...sessionSettings },
+        settings: { replicaId, wakeAddress: options.wakeAddress, ...sessionSettings },
         onOpen: (s) => {
           live.add(s);
           notify('session open', (m) => m.onSessionOpen?.(s));
@@ -306,6 +311,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
     health,
     metrics,
     sessions: () => [...live],
+    wake: (topic) => notify('wake', (m) => m.onWake?.(topic)),
     close: (graceMs = 5000) =>
       (closed ??= (async () => {
         health.setStatus('', 'NOT_SERVING');

@@ -4,6 +4,7 @@
  * resumes where its last stream left off. Nothing here lives in one replica's memory.
  */
 import type { AccountSettings } from '../shared/accounts/settings.ts';
+import { systemClock, type Clock } from '../shared/clock.ts';
 import { isDriverDefined } from '../shared/accounts/precedence.ts';
 import type { Logger } from '../shared/log.ts';
 import { getAccounts } from '../shared/table/accounts/records.ts';
@@ -12,6 +13,7 @@ import type { TableRef } from '../shared/table/core/client.ts';
 import { endSession, getSession, goneSince, putSession, renewSession } from '../shared/table/agents/sessions.ts';
 import { putAgentStaticAccounts } from '../shared/table/sources/agent-static.ts';
 import { helloRefused } from './hello-policy.ts';
+import { CONCURRENT_OPENINGS, OpeningLine, retryOpeningStep } from './session-openings.ts';
 
 export interface SessionRecord {
   sessionId: string;
@@ -25,6 +27,8 @@ export interface SessionRecord {
   replicaId: string;
   /** Address of the agent as the driver sees it. */
   peer: string;
+  /** Where this replica takes wakes (docs/protocol.md#6b-wakes), when it does. */
+  wake?: string | undefined;
   openedAt: number;
   /** Judged by the driver's own receive times, so the agent's clock does not matter. */
   leaseExpiresAt: number;
@@ -42,9 +46,10 @@ export interface SessionStore {
   /**
    * Records a session once its agent has said hello (replacing the agent's previous one) and the
    * static accounts it announced; tells how far the driver processed `previousSessionId`. Refuses
-   * (`forbidden`, writing nothing) when the agent id is bound to another identity.
+   * (`forbidden`, writing nothing) when the agent id is bound to another identity. Nothing is written
+   * when `signal` (the stream's end) aborts before the hello's turn comes.
    */
-  open(record: SessionRecord, previousSessionId: string): Promise<ResumeState>;
+  open(record: SessionRecord, previousSessionId: string, signal?: AbortSignal): Promise<ResumeState>;
   /** Which of `names` are accounts the driver's own sources define. */
   driverDefined(names: readonly string[]): Promise<string[]>;
   /** Extends the lease (`now`: when, kept as the agent's last heartbeat); false when a newer stream of the same agent has taken the session over. */
@@ -57,27 +62,40 @@ export class TableSessionStore implements SessionStore {
   readonly #table: TableRef;
   readonly #log: Logger;
   readonly #graceMs: number;
+  readonly #clock: Clock;
+  /** Hellos are recorded a bounded number at a time (driver/session-openings.ts). */
+  readonly #openings: OpeningLine;
 
   /** `graceMs`: the hand-over grace, for which an ended session still holds its agent id. */
-  constructor(table: TableRef, log: Logger, graceMs: number) {
+  constructor(table: TableRef, log: Logger, graceMs: number, options: { clock?: Clock; concurrentOpenings?: number } = {}) {
     this.#table = table;
     this.#log = log;
     this.#graceMs = graceMs;
+    this.#clock = options.clock ?? systemClock;
+    this.#openings = new OpeningLine(options.concurrentOpenings ?? CONCURRENT_OPENINGS);
   }
 
-  async open(record: SessionRecord, previousSessionId: string): Promise<ResumeState> {
-    await this.#bind(record);
-    const previous = previousSessionId === '' ? undefined : await getSession(this.#table, record.zone, record.agentId);
+  open(record: SessionRecord, previousSessionId: string, signal?: AbortSignal): Promise<ResumeState> {
+    return this.#openings.run(() => this.#open(record, previousSessionId), signal);
+  }
+
+  /** Each step is idempotent on its own, so a step the table did not answer is tried again alone. */
+  async #open(record: SessionRecord, previousSessionId: string): Promise<ResumeState> {
+    const step = <T>(run: () => Promise<T>) => retryOpeningStep(this.#clock, run);
+    await step(() => this.#bind(record));
+    // Read once, before this session's own item replaces it.
+    const previous = previousSessionId === '' ? undefined : await step(() => getSession(this.#table, record.zone, record.agentId));
     const resume: ResumeState =
       previous !== undefined && previous.sessionId === previousSessionId
         ? { known: true, lastProcessedSeq: previous.lastProcessedSeq ?? 0 }
         : { known: false, lastProcessedSeq: 0 };
-    await putSession(this.#table, {
+    await step(() => putSession(this.#table, {
       agentId: record.agentId,
       zoneId: record.zone,
       replicaId: record.replicaId,
       sessionId: record.sessionId,
       peer: record.peer,
+      ...(record.wake === undefined ? {} : { wake: record.wake }),
       connectedAt: record.openedAt,
       leaseExpiresAt: record.leaseExpiresAt,
       agentVersion: record.agentVersion,
@@ -85,8 +103,8 @@ export class TableSessionStore implements SessionStore {
       unzoned: record.unzoned,
       staticAccounts: record.staticAccounts.map((a) => a.name),
       lastProcessedSeq: 0,
-    });
-    const synced = await putAgentStaticAccounts(this.#table, record.agentId, record.zone, record.staticAccounts, record.openedAt, record.sessionId);
+    }));
+    const synced = await step(() => putAgentStaticAccounts(this.#table, record.agentId, record.zone, record.staticAccounts, record.openedAt, record.sessionId));
     if (synced.upserted.length + synced.removed.length > 0) {
       this.#log.info({ agentId: record.agentId, changed: synced.upserted, removed: synced.removed }, 'static accounts of the agent recorded');
     }
@@ -102,6 +120,8 @@ export class TableSessionStore implements SessionStore {
    */
   async #bind(record: SessionRecord): Promise<void> {
     const binding = { agentId: record.agentId, identity: record.identity, zoneId: record.zone, sessionId: record.sessionId, at: record.openedAt, leaseExpiresAt: record.leaseExpiresAt };
+    // The usual case (an id unbound, or bound to this identity) in one conditional write, without a read first.
+    if (await putAgentBinding(this.#table, binding, { kind: 'same-identity' })) return;
     for (let attempt = 0; attempt < 3; attempt++) {
       const current = await getAgentBinding(this.#table, record.agentId);
       let when: BindingPrecondition;

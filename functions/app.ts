@@ -24,6 +24,7 @@ import { corsFor, securityHeaders } from './security.ts';
 import { callerRoutes } from './console/caller-routes.ts';
 import { consolePages, consolePolicy } from './console/pages.ts';
 import type { ConsoleOptions } from './console/settings.ts';
+import type { WakeSender } from './wake/sender.ts';
 
 export interface AppDeps {
   table: TableRef;
@@ -37,6 +38,8 @@ export interface AppDeps {
   maxOperationBodyBytes?: number;
   /** Operation news shared with a driver in the same process (`npm start`). */
   operationEvents?: OperationEvents;
+  /** Wakes driver replicas in other processes when work for them is written (docs/protocol.md#6b-wakes). */
+  wakes?: WakeSender;
   /** Browser origins allowed to call the API (CORS); none, so CORS is off, when absent. */
   corsOrigins?: readonly string[];
   /** The web console under `/ui` (docs/console.md): its settings, extra `connect-src` origins, where its build is. */
@@ -99,13 +102,13 @@ export function createApp(deps: AppDeps): Hono<ApiEnv> {
   app.use('*', consolePages(deps.console));
   app.use('*', authentication(deps.auth, OPEN_PATHS));
   const permissionsLog = new IgnoredPermissionsLog(logger);
-  app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock, permissionsLog }, limit));
+  app.route('/vendor/accounts', accountRoutes({ table: deps.table, clock, permissionsLog, wakes: deps.wakes }, limit));
   app.route('/vendor/account-summary', accountSummaryRoutes({ table: deps.table, clock, permissionsLog }));
   app.route('/vendor/accounts', resourceRoutes({ table: deps.table, clock, permissionsLog }));
   app.route('/vendor/agent-identities', agentIdentityRoutes({ table: deps.table, clock, logger }, limit));
   app.route('/vendor/agents', agentRoutes({ table: deps.table, clock }));
   app.route('/vendor/caller', callerRoutes({ table: deps.table }));
-  app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents, permissionsLog }, operationLimit));
+  app.route('/vendor', operationRoutes({ table: deps.table, clock, events: deps.operationEvents, permissionsLog, wakes: deps.wakes }, operationLimit));
   app.get('/openapi.json', openApiDescription, openApiRoute(app));
   // Healthy means the table answers: one small read of the rank directory.
   app.get('/healthz', healthDescription, async (c) => {

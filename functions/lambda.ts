@@ -1,13 +1,23 @@
 import { handle } from 'hono/aws-lambda';
+import { systemClock } from '../shared/clock.ts';
 import { isVendorError } from '../shared/errors.ts';
 import { createLogger } from '../shared/log.ts';
 import { tableFromEnv } from '../shared/table/core/client.ts';
+import { wakeSecretFromEnv } from '../shared/wake/secret.ts';
 import { createApp } from './app.ts';
 import { createApiAuth } from './auth/authenticator.ts';
 import { apiAuthFromLinks, isProductionMode } from './auth/settings.ts';
 import { consoleOptionsWithOidc } from './console/oidc-settings.ts';
+import { WakeSender } from './wake/sender.ts';
 
 const logger = createLogger({ base: { component: 'api' } });
+
+/**
+ * How long an invocation waits, after its response is made, for the wakes it started to go out: a
+ * Lambda environment is frozen once the handler returns, and a wake still waiting then would leave
+ * late (harmless, but useless).
+ */
+export const WAKE_SETTLE_MS = 100;
 
 function apiAuth() {
   try {
@@ -20,11 +30,21 @@ function apiAuth() {
   }
 }
 
+const table = tableFromEnv();
+const secret = wakeSecretFromEnv(process.env);
+const wakes = secret === undefined ? undefined : new WakeSender({ table, clock: systemClock, log: logger.child({ component: 'wake' }), secret });
+const { config, auth } = apiAuth();
+const app = handle(createApp({ table, logger, auth, console: consoleOptionsWithOidc(config.oidc), ...(wakes === undefined ? {} : { wakes }) }));
+
 /**
  * The AWS Lambda entry point: the same app as the Node server, with the deployed table (name from
  * `VENDOR_TABLE_NAME` or the SST link) and callers authenticated by the OIDC issuer of the SST links
  * (production mode: no admin token), and the console signing in there when a console client is
- * linked. Built once per container, reused across invocations.
+ * linked. With the wake secret linked (`VendorWakeSecret`), writes of work wake the driver replicas
+ * concerned (docs/protocol.md#6b-wakes). Built once per container, reused across invocations.
  */
-const { config, auth } = apiAuth();
-export const handler = handle(createApp({ table: tableFromEnv(), logger, auth, console: consoleOptionsWithOidc(config.oidc) }));
+export const handler: typeof app = async (event, context) => {
+  const response = await app(event, context);
+  await wakes?.settled(WAKE_SETTLE_MS);
+  return response;
+};

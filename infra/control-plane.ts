@@ -6,6 +6,9 @@
  * - the management API: `functions/lambda.ts` on Lambda (Node 24) behind an HTTP API with throttling;
  * - the driver: `driver/main.ts` in a container on ECS Fargate, at least two tasks, behind an
  *   Application Load Balancer that carries gRPC (HTTP/2) and checks `grpc.health.v1.Health/Check`;
+ * - wakes (docs/protocol.md#6b-wakes): the API function runs in the VPC, in a security group of its
+ *   own, and the driver tasks' group admits UDP on the wake port from that group; the secret both
+ *   sign and check wakes with is an SST secret linked to both (docs/deploy.md, "Wakes");
  * - the API's OIDC settings as SST secrets reaching the code through links. Agents hold no
  *   fleet-wide secret: each cluster's token is issued for its own identity through the API once the
  *   control plane runs (docs/deploy.md, "Agent credentials: issue, rotate, revoke").
@@ -30,6 +33,11 @@ export const DEPLOYED = {
    * balancer forwards only `driverPort`.
    */
   driverMetricsPort: 9464,
+  /**
+   * The driver's wake port (`wake.port`, UDP, docs/protocol.md#6b-wakes), set in
+   * deploy/driver/vendor-driver.aws.yml: reached from the API function's security group only.
+   */
+  driverWakePort: 9092,
   grpcHealthPath: '/grpc.health.v1.Health/Check',
   driverTasks: { min: 2, max: 6 },
   /** Requests per second and burst the HTTP API lets through before answering 429. */
@@ -119,6 +127,28 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
   // Accounts without usable permissions are readable by every caller and writable by managers only;
   // `readWrite` opens them to every caller's writes too.
   const openAccounts = new sst.Secret(SST_LINKS.openAccounts, 'readOnly');
+  // Signs the API's wakes and checks them on the driver (at least 32 characters; no default, since a
+  // known one would let anyone inside the VPC wake the replicas).
+  const wakeSecret = new sst.Secret(SST_LINKS.wakeSecret);
+
+  // The VPC holds the driver tasks and, so that its wakes reach their private addresses, the API
+  // function. A function in a VPC reaches the internet (the OIDC issuer's keys) and DynamoDB only
+  // through NAT: one small NAT instance per zone is the cheap way (docs/deploy.md, "Wakes").
+  const vpc = new sst.aws.Vpc('VendorVpc', { az: 2, nat: 'ec2' });
+  const apiSecurityGroup = new aws.ec2.SecurityGroup('VendorApiSecurityGroup', {
+    vpcId: vpc.id,
+    description: 'The management API function: nothing comes in; out to the table, the OIDC issuer and the driver tasks wake port',
+    egress: [{ protocol: '-1', fromPort: 0, toPort: 0, cidrBlocks: ['0.0.0.0/0'] }],
+  });
+  // The tasks run in the VPC's own group; this rule is what lets wakes in, whatever else that group allows.
+  new aws.vpc.SecurityGroupIngressRule('VendorDriverWakeIngress', {
+    securityGroupId: vpc.securityGroups.apply((groups) => groups[0] as string),
+    referencedSecurityGroupId: apiSecurityGroup.id,
+    ipProtocol: 'udp',
+    fromPort: DEPLOYED.driverWakePort,
+    toPort: DEPLOYED.driverWakePort,
+    description: 'wakes from the management API function',
+  });
 
   const reserved = positiveInteger(env, 'VENDOR_API_RESERVED_CONCURRENCY') ?? (production ? DEPLOYED.productionReservedConcurrency : 0);
   const apiFunction = new sst.aws.Function('VendorApiFunction', {
@@ -128,8 +158,9 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
     memory: '1024 MB',
     timeout: '29 seconds',
     // SST hands a function its links in an encrypted file, which shared/links.ts reads.
-    link: [table, oidcIssuer, oidcAudience, oidcRolesClaim, oidcClientId, oidcScopes, oidcResource, accountManagerRoles, openAccounts],
+    link: [table, oidcIssuer, oidcAudience, oidcRolesClaim, oidcClientId, oidcScopes, oidcResource, accountManagerRoles, openAccounts, wakeSecret],
     copyFiles: [DEPLOYED.consoleFiles],
+    vpc: { privateSubnets: vpc.privateSubnets, securityGroups: [apiSecurityGroup.id] },
     ...(reserved > 0 ? { concurrency: { reserved } } : {}),
     logging: { retention: production ? '1 year' : '1 month', format: 'json' },
   });
@@ -154,7 +185,6 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
     );
   }
   const certificate = env.VENDOR_DRIVER_CERT_ARN;
-  const vpc = new sst.aws.Vpc('VendorVpc', { az: 2 });
   const cluster = new sst.aws.Cluster('VendorCluster', { vpc });
   const target = `${DEPLOYED.driverPort}/http` as const;
   new sst.aws.Service('VendorDriver', {
@@ -164,7 +194,7 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
     architecture: 'x86_64',
     cpu: '0.5 vCPU',
     memory: '1 GB',
-    link: [table],
+    link: [table, wakeSecret],
     environment: { ...DEPLOYED.driverEnvironment },
     scaling: { min: DEPLOYED.driverTasks.min, max: DEPLOYED.driverTasks.max, cpuUtilization: 60 },
     loadBalancer: {

@@ -78,6 +78,7 @@ interface SstFunctionArgs {
   logging?: { retention?: string; format?: 'text' | 'json' };
   /** Files copied into the function's package: `from` relative to the project, `to` relative to the package root. */
   copyFiles?: { from: string; to?: string }[];
+  vpc?: { privateSubnets: SstInput<string[]>; securityGroups: SstInput<string>[] };
 }
 
 interface SstFunction extends SstLinkable {
@@ -103,7 +104,34 @@ interface SstApiGatewayV2 {
 
 interface SstVpc {
   readonly id: SstOutput<string>;
+  readonly privateSubnets: SstOutput<string[]>;
+  readonly securityGroups: SstOutput<string[]>;
 }
+
+/** The parts of the Pulumi AWS provider (`aws.*`, global in sst.config.ts) the stack uses. */
+interface AwsSecurityGroupArgs {
+  vpcId: SstInput<string>;
+  description?: string;
+  egress?: { protocol: string; fromPort: number; toPort: number; cidrBlocks?: string[] }[];
+}
+
+interface AwsSecurityGroup {
+  readonly id: SstOutput<string>;
+}
+
+interface AwsSecurityGroupIngressRuleArgs {
+  securityGroupId: SstInput<string>;
+  referencedSecurityGroupId?: SstInput<string>;
+  ipProtocol: 'tcp' | 'udp';
+  fromPort: number;
+  toPort: number;
+  description?: string;
+}
+
+declare const aws: {
+  ec2: { SecurityGroup: new (name: string, args: AwsSecurityGroupArgs) => AwsSecurityGroup };
+  vpc: { SecurityGroupIngressRule: new (name: string, args: AwsSecurityGroupIngressRuleArgs) => unknown };
+};
 
 interface SstCluster {
   readonly id: SstOutput<string>;
@@ -156,7 +184,7 @@ declare const sst: {
     Dynamo: new (name: string, args: SstDynamoArgs) => SstDynamo;
     Function: new (name: string, args: SstFunctionArgs) => SstFunction;
     ApiGatewayV2: new (name: string, args?: SstApiGatewayV2Args) => SstApiGatewayV2;
-    Vpc: new (name: string, args?: { az?: number }) => SstVpc;
+    Vpc: new (name: string, args?: { az?: number; nat?: 'ec2' | 'managed' }) => SstVpc;
     Cluster: new (name: string, args: { vpc: SstVpc }) => SstCluster;
     Service: new (name: string, args: SstServiceArgs) => SstService;
   };

@@ -1,5 +1,5 @@
 /**
- * `npm run soak -- --minutes N [--seed S] [--drivers 3] [--agents 2] [--accounts 12] [--fault-rate 0.05]`: the
+ * `npm run soak -- --minutes N [--seed S] [--drivers 3] [--agents 2] [--accounts 12] [--fault-rate 0.05] [--wakes on|off]`: the
  * process-fault scenario (test/reliability/scenario/) for N minutes under steady load, then settled
  * and checked. Prints JSON lines:
  *
@@ -36,6 +36,8 @@ const { values } = parseArgs({
     agents: { type: 'string', default: '2' },
     accounts: { type: 'string', default: '12' },
     'fault-rate': { type: 'string', default: '0.05' },
+    /** `off`: the API wakes no driver replica, which then finds work by polling alone (docs/protocol.md#6b-wakes). */
+    wakes: { type: 'string', default: 'on' },
   },
 });
 
@@ -63,7 +65,7 @@ const zones = ['east_agents', 'west_agents'].map((zone) => ({ zone, agents: agen
 // One driver and the first agent of each zone live through the whole run: their memory shows a leak.
 const immortal = ['driver-1', 'agent-east-1', 'agent-west-1'];
 // The table in a process of its own: the harness's memory is then the API's, the cluster's and its own.
-const scenario = new Scenario({ seed, drivers, zones, accounts, immortal, faultRate, table: 'process', onEvent: (e) => (e.event === 'problem' ? print({ type: 'problem', ...e }) : undefined) });
+const scenario = new Scenario({ seed, drivers, zones, accounts, immortal, faultRate, table: 'process', wakes: values.wakes !== 'off', onEvent: (e) => (e.event === 'problem' ? print({ type: 'problem', ...e }) : undefined) });
 const LOOP_RESOLUTION_MS = 20;
 const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
 /** The histogram holds whole intervals of its timer: the delay is what exceeds the resolution. */
@@ -145,7 +147,7 @@ async function tableCensus(table: TableRef): Promise<Record<string, { items: num
 
 let exitCode = 1;
 try {
-  print({ type: 'start', minutes, seed, drivers, zones, accounts, immortal, faultRate, loadAverage: loadAverage(), node: process.version });
+  print({ type: 'start', minutes, seed, drivers, zones, accounts, immortal, faultRate, wakes: values.wakes !== 'off', loadAverage: loadAverage(), node: process.version });
   await scenario.start();
   loop.enable();
   const started = Date.now();

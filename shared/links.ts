@@ -28,6 +28,8 @@ export const SST_LINKS = {
   accountManagerRoles: 'VendorAccountManagerRoles',
   /** Who may write to accounts without usable permissions (`value`: `readOnly` or `readWrite`). */
   openAccounts: 'VendorOpenAccounts',
+  /** The secret the API signs wakes with and driver replicas check them with (`value`; docs/protocol.md#6b-wakes). */
+  wakeSecret: 'VendorWakeSecret',
 } as const;
 
 export type SstLinkName = (typeof SST_LINKS)[keyof typeof SST_LINKS];

@@ -29,6 +29,9 @@ export const accountsModule: DriverModuleFactory = (services) => {
     start: (signal) => reconciler.start(signal),
     onSessionOpen: (session) => reconciler.sessionOpened(session),
     onSessionClose: (session) => reconciler.sessionClosed(session),
+    onWake: (topic) => {
+      if (topic === 'accounts') reconciler.wakeFeed();
+    },
     stop: () => reconciler.stop(),
   };
 };

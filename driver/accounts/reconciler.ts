@@ -30,6 +30,7 @@ import { deleteAgentBinding } from '../../shared/table/agents/bindings.ts';
 import { allSessions, deleteSession } from '../../shared/table/agents/sessions.ts';
 import { removeAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 import { Waker } from '../../shared/waker.ts';
+import { LatchedWaker } from '../wake/latched-waker.ts';
 import type { AgentSession, Holding } from '../agent-session.ts';
 import type { Backoff } from '../../shared/backoff.ts';
 import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from '../backoff.ts';
@@ -69,6 +70,8 @@ export class AssignmentReconciler {
   readonly #pending = new Set<string>();
   readonly #pumpWaker = new Waker();
   readonly #sweepWaker = new Waker();
+  /** Woken by a wake from the API: the feed is read at once, once for any number of wakes meanwhile. */
+  readonly #feedWaker = new LatchedWaker();
   readonly #presence: PresenceTracker;
   readonly #feed: FeedReader;
   readonly #stop = new AbortController();
@@ -96,7 +99,7 @@ export class AssignmentReconciler {
     await this.fullReconcile();
     const s = this.#deps.settings;
     this.#loops.push(
-      this.#every(s.pollIntervalMs, undefined, async () => this.schedule(await this.#feed.poll())),
+      this.#every(s.pollIntervalMs, this.#feedWaker, async () => this.schedule(await this.#feed.poll())),
       this.#every(s.sweepIntervalMs, this.#sweepWaker, () => this.#sweep()),
       this.#every(s.fullReconcileIntervalMs, undefined, () => this.fullReconcile()),
       this.#pump(),
@@ -107,6 +110,11 @@ export class AssignmentReconciler {
     this.#stop.abort();
     await Promise.all(this.#loops.splice(0));
     await Promise.all(this.#background);
+  }
+
+  /** Reads the work feed now instead of at the next poll (the API wrote to it: docs/protocol.md#6b-wakes). */
+  wakeFeed(): void {
+    this.#feedWaker.wake();
   }
 
   /** Settles these accounts soon, reading them fresh, a batch at a time. */
@@ -248,7 +256,7 @@ export class AssignmentReconciler {
    * loop goes on; while runs keep failing, the waits grow (to `STORE_BACKOFF_MAX_MS`), so a table
    * that is gone is not asked at the loop's normal pace.
    */
-  async #every(ms: number, waker: Waker | undefined, work: () => Promise<void>): Promise<void> {
+  async #every(ms: number, waker: Pick<Waker, 'wait'> | undefined, work: () => Promise<void>): Promise<void> {
     const { clock, log } = this.#deps;
     const signal = this.#stop.signal;
     const wake = waker ?? new Waker();

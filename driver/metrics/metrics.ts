@@ -48,6 +48,8 @@ export interface DriverMetrics {
   readonly tableRequestDuration: Histogram<'operation'>;
   /** Table tries that failed, by operation and type (throttled, unavailable, refused). */
   readonly tableErrors: Counter<'operation' | 'type'>;
+  /** Datagrams at the wake endpoint, by outcome: accepted, or why ignored (docs/protocol.md#6b-wakes). */
+  readonly wakes: Counter<'outcome'>;
   /** Sources of values read at scrape time: the sessions and the assignment queue of this replica. */
   follow(sources: { sessions?: () => Iterable<CountedSession>; assignmentQueue?: () => number }): void;
 }
@@ -92,5 +94,6 @@ export function createDriverMetrics(registry = new Registry()): DriverMetrics {
     resourceWriteLag: new Histogram({ name: 'vendor_driver_resource_write_lag_seconds', help: 'From taking a change to writing it', buckets: LAG_BUCKETS, registers }),
     tableRequestDuration: new Histogram({ name: 'vendor_driver_table_request_duration_seconds', help: 'Each try of a table request', labelNames: ['operation'], buckets: TABLE_BUCKETS, registers }),
     tableErrors: new Counter({ name: 'vendor_driver_table_errors_total', help: 'Table tries that failed', labelNames: ['operation', 'type'], registers }),
+    wakes: new Counter({ name: 'vendor_driver_wakes_total', help: 'Datagrams at the wake endpoint, by outcome', labelNames: ['outcome'], registers }),
   };
 }

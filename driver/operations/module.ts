@@ -60,6 +60,9 @@ export const operationsModule: DriverModuleFactory = (services) => {
       loop = dispatcher.run(stop.signal).catch((err: unknown) => log.error({ err }, 'operation dispatch stopped'));
     },
     onSessionOpen: () => dispatcher.wake(),
+    onWake: (topic) => {
+      if (topic === 'operations') dispatcher.wake();
+    },
     onSessionClose: (session) => {
       placeChecked.delete(session.id);
       dispatcher.wake();

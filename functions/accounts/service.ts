@@ -18,6 +18,7 @@ import type { Caller } from '../auth/caller.ts';
 import { ChangeAppender, type Change } from '../../shared/table/accounts/feed.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { liveSessions } from '../../shared/table/agents/sessions.ts';
+import type { WakeSender } from '../wake/sender.ts';
 import { runBounded } from '../../shared/table/core/bounded.ts';
 import { cacheHasWriter, markCacheCleanup } from '../../shared/table/resources/cleanup.ts';
 
@@ -26,6 +27,15 @@ export interface AccountDeps {
   table: TableRef;
   clock: Clock;
   permissionsLog: IgnoredPermissionsLog;
+  /** Wakes the driver replicas of the zones whose feed entries a write appended (docs/protocol.md#6b-wakes). */
+  wakes?: WakeSender | undefined;
+}
+
+/** After the feed entries are written: the replicas of these accounts' zones (before and after the write) read the feed now. */
+function wakeZones(deps: AccountDeps, records: readonly (AccountRecord | undefined)[]): void {
+  if (deps.wakes === undefined || records.length === 0) return;
+  const zones = new Set(records.map((r) => r?.registration?.zoneId));
+  deps.wakes.wake('accounts', [...zones].map((zone) => ({ zone })));
 }
 
 /** Writes of one batch run this many at a time. */
@@ -201,6 +211,8 @@ export async function registerAccounts(deps: AccountDeps, batch: readonly Regist
     },
     ({ record, changed }) => (changed && record.state === 'ACTIVE' ? assignEntry(record, now) : undefined),
   );
+  const queued = records.filter((r) => r.changed && r.record.state === 'ACTIVE');
+  wakeZones(deps, [...queued.map((r) => r.record), ...queued.map((r) => found.get(r.record.name))]);
   return records.map((r) => view(deps, r.record));
 }
 
@@ -229,6 +241,7 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
 
   for (const [zoneId, indexes] of zones) {
     const live = await liveSessions(deps.table, now, zoneId);
+    deps.wakes?.remember(zoneId, live);
     if (live.length > 0) continue;
     const where = zoneId === undefined ? 'in any zone' : `in zone "${zoneId}"`;
     throw new VendorError('conflict', `no active agent session ${where}: an agent must be connected before accounts can be activated there`, {
@@ -252,6 +265,7 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
     },
     ({ record }) => assignEntry(record, now),
   );
+  wakeZones(deps, [...records.map((r) => r.record), ...found.values()]);
   return records.map((r) => view(deps, r.record));
 }
 
@@ -290,5 +304,6 @@ export async function unregisterAccount(deps: AccountDeps, name: string): Promis
     // Queued even when nothing changed, so a retry finishes an interrupted delete.
     ({ record: after }) => ({ name, action: 'remove', generation: after.generation, at: now }),
   );
+  wakeZones(deps, [current, record?.record]);
   return view(deps, (record as { record: AccountRecord }).record);
 }

@@ -15,6 +15,7 @@ import { authorizedAccount, type AccountCache, type CachedAccount } from './acco
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { compress, createOperation, getOperation, isOperationId, operationIdOf } from '../../shared/table/operations/operations.ts';
 import { toOperationView, type OperationView } from './view.ts';
+import type { WakeSender } from '../wake/sender.ts';
 
 export interface OperationDeps {
   table: TableRef;
@@ -24,6 +25,8 @@ export interface OperationDeps {
   /** Present when a driver runs in the same process: wakes its dispatcher and answers waiting GETs. */
   events?: OperationEvents | undefined;
   permissionsLog?: IgnoredPermissionsLog;
+  /** Wakes the replicas holding the account's agents when an operation is queued (docs/protocol.md#6b-wakes). */
+  wakes?: WakeSender | undefined;
 }
 
 /** A stored request must leave room in its 400 KB item; compressed manifests rarely come near. */
@@ -136,6 +139,8 @@ export async function submitOperation(
     reservation.handOut({ record: op, request });
   } else {
     deps.events?.queued({ record: op, request });
+    // Stored in the queue: the replicas of the account's agents read it now instead of at their next poll.
+    deps.wakes?.wake('operations', [{ zone: record.registration?.zoneId, agents: Object.keys(record.agents) }]);
   }
   return { record: op, created };
 }

@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as v from 'valibot';
 import { endpointConfig, parseDriverFile, parseDriverGrpcConfig } from '../../driver/config.ts';
+import { wakeSectionSchema } from '../../driver/wake/config.ts';
 import { productionIssues } from '../../driver/transport-policy.ts';
 import { SST_LINKS, linkedField } from '../../shared/links.ts';
 import { isProductionEnv } from '../../shared/production.ts';
@@ -28,6 +30,7 @@ const SECRETS = {
   [SST_LINKS.oidcIssuer]: 'https://issuer.example.test',
   [SST_LINKS.oidcAudience]: 'vendor-api',
   [SST_LINKS.accountManagerRoles]: 'vendor-admins',
+  [SST_LINKS.wakeSecret]: 'deploy-test-wake-secret-0123456789abcdef',
 };
 
 const recorder = new SstRecorder('vendor-agent', SECRETS);
@@ -211,11 +214,11 @@ describe('sst.config.ts: the driver service', () => {
       const service = ofType('sst.aws.Service');
       expect(service.args.environment, stage).toEqual({ VENDOR_ENV: 'production' });
       expect(isProductionEnv(service.args.environment as NodeJS.ProcessEnv), stage).toBe(true);
-      // The table is all it reads: agents' credentials live in the table, issued per identity.
-      expect(recorder.linkedNames(service), stage).toEqual([SST_LINKS.table]);
+      // The table and the wake secret are all it reads: agents' credentials live in the table, issued per identity.
+      expect(recorder.linkedNames(service), stage).toEqual([SST_LINKS.table, SST_LINKS.wakeSecret]);
       expect(recorder.components.map((c) => c.name), stage).not.toContain('VendorAgentTokens');
       expect(recorder.components.filter((c) => c.type === 'sst.Secret').map((c) => c.name).sort(), stage).toEqual(
-        [SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.oidcClientId, SST_LINKS.oidcScopes, SST_LINKS.oidcResource, SST_LINKS.accountManagerRoles, SST_LINKS.openAccounts].sort(),
+        [SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.oidcClientId, SST_LINKS.oidcScopes, SST_LINKS.oidcResource, SST_LINKS.accountManagerRoles, SST_LINKS.openAccounts, SST_LINKS.wakeSecret].sort(),
       );
     }
   });
@@ -224,6 +227,48 @@ describe('sst.config.ts: the driver service', () => {
     await recorder.run(config, 'dev', { VENDOR_DRIVER_DOMAIN: DOMAIN, VENDOR_DRIVER_CERT_ARN: 'arn:aws:acm:eu-west-1:1:certificate/x' });
     const lb = recorder.single('sst.aws.Service').args.loadBalancer as { domain: unknown };
     expect(lb.domain).toEqual({ name: DOMAIN, cert: 'arn:aws:acm:eu-west-1:1:certificate/x', dns: false });
+  });
+});
+
+describe('sst.config.ts: wakes from the API to the driver tasks', () => {
+  it('runs the API function in the VPC, in a security group of its own that admits nothing', () => {
+    for (const stage of ['dev', 'production']) {
+      stageRun(stage);
+      const fn = ofType('sst.aws.Function');
+      const group = ofType('aws.ec2.SecurityGroup');
+      const vpc = ofType('sst.aws.Vpc');
+      expect(resolved(fn.args.vpc), stage).toEqual({ privateSubnets: ['VendorVpc-private-a', 'VendorVpc-private-b'], securityGroups: [`vendor-agent-${stage}-${group.name}`] });
+      expect(resolved(group.args.vpcId)).toBe(`vendor-agent-${stage}-${vpc.name}`);
+      expect(group.args.ingress ?? []).toEqual([]);
+      // A function in a VPC reaches the issuer's keys and the table only through NAT.
+      expect(vpc.args.nat).toBeDefined();
+    }
+  });
+
+  it('lets only the API function\'s group reach the driver tasks on the wake port, over UDP, which the driver listens on by default and in its deployed file', () => {
+    stageRun('dev');
+    const rule = ofType('aws.vpc.SecurityGroupIngressRule');
+    const group = ofType('aws.ec2.SecurityGroup');
+    const defaultPort = v.parse(wakeSectionSchema, {}).port;
+    expect(resolved(rule.args)).toEqual({
+      securityGroupId: 'VendorVpc-security-group',
+      referencedSecurityGroupId: `vendor-agent-dev-${group.name}`,
+      ipProtocol: 'udp',
+      fromPort: defaultPort,
+      toPort: defaultPort,
+      description: expect.any(String),
+    });
+    const deployedFile = parseDriverFile(readFileSync(resolve(ROOT, 'deploy/driver/vendor-driver.aws.yml'), 'utf8'), 'vendor-driver.aws.yml');
+    expect(deployedFile.wake).toMatchObject({ enabled: true, port: defaultPort, host: '0.0.0.0' });
+    // The load balancer forwards gRPC alone: the wake port is not reachable from outside the VPC.
+    const lb = ofType('sst.aws.Service').args.loadBalancer as { rules: { listen: string; forward: string }[] };
+    expect(lb.rules.map((r) => r.forward)).not.toContain(`${defaultPort}/udp`);
+  });
+
+  it('links the wake secret to both the API function and the driver service', () => {
+    stageRun('dev');
+    expect(recorder.linkedNames(ofType('sst.aws.Function'))).toContain(SST_LINKS.wakeSecret);
+    expect(recorder.linkedNames(ofType('sst.aws.Service'))).toContain(SST_LINKS.wakeSecret);
   });
 });
 
@@ -236,7 +281,7 @@ describe('sst.config.ts: links', () => {
   it('declares every link name of shared/links.ts as a component of the matching kind', () => {
     stageRun('dev');
     expect(recorder.named(SST_LINKS.table).type).toBe('sst.aws.Dynamo');
-    for (const name of [SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.oidcClientId, SST_LINKS.oidcScopes, SST_LINKS.oidcResource, SST_LINKS.accountManagerRoles, SST_LINKS.openAccounts]) {
+    for (const name of [SST_LINKS.oidcIssuer, SST_LINKS.oidcAudience, SST_LINKS.oidcRolesClaim, SST_LINKS.oidcClientId, SST_LINKS.oidcScopes, SST_LINKS.oidcResource, SST_LINKS.accountManagerRoles, SST_LINKS.openAccounts, SST_LINKS.wakeSecret]) {
       expect(recorder.named(name).type).toBe('sst.Secret');
     }
     const linkedSomewhere = new Set(units().flatMap((u) => recorder.linkedNames(u.component)));

@@ -1,6 +1,6 @@
 /**
  * A recording stand-in for the SST v3 globals `sst.config.ts` uses ($config, $app, $interpolate,
- * $jsonStringify, sst.Secret, sst.aws.*). Components record their name and arguments; outputs are
+ * $jsonStringify, sst.Secret, sst.aws.*, and the few aws.* resources it makes). Components record their name and arguments; outputs are
  * plain values known at once (a table's name is `<app>-<stage>-<Component>`), so what the config
  * computes from them can be checked. Anything the config calls that is not here fails loudly.
  */
@@ -105,10 +105,17 @@ export class SstRecorder {
           Dynamo: componentClass('sst.aws.Dynamo'),
           Function: componentClass('sst.aws.Function'),
           ApiGatewayV2: componentClass('sst.aws.ApiGatewayV2', (name) => ({ url: new RecordedOutput(`https://${name.toLowerCase()}.execute-api.recorded`) })),
-          Vpc: componentClass('sst.aws.Vpc'),
+          Vpc: componentClass('sst.aws.Vpc', (name) => ({
+            privateSubnets: new RecordedOutput([`${name}-private-a`, `${name}-private-b`]),
+            securityGroups: new RecordedOutput([`${name}-security-group`]),
+          })),
           Cluster: componentClass('sst.aws.Cluster'),
           Service: componentClass('sst.aws.Service', (name) => ({ url: new RecordedOutput(`https://${name.toLowerCase()}.recorded/`) })),
         },
+      },
+      aws: {
+        ec2: { SecurityGroup: componentClass('aws.ec2.SecurityGroup') },
+        vpc: { SecurityGroupIngressRule: componentClass('aws.vpc.SecurityGroupIngressRule') },
       },
     };
     const previous = new Map(Object.keys(globals).map((k) => [k, Object.getOwnPropertyDescriptor(globalThis, k)]));

@@ -32,6 +32,11 @@ export interface Session {
   sessionId?: string;
   /** Address of the agent as the driver sees it. */
   peer?: string;
+  /**
+   * Where the replica holding the stream takes wakes (`host:port`, docs/protocol.md#6b-wakes); absent
+   * when it takes none. It counts only while the lease does: the API sends to live sessions alone.
+   */
+  wake?: string;
   connectedAt: number;
   leaseExpiresAt: number;
   agentVersion: string;

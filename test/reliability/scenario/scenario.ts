@@ -36,6 +36,8 @@ export interface ScenarioOptions {
   operationTimeoutSeconds?: number;
   /** Where the embedded table runs: in this process (default) or in one of its own. */
   table?: 'inline' | 'process';
+  /** Whether the API wakes the driver replicas when it writes work for them (docs/protocol.md#6b-wakes); off by default. */
+  wakes?: boolean;
   /** Told of notable moments (the soak prints them). */
   onEvent?: (event: Record<string, unknown>) => void;
 }
@@ -141,7 +143,7 @@ export class Scenario {
 
   async start(): Promise<void> {
     const { world } = this;
-    await world.start(this.#accounts.map((a) => a.name), this.#options.table ?? 'inline');
+    await world.start(this.#accounts.map((a) => a.name), this.#options.table ?? 'inline', this.#options.wakes ?? false);
     world.kube.store.ensureNamespace(OPS_NAMESPACE);
     world.kube.store.ensureNamespace(CHURN_NAMESPACE);
     for (let i = 1; i <= this.#options.drivers; i++) world.addDriver(`driver-${i}`);

@@ -15,6 +15,8 @@ import pino from 'pino';
 import { stringify } from 'yaml';
 import { createApp } from '../../../functions/app.ts';
 import { startApiServer, type RunningServer } from '../../../functions/node.ts';
+import { WakeSender } from '../../../functions/wake/sender.ts';
+import { systemClock } from '../../../shared/clock.ts';
 import type { TableRef } from '../../../shared/table/core/client.ts';
 import { startTestApiServer, type TestApiServer } from '../../kube/index.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from '../../support/api.ts';
@@ -30,6 +32,9 @@ export const AGENT_TOKEN = 'scenario-agent-token-0123456789';
 export const KUBE_TOKEN = 'scenario-kube-token-0123456789abcdef';
 
 /** Timing of the drivers: short enough for a test, with every rule of production. */
+/** Signs the wakes of a world with wakes on; the drivers take it from their environment. */
+const SCENARIO_WAKE_SECRET = 'scenario-wake-secret-0123456789abcdef';
+
 export const DRIVER_TIMING = {
   sessions: { heartbeatIntervalMs: 500, leaseMs: 4_000 },
   assignment: { pollIntervalMs: 100, sweepIntervalMs: 500, handoverGraceMs: 2_000, fullReconcileIntervalMs: 10_000, clockSkewMs: 2_000 },
@@ -78,20 +83,24 @@ export class ScenarioWorld {
   /** Every process's gRPC port, once it said it listens. */
   readonly #driverPorts = new Map<string, number>();
   readonly #listening = new Map<string, () => void>();
+  #wakes = false;
+  #wakeSender: WakeSender | undefined;
   readonly #welcomed = new Map<string, () => void>();
   #accounts: string[] = [];
   #kubeconfig = '';
 
   /** Starts the table, the cluster, the API and the balancer; drivers and agents come next. */
-  async start(accounts: readonly string[], table: TablePlacement = 'inline'): Promise<void> {
+  async start(accounts: readonly string[], table: TablePlacement = 'inline', wakes = false): Promise<void> {
     this.#accounts = [...accounts];
+    this.#wakes = wakes;
     this.store = await startBenchTable(table);
     this.table = this.store.client();
     this.kube = await startTestApiServer({ tls: true, auth: { tokens: { [KUBE_TOKEN]: { username: 'agent', groups: ['system:masters'] } } }, requestLogSize: 50_000 });
     this.#kubeconfig = this.kube.kubeconfigYaml({ token: KUBE_TOKEN });
-    this.scanner = secretScanner({ 'agent token': AGENT_TOKEN, 'kube token': KUBE_TOKEN, 'admin token': TEST_ADMIN_TOKEN, kubeconfig: this.#kubeconfig });
+    this.scanner = secretScanner({ 'agent token': AGENT_TOKEN, 'kube token': KUBE_TOKEN, 'admin token': TEST_ADMIN_TOKEN, 'wake secret': SCENARIO_WAKE_SECRET, kubeconfig: this.#kubeconfig });
     const apiLog = pino({ level: 'info', base: {} }, { write: (chunk: string) => this.#line({ source: 'api', stream: 'stdout', text: chunk.trim(), record: JSON.parse(chunk) as Record<string, unknown> }) });
-    const app = createApp({ table: this.table, auth: adminTokenAuth(), logger: apiLog });
+    this.#wakeSender = wakes ? new WakeSender({ table: this.table, clock: systemClock, log: apiLog, secret: SCENARIO_WAKE_SECRET }) : undefined;
+    const app = createApp({ table: this.table, auth: adminTokenAuth(), logger: apiLog, ...(this.#wakeSender === undefined ? {} : { wakes: this.#wakeSender }) });
     this.api = await startApiServer(app);
     this.balancer = await startTcpBalancer([]);
   }
@@ -101,6 +110,7 @@ export class ScenarioWorld {
     await Promise.all([...this.drivers.values()].map((d) => d.kill()));
     await this.balancer?.close();
     await this.api?.close();
+    this.#wakeSender?.close();
     await this.kube?.close();
     await this.store?.close();
     rmSync(this.dir, { recursive: true, force: true });
@@ -124,6 +134,7 @@ export class ScenarioWorld {
         grpc: { host: '127.0.0.1' },
         auth: { tokens: [AGENT_TOKEN] },
         ...DRIVER_TIMING,
+        wake: { enabled: this.#wakes, host: '127.0.0.1', port: 0 },
       }),
     );
     const proc = new ManagedProcess({
@@ -135,6 +146,7 @@ export class ScenarioWorld {
         ...tableProcessEnv({ tableName: this.table.tableName, endpoint: this.store.endpoint }),
         VENDOR_LOG_FORMAT: 'json',
         GRPC_PORT: '0',
+        VENDOR_WAKE_SECRET: SCENARIO_WAKE_SECRET,
       },
       onLine: (l) => this.#line(l),
     });

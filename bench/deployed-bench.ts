@@ -1,0 +1,197 @@
+/**
+ * The figures of `bench:operations` and `bench:assign` in the layout production runs
+ * (bench/deployed-plane.ts: the Lambda API, two driver replicas, the table and every agent in
+ * processes of their own), each beside the raw operation it stands for, measured in the same run.
+ *
+ * - `deploy_1_manifest_deployed` (one line per API server, `target` `test-api-server` and
+ *   `kube-apiserver`): POST of a deploy of one Deployment through the Lambda API, then GET `?wait`
+ *   until SUCCEEDED (the result read back), alternating with the raw server-side apply of the same
+ *   manifest to the same API server with the agent's own cluster client. Targets against the real
+ *   kube-apiserver: p50 ≤ 3× and p99 ≤ 6× the raw apply.
+ * - `patch_to_active_deployed`: PATCH of one account to ACTIVE through the Lambda API until a replica
+ *   has recorded the agent's confirmation (the agent checks the cluster, GET /version, before it
+ *   confirms). Targets: p50 ≤ 40 ms, p99 ≤ 100 ms. Baseline: the agent's cluster check alone.
+ *
+ * `wakes` says how the replicas learn of work the API stored: `on` (the API's push hand-offs),
+ * `off` (turned off on purpose: the replicas find it at their next read of the table) or `absent`
+ * (a build without them: the same as `off`).
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { alternate, deployment, rawApply } from './operations-bench.ts';
+import { activateAll, apiRequest, startDeployedPlane, type DeployedPlane, type KubeTarget } from './deployed-plane.ts';
+import { percentile, ratio, round } from './stats.ts';
+import { loadAverage, type Line } from './support.ts';
+
+export type WakesMode = 'on' | 'off' | 'absent';
+
+export interface DeployedOptions {
+  warmup: number;
+  rounds: number;
+  /** Include the real kube-apiserver (when test/cluster/provision.sh has built it). */
+  real: boolean;
+  wakes: WakesMode;
+  /** The replicas' `operations.pollIntervalMs` and `assignment.pollIntervalMs`. */
+  pollIntervalMs: number;
+  /** Extra keys of the replicas' vendor-driver.yml for this wakes mode. */
+  driverConfig?: Record<string, unknown>;
+  /** Extra environment of the replicas and the API for this wakes mode. */
+  env?: Record<string, string>;
+}
+
+/** The plane's settings shared by every figure. */
+function planeOptions(options: Pick<DeployedOptions, 'pollIntervalMs' | 'driverConfig' | 'env'>) {
+  return { replicas: 2, pollIntervalMs: options.pollIntervalMs, ...(options.driverConfig === undefined ? {} : { driverConfig: options.driverConfig }), ...(options.env === undefined ? {} : { env: options.env }) };
+}
+
+export const LAYOUT = 'deployed: API as the Lambda function (functions/lambda.ts behind an HTTP-to-Lambda adapter), 2 driver replicas (driver/main.ts), table (dynalite), agents and API servers, each in a process of its own';
+const TARGET_NAMES: Record<KubeTarget, string> = { test: 'test-api-server', real: 'kube-apiserver' };
+
+/** POST of a deploy and GET `?wait` until it has finished, read back; throws unless it succeeded. */
+async function operate(plane: DeployedPlane, account: string, manifest: Record<string, unknown>): Promise<void> {
+  const posted = await apiRequest(plane, 'POST', `/vendor/accounts/${account}/operations`, { action: 'deploy', manifests: [manifest] }, { 'Idempotency-Key': randomUUID() });
+  if (posted.status !== 202) throw new Error(`POST: ${posted.status} ${JSON.stringify(posted.json)}`);
+  const done = await apiRequest(plane, 'GET', `/vendor/operations/${String(posted.json.id)}?wait=60`);
+  if (done.json.state !== 'SUCCEEDED') throw new Error(`operation ${String(posted.json.id)}: ${JSON.stringify(done.json)}`);
+}
+
+const within = (value: number | null, limit: number) => value !== null && value <= limit;
+
+export async function runDeployedOperations(options: DeployedOptions, emit: (line: Line) => void): Promise<Line[]> {
+  const lines: Line[] = [];
+  const out = (l: Line) => {
+    lines.push(l);
+    emit(l);
+  };
+  const plane = await startDeployedPlane({ accounts: { test: 1, real: options.real ? 1 : 0 }, ...planeOptions(options) });
+  try {
+    await activateAll(plane);
+    if (options.real && plane.realUnavailable !== undefined) {
+      out({ bench: 'operations', figure: 'deploy_1_manifest_deployed', target: TARGET_NAMES.real, skipped: plane.realUnavailable });
+    }
+    for (const account of plane.accounts) {
+      const client = plane.raw[account.target];
+      if (client === undefined) continue;
+      for (let i = 0; i < options.warmup; i++) {
+        await operate(plane, account.name, deployment(`warm-${i}`, account.namespace));
+        await rawApply(client, deployment(`warm-raw-${i}`, account.namespace));
+      }
+      const load = loadAverage();
+      const cpuBefore = plane.cpuMs();
+      const [path, raw] = await alternate(
+        options.rounds,
+        (i) => operate(plane, account.name, deployment(`one-${i}`, account.namespace)),
+        (i) => rawApply(client, deployment(`one-raw-${i}`, account.namespace)),
+      );
+      const cpuAfter = plane.cpuMs();
+      const ratioP50 = ratio(path.p50_ms, raw.p50_ms);
+      const ratioP99 = ratio(path.p99_ms, raw.p99_ms);
+      out({
+        bench: 'operations',
+        figure: 'deploy_1_manifest_deployed',
+        target: TARGET_NAMES[account.target],
+        layout: LAYOUT,
+        wakes: options.wakes,
+        poll_interval_ms: options.pollIntervalMs,
+        path: 'POST (Idempotency-Key) + GET ?wait until SUCCEEDED, over HTTP through the Lambda adapter',
+        ...path,
+        baseline: { what: `one server-side apply of the same Deployment to the same ${TARGET_NAMES[account.target]}, with the agent's cluster client`, ...raw },
+        ratio_p50: ratioP50,
+        ratio_p99: ratioP99,
+        ...(account.target === 'real' ? { target_ratio_p50: 3, target_ratio_p99: 6, met: within(ratioP50, 3) && within(ratioP99, 6) } : {}),
+        cpu_ms: Object.fromEntries(Object.entries(cpuAfter).map(([k, v]) => [k, v - (cpuBefore[k] ?? 0)])),
+        load_average_1m: load,
+      });
+    }
+    return lines;
+  } finally {
+    await plane.close();
+  }
+}
+
+/** PATCH to ACTIVE through the Lambda API until a replica recorded the agent's confirmation, `rounds` accounts one by one. */
+export async function benchPatchToActiveDeployed(options: Omit<DeployedOptions, 'real' | 'warmup'>, emit: (line: Line) => void): Promise<Line> {
+  const plane = await startDeployedPlane({ accounts: { test: 1, real: 0 }, spareAccounts: options.rounds, ...planeOptions(options) });
+  try {
+    await activateAll(plane);
+    const waiting = new Map<string, (at: number) => void>();
+    for (const driver of plane.drivers) {
+      driver.onRecord((r) => {
+        if (r['msg'] === 'assignment result' && r['ok'] === true && r['outcome'] === 'recorded') waiting.get(String(r['account']))?.(performance.now());
+      });
+    }
+    const spare = plane.spareAccounts;
+    const posted = await apiRequest(plane, 'POST', '/vendor/accounts', spare.map((a) => ({ name: a.name, zoneId: a.zone })));
+    if (posted.status >= 300) throw new Error(`POST /vendor/accounts: ${posted.status} ${JSON.stringify(posted.json)}`);
+    // Baseline: the agent's cluster check alone (GET /version over TLS with the agent's client).
+    const client = plane.raw.test;
+    const checks: number[] = [];
+    for (let i = 0; i < 20 && client !== undefined; i++) {
+      const t = performance.now();
+      await client.request({ method: 'GET', path: '/version' });
+      checks.push(performance.now() - t);
+    }
+    const load = loadAverage();
+    const latencies: number[] = [];
+    for (const account of spare) {
+      // PATCHes arrive at random points of the replicas' read cycles, as an operator's would.
+      await new Promise((r) => setTimeout(r, Math.random() * options.pollIntervalMs));
+      const confirmed = new Promise<number>((resolve) => waiting.set(account.name, resolve));
+      const started = performance.now();
+      const patched = await apiRequest(plane, 'PATCH', '/vendor/accounts', [{ name: account.name, state: 'ACTIVE' }]);
+      if (patched.status !== 200) throw new Error(`PATCH ${account.name}: ${patched.status} ${JSON.stringify(patched.json)}`);
+      latencies.push((await confirmed) - started);
+    }
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const checkSorted = [...checks].sort((a, b) => a - b);
+    const p50 = round(percentile(sorted, 50));
+    const p99 = round(percentile(sorted, 99));
+    const line: Line = {
+      bench: 'assign',
+      figure: 'patch_to_active_deployed',
+      layout: LAYOUT,
+      wakes: options.wakes,
+      poll_interval_ms: options.pollIntervalMs,
+      agents: 'a real agent process (agent/main.ts): GET /version on the test API server over TLS before confirming',
+      n: sorted.length,
+      p50_ms: p50,
+      p99_ms: p99,
+      max_ms: round(sorted.at(-1) ?? 0),
+      baseline: { what: "the agent's cluster check alone: GET /version over TLS with the agent's client", p50_ms: round(percentile(checkSorted, 50)), p99_ms: round(percentile(checkSorted, 99)) },
+      target_p50_ms: 40,
+      target_p99_ms: 100,
+      met: p50 <= 40 && p99 <= 100,
+      // Where wakes are off, what the poll alone allows.
+      poll_bound_p99_ms: options.pollIntervalMs + 100,
+      within_poll_bound: p99 <= options.pollIntervalMs + 100,
+      load_average_1m: load,
+    };
+    emit(line);
+    return line;
+  } finally {
+    await plane.close();
+  }
+}
+
+const BENCH_WAKE_SECRET = 'bench-wake-secret-0123456789abcdef0123';
+
+/**
+ * The replicas' and the API's settings for a wakes mode: `on` gives both the wake secret and each
+ * replica a wake endpoint on loopback; `off` keeps the secret but turns the replicas' endpoint off
+ * (`wake.enabled: false`), so the API has nowhere to send and every hand-off waits for a poll.
+ */
+export function wakesSettings(mode: WakesMode): { driverConfig?: Record<string, unknown>; env?: Record<string, string> } {
+  if (mode === 'absent') return {};
+  return {
+    driverConfig: { wake: mode === 'on' ? { enabled: true, host: '127.0.0.1', port: 0 } : { enabled: false } },
+    env: { VENDOR_WAKE_SECRET: BENCH_WAKE_SECRET },
+  };
+}
+
+/** BENCH_WAKES: a comma-separated list of wakes modes, each measured in turn. */
+export function wakesModes(raw: string | undefined, fallback: WakesMode[]): WakesMode[] {
+  if (raw === undefined || raw === '') return fallback;
+  const modes = raw.split(',').map((m) => m.trim());
+  for (const m of modes) if (m !== 'on' && m !== 'off' && m !== 'absent') throw new Error(`BENCH_WAKES: ${JSON.stringify(m)} is not on, off or absent`);
+  return modes as WakesMode[];
+}

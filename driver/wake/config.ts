@@ -1,0 +1,31 @@
+import * as v from 'valibot';
+
+/** The wake endpoint's default UDP port (docs/protocol.md#6b-wakes). */
+export const DEFAULT_WAKE_PORT = 9092;
+
+const int = (min: number, max: number) =>
+  v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`));
+const hostSchema = v.pipe(v.string('must be a host name or address'), v.nonEmpty('must be a host name or address'));
+
+/**
+ * `wake` of `vendor-driver.yml`: the UDP endpoint where the API wakes this replica when it writes work
+ * for it (docs/protocol.md#6b-wakes). On by default, but only with a wake secret in the environment
+ * (`VENDOR_WAKE_SECRET` or the SST link): without one, or with `enabled: false`, the replica records
+ * no address, the API sends it nothing and it finds work by polling alone.
+ */
+export const wakeSectionSchema = v.strictObject({
+  enabled: v.optional(v.boolean('must be true or false'), true),
+  host: v.optional(hostSchema, '0.0.0.0'),
+  port: v.optional(int(0, 65_535), DEFAULT_WAKE_PORT),
+  /**
+   * The address recorded for the API to send to; by default `host`, or, when that is a wildcard, the
+   * first IPv4 address of the machine that is not loopback (the task's address on ECS).
+   */
+  advertiseHost: v.optional(hostSchema),
+  /** A wake made longer ago than this (or this far in the future) is refused; nonces are remembered twice as long. */
+  maxAgeMs: v.optional(int(1_000, 600_000), 30_000),
+  /** Datagrams taken per second, forged or not; more are dropped before they are checked. */
+  maxPerSecond: v.optional(int(1, 100_000), 200),
+});
+
+export type WakeConfig = v.InferOutput<typeof wakeSectionSchema>;

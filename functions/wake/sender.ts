@@ -1,0 +1,125 @@
+/**
+ * The API's side of wakes (docs/protocol.md#6b-wakes). Once work for the driver is durably written
+ * (a feed entry, a queued operation) the API sends a signed datagram to the replicas that hold the
+ * agent sessions concerned, so they read the table now instead of at their next poll. Which replicas
+ * comes from the session items (their `wake` address), read once per zone and kept `cacheMs`. The
+ * request never waits for this and it never fails one: a wake that is not sent, or lost, costs at
+ * most a poll interval.
+ */
+import { createSocket, type Socket } from 'node:dgram';
+import { isIPv6 } from 'node:net';
+import type { Clock } from '../../shared/clock.ts';
+import type { Logger } from '../../shared/log.ts';
+import type { TableRef } from '../../shared/table/core/client.ts';
+import { liveSessions, type Session } from '../../shared/table/agents/sessions.ts';
+import { parseWakeAddress } from '../../shared/wake/address.ts';
+import { encodeWake, type WakeTopic } from '../../shared/wake/message.ts';
+
+/** How long the sessions of a zone, once read, are taken as still current. */
+export const WAKE_SESSIONS_CACHE_MS = 1_000;
+/** How long finding the replicas may take before the wake is given up. */
+export const WAKE_LOOKUP_TIMEOUT_MS = 1_000;
+
+/** The agents some work is for: those of a zone (every zone when undefined), or of it only `agents` when any of them is live. */
+export interface WakeTarget {
+  zone: string | undefined;
+  agents?: readonly string[];
+}
+
+export interface WakeSenderOptions {
+  table: TableRef;
+  clock: Clock;
+  log: Logger;
+  secret: string;
+  cacheMs?: number;
+  lookupTimeoutMs?: number;
+}
+
+export class WakeSender {
+  readonly #options: WakeSenderOptions;
+  readonly #sessions = new Map<string, { at: number; sessions: readonly Session[] }>();
+  readonly #pending = new Set<Promise<void>>();
+  readonly #sockets = new Map<'udp4' | 'udp6', Socket>();
+  #failuresLogged = 0;
+
+  constructor(options: WakeSenderOptions) {
+    this.#options = options;
+  }
+
+  /** The live sessions of `zone` as just read by the request (an activation checks them): no read of its own then. */
+  remember(zone: string | undefined, sessions: readonly Session[]): void {
+    this.#sessions.set(zone ?? '', { at: this.#options.clock.now(), sessions });
+  }
+
+  /** Wakes the replicas of `targets` about `topic`, in the background. */
+  wake(topic: WakeTopic, targets: readonly WakeTarget[]): void {
+    if (targets.length === 0) return;
+    const run = this.#wake(topic, targets).catch((err: unknown) => {
+      // Wakes are an optimisation: the replicas' polls carry the work anyway.
+      if (this.#failuresLogged++ < 5) this.#options.log.warn({ err: err instanceof Error ? err.message : String(err), topic }, 'wake not sent');
+    });
+    this.#pending.add(run);
+    void run.finally(() => this.#pending.delete(run));
+  }
+
+  /** Resolves when the wakes under way are sent, or after `ms`, whichever is first (a Lambda function waits before it returns). */
+  async settled(ms: number): Promise<void> {
+    if (this.#pending.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.#pending]), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
+  }
+
+  close(): void {
+    for (const s of this.#sockets.values()) s.close();
+    this.#sockets.clear();
+  }
+
+  async #wake(topic: WakeTopic, targets: readonly WakeTarget[]): Promise<void> {
+    const addresses = new Set<string>();
+    for (const target of targets) {
+      const sessions = await this.#zoneSessions(target.zone);
+      const wanted = new Set(target.agents ?? []);
+      const holders = sessions.filter((s) => wanted.has(s.agentId));
+      for (const s of holders.length > 0 ? holders : sessions) if (s.wake !== undefined) addresses.add(s.wake);
+    }
+    const datagram = encodeWake(this.#options.secret, topic, this.#options.clock.now());
+    await Promise.all([...addresses].map((a) => this.#send(datagram, a)));
+  }
+
+  async #zoneSessions(zone: string | undefined): Promise<readonly Session[]> {
+    const { clock, table } = this.#options;
+    const key = zone ?? '';
+    const known = this.#sessions.get(key);
+    if (known !== undefined && clock.now() - known.at < (this.#options.cacheMs ?? WAKE_SESSIONS_CACHE_MS)) return known.sessions;
+    const now = clock.now();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the session items did not come in time')), this.#options.lookupTimeoutMs ?? WAKE_LOOKUP_TIMEOUT_MS);
+      timer.unref();
+    });
+    try {
+      const sessions = await Promise.race([liveSessions(table, now, zone), timeout]);
+      this.#sessions.set(key, { at: now, sessions });
+      return sessions;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #send(datagram: Buffer, address: string): Promise<void> {
+    const parsed = parseWakeAddress(address);
+    if (parsed === undefined) return Promise.resolve();
+    const type = isIPv6(parsed.host) ? 'udp6' : 'udp4';
+    let socket = this.#sockets.get(type);
+    if (socket === undefined) {
+      socket = createSocket(type);
+      // A datagram that cannot be delivered comes back as an error on the socket: nothing to do.
+      socket.on('error', () => undefined);
+      socket.unref();
+      this.#sockets.set(type, socket);
+    }
+    const s = socket;
+    return new Promise<void>((resolve) => s.send(datagram, parsed.port, parsed.host, () => resolve()));
+  }
+}

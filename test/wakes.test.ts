@@ -1,0 +1,217 @@
+/**
+ * Wakes end to end (docs/protocol.md#6b-wakes): the API and driver replicas share only the table and
+ * the wake secret, as deployed; replicas poll so rarely here (a minute) that only a wake can bring
+ * work to them within a test. Real UDP sockets, real gRPC agents, dynalite.
+ */
+import { createSocket } from 'node:dgram';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Hono } from 'hono';
+import { describe, expect, it, vi } from 'vitest';
+import { parseDriverGrpcConfig } from '../driver/config.ts';
+import { DRIVER_MODULES } from '../driver/modules.ts';
+import type { Driver } from '../driver/server.ts';
+import { wakeSectionSchema } from '../driver/wake/config.ts';
+import { startWakeableDriver } from '../driver/wake/replica.ts';
+import { createApp } from '../functions/app.ts';
+import type { ApiEnv } from '../functions/auth/caller.ts';
+import { WakeSender } from '../functions/wake/sender.ts';
+import { systemClock } from '../shared/clock.ts';
+import { silentLogger } from '../shared/log.ts';
+import { PK } from '../shared/table/core/keys.ts';
+import { createDocumentClient, type TableRef } from '../shared/table/core/client.ts';
+import { liveSessions } from '../shared/table/agents/sessions.ts';
+import { getOperation } from '../shared/table/operations/operations.ts';
+import { parseWakeAddress } from '../shared/wake/address.ts';
+import { encodeWake, type WakeTopic } from '../shared/wake/message.ts';
+import * as v from 'valibot';
+import { AGENT_TOKEN, FAST_ASSIGNMENT, FAST_OPERATIONS, useAccountsWorld } from './support/accounts-world.ts';
+import { TEST_ADMIN_TOKEN, adminTokenAuth } from './support/api.ts';
+import { submitOperation } from './support/operations.ts';
+
+const world = useAccountsWorld();
+const SECRET = 'wake-secret-for-tests-0123456789abcdef';
+const RARELY = 60_000;
+const WAIT = { timeout: 20_000, interval: 20 };
+/** Long enough for a read a wake set off to have begun: it begins within a turn or two of the event loop. */
+const SETTLE_MS = 300;
+
+/** Reads of the work feed and of the operation queue a replica has begun, counted on its own client. */
+class CountedTable {
+  readonly table: TableRef;
+  readonly reads = { feed: 0, queue: 0 };
+
+  constructor(tableName: string, endpoint: string) {
+    const client: DynamoDBDocumentClient = createDocumentClient({ endpoint, region: 'local', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const pk = (args.input as { ExpressionAttributeValues?: Record<string, unknown> }).ExpressionAttributeValues?.[':pk'];
+        if (context.commandName === 'QueryCommand' && pk === PK.change) this.reads.feed++;
+        if (context.commandName === 'QueryCommand' && pk === PK.operationQueue) this.reads.queue++;
+        return next(args);
+      },
+      { step: 'initialize', name: 'countReads' },
+    );
+    this.table = { client, tableName };
+  }
+}
+
+interface WakeWorld {
+  app: Hono<ApiEnv>;
+  driver: Driver;
+  counted: CountedTable;
+  /** The replica's wake endpoint, as its session items record it. */
+  address: { host: string; port: number };
+}
+
+async function start(options: { secret?: string | undefined; apiSecret?: string; pollMs?: number } = {}): Promise<WakeWorld> {
+  await world.fresh([{ name: 'prod' }]);
+  const counted = new CountedTable(world.table.tableName, world.tables.endpoint);
+  const pollMs = options.pollMs ?? RARELY;
+  const driver = await startWakeableDriver({
+    config: parseDriverGrpcConfig({
+      grpc: { host: '127.0.0.1', port: 0 },
+      auth: { tokens: [AGENT_TOKEN] },
+      sessions: { heartbeatIntervalMs: 200, leaseMs: 5_000 },
+      assignment: { ...FAST_ASSIGNMENT, pollIntervalMs: pollMs },
+      operations: { ...FAST_OPERATIONS, pollIntervalMs: pollMs },
+    }),
+    table: counted.table,
+    log: world.driverLogs.log,
+    modules: DRIVER_MODULES,
+    wake: v.parse(wakeSectionSchema, { host: '127.0.0.1', port: 0 }),
+    wakeSecret: 'secret' in options ? options.secret : SECRET,
+  });
+  const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: options.apiSecret ?? SECRET });
+  // No operation events: the API and the replica share nothing but the table, as when deployed.
+  const app = createApp({ table: world.table, clock: systemClock, auth: adminTokenAuth(), wakes });
+  await world.agent('a1', { target: `127.0.0.1:${driver.port}` });
+  await vi.waitFor(async () => expect(await liveSessions(world.table, Date.now())).toHaveLength(1), WAIT);
+  const [session] = await liveSessions(world.table, Date.now());
+  // The session's own reads (the queue at its welcome) are over before a test counts.
+  await settle();
+  const address = session?.wake === undefined ? { host: '', port: 0 } : (parseWakeAddress(session.wake) as { host: string; port: number });
+  return {
+    app,
+    driver: Object.assign(driver, { close: async (g?: number) => { wakes.close(); await driver.close(g); } }),
+    counted,
+    address,
+  };
+}
+
+async function call(app: Hono<ApiEnv>, method: string, path: string, body?: unknown): Promise<number> {
+  const res = await app.request(path, { method, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  return res.status;
+}
+
+async function activate(w: WakeWorld): Promise<void> {
+  expect(await call(w.app, 'POST', '/vendor/accounts', [{ name: 'prod', kubeconfigFile: world.kubeconfig('prod') }])).toBe(200);
+  expect(await call(w.app, 'PATCH', '/vendor/accounts', [{ name: 'prod', state: 'ACTIVE' }])).toBe(200);
+}
+
+async function wakeCount(driver: Driver, outcome: string): Promise<number> {
+  return (await driver.metrics.wakes.get()).values.find((x) => x.labels.outcome === outcome)?.value ?? 0;
+}
+
+async function send(address: { host: string; port: number }, datagrams: readonly Buffer[]): Promise<void> {
+  const socket = createSocket('udp4');
+  await Promise.all(datagrams.map((d) => new Promise<void>((resolve) => socket.send(d, address.port, address.host, () => resolve()))));
+  socket.close();
+}
+
+const wake = (topic: WakeTopic, at = Date.now(), secret = SECRET) => encodeWake(secret, topic, at);
+const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
+
+describe('wakes between the API and driver replicas', () => {
+  it('the replica records its wake address on its session items, live while their lease is', async () => {
+    const w = await start();
+    expect(w.address).toEqual({ host: '127.0.0.1', port: expect.any(Number) });
+    expect(w.address.port).toBeGreaterThan(0);
+  });
+
+  it('a PATCH to ACTIVE reaches the agent at once through a wake, without waiting for a poll', async () => {
+    const w = await start();
+    const before = { ...w.counted.reads };
+    await activate(w);
+    await vi.waitFor(async () => expect(((await world.account('prod')).agents as unknown[]).length).toBe(1), WAIT);
+    expect(await wakeCount(w.driver, 'accepted')).toBeGreaterThanOrEqual(1);
+    expect(w.counted.reads.feed).toBeGreaterThan(before.feed);
+  });
+
+  it('an operation is handed out at once through a wake, without waiting for a poll', async () => {
+    const w = await start();
+    await activate(w);
+    await vi.waitFor(async () => expect((await world.record('prod'))?.agents['a1']?.ok).toBe(true), WAIT);
+    const reply = await submitOperation(w.app, 'prod', { action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'woken', namespace: 'default' }, data: { a: '1' } }] });
+    expect(reply.json).toMatchObject({ state: 'QUEUED' });
+    expect(reply.status).toBe(202);
+    await vi.waitFor(async () => expect((await getOperation(world.table, reply.json.id as string))?.attempt ?? 0).toBeGreaterThanOrEqual(1), WAIT);
+  });
+
+  it('a forged or malformed wake triggers no read', async () => {
+    const w = await start();
+    const before = { ...w.counted.reads };
+    await send(w.address, [wake('accounts', Date.now(), 'another-secret-0123456789abcdefghij'), Buffer.from('vw1 accounts 1 2 3'), Buffer.alloc(4096, 1)]);
+    await vi.waitFor(async () => expect((await wakeCount(w.driver, 'forged')) + (await wakeCount(w.driver, 'malformed'))).toBe(3), WAIT);
+    await settle();
+    expect(w.counted.reads).toEqual(before);
+    expect(await wakeCount(w.driver, 'accepted')).toBe(0);
+  });
+
+  it('a replayed wake triggers no read: only its first copy is taken', async () => {
+    const w = await start();
+    const datagram = wake('operations');
+    const before = w.counted.reads.queue;
+    await send(w.address, [datagram]);
+    await vi.waitFor(() => expect(w.counted.reads.queue).toBe(before + 1), WAIT);
+    await settle();
+    await send(w.address, [datagram, datagram]);
+    await vi.waitFor(async () => expect(await wakeCount(w.driver, 'replayed')).toBe(2), WAIT);
+    await settle();
+    expect(w.counted.reads.queue).toBe(before + 1);
+  });
+
+  it('a burst of wakes coalesces: a few reads, not one per wake', async () => {
+    const w = await start();
+    const before = w.counted.reads.feed;
+    await send(w.address, Array.from({ length: 30 }, () => wake('accounts')));
+    await vi.waitFor(async () => expect(await wakeCount(w.driver, 'accepted')).toBe(30), WAIT);
+    await settle();
+    const reads = w.counted.reads.feed - before;
+    expect(reads).toBeGreaterThanOrEqual(1);
+    expect(reads).toBeLessThanOrEqual(2);
+  });
+
+  it('a wake older than the window is refused; a late one within it is harmless', async () => {
+    const w = await start();
+    await activate(w);
+    await vi.waitFor(async () => expect((await world.record('prod'))?.agents['a1']?.ok).toBe(true), WAIT);
+    await settle();
+    const record = await world.record('prod');
+    const before = w.counted.reads.feed;
+    await send(w.address, [wake('accounts', Date.now() - 31_000), wake('accounts', Date.now() + 31_000)]);
+    await vi.waitFor(async () => expect(await wakeCount(w.driver, 'stale')).toBe(2), WAIT);
+    await settle();
+    expect(w.counted.reads.feed).toBe(before);
+    // Late, after the work it was sent for is done: one more read finds nothing to do.
+    await send(w.address, [wake('accounts', Date.now() - 10_000)]);
+    await vi.waitFor(() => expect(w.counted.reads.feed).toBe(before + 1), WAIT);
+    await settle();
+    expect(await world.record('prod')).toEqual(record);
+  });
+
+  it('a lost wake is covered by the poll', async () => {
+    // The API signs with another secret: every wake it sends is dropped, as a lost one would be.
+    const w = await start({ apiSecret: 'a-secret-the-replica-does-not-know-0123', pollMs: 200 });
+    await activate(w);
+    await vi.waitFor(async () => expect(((await world.account('prod')).agents as unknown[]).length).toBe(1), WAIT);
+    expect(await wakeCount(w.driver, 'accepted')).toBe(0);
+    expect(await wakeCount(w.driver, 'forged')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('without a wake secret the replica records no address and takes no wakes', async () => {
+    const w = await start({ secret: undefined, pollMs: 200 });
+    expect(w.address.port).toBe(0);
+    await activate(w);
+    await vi.waitFor(async () => expect(((await world.account('prod')).agents as unknown[]).length).toBe(1), WAIT);
+  });
+});
