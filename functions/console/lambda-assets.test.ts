@@ -10,7 +10,12 @@ import { createApp } from '../app.ts';
 import { defaultConsoleDir } from './asset-store.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const recorder = new SstRecorder('vendor-agent', { VendorOidcIssuer: 'https://issuer.example.test', VendorOidcAudience: 'vendor-api', VendorAccountManagerRoles: 'vendor-admins' });
+const recorder = new SstRecorder('vendor-agent', {
+  VendorOidcIssuer: 'https://issuer.example.test',
+  VendorOidcAudience: 'vendor-api',
+  VendorAccountManagerRoles: 'vendor-admins',
+  VendorWakeSecret: 'a-wake-secret-of-at-least-32-characters',
+});
 let uninstall: () => void = () => {};
 beforeAll(() => {
   uninstall = recorder.install();

@@ -40,6 +40,7 @@ beforeAll(async () => {
     VendorOidcIssuer: 'https://issuer.example.test',
     VendorOidcAudience: 'vendor-api',
     VendorAccountManagerRoles: 'vendor-admins',
+    VendorWakeSecret: 'a-wake-secret-of-at-least-32-characters',
   });
   const uninstall = recorder.install();
   try {
