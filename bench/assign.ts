@@ -9,7 +9,7 @@ if (only === undefined || only === 'latency') {
   // BENCH_LATENCY_LAYOUT: `deployed` (the default: the layout production runs), `in-process`, or both.
   const layouts = (process.env.BENCH_LATENCY_LAYOUT ?? 'deployed').split(',');
   if (layouts.includes('deployed')) {
-    for (const wakes of wakesModes(process.env.BENCH_WAKES, ['absent'])) {
+    for (const wakes of wakesModes(process.env.BENCH_WAKES, ['on', 'off'])) {
       await benchPatchToActiveDeployed({ rounds, wakes, pollIntervalMs: Number(process.env.BENCH_POLL_MS ?? 250), ...wakesSettings(wakes) }, emit);
     }
   }

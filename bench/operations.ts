@@ -8,7 +8,7 @@ const print = (line: Record<string, unknown>) => process.stdout.write(`${JSON.st
 const layouts = (process.env.BENCH_LAYOUT ?? 'deployed').split(',');
 for (const layout of layouts) if (layout !== 'deployed' && layout !== 'in-process') throw new Error(`BENCH_LAYOUT: ${JSON.stringify(layout)} is not deployed or in-process`);
 if (layouts.includes('deployed')) {
-  for (const wakes of wakesModes(process.env.BENCH_WAKES, ['absent'])) {
+  for (const wakes of wakesModes(process.env.BENCH_WAKES, ['on', 'off'])) {
     await runDeployedOperations(
       { warmup: n('BENCH_WARMUP', 20), rounds: n('BENCH_SINGLE', 200), real: process.env.BENCH_REAL !== '0', wakes, pollIntervalMs: n('BENCH_POLL_MS', 250), ...wakesSettings(wakes) },
       print,

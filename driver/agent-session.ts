@@ -112,6 +112,8 @@ export class AgentSession {
   #closeWritten: Promise<void> = Promise.resolve();
   #renewFailing = false;
   #renewing = false;
+  /** From the hello until its session is recorded (or refused): the lease does not run out meanwhile. */
+  #helloRecording = false;
 
   constructor(call: ServerDuplexStream<IncomingAgentMessage, DriverMessage>, deps: SessionDeps) {
     this.#call = call;
@@ -369,13 +371,18 @@ export class AgentSession {
       staticAccounts: staticAccountsOf(hello, (problem) => log.warn({ sessionId: this.id, agentId: hello.agentId, peer: this.peer }, problem)),
     };
     let resume: ResumeState;
+    this.#helloRecording = true;
     try {
       resume = await store.open(record, hello.previousSessionId, this.#stop.signal);
     } catch (e) {
       // The agent tries again after its reconnect wait; nothing was welcomed, so nothing is lost.
       if (isStoreOutage(e)) throw new VendorError('unavailable', 'the table is not answering: the session cannot be recorded; try again', { cause: e });
       throw e;
+    } finally {
+      this.#helloRecording = false;
     }
+    // A hello that waited for its turn (docs/protocol.md, "Sessions are kept in the table") has its lease from its welcome on.
+    this.#lastReceivedAt = Math.max(this.#lastReceivedAt, clock.now());
     this.#record = record;
     if (this.#ended) {
       await store.close(record, this.#closedReason ?? 'ended', clock.now(), this.#lastProcessedSeq);
@@ -409,7 +416,12 @@ export class AgentSession {
     try {
       for (;;) {
         const wait = this.#lastReceivedAt + settings.leaseMs - clock.now();
-        if (wait <= 0) break;
+        if (wait <= 0 && !this.#helloRecording) break;
+        // The agent has said hello and waits for its welcome: the wait is the driver's, not the agent's silence.
+        if (wait <= 0) {
+          await clock.sleep(settings.leaseMs, this.#stop.signal);
+          continue;
+        }
         await clock.sleep(wait, this.#stop.signal);
       }
     } catch {

@@ -1,4 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RawAgent, helloMessage } from '../test/raw-agent.ts';
+import { parseDriverGrpcConfig } from './config.ts';
+import { startDriver } from './server.ts';
+import { getSession as readSession } from '../shared/table/agents/sessions.ts';
 import { systemClock } from '../shared/clock.ts';
 import { silentLogger } from '../shared/log.ts';
 import { getAgentBinding } from '../shared/table/agents/bindings.ts';
@@ -64,6 +68,42 @@ describe('recording a hello', () => {
     faults.set({ kind: 'error', name: 'ProvisionedThroughputExceededException' });
     await expect(store.open(record('s-1'), '')).rejects.toMatchObject({ name: 'ProvisionedThroughputExceededException' });
     expect(faults.attempts).toHaveLength(OPENING_STEP_TRIES);
+  });
+});
+
+describe('a hello waiting for its session to be recorded', () => {
+  it('keeps its stream past the lease, since the wait is the driver\'s', async () => {
+    const table = await tables.fresh();
+    const faulty = await faultyTable(table);
+    cleanups.push(() => faulty.faults.close());
+    // The binding's write takes longer than the whole lease.
+    faulty.faults.set({ kind: 'slow', ms: 700 }, { only: ['PutItem'], times: 1 });
+    const d = await startDriver({
+      config: parseDriverGrpcConfig({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: ['session-openings-token-0123456789'] }, sessions: { heartbeatIntervalMs: 100, leaseMs: 300 } }),
+      table: faulty.table,
+      log: silentLogger(),
+      modules: [],
+    });
+    cleanups.push(() => d.close(100));
+    const agent = RawAgent.messages({ port: d.port, token: 'session-openings-token-0123456789' });
+    cleanups.push(async () => agent.close());
+    agent.send(helloMessage('agent-1'));
+    await vi.waitFor(() => expect(d.sessions().map((s) => s.agentId)).toEqual(['agent-1']), { timeout: 5_000 });
+  });
+
+  it('records the lease of a hello that waited in line from its turn, not from its arrival', async () => {
+    const table = await tables.fresh();
+    const faulty = await faultyTable(table);
+    cleanups.push(() => faulty.faults.close());
+    const store = new TableSessionStore(faulty.table, silentLogger(), 1_000, { clock: systemClock, concurrentOpenings: 1 });
+    faulty.faults.set({ kind: 'slow', ms: 600 }, { only: ['PutItem'], times: 1 });
+    const now = Date.now();
+    const first = { ...record('s-1', now), agentId: 'agent-a' };
+    const second = { ...record('s-2', now), agentId: 'agent-b' };
+    await Promise.all([store.open(first, ''), store.open(second, '')]);
+    expect((await readSession(table, 'z1', 'agent-a'))?.leaseExpiresAt).toBe(first.leaseExpiresAt);
+    // The second waited behind the first's slow write: its lease runs from its turn.
+    expect((await readSession(table, 'z1', 'agent-b'))?.leaseExpiresAt).toBeGreaterThanOrEqual(second.leaseExpiresAt + 500);
   });
 });
 

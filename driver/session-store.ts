@@ -76,11 +76,14 @@ export class TableSessionStore implements SessionStore {
   }
 
   open(record: SessionRecord, previousSessionId: string, signal?: AbortSignal): Promise<ResumeState> {
-    return this.#openings.run(() => this.#open(record, previousSessionId), signal);
+    const queuedAt = this.#clock.now();
+    return this.#openings.run(() => this.#open(record, previousSessionId, this.#clock.now() - queuedAt), signal);
   }
 
   /** Each step is idempotent on its own, so a step the table did not answer is tried again alone. */
-  async #open(record: SessionRecord, previousSessionId: string): Promise<ResumeState> {
+  async #open(arrived: SessionRecord, previousSessionId: string, waitedMs: number): Promise<ResumeState> {
+    // A hello that waited for its turn is recorded with its lease counted from its turn, not from its arrival.
+    const record = waitedMs <= 0 ? arrived : { ...arrived, leaseExpiresAt: arrived.leaseExpiresAt + waitedMs };
     const step = <T>(run: () => Promise<T>) => retryOpeningStep(this.#clock, run);
     await step(() => this.#bind(record));
     // Read once, before this session's own item replaces it.
