@@ -302,14 +302,14 @@ export class Reflector {
         const watched = await this.#watchList(signal, release);
         if (watched !== 'unsupported') return watched;
       }
-      await this.#pagedList(signal);
+      await this.#pagedList(signal, release);
       return true;
     } finally {
       release();
     }
   }
 
-  async #pagedList(signal: AbortSignal): Promise<void> {
+  async #pagedList(signal: AbortSignal, listed: () => void): Promise<void> {
     const { cluster, timing } = this.#deps;
     const seen = new Map<string, Known>();
     let listRv: string | undefined;
@@ -326,7 +326,7 @@ export class Reflector {
       cont = page.continue;
     } while (cont !== undefined);
     if (listRv === undefined) throw new VendorError('unavailable', `the list of ${this.id} carries no resourceVersion`);
-    await this.#listDone(listRv, seen);
+    await this.#listDone(listRv, seen, listed);
   }
 
   /** An object of a list (or of a WatchList's initial events): sent unless the agent has seen this version. */
@@ -347,12 +347,20 @@ export class Reflector {
     );
   }
 
-  async #listDone(listRv: string, seen: Map<string, Known>): Promise<void> {
+  /**
+   * The list is complete: its keys go to the sink, and `listed` gives its slot of the list gate to the
+   * next list before waiting for the driver to take the batches. The slot bounds the parsing of lists
+   * at once, which is over; held while the driver is busy, it would make every account's first list
+   * wait for the batches of four others to be taken, and an agent with many accounts sync one
+   * driver round trip after another.
+   */
+  async #listDone(listRv: string, seen: Map<string, Known>, listed: () => void): Promise<void> {
     this.#known = seen;
     this.#complete = true;
     this.#rv = listRv;
     this.#recount();
     const wait = this.#deps.sink.sync(this.#ref, listRv, [...seen.keys()], seen.size);
+    listed();
     if (wait !== undefined) await wait;
   }
 
@@ -396,8 +404,7 @@ export class Reflector {
       if (ev.type === 'ADDED') return this.#listed(ev, seen);
       if (ev.type === 'BOOKMARK' && ev.initialEventsEnd === true) {
         initial = false;
-        await this.#listDone(ev.resourceVersion, seen);
-        listed();
+        await this.#listDone(ev.resourceVersion, seen, listed);
         return undefined;
       }
       return this.#event(ev);
