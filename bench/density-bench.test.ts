@@ -47,6 +47,7 @@ describe('bench:density', () => {
     expect(figures.get('seeded')).toMatchObject({ accounts: 3, distinct_servers: 3, host_processes: 2 });
     // Every seeded object and each cluster's default/kubernetes service, on both sides.
     expect(figures.get('first_full_sync')).toMatchObject({ objects_in_scope_progress: 123, baseline_objects: 123 });
+    expect(figures.get('first_full_sync')!.agent_all_watching_ms).toBeGreaterThan(0);
     expect(figures.get('rss_after_churn')).toMatchObject({ churn: { updates: 12, baseline_updates: 12 } });
     for (const name of ['first_full_sync', 'settled_rss', 'rss_after_churn']) expect(figures.get(name)!.baseline).toBeGreaterThan(0);
   }, 180_000);

@@ -68,6 +68,8 @@ async function host(options: ClusterHostOptions): Promise<void> {
     seeded,
     seedMs: Math.round(performance.now() - started),
   });
+  // The benchmark gone (its stdin closed), nothing is left running.
+  process.stdin.once('end', () => process.exit(0));
   commands({
     churn: async (argument) => {
       const { perSecond, seconds } = parseChurn(argument);

@@ -45,6 +45,8 @@ async function main(kubeconfigs: readonly string[]): Promise<void> {
   await Promise.all(informers.map((i) => i.start()));
   const objects = informers.reduce((n, i) => n + i.list().length, 0);
   report({ event: 'synced', ms: performance.now() - started, objects, informers: informers.length });
+  // The benchmark gone (its stdin closed), nothing is left running.
+  process.stdin.once('end', () => process.exit(0));
   commands({
     stop: () => {
       for (const i of informers) void i.stop();

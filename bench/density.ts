@@ -3,6 +3,13 @@ import { benchDensity } from './density-bench.ts';
 // `npm run bench:density`: one agent with BENCH_ACCOUNTS clusters beside client-node informers; one JSON line per figure.
 const emit = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
 const pprof = process.env.BENCH_PPROF_PORT;
+// The driver runs in this process: on a machine loaded enough that the table drops connections, a
+// failed table call it does not wait for is reported, and the run goes on instead of ending.
+let unhandled = 0;
+process.on('unhandledRejection', (e) => {
+  unhandled++;
+  process.stderr.write(`unhandled rejection in the bench process: ${e instanceof Error ? e.message : String(e)}\n`);
+});
 await benchDensity(
   {
     accounts: Number(process.env.BENCH_ACCOUNTS ?? 100),
@@ -16,4 +23,5 @@ await benchDensity(
   },
   emit,
 );
+emit({ bench: 'density', figure: 'unhandled_rejections', value: unhandled });
 process.exit(0);

@@ -28,7 +28,7 @@ function sinkStuckOn(stuck: string, released: AbortSignal): ChangeSink & { synce
   };
 }
 
-describe('a list gives up its slot of the list gate once listed, not once the driver took it', () => {
+describe('lists, the list gate and what watching means', () => {
   const dir = mkdtempSync(join(tmpdir(), 'list-slot-'));
   let kube: TestApiServer;
   let cluster: ClusterClient;
@@ -54,6 +54,28 @@ describe('a list gives up its slot of the list gate once listed, not once the dr
     cluster.close();
     await kube.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a WatchList is listing, not watching, until its initial events are complete', async () => {
+    stop = new AbortController();
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    let changes = 0;
+    const sink: ChangeSink = {
+      // The driver takes nothing until released: the initial events stop at the first object.
+      change: () => (++changes === 1 ? held : undefined),
+      sync: () => undefined,
+      progress: () => undefined,
+    };
+    const deps = { cluster, clock: systemClock, random: () => 0.5, lists: new ListGate(1), sink, log: silentLogger(), watchList: { supported: true }, timing: DEFAULT_TIMING };
+    const reflector = new Reflector({ type: CONFIG_MAPS, namespace: '' }, deps);
+    running.push(reflector.run(stop.signal));
+    await expect.poll(() => changes, { timeout: 10_000 }).toBe(1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(reflector.state.watching).toBe(false);
+    release();
+    await expect.poll(() => reflector.state.watching, { timeout: 10_000 }).toBe(true);
+    expect(reflector.resourceVersion).toBeDefined();
   });
 
   for (const watchList of [true, false]) {

@@ -404,13 +404,18 @@ export class Reflector {
       if (ev.type === 'ADDED') return this.#listed(ev, seen);
       if (ev.type === 'BOOKMARK' && ev.initialEventsEnd === true) {
         initial = false;
-        await this.#listDone(ev.resourceVersion, seen, listed);
+        // Watching from here on: a scope whose initial events are still coming is listing, in
+        // health as in /cache, so "every scope watching" means every scope listed.
+        await this.#listDone(ev.resourceVersion, seen, () => {
+          listed();
+          this.#setWatching(true);
+        });
         return undefined;
       }
       return this.#event(ev);
     }, () => {
       if (initial) throw new VendorError('unavailable', `the WatchList of ${this.id} ended before its initial events were complete`);
-    });
+    }, false);
   }
 
   // ---- watches ----
@@ -441,6 +446,7 @@ export class Reflector {
     signal: AbortSignal,
     handle: (ev: Decoded) => Promise<void> | undefined,
     ended: () => void,
+    watchingFromStart = true,
   ): Promise<boolean> {
     const { clock, timing } = this.#deps;
     const timeoutMs = timeoutSeconds * 1000 + timing.watchdogGraceMs;
@@ -501,7 +507,7 @@ export class Reflector {
         handlerDone = true;
         wakeReader?.();
       });
-    this.#setWatching(true);
+    if (watchingFromStart) this.#setWatching(true);
     try {
       for await (const batch of stream.batches) {
         if (signal.aborted || handlerDone) break;
