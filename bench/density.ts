@@ -4,12 +4,14 @@ import { benchDensity } from './density-bench.ts';
 const emit = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
 const pprof = process.env.BENCH_PPROF_PORT;
 // The driver runs in this process: on a machine loaded enough that the table drops connections, a
-// failed table call it does not wait for is reported, and the run goes on instead of ending.
+// failed table call nobody waits for is counted (`unhandled_rejections`), and the run goes on instead of ending.
 let unhandled = 0;
-process.on('unhandledRejection', (e) => {
+const report = (e: unknown) => {
   unhandled++;
-  process.stderr.write(`unhandled rejection in the bench process: ${e instanceof Error ? e.message : String(e)}\n`);
-});
+  process.stderr.write(`failure nobody waited for in the bench process: ${e instanceof Error ? e.message : String(e)}\n`);
+};
+process.on('unhandledRejection', report);
+process.on('uncaughtException', report);
 await benchDensity(
   {
     accounts: Number(process.env.BENCH_ACCOUNTS ?? 100),
