@@ -5,27 +5,13 @@
  *
  *   node bench/cache-informer.ts <kubeconfig>
  */
-import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, makeInformer, type KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig, makeInformer } from '@kubernetes/client-node';
 import { BENCH_KINDS, commands, peakRssBytes, report, settledMemory } from './cache-child.ts';
+import { informerLists } from './density-informers.ts';
 
 const kc = new KubeConfig();
 kc.loadFromFile(process.argv[2] ?? '');
-const core = kc.makeApiClient(CoreV1Api);
-const apps = kc.makeApiClient(AppsV1Api);
-const batch = kc.makeApiClient(BatchV1Api);
-
-const lists: Record<(typeof BENCH_KINDS)[number]['kind'], () => Promise<{ items: KubernetesObject[]; metadata?: { resourceVersion?: string } }>> = {
-  Pod: () => core.listPodForAllNamespaces(),
-  ReplicaSet: () => apps.listReplicaSetForAllNamespaces(),
-  Deployment: () => apps.listDeploymentForAllNamespaces(),
-  Service: () => core.listServiceForAllNamespaces(),
-  ConfigMap: () => core.listConfigMapForAllNamespaces(),
-  Secret: () => core.listSecretForAllNamespaces(),
-  ServiceAccount: () => core.listServiceAccountForAllNamespaces(),
-  StatefulSet: () => apps.listStatefulSetForAllNamespaces(),
-  DaemonSet: () => apps.listDaemonSetForAllNamespaces(),
-  Job: () => batch.listJobForAllNamespaces(),
-};
+const lists = informerLists(kc);
 
 let updates = 0;
 let waiting: { target: number; since: number; from: number } | undefined;

@@ -302,14 +302,14 @@ export class Reflector {
         const watched = await this.#watchList(signal, release);
         if (watched !== 'unsupported') return watched;
       }
-      await this.#pagedList(signal);
+      await this.#pagedList(signal, release);
       return true;
     } finally {
       release();
     }
   }
 
-  async #pagedList(signal: AbortSignal): Promise<void> {
+  async #pagedList(signal: AbortSignal, listed: () => void): Promise<void> {
     const { cluster, timing } = this.#deps;
     const seen = new Map<string, Known>();
     let listRv: string | undefined;
@@ -326,7 +326,7 @@ export class Reflector {
       cont = page.continue;
     } while (cont !== undefined);
     if (listRv === undefined) throw new VendorError('unavailable', `the list of ${this.id} carries no resourceVersion`);
-    await this.#listDone(listRv, seen);
+    await this.#listDone(listRv, seen, listed);
   }
 
   /** An object of a list (or of a WatchList's initial events): sent unless the agent has seen this version. */
@@ -347,12 +347,20 @@ export class Reflector {
     );
   }
 
-  async #listDone(listRv: string, seen: Map<string, Known>): Promise<void> {
+  /**
+   * The list is complete: its keys go to the sink, and `listed` gives its slot of the list gate to the
+   * next list before waiting for the driver to take the batches. The slot bounds the parsing of lists
+   * at once, which is over; held while the driver is busy, it would make every account's first list
+   * wait for the batches of four others to be taken, and an agent with many accounts sync one
+   * driver round trip after another.
+   */
+  async #listDone(listRv: string, seen: Map<string, Known>, listed: () => void): Promise<void> {
     this.#known = seen;
     this.#complete = true;
     this.#rv = listRv;
     this.#recount();
     const wait = this.#deps.sink.sync(this.#ref, listRv, [...seen.keys()], seen.size);
+    listed();
     if (wait !== undefined) await wait;
   }
 
@@ -396,14 +404,18 @@ export class Reflector {
       if (ev.type === 'ADDED') return this.#listed(ev, seen);
       if (ev.type === 'BOOKMARK' && ev.initialEventsEnd === true) {
         initial = false;
-        await this.#listDone(ev.resourceVersion, seen);
-        listed();
+        // Watching from here on: a scope whose initial events are still coming is listing, in
+        // health as in /cache, so "every scope watching" means every scope listed.
+        await this.#listDone(ev.resourceVersion, seen, () => {
+          listed();
+          this.#setWatching(true);
+        });
         return undefined;
       }
       return this.#event(ev);
     }, () => {
       if (initial) throw new VendorError('unavailable', `the WatchList of ${this.id} ended before its initial events were complete`);
-    });
+    }, false);
   }
 
   // ---- watches ----
@@ -434,6 +446,7 @@ export class Reflector {
     signal: AbortSignal,
     handle: (ev: Decoded) => Promise<void> | undefined,
     ended: () => void,
+    watchingFromStart = true,
   ): Promise<boolean> {
     const { clock, timing } = this.#deps;
     const timeoutMs = timeoutSeconds * 1000 + timing.watchdogGraceMs;
@@ -494,7 +507,7 @@ export class Reflector {
         handlerDone = true;
         wakeReader?.();
       });
-    this.#setWatching(true);
+    if (watchingFromStart) this.#setWatching(true);
     try {
       for await (const batch of stream.batches) {
         if (signal.aborted || handlerDone) break;
