@@ -41,6 +41,11 @@ export interface ControlPlane {
   table: EmbeddedTable;
   dataDir: string;
   driverConfig: string;
+  /**
+   * Whether the API takes the committed example's admin token: known to everyone and accepted from
+   * loopback only, so it is no secret and may be shown to the user who started the plane.
+   */
+  exampleAdminToken: boolean;
   /** The agent child process, when a kubeconfig was given. */
   agent: LocalAgent | undefined;
   close(): Promise<void>;
@@ -189,7 +194,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     } else {
       logger.info('no agent started: set KUBECONFIG (or VENDOR_LOCAL_KUBECONFIG) to run one');
     }
-    return { apiUrl: server.url, grpcAddress, table, dataDir, driverConfig, agent, close: closeAll };
+    return { apiUrl: server.url, grpcAddress, table, dataDir, driverConfig, exampleAdminToken: file.api.auth.adminToken === EXAMPLE_ADMIN_TOKEN, agent, close: closeAll };
   } catch (err) {
     await closeAll();
     throw err;

@@ -18,6 +18,8 @@ describe('local control plane (npm start)', () => {
     expect(first.output()).toMatch(/driver listening on 127\.0\.0\.1:\d+ \(gRPC/);
     expect(first.output()).toContain('no agent started: set KUBECONFIG');
     expect(first.output()).toContain('the API accepts the static admin token');
+    // A token of the user's own is a credential: the console line names its file, never the token.
+    await vi.waitFor(() => expect(first.output()).toContain(`sign in with the api.auth.adminToken of ${join(cwd, 'vendor-driver.yml')}`));
     expect(first.output()).not.toContain(TOKEN);
     expect((await http(`${first.url}/vendor/accounts`, 'GET', undefined, null)).status).toBe(401);
     const list = await http(`${first.url}/vendor/accounts`);
@@ -47,6 +49,9 @@ describe('local control plane (npm start)', () => {
     const plane = await start(cwd, { VENDOR_DATA_DIR: dataDir });
     expect(plane.output()).toContain('vendor-driver.example.yml');
     expect(plane.output()).toContain(dataDir);
+    // The example's token is in the repository for anyone to read: the console line shows it, so that a
+    // first run can sign in.
+    await vi.waitFor(() => expect(plane.output()).toContain(`sign in with the example config's admin token ${EXAMPLE_ADMIN_TOKEN}`));
     // The README's quick start: the example's admin token, on loopback.
     expect((await http(`${plane.url}/vendor/accounts`, 'GET', undefined, EXAMPLE_ADMIN_TOKEN)).json.total).toBe(2);
     expect(await stop(plane.child)).toBe(0);
