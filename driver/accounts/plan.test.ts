@@ -136,4 +136,22 @@ describe('planAccount', () => {
     const changes = planAccount({ record: r, now: NOW, local: local({ a1: 'z', a2: 'z' }), presence: presence({ a1: 'z', a2: 'z' }) });
     expect(changes).toEqual({ setAgents: [{ agentId: 'a1', caching: true, ok: false, assigned: 1, at: NOW }], cachingAgentId: 'a1', cachingEpoch: 1 });
   });
+  it('hands the caching role over as the spread planned it, only while the giver still holds it and the taker confirmed', () => {
+    const r = record({ agents: { a1: entry('a1', { caching: true }), a2: entry('a2'), a3: entry('a3', { generation: 1 }) }, cachingAgentId: 'a1', cachingEpoch: 4 });
+    const live = presence({ a1: 'z', a2: 'z', a3: 'z' });
+    expect(planAccount({ record: r, now: NOW, local: local({ a2: 'z' }), presence: live, handOff: { from: 'a1', to: 'a2' } })).toEqual({
+      setAgents: [{ ...entry('a1'), caching: false }, { ...entry('a2'), caching: true }],
+      cachingAgentId: 'a2',
+      cachingEpoch: 5,
+    });
+    // Moved elsewhere meanwhile, or to an agent that has not confirmed this generation: nothing.
+    expect(planAccount({ record: r, now: NOW, local: local({ a2: 'z' }), presence: live, handOff: { from: 'a9', to: 'a2' } })).toBeUndefined();
+    expect(planAccount({ record: r, now: NOW, local: local({ a3: 'z' }), presence: live, handOff: { from: 'a1', to: 'a3' } })).toBeUndefined();
+  });
+
+  it('gives a role whose agent left to the agent caching the fewest roles', () => {
+    const r = record({ agents: { a2: entry('a2'), a3: entry('a3') }, cachingAgentId: 'gone', cachingEpoch: 1 });
+    const roles = (id: string) => (id === 'a2' ? 5 : 3);
+    expect(planAccount({ record: r, now: NOW, local: local({ a2: 'z' }), presence: presence({ a2: 'z', a3: 'z' }), roles })).toMatchObject({ cachingAgentId: 'a3' });
+  });
 });
