@@ -76,7 +76,7 @@ describe('planAccount', () => {
     expect(planAccount({ record: r, now: NOW, local: local({ a2: 'z' }), presence: presence({ a2: 'z' }, [], 950) })).toEqual({ removeAgents: ['a1'] });
   });
 
-  it('moves caching off an agent that refused the current generation, preferring one that confirmed, then one of this replica', () => {
+  it('moves caching off an agent that refused the current generation, preferring one that confirmed, then the one caching the fewest', () => {
     const r = record({
       agents: { a1: entry('a1', { caching: true, ok: false }), a2: entry('a2', { ok: false, generation: 1 }), a3: entry('a3') },
       cachingAgentId: 'a1',
@@ -85,7 +85,9 @@ describe('planAccount', () => {
     const changes = planAccount({ record: r, now: NOW, local: local({}), presence: presence({ a1: 'z', a2: 'z', a3: 'z' }) });
     expect(changes).toMatchObject({ cachingAgentId: 'a3', cachingEpoch: 2 });
     const pending = record({ agents: {}, cachingAgentId: undefined });
-    expect(planAccount({ record: pending, now: NOW, local: local({ b2: 'z' }), presence: presence({ a9: 'z', b2: 'z' }) })).toMatchObject({ cachingAgentId: 'b2' });
+    const roles = (id: string) => (id === 'b2' ? 1 : 2);
+    expect(planAccount({ record: pending, now: NOW, local: local({}), presence: presence({ a9: 'z', b2: 'z' }), roles })).toMatchObject({ cachingAgentId: 'b2' });
+    expect(planAccount({ record: pending, now: NOW, local: local({}), presence: presence({ a9: 'z', b2: 'z' }), roles: (id) => 3 - roles(id) })).toMatchObject({ cachingAgentId: 'a9' });
   });
 
   it('FAILED once every agent it went to refused it, with the last message kept', () => {

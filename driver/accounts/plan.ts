@@ -10,8 +10,9 @@
  * - **caching**: exactly one agent per account caches it (`cachingAgentId`). It keeps the role while
  *   it is live (or within the grace) and has not refused the current generation; otherwise a live
  *   agent of the account takes over, preferring one that confirmed, then the one caching the fewest
- *   accounts, then one of this replica, and `cachingEpoch` is raised, so cache data carrying the old
- *   epoch is refused from then on. A role also moves when the caching spread (spread.ts) hands it
+ *   accounts, then one picked by a hash of the account and agent names (the same on every replica,
+ *   so replicas settling a departed agent's accounts at once pick alike and spread them), and
+ *   `cachingEpoch` is raised, so cache data carrying the old epoch is refused from then on. A role also moves when the caching spread (spread.ts) hands it
  *   to an agent below its share, only while it is still where that plan found it.
  * - **state** (migrated accounts only): `ACTIVE` while at least one agent holds the account,
  *   `FAILED` once every agent it went to has refused it, or when no agent is there to hold it.
@@ -71,6 +72,13 @@ function rank(e: AgentResult | undefined, generation: number): number {
   if (e === undefined || e.removing) return 2;
   if (e.ok && e.generation === generation) return 0;
   return e.ok ? 1 : 2;
+}
+
+/** FNV-1a of the account and agent names: a stable order among equally loaded agents that differs from account to account. */
+function tieBreak(account: string, agentId: string): number {
+  let h = 0x811c9dc5;
+  for (const c of `${account}\u0000${agentId}`) h = Math.imul(h ^ (c.codePointAt(0) ?? 0), 0x01000193) >>> 0;
+  return h;
 }
 
 export function planAccount(input: PlanInput): AccountChanges | undefined {
@@ -144,7 +152,7 @@ export function planAccount(input: PlanInput): AccountChanges | undefined {
           (a, b) =>
             rank(entries.get(a), generation) - rank(entries.get(b), generation) ||
             roles(a) - roles(b) ||
-            Number(local.has(b)) - Number(local.has(a)) ||
+            tieBreak(record.name, a) - tieBreak(record.name, b) ||
             (a < b ? -1 : a > b ? 1 : 0),
         );
       caching = candidates[0] ?? current;

@@ -78,6 +78,8 @@ export class AssignmentReconciler {
   /** Writes started outside the loops (after a removal is confirmed), awaited on stop. */
   readonly #background = new Set<Promise<unknown>>();
   #fullRun: Promise<void> | undefined;
+  /** Caching elections planned here and not yet written: counted as roles, so settles running at once spread their picks. */
+  readonly #electing = new Map<string, number>();
   #lastPrune = 0;
   /** Settles that failed because the table is not answering, in a row: their retries wait longer and longer. */
   readonly #outage: Backoff;
@@ -346,11 +348,13 @@ export class AssignmentReconciler {
           now: clock.now(),
           local,
           presence: this.#presence,
-          roles: (id) => this.#cache.rolesOf(id),
+          roles: (id) => this.#cache.rolesOf(id) + (this.#electing.get(id) ?? 0),
           ...(answer === undefined ? {} : { answer }),
           ...(input.handOff === undefined ? {} : { handOff: input.handOff }),
         });
         if (changes === undefined) break;
+        const elected = changes.cachingAgentId ?? undefined;
+        if (elected !== undefined) this.#electing.set(elected, (this.#electing.get(elected) ?? 0) + 1);
         try {
           previousCaching = record.cachingAgentId;
           record = await updateAccount(table, name, record.version, changes, clock.now());
@@ -360,6 +364,14 @@ export class AssignmentReconciler {
           if (!isVendorError(e) || e.code !== 'precondition_failed') throw e;
           record = await getAccount(table, name, { consistent: true });
           fresh = true;
+        } finally {
+          if (elected !== undefined) {
+            // The written item is counted by the cache from here on (set below, before the next plan).
+            if (record !== undefined) this.#cache.set(record);
+            const n = (this.#electing.get(elected) ?? 1) - 1;
+            if (n === 0) this.#electing.delete(elected);
+            else this.#electing.set(elected, n);
+          }
         }
       }
       if (record === undefined) this.#cache.delete(name);
