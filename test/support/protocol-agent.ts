@@ -1,8 +1,9 @@
 /**
  * An agent without a cluster, for suites and benchmarks that need many of them: the agent's own
  * `DriverConnection` (hello, heartbeats, sequence numbers, acknowledgements, reconnects) that
- * confirms every assignment at once and keeps what the driver last told it of each account, so a
- * test can see which accounts it caches, and ask where the driver's resume progress stands.
+ * confirms every assignment and finishes every operation at once, and keeps what the driver told its
+ * current stream of each account (its hello names no held accounts, so every stream is told afresh),
+ * so a test can see which accounts it caches, and ask where the driver's resume progress stands.
  */
 import { DriverConnection } from '../../agent/connection/connection.ts';
 import { silentLogger } from '../../shared/log.ts';
@@ -31,8 +32,8 @@ export class ProtocolAgent {
   readonly #answers = new Map<number, (info: ResumeInfo__Output) => void>();
   readonly #stop = new AbortController();
   #nextQuery = 1;
-  /** Every `AssignAccount` that gave this agent the caching role, in order. */
-  readonly gained: string[] = [];
+  /** Operations finished, by id. */
+  readonly operations = new Set<string>();
 
   constructor(options: ProtocolAgentOptions) {
     this.id = options.agentId;
@@ -45,15 +46,22 @@ export class ProtocolAgent {
       onWork: (w) => {
         if (w.kind === 'assignAccount') {
           const b = w.body;
-          const before = this.#held.get(b.account);
           this.#held.set(b.account, { generation: Number(b.generation), caching: b.caching, cachingEpoch: Number(b.cachingEpoch) });
-          if (b.caching && before?.caching !== true) this.gained.push(b.account);
           void connection.respond({ kind: 'assignmentResult', body: { account: b.account, generation: b.generation, ok: true, message: 'protocol agent' } }).catch(() => undefined);
         } else if (w.kind === 'removeAccount') {
           this.#held.delete(w.body.account);
         } else if (w.kind === 'resumeInfo') {
           this.#answers.get(Number(w.body.queryId))?.(w.body);
+        } else if (w.kind === 'operation') {
+          const { operationId, account, attempt } = w.body;
+          const at = Date.now();
+          this.operations.add(operationId);
+          const body = { operationId, account, attempt, ok: true, message: 'protocol agent', outcomes: [], startedAtMs: at, finishedAtMs: at, budgetWaitMs: 0 };
+          void connection.respond({ kind: 'operationResult', body }).catch(() => undefined);
         }
+      },
+      onState: (state) => {
+        if (state.connected) this.#held.clear();
       },
       log: silentLogger(),
     });
