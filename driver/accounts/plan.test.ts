@@ -76,7 +76,7 @@ describe('planAccount', () => {
     expect(planAccount({ record: r, now: NOW, local: local({ a2: 'z' }), presence: presence({ a2: 'z' }, [], 950) })).toEqual({ removeAgents: ['a1'] });
   });
 
-  it('moves caching off an agent that refused the current generation, preferring one that confirmed, then one of this replica', () => {
+  it('moves caching off an agent that refused the current generation, preferring one that confirmed, then the one caching the fewest', () => {
     const r = record({
       agents: { a1: entry('a1', { caching: true, ok: false }), a2: entry('a2', { ok: false, generation: 1 }), a3: entry('a3') },
       cachingAgentId: 'a1',
@@ -85,7 +85,9 @@ describe('planAccount', () => {
     const changes = planAccount({ record: r, now: NOW, local: local({}), presence: presence({ a1: 'z', a2: 'z', a3: 'z' }) });
     expect(changes).toMatchObject({ cachingAgentId: 'a3', cachingEpoch: 2 });
     const pending = record({ agents: {}, cachingAgentId: undefined });
-    expect(planAccount({ record: pending, now: NOW, local: local({ b2: 'z' }), presence: presence({ a9: 'z', b2: 'z' }) })).toMatchObject({ cachingAgentId: 'b2' });
+    const roles = (id: string) => (id === 'b2' ? 1 : 2);
+    expect(planAccount({ record: pending, now: NOW, local: local({}), presence: presence({ a9: 'z', b2: 'z' }), roles })).toMatchObject({ cachingAgentId: 'b2' });
+    expect(planAccount({ record: pending, now: NOW, local: local({}), presence: presence({ a9: 'z', b2: 'z' }), roles: (id) => 3 - roles(id) })).toMatchObject({ cachingAgentId: 'a9' });
   });
 
   it('FAILED once every agent it went to refused it, with the last message kept', () => {
@@ -135,5 +137,23 @@ describe('planAccount', () => {
     });
     const changes = planAccount({ record: r, now: NOW, local: local({ a1: 'z', a2: 'z' }), presence: presence({ a1: 'z', a2: 'z' }) });
     expect(changes).toEqual({ setAgents: [{ agentId: 'a1', caching: true, ok: false, assigned: 1, at: NOW }], cachingAgentId: 'a1', cachingEpoch: 1 });
+  });
+  it('hands the caching role over as the spread planned it, only while the giver still holds it and the taker confirmed', () => {
+    const r = record({ agents: { a1: entry('a1', { caching: true }), a2: entry('a2'), a3: entry('a3', { generation: 1 }) }, cachingAgentId: 'a1', cachingEpoch: 4 });
+    const live = presence({ a1: 'z', a2: 'z', a3: 'z' });
+    expect(planAccount({ record: r, now: NOW, local: local({ a2: 'z' }), presence: live, handOff: { from: 'a1', to: 'a2' } })).toEqual({
+      setAgents: [{ ...entry('a1'), caching: false }, { ...entry('a2'), caching: true }],
+      cachingAgentId: 'a2',
+      cachingEpoch: 5,
+    });
+    // Moved elsewhere meanwhile, or to an agent that has not confirmed this generation: nothing.
+    expect(planAccount({ record: r, now: NOW, local: local({ a2: 'z' }), presence: live, handOff: { from: 'a9', to: 'a2' } })).toBeUndefined();
+    expect(planAccount({ record: r, now: NOW, local: local({ a3: 'z' }), presence: live, handOff: { from: 'a1', to: 'a3' } })).toBeUndefined();
+  });
+
+  it('gives a role whose agent left to the agent caching the fewest roles', () => {
+    const r = record({ agents: { a2: entry('a2'), a3: entry('a3') }, cachingAgentId: 'gone', cachingEpoch: 1 });
+    const roles = (id: string) => (id === 'a2' ? 5 : 3);
+    expect(planAccount({ record: r, now: NOW, local: local({ a2: 'z' }), presence: presence({ a2: 'z', a3: 'z' }), roles })).toMatchObject({ cachingAgentId: 'a3' });
   });
 });

@@ -9,8 +9,11 @@
  *   entries of agents gone for longer than the hand-over grace are dropped.
  * - **caching**: exactly one agent per account caches it (`cachingAgentId`). It keeps the role while
  *   it is live (or within the grace) and has not refused the current generation; otherwise a live
- *   agent of the account takes over, preferring one that confirmed, then one of this replica, and
- *   `cachingEpoch` is raised, so cache data carrying the old epoch is refused from then on.
+ *   agent of the account takes over, preferring one that confirmed, then the one caching the fewest
+ *   accounts, then one picked by a hash of the account and agent names (the same on every replica,
+ *   so replicas settling a departed agent's accounts at once pick alike and spread them), and
+ *   `cachingEpoch` is raised, so cache data carrying the old epoch is refused from then on. A role also moves when the caching spread (spread.ts) hands it
+ *   to an agent below its share, only while it is still where that plan found it.
  * - **state** (migrated accounts only): `ACTIVE` while at least one agent holds the account,
  *   `FAILED` once every agent it went to has refused it, or when no agent is there to hold it.
  */
@@ -46,6 +49,16 @@ export interface PlanInput {
   presence: Presence;
   /** An agent's answer to apply first (already checked to be for the current generation). */
   answer?: Answer;
+  /** How many caching roles an agent holds, as this replica knows: a takeover goes to the least loaded. */
+  roles?: (agentId: string) => number;
+  /** A move planned by the caching spread (spread.ts). */
+  handOff?: HandOff;
+}
+
+/** Move the caching role from `from` to `to`, only if `from` still holds it and `to` confirmed the current generation. */
+export interface HandOff {
+  from: string;
+  to: string;
 }
 
 const NO_AGENT = 'no agent is connected';
@@ -61,8 +74,16 @@ function rank(e: AgentResult | undefined, generation: number): number {
   return e.ok ? 1 : 2;
 }
 
+/** FNV-1a of the account and agent names: a stable order among equally loaded agents that differs from account to account. */
+function tieBreak(account: string, agentId: string): number {
+  let h = 0x811c9dc5;
+  for (const c of `${account}\u0000${agentId}`) h = Math.imul(h ^ (c.codePointAt(0) ?? 0), 0x01000193) >>> 0;
+  return h;
+}
+
 export function planAccount(input: PlanInput): AccountChanges | undefined {
-  const { record, now, local, presence, answer } = input;
+  const { record, now, local, presence, answer, handOff } = input;
+  const roles = input.roles ?? (() => 0);
   const generation = assignmentGeneration(record);
   const entries = new Map(Object.entries(record.agents));
   const set = new Set<string>();
@@ -127,8 +148,16 @@ export function planAccount(input: PlanInput): AccountChanges | undefined {
     if (!stays) {
       const candidates = liveTargets
         .filter((id) => !refused(id))
-        .sort((a, b) => rank(entries.get(a), generation) - rank(entries.get(b), generation) || Number(local.has(b)) - Number(local.has(a)) || (a < b ? -1 : a > b ? 1 : 0));
+        .sort(
+          (a, b) =>
+            rank(entries.get(a), generation) - rank(entries.get(b), generation) ||
+            roles(a) - roles(b) ||
+            tieBreak(record.name, a) - tieBreak(record.name, b) ||
+            (a < b ? -1 : a > b ? 1 : 0),
+        );
       caching = candidates[0] ?? current;
+    } else if (handOff !== undefined && current === handOff.from && liveTargets.includes(handOff.to) && rank(entries.get(handOff.to), generation) === 0) {
+      caching = handOff.to;
     }
   }
 

@@ -10,6 +10,9 @@
  *   `sweepIntervalMs`) finds an agent gone for longer than `handoverGraceMs`: that repairs a feed
  *   entry that was never written and moves the caching role off departed agents.
  *
+ * Each sweep also spreads the caching roles (spread-pass.ts): roles move to this replica's agents
+ * that cache fewer than their share of their zone's accounts, from agents above theirs.
+ *
  * What this replica keeps in memory (a cache of account items, who is live) only saves reads:
  * every decision is a write conditional on the item's version, and every message is rebuilt from
  * the table and what the agent says it holds.
@@ -41,7 +44,8 @@ import { FeedReader } from './feed-reader.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { LocalSessions } from './local-sessions.ts';
 import { messageFor } from './assignment-messages.ts';
-import { planAccount, type Answer } from './plan.ts';
+import { planAccount, type Answer, type HandOff } from './plan.ts';
+import { spreadMovesHere } from './spread-pass.ts';
 import { PresenceTracker } from './presence.ts';
 import { assignmentGeneration, placeAllows, type AgentPlace } from './wanted.ts';
 
@@ -79,6 +83,8 @@ export class AssignmentReconciler {
   /** Writes started outside the loops (after a removal is confirmed), awaited on stop. */
   readonly #background = new Set<Promise<unknown>>();
   #fullRun: Promise<void> | undefined;
+  /** Caching elections planned here and not yet written: counted as roles, so settles running at once spread their picks. */
+  readonly #electing = new Map<string, number>();
   #lastPrune = 0;
   /** Settles that failed because the table is not answering, in a row: their retries wait longer and longer. */
   readonly #outage: Backoff;
@@ -283,7 +289,7 @@ export class AssignmentReconciler {
     const { table, clock, log } = this.#deps;
     const readAt = clock.now();
     const over = this.#presence.refresh(await allSessions(table), clock.now(), readAt);
-    if (over.length === 0) return;
+    if (over.length === 0) return this.#spread();
     log.info({ agents: over.map((s) => s.agentId) }, 'agents gone past the hand-over grace: moving their accounts');
     await this.fullReconcile();
     const now = clock.now();
@@ -296,12 +302,24 @@ export class AssignmentReconciler {
     }
   }
 
+  /** Moves caching roles to this replica's agents below their share; waits while settles are queued. */
+  async #spread(): Promise<void> {
+    if (this.#pending.size > 0) return;
+    for (const { zone, moves } of spreadMovesHere(this.#cache, this.#presence, (id) => this.#local.has(id))) {
+      this.#deps.log.info({ zone, moves: moves.length }, 'spreading caching roles');
+      await runBounded(
+        moves.map((m) => () => this.#settle(m.account, { handOff: m }).then(() => undefined, (e: unknown) => this.#failed(m.account, e))),
+        this.#deps.settings.concurrency,
+      );
+    }
+  }
+
   /**
    * Brings one account in line, under its lock: the item (fresh when given, `null` when known to be
    * gone, else from the cache) is planned and written until a write holds, then this replica's
    * agents are told what changed. With an answer, the answer is checked and applied first.
    */
-  #settle(name: string, input: { fresh?: AccountRecord | null; answer?: Answer; from?: AgentSession }): Promise<AssignmentResultOutcome> {
+  #settle(name: string, input: { fresh?: AccountRecord | null; answer?: Answer; from?: AgentSession; handOff?: HandOff }): Promise<AssignmentResultOutcome> {
     return this.#locks.run(name, async () => {
       const { table, clock } = this.#deps;
       const { answer } = input;
@@ -337,8 +355,18 @@ export class AssignmentReconciler {
         }
         if (record === undefined) break;
         const local = new Map(this.#local.concerned(name, record).map((s) => [s.agentId, placeOf(s)] as const));
-        const changes = planAccount({ record, now: clock.now(), local, presence: this.#presence, ...(answer === undefined ? {} : { answer }) });
+        const changes = planAccount({
+          record,
+          now: clock.now(),
+          local,
+          presence: this.#presence,
+          roles: (id) => this.#cache.rolesOf(id) + (this.#electing.get(id) ?? 0),
+          ...(answer === undefined ? {} : { answer }),
+          ...(input.handOff === undefined ? {} : { handOff: input.handOff }),
+        });
         if (changes === undefined) break;
+        const elected = changes.cachingAgentId ?? undefined;
+        if (elected !== undefined) this.#electing.set(elected, (this.#electing.get(elected) ?? 0) + 1);
         try {
           previousCaching = record.cachingAgentId;
           record = await updateAccount(table, name, record.version, changes, clock.now());
@@ -350,6 +378,14 @@ export class AssignmentReconciler {
           if (!isVendorError(e) || e.code !== 'precondition_failed') throw e;
           record = await getAccount(table, name, { consistent: true });
           fresh = true;
+        } finally {
+          if (elected !== undefined) {
+            // The written item is counted by the cache from here on (set below, before the next plan).
+            if (record !== undefined) this.#cache.set(record);
+            const n = (this.#electing.get(elected) ?? 1) - 1;
+            if (n === 0) this.#electing.delete(elected);
+            else this.#electing.set(elected, n);
+          }
         }
       }
       if (record === undefined) this.#cache.delete(name);
@@ -363,9 +399,10 @@ export class AssignmentReconciler {
         // A first election is part of every first assignment (1,000 lines for a PATCH of 1,000); a move is news.
         const level = previousCaching === undefined ? 'debug' : 'info';
         this.#deps.log[level]({ account: name, cachingAgentId: record.cachingAgentId ?? null, cachingEpoch: record.cachingEpoch ?? 0 }, 'caching role moved');
-        // Agents of other replicas that gain or lose the role learn of it through the feed.
+        // Agents of other replicas that gain or lose the role learn of it through the feed, and so do
+        // the other replicas' caches, which count the roles for the spread: every move is news.
         const here = (agentId: string | undefined) => agentId === undefined || this.#local.has(agentId);
-        if (!here(previousCaching) || !here(record.cachingAgentId)) {
+        if (previousCaching !== undefined || !here(record.cachingAgentId)) {
           await appendChanges(table, [{ name, action: 'assign', generation: assignmentGeneration(record), at: clock.now() }]);
         }
       }

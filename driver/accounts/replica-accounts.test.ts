@@ -28,4 +28,15 @@ describe('ReplicaAccounts', () => {
     expect(cache.activatedFor('green').sort()).toEqual(['anywhere', 'blue-1']);
     expect([...cache.names()].sort()).toEqual(['anywhere', 'blue-1', 'idle']);
   });
+  it('counts the caching roles per agent, following every change', () => {
+    const cache = new ReplicaAccounts();
+    cache.set({ ...record('a', 'blue'), cachingAgentId: 'x' });
+    cache.set({ ...record('b', 'blue'), cachingAgentId: 'x' });
+    cache.set({ ...record('c', 'blue'), cachingAgentId: 'y' });
+    expect([cache.rolesOf('x'), cache.rolesOf('y'), cache.rolesOf('z')]).toEqual([2, 1, 0]);
+    cache.set({ ...record('b', 'blue'), cachingAgentId: 'z' });
+    cache.delete('c');
+    expect([cache.rolesOf('x'), cache.rolesOf('y'), cache.rolesOf('z')]).toEqual([1, 0, 1]);
+    expect(Object.fromEntries([...cache.zones()].map(([z, names]) => [z, [...names].sort()]))).toEqual({ blue: ['a', 'b'] });
+  });
 });

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { fewestMovesToEven, perAccount, zoneSpread } from './fleet-bench.ts';
+
+// The pure parts of bench:fleet: how a zone's spread is judged, the moves an even spread needs, and
+// table requests per account. The run itself needs processes of its own (npm run bench:fleet).
+describe('bench:fleet', () => {
+  it('judges a zone even only when every agent caches floor(M/N) or ceil(M/N) and no role is on an agent gone', () => {
+    expect(zoneSpread('z', ['a', 'b', 'a', 'c', 'b'], ['a', 'b', 'c'])).toEqual({ zone: 'z', accounts: 5, agents: 3, min: 1, max: 2, even: true });
+    expect(zoneSpread('z', ['a', 'a', 'a', 'b'], ['a', 'b', 'c'])).toMatchObject({ min: 0, max: 3, even: false });
+    expect(zoneSpread('z', ['a', 'gone'], ['a', 'b'])).toMatchObject({ min: 0, max: 1, even: false });
+    expect(zoneSpread('z', ['a', undefined], ['a', 'b'])).toMatchObject({ even: false });
+  });
+
+  it('counts the fewest moves to an even spread', () => {
+    expect(fewestMovesToEven([37, 36, 0])).toBe(24);
+    expect(fewestMovesToEven([10, 0, 0])).toBe(6);
+    expect(fewestMovesToEven([4, 3, 3])).toBe(0);
+    expect(fewestMovesToEven([])).toBe(0);
+  });
+
+  it('divides the table requests made between two counts by the accounts', () => {
+    expect(perAccount({ UpdateItem: 10, Query: 5 }, { UpdateItem: 30, Query: 5, GetItem: 4 }, 10)).toEqual({ UpdateItem: 2, GetItem: 0.4 });
+  });
+});

@@ -1,0 +1,41 @@
+/**
+ * `bench:fleet`'s table: the embedded table (dynalite) in a process of its own, behind a loopback
+ * HTTP proxy that counts every request by DynamoDB operation (the `X-Amz-Target` header), whichever
+ * process sends it: the driver replicas and the API run in processes of their own, so their reads
+ * and writes can only be counted where they arrive. Prints one JSON line with the proxy's endpoint
+ * and the table name; each `counts` line on stdin is answered with one JSON line of the counts so far.
+ */
+import { Agent, createServer, request } from 'node:http';
+import { createInterface } from 'node:readline';
+import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
+import { systemClock } from '../shared/clock.ts';
+
+const table = await startEmbeddedTable({ tcp: true, ttlSweep: { clock: systemClock } });
+const upstream = new URL(table.endpoint);
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 64 });
+const counts: Record<string, number> = {};
+
+const proxy = createServer((req, res) => {
+  const target = String(req.headers['x-amz-target'] ?? '');
+  const operation = target.slice(target.indexOf('.') + 1) || 'other';
+  counts[operation] = (counts[operation] ?? 0) + 1;
+  const forward = request(
+    { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent: keepAlive },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  forward.on('error', () => res.destroy());
+  req.pipe(forward);
+});
+await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+const port = (proxy.address() as { port: number }).port;
+process.stdout.write(`${JSON.stringify({ endpoint: `http://127.0.0.1:${port}`, tableName: table.tableName })}\n`);
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line.trim() === 'counts') process.stdout.write(`${JSON.stringify({ counts })}\n`);
+});
+const stop = (): void => void table.close().then(() => process.exit(0));
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
