@@ -26,6 +26,15 @@ export const wakeSectionSchema = v.strictObject({
   maxAgeMs: v.optional(int(1_000, 600_000), 30_000),
   /** Datagrams taken per second, forged or not; more are dropped before they are checked. */
   maxPerSecond: v.optional(int(1, 100_000), 200),
+  /**
+   * Answer the API's result asks (TCP, the same port number as the wakes): an API waiting for an
+   * operation hears at once that it finished through this replica instead of reading the table again.
+   */
+  results: v.optional(v.boolean('must be true or false'), true),
+  /** The longest an ask is held before it is answered "not yet" (the API asks again). */
+  resultHoldMs: v.optional(int(100, 60_000), 20_000),
+  /** Asks held at once; more are answered 503 at once (the API then reads the table). */
+  maxResultWaiters: v.optional(int(1, 100_000), 1_000),
 });
 
 export type WakeConfig = v.InferOutput<typeof wakeSectionSchema>;

@@ -1,14 +1,19 @@
 /**
  * A driver replica with its wake endpoint (docs/protocol.md#6b-wakes): the endpoint listens first, so
  * its address is known when the first session is recorded; a verified wake reaches the modules
- * through `Driver.wake`. Without a secret, or with `wake.enabled: false`, it is the driver alone.
+ * through `Driver.wake`. Beside it, on the same port number over TCP, it answers the API's result
+ * asks from the operations that finish through it (`wake.results`). Without a secret, or with
+ * `wake.enabled: false`, it is the driver alone.
  */
 import { systemClock } from '../../shared/clock.ts';
+import { OperationEvents } from '../../shared/operations/events.ts';
 import { createDriverMetrics } from '../metrics/metrics.ts';
 import { startDriver, type Driver, type DriverOptions } from '../server.ts';
 import { advertisedWakeAddress } from './address.ts';
 import type { WakeConfig } from './config.ts';
-import { startWakeEndpoint } from './server.ts';
+import { startResultEndpoint, type ResultEndpoint } from './result-endpoint.ts';
+import { ResultNews } from './result-news.ts';
+import { startWakeEndpoint, type WakeEndpoint } from './server.ts';
 
 export interface WakeableDriverOptions extends DriverOptions {
   wake: WakeConfig;
@@ -23,29 +28,62 @@ export async function startWakeableDriver(options: WakeableDriverOptions): Promi
     return startDriver(driverOptions);
   }
   const metrics = options.metrics ?? createDriverMetrics();
+  const clock = options.clock ?? systemClock;
   let driver: Driver | undefined;
-  const endpoint = await startWakeEndpoint({
-    config: wake,
-    secret: wakeSecret,
-    clock: options.clock ?? systemClock,
-    log: options.log.child({ component: 'wake' }),
-    onWake: (topic) => driver?.wake(topic),
-    counted: (outcome) => metrics.wakes.inc({ outcome }),
-  });
+  // The operations that finish through this replica, for the API's result asks.
+  const operationEvents = options.operationEvents ?? new OperationEvents();
+  const news = new ResultNews(clock);
+  const unsubscribe = operationEvents.onFinished((op) => news.finished(op.id));
+  const start = async (): Promise<{ endpoint: WakeEndpoint; results: ResultEndpoint | undefined }> => {
+    const endpoint = await startWakeEndpoint({
+      config: wake,
+      secret: wakeSecret,
+      clock,
+      log: options.log.child({ component: 'wake' }),
+      onWake: (topic) => driver?.wake(topic),
+      counted: (outcome) => metrics.wakes.inc({ outcome }),
+    });
+    if (!wake.results) return { endpoint, results: undefined };
+    try {
+      // TCP on the wake port's number: one port to advertise, one to open in the security group.
+      const results = await startResultEndpoint({ config: wake, port: endpoint.port, secret: wakeSecret, clock, log: options.log.child({ component: 'wake-results' }), news });
+      return { endpoint, results };
+    } catch (e) {
+      await endpoint.close();
+      throw e;
+    }
+  };
+  let started: { endpoint: WakeEndpoint; results: ResultEndpoint | undefined } | undefined;
+  // A port picked for UDP (port 0) may be taken for TCP: pick another.
+  for (let attempt = 1; started === undefined; attempt++) {
+    try {
+      started = await start();
+    } catch (e) {
+      if (wake.port !== 0 || attempt >= 5 || (e as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
+        unsubscribe();
+        throw e;
+      }
+    }
+  }
+  const { endpoint, results } = started;
+  const closeEndpoints = async () => {
+    unsubscribe();
+    await Promise.all([endpoint.close(), results?.close()]);
+  };
   const address = advertisedWakeAddress(wake, endpoint.port);
   if (address === undefined) options.log.warn('no address to advertise for wakes (set wake.advertiseHost): this replica finds work by polling alone');
   try {
-    driver = await startDriver({ ...driverOptions, metrics, ...(address === undefined ? {} : { wakeAddress: address }) });
+    driver = await startDriver({ ...driverOptions, metrics, operationEvents, ...(address === undefined ? {} : { wakeAddress: address }) });
   } catch (e) {
-    await endpoint.close();
+    await closeEndpoints();
     throw e;
   }
-  const started = driver;
+  const running = driver;
   return {
-    ...started,
+    ...running,
     close: async (graceMs) => {
-      await endpoint.close();
-      await started.close(graceMs);
+      await closeEndpoints();
+      await running.close(graceMs);
     },
   };
 }

@@ -146,14 +146,36 @@ export async function submitOperation(
 }
 
 /**
- * How long to wait before reading an operation someone waits for again: soon at first, every 250 ms
- * for the first five seconds, then every second. With a driver in the same process its news comes at
- * once and the reads are only a fallback, once a second.
+ * How long to wait before reading an operation someone waits for again. With news of its result on
+ * the way (a driver in this process, or a replica answering the result ask) the reads are only a
+ * fallback, once a second. Without: after 25 ms, then every 50 ms for the first two seconds (where
+ * nearly every operation finishes: a result is seen at most 50 ms after it is stored), every 250 ms
+ * until five seconds, then every second (docs/operations.md#waiting-for-the-result).
  */
-function pollStep(step: number, waitedMs: number, news: boolean): number {
-  if (news) return 1000;
-  if (waitedMs >= 5000) return 1000;
-  return Math.min(250, 25 * 2 ** step);
+export function pollStep(step: number, waitedMs: number, news: boolean): number {
+  if (news || waitedMs >= 5000) return 1000;
+  if (waitedMs >= 2000) return 250;
+  return step === 0 ? 25 : 50;
+}
+
+/** What a waiting request may hear before its next read: the finished operation (this process), "read it now" (a replica), or that no news will come. */
+type ResultNews = { record: OperationRecord } | 'finished' | 'lost';
+
+/**
+ * The news of `op`'s result a replica in another process gives (functions/wake/result-asker.ts),
+ * asked of the replicas of the account's live agents; undefined without wakes.
+ */
+async function askedNews(deps: OperationDeps, op: OperationRecord, waitMs: number, signal: AbortSignal): Promise<{ news: Promise<ResultNews> } | undefined> {
+  const asker = deps.wakes?.results;
+  if (asker === undefined) return undefined;
+  // The request has read the account to authorize the caller: usually kept, no read here.
+  const account = await deps.accounts.get(op.account).catch(() => undefined);
+  if (account === undefined) return undefined;
+  const replicas = await asker.replicasOf([{ zone: account.record.registration?.zoneId, agents: Object.keys(account.record.agents) }]);
+  // None takes asks (wakes off on the replicas): the table alone, on the tight schedule.
+  if (replicas.length === 0) return undefined;
+  // Wrapped: an async function would otherwise wait for the answer itself.
+  return { news: asker.listen(op.id, replicas, waitMs, signal) };
 }
 
 async function waitFinished(
@@ -165,16 +187,17 @@ async function waitFinished(
 ): Promise<OperationRecord> {
   const started = deps.clock.now();
   const deadline = started + waitMs;
+  let news: Promise<ResultNews> | undefined =
+    notified === undefined ? (await askedNews(deps, op, waitMs, signal))?.news : notified.then((record) => (record === undefined ? 'lost' : { record }));
   let current = op;
   for (let step = 0; !isFinished(current.state); step++) {
     const left = deadline - deps.clock.now();
     if (left <= 0 || signal.aborted) return current;
-    const pause = Math.min(left, pollStep(step, deps.clock.now() - started, notified !== undefined));
-    const news = await Promise.race([
-      deps.clock.sleep(pause, signal).then(() => undefined, () => undefined),
-      ...(notified === undefined ? [] : [notified]),
-    ]);
-    if (news !== undefined) return news;
+    const pause = Math.min(left, pollStep(step, deps.clock.now() - started, news !== undefined));
+    const heard = await Promise.race([deps.clock.sleep(pause, signal).then(() => undefined, () => undefined), ...(news === undefined ? [] : [news])]);
+    if (heard !== undefined && heard !== 'finished' && heard !== 'lost') return heard.record;
+    // Told to read now, or told no news will come: either way the table decides, and polls from here.
+    if (heard !== undefined) news = undefined;
     current = (await getOperation(deps.table, op.id)) ?? current;
   }
   deps.events?.forget(op.id);

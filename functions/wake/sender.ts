@@ -14,6 +14,7 @@ import type { TableRef } from '../../shared/table/core/client.ts';
 import { liveSessions, type Session } from '../../shared/table/agents/sessions.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { encodeWake, type WakeTopic } from '../../shared/wake/message.ts';
+import { ResultAsker } from './result-asker.ts';
 
 /** How long the sessions of a zone, once read, are taken as still current. */
 export const WAKE_SESSIONS_CACHE_MS = 1_000;
@@ -42,8 +43,12 @@ export class WakeSender {
   readonly #sockets = new Map<'udp4' | 'udp6', Socket>();
   #failuresLogged = 0;
 
+  /** Asks the replicas whether an operation someone waits for has finished (result-asker.ts). */
+  readonly results: ResultAsker;
+
   constructor(options: WakeSenderOptions) {
     this.#options = options;
+    this.results = new ResultAsker({ replicas: this, secret: options.secret, clock: options.clock });
   }
 
   /** The live sessions of `zone` as just read by the request (an activation checks them): no read of its own then. */
@@ -71,11 +76,16 @@ export class WakeSender {
   }
 
   close(): void {
+    this.results.close();
     for (const s of this.#sockets.values()) s.close();
     this.#sockets.clear();
   }
 
-  async #wake(topic: WakeTopic, targets: readonly WakeTarget[]): Promise<void> {
+  /**
+   * The wake addresses of the replicas `targets` name: those holding the live sessions of its agents,
+   * or of every live agent of the zone when none of them is live (the session items, read as `wake` does).
+   */
+  async addresses(targets: readonly WakeTarget[]): Promise<string[]> {
     const addresses = new Set<string>();
     for (const target of targets) {
       const sessions = await this.#zoneSessions(target.zone);
@@ -83,8 +93,13 @@ export class WakeSender {
       const holders = sessions.filter((s) => wanted.has(s.agentId));
       for (const s of holders.length > 0 ? holders : sessions) if (s.wake !== undefined) addresses.add(s.wake);
     }
+    return [...addresses];
+  }
+
+  async #wake(topic: WakeTopic, targets: readonly WakeTarget[]): Promise<void> {
+    const addresses = await this.addresses(targets);
     const datagram = encodeWake(this.#options.secret, topic, this.#options.clock.now());
-    await Promise.all([...addresses].map((a) => this.#send(datagram, a)));
+    await Promise.all(addresses.map((a) => this.#send(datagram, a)));
   }
 
   async #zoneSessions(zone: string | undefined): Promise<readonly Session[]> {

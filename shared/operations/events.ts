@@ -4,7 +4,8 @@
  * the operation is stored already handed out and goes to the agent right after (no claim write, no
  * queue read); an operation stored without one wakes the dispatcher at once; and a waiting GET learns
  * that an operation finished without polling the table. Across processes nothing travels here: the
- * dispatcher polls the queue and waiting GETs poll the operation.
+ * dispatcher polls the queue (or is woken), and a replica answers the API's result asks from the
+ * operations that finished through it (driver/wake/result-news.ts).
  */
 import { EventEmitter } from 'node:events';
 import type { Dispatch, OperationRecord } from './model.ts';
@@ -84,6 +85,13 @@ export class OperationEvents {
   finished(record: OperationRecord): void {
     this.#handedOut.delete(record.id);
     this.#emitter.emit(`finished:${record.id}`, record);
+    this.#emitter.emit('finished', record);
+  }
+
+  /** Hears every operation that finishes here (a replica's result news for asks from other processes). */
+  onFinished(listener: (record: OperationRecord) => void): () => void {
+    this.#emitter.on('finished', listener);
+    return () => this.#emitter.off('finished', listener);
   }
 
   onQueued(listener: (op: QueuedOperation) => void): () => void {

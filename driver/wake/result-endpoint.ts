@@ -1,0 +1,100 @@
+/**
+ * The replica's result-ask endpoint (docs/protocol.md#6b-wakes): HTTP over TCP on the wake port's
+ * number, where the API, waiting for an operation, asks "has it finished here?". Checked like a wake
+ * and in the same order (rate, shape, signature, age, nonce; `driver/wake/guard.ts`) before the id is
+ * looked at; a refused ask gets 403 (429 when over the rate, 503 when `maxResultWaiters` are held) at
+ * once and nothing else. An accepted one is held until the operation finishes through this replica
+ * (200) or its wait, at most `resultHoldMs`, passes (204). No answer carries operation data: the API
+ * reads the operation from the table.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Clock } from '../../shared/clock.ts';
+import type { Logger } from '../../shared/log.ts';
+import { RESULT_ASK_HEADER, RESULT_ASK_PATH, RESULT_FINISHED, RESULT_NOT_YET, verifyResultAsk } from '../../shared/wake/result-ask.ts';
+import type { WakeConfig } from './config.ts';
+import { DatagramRate, NonceWindow } from './guard.ts';
+import type { ResultNews } from './result-news.ts';
+
+export type ResultAskOutcome = 'finished' | 'not_yet' | 'malformed' | 'forged' | 'stale' | 'replayed' | 'rate_limited' | 'busy';
+
+export interface ResultEndpointOptions {
+  config: Pick<WakeConfig, 'host' | 'maxAgeMs' | 'maxPerSecond' | 'resultHoldMs' | 'maxResultWaiters'>;
+  /** The TCP port: the wake endpoint's. */
+  port: number;
+  secret: string;
+  clock: Clock;
+  log: Logger;
+  news: ResultNews;
+  /** Hears every ask's outcome (the metrics). */
+  counted?(outcome: ResultAskOutcome): void;
+}
+
+export interface ResultEndpoint {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+const REFUSED: Record<Exclude<ResultAskOutcome, 'finished' | 'not_yet'>, number> = {
+  malformed: 403,
+  forged: 403,
+  stale: 403,
+  replayed: 403,
+  rate_limited: 429,
+  busy: 503,
+};
+
+export async function startResultEndpoint(options: ResultEndpointOptions): Promise<ResultEndpoint> {
+  const { config, secret, clock, log, news } = options;
+  const rate = new DatagramRate(config.maxPerSecond, clock.now());
+  const nonces = new NonceWindow(config.maxAgeMs, config.maxPerSecond * Math.ceil((config.maxAgeMs * 2) / 1000));
+  let refusalsLogged = 0;
+  const answer = (res: ServerResponse, outcome: ResultAskOutcome): void => {
+    options.counted?.(outcome);
+    if (outcome !== 'finished' && outcome !== 'not_yet' && outcome !== 'rate_limited' && outcome !== 'busy' && refusalsLogged++ < 5) log.warn({ outcome }, 'result ask refused');
+    const status = outcome === 'finished' ? RESULT_FINISHED : outcome === 'not_yet' ? RESULT_NOT_YET : REFUSED[outcome];
+    if (!res.headersSent) res.writeHead(status, { 'content-length': '0', 'cache-control': 'no-store' }).end();
+  };
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (req.method !== 'GET' || req.url !== RESULT_ASK_PATH) return answer(res, 'malformed');
+    const now = clock.now();
+    if (!rate.take(now)) return answer(res, 'rate_limited');
+    const header = req.headers[RESULT_ASK_HEADER];
+    const ask = verifyResultAsk(secret, typeof header === 'string' ? header : undefined);
+    if (ask === 'malformed' || ask === 'forged') return answer(res, ask);
+    const refusal = nonces.admit(ask.nonce, ask.at, now);
+    if (refusal !== undefined) return answer(res, refusal);
+    if (news.waiting >= config.maxResultWaiters && !news.finishedHere(ask.operationId)) return answer(res, 'busy');
+    const gone = new AbortController();
+    res.once('close', () => gone.abort());
+    const finished = await news.until(ask.operationId, Math.min(ask.waitMs, config.resultHoldMs), gone.signal);
+    answer(res, finished ? 'finished' : 'not_yet');
+  };
+  const server: Server = createServer({ keepAlive: true, requestTimeout: config.resultHoldMs + 5_000, headersTimeout: 5_000, maxHeaderSize: 4096 }, (req, res) => {
+    req.resume();
+    handle(req, res).catch((err: unknown) => {
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'result ask failed');
+      if (!res.headersSent) res.writeHead(500, { 'content-length': '0' }).end();
+    });
+  });
+  // An idle connection from the API is kept for its next ask, not forever.
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.on('error', (err) => log.warn({ err: err.message }, 'result endpoint error'));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  log.info({ host: config.host, port }, 'result endpoint listening');
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
