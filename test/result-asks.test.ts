@@ -1,0 +1,237 @@
+/**
+ * Result asks end to end (docs/protocol.md#6b-wakes): the API and a driver replica share only the
+ * table and the wake secret, as deployed; a request waiting for an operation asks the replica (HTTP
+ * over TCP on the wake port) and reads the table once told. Real sockets, a real gRPC agent, dynalite.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Hono } from 'hono';
+import { request } from 'node:http';
+import * as v from 'valibot';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { parseDriverGrpcConfig } from '../driver/config.ts';
+import { DRIVER_MODULES } from '../driver/modules.ts';
+import { wakeSectionSchema } from '../driver/wake/config.ts';
+import { startWakeableDriver } from '../driver/wake/replica.ts';
+import { createApp } from '../functions/app.ts';
+import { createApiAuth } from '../functions/auth/authenticator.ts';
+import type { ApiEnv } from '../functions/auth/caller.ts';
+import { WakeSender } from '../functions/wake/sender.ts';
+import { systemClock } from '../shared/clock.ts';
+import { silentLogger } from '../shared/log.ts';
+import { liveSessions } from '../shared/table/agents/sessions.ts';
+import { PK } from '../shared/table/core/keys.ts';
+import { createDocumentClient, type TableRef } from '../shared/table/core/client.ts';
+import { finishOperation } from '../shared/table/operations/operations.ts';
+import { putAgentStaticAccounts } from '../shared/table/sources/agent-static.ts';
+import { parseWakeAddress } from '../shared/wake/address.ts';
+import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH } from '../shared/wake/result-ask.ts';
+import { AGENT_TOKEN, FAST_ASSIGNMENT, FAST_OPERATIONS, useAccountsWorld } from './support/accounts-world.ts';
+import { TEST_ADMIN_TOKEN, adminTokenAuth } from './support/api.ts';
+import { TestIssuer, oidcConfig } from './support/oidc.ts';
+import { getOperation, submitOperation } from './support/operations.ts';
+
+const world = useAccountsWorld();
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+  world.kube.faults.clear();
+});
+const SECRET = 'result-ask-secret-for-tests-0123456789ab';
+const RARELY = 60_000;
+const WAIT = { timeout: 20_000, interval: 20 };
+/** Long enough for the waiting request to have asked the replica, and for a poll schedule to read several times. */
+const SETTLE_MS = 400;
+/** How long the test API server takes to answer the operation's apply: the wait spans a few poll periods. */
+const SLOW_APPLY_MS = 1_500;
+const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
+const CONFIG_MAP = (name: string) => ({ action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { a: '1' } }] });
+
+/** Reads of operation items by the API, counted on its own client. */
+class CountedTable {
+  readonly table: TableRef;
+  operationReads = 0;
+
+  constructor(tableName: string, endpoint: string) {
+    const client: DynamoDBDocumentClient = createDocumentClient({ endpoint, region: 'local', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const key = (args.input as { Key?: { pk?: unknown } }).Key;
+        if (context.commandName === 'GetItemCommand' && key?.pk === PK.operation) this.operationReads++;
+        return next(args);
+      },
+      { step: 'initialize', name: 'countOperationReads' },
+    );
+    this.table = { client, tableName };
+  }
+}
+
+interface AskWorld {
+  /** The API as deployed: wakes and result asks. */
+  app: Hono<ApiEnv>;
+  wakes: WakeSender;
+  /** Stops the replica (once). */
+  stop(): Promise<void>;
+  counted: CountedTable;
+  address: { host: string; port: number };
+}
+
+async function start(wake: Record<string, unknown> = {}): Promise<AskWorld> {
+  await world.fresh([{ name: 'prod' }]);
+  const driver = await startWakeableDriver({
+    config: parseDriverGrpcConfig({
+      grpc: { host: '127.0.0.1', port: 0 },
+      auth: { tokens: [AGENT_TOKEN] },
+      sessions: { heartbeatIntervalMs: 200, leaseMs: 5_000 },
+      assignment: { ...FAST_ASSIGNMENT, pollIntervalMs: 200 },
+      operations: { ...FAST_OPERATIONS, pollIntervalMs: RARELY },
+    }),
+    table: world.table,
+    log: world.driverLogs.log,
+    modules: DRIVER_MODULES,
+    wake: v.parse(wakeSectionSchema, { host: '127.0.0.1', port: 0, ...wake }),
+    wakeSecret: SECRET,
+  });
+  const counted = new CountedTable(world.table.tableName, world.tables.endpoint);
+  const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: SECRET });
+  const app = createApp({ table: counted.table, clock: systemClock, auth: adminTokenAuth(), wakes });
+  let closed: Promise<void> | undefined;
+  const stop = () => (closed ??= driver.close(100));
+  cleanups.push(async () => {
+    wakes.close();
+    await stop();
+  });
+  await world.agent('a1', { target: `127.0.0.1:${driver.port}` });
+  await vi.waitFor(async () => expect(await liveSessions(world.table, Date.now())).toHaveLength(1), WAIT);
+  const [session] = await liveSessions(world.table, Date.now());
+  const address = parseWakeAddress(session?.wake ?? '') ?? { host: '', port: 0 };
+  await call(app, 'POST', '/vendor/accounts', [{ name: 'prod', kubeconfigFile: world.kubeconfig('prod') }]);
+  await call(app, 'PATCH', '/vendor/accounts', [{ name: 'prod', state: 'ACTIVE' }]);
+  await vi.waitFor(async () => expect((await world.record('prod'))?.agents['a1']?.ok).toBe(true), WAIT);
+  return { app, wakes, stop, counted, address };
+}
+
+async function call(app: Hono<ApiEnv>, method: string, path: string, body?: unknown): Promise<void> {
+  const res = await app.request(path, { method, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  expect(res.status).toBe(200);
+}
+
+/** An operation under way (its apply slowed or held by the test API server) and a GET `?wait` for it. */
+async function waitingGet(w: AskWorld, name: string) {
+  const stored = await submitOperation(w.app, 'prod', CONFIG_MAP(name));
+  expect(stored.status).toBe(202);
+  const id = stored.json.id as string;
+  const asked = vi.spyOn(w.wakes.results, 'listen');
+  const before = w.counted.operationReads;
+  const view = getOperation(w.app, id, 30);
+  await vi.waitFor(() => expect(asked).toHaveBeenCalled(), WAIT);
+  await settle();
+  return { id, view, reads: () => w.counted.operationReads - before };
+}
+
+/** One raw ask to the replica: its status and body. */
+function ask(address: { host: string; port: number }, header: string | undefined): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: address.host, port: address.port, path: RESULT_ASK_PATH, headers: header === undefined ? {} : { [RESULT_ASK_HEADER]: header } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('result asks between the API and a driver replica', () => {
+  it('a waiting GET hears of the result from the replica: no table poll while it waits', async () => {
+    const w = await start();
+    world.kube.faults.latency(SLOW_APPLY_MS, { resource: 'configmaps', name: 'pushed' });
+    const waiting = await waitingGet(w, 'pushed');
+    // Only the GET's own read so far: it waits on the replica, not on the table.
+    expect(waiting.reads()).toBe(1);
+    expect((await waiting.view).state).toBe('SUCCEEDED');
+    // Its first read, the fallback read of each second waited, and the read once told.
+    expect(waiting.reads()).toBeLessThanOrEqual(2 + Math.ceil(SLOW_APPLY_MS / 1000));
+  });
+
+  it('a replica that takes no asks leaves the wait to the table: the caller still gets the result', async () => {
+    const w = await start({ results: false });
+    world.kube.faults.latency(SLOW_APPLY_MS, { resource: 'configmaps', name: 'polled' });
+    const waiting = await waitingGet(w, 'polled');
+    expect((await waiting.view).state).toBe('SUCCEEDED');
+    // The ask was refused (nothing listens on TCP): the wait read the table on its tight schedule.
+    expect(waiting.reads()).toBeGreaterThan(2 + Math.ceil(SLOW_APPLY_MS / 1000));
+  });
+
+  it('a replica gone while it holds the ask: the wait falls back to the table and sees a result written elsewhere', async () => {
+    const w = await start();
+    world.kube.faults.hang({ resource: 'configmaps', name: 'orphaned' });
+    const waiting = await waitingGet(w, 'orphaned');
+    expect(waiting.reads()).toBe(1);
+    await w.stop();
+    // Another replica records the result.
+    expect(await finishOperation(world.table, waiting.id, { state: 'SUCCEEDED', message: 'recorded elsewhere' }, Date.now())).toBeDefined();
+    const view = await waiting.view;
+    expect(view.state).toBe('SUCCEEDED');
+    expect(view.message).toBe('recorded elsewhere');
+  });
+
+  it('refuses a forged, replayed, stale or malformed ask at once, the same way for any operation', async () => {
+    const w = await start();
+    const reply = await submitOperation(w.app, 'prod', CONFIG_MAP('asked'));
+    const id = reply.json.id as string;
+    expect((await getOperation(w.app, id, 30)).state).toBe('SUCCEEDED');
+    const now = Date.now();
+    const valid = encodeResultAsk(SECRET, id, 1_000, now);
+    expect(await ask(w.address, valid)).toEqual({ status: 200, body: '' });
+    const refused = { status: 403, body: '' };
+    // The very same ask again: replayed.
+    expect(await ask(w.address, valid)).toEqual(refused);
+    // Another secret: forged.
+    expect(await ask(w.address, encodeResultAsk('another-secret-0123456789abcdefghijkl', id, 1_000, now))).toEqual(refused);
+    // A valid ask with its id changed: the signature no longer matches.
+    expect(await ask(w.address, valid.replace(id, `${id.slice(0, -1)}${id.endsWith('a') ? 'b' : 'a'}`))).toEqual(refused);
+    // Made longer ago, or further ahead, than wake.maxAgeMs: stale.
+    expect(await ask(w.address, encodeResultAsk(SECRET, id, 1_000, now - 31_000))).toEqual(refused);
+    expect(await ask(w.address, encodeResultAsk(SECRET, id, 1_000, now + 31_000))).toEqual(refused);
+    expect(await ask(w.address, 'vr1 nonsense')).toEqual(refused);
+    expect(await ask(w.address, undefined)).toEqual(refused);
+    // An operation that never finished here is refused in the same way when forged.
+    expect(await ask(w.address, encodeResultAsk('another-secret-0123456789abcdefghijkl', 'no-such-operation', 1_000, now))).toEqual(refused);
+    // A valid ask for one that has not finished here is held, then answered "not yet".
+    expect(await ask(w.address, encodeResultAsk(SECRET, 'no-such-operation', 200, Date.now()))).toEqual({ status: 204, body: '' });
+  });
+});
+
+describe('result asks and who may read an operation', () => {
+  let issuer: TestIssuer;
+  let kid: string;
+  beforeAll(async () => {
+    issuer = await TestIssuer.start();
+    kid = await issuer.addKey('ES256');
+  });
+  afterAll(() => issuer.close());
+
+  it('the API authorizes the caller before it asks any replica: a stranger learns nothing', async () => {
+    await world.fresh([]);
+    await putAgentStaticAccounts(world.table, 'agent-1', 'agents_ns', [{ name: 'guarded', permissions: [{ READ: ['dev'] }, { WRITE: ['ops'] }] }], Date.now());
+    const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: SECRET });
+    cleanups.push(() => wakes.close());
+    const app = createApp({ table: world.table, clock: systemClock, auth: createApiAuth({ oidc: oidcConfig(issuer), accountManagerRoles: [] }, { production: false, clock: systemClock }), wakes });
+    const as = async (group: string) => ({ authorization: `Bearer ${await issuer.token({ sub: `user-${group}`, groups: [group] }, { kid })}` });
+    const posted = await app.request('/vendor/accounts/guarded/operations', {
+      method: 'POST',
+      headers: { ...(await as('ops')), 'content-type': 'application/json', 'Idempotency-Key': 'k1' },
+      body: JSON.stringify(CONFIG_MAP('guarded')),
+    });
+    expect(posted.status).toBe(202);
+    const id = ((await posted.json()) as { id: string }).id;
+    const asked = vi.spyOn(wakes.results, 'replicasOf');
+    const stranger = await app.request(`/vendor/operations/${id}?wait=1`, { headers: await as('someone-else') });
+    expect(stranger.status).toBe(404);
+    expect(asked).not.toHaveBeenCalled();
+    const reader = await app.request(`/vendor/operations/${id}?wait=1`, { headers: await as('dev') });
+    expect(reader.status).toBe(200);
+    expect(asked).toHaveBeenCalledTimes(1);
+  });
+});
