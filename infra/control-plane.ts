@@ -7,8 +7,9 @@
  * - the driver: `driver/main.ts` in a container on ECS Fargate, at least two tasks, behind an
  *   Application Load Balancer that carries gRPC (HTTP/2) and checks `grpc.health.v1.Health/Check`;
  * - wakes (docs/protocol.md#6b-wakes): the API function runs in the VPC, in a security group of its
- *   own, and the driver tasks' group admits UDP on the wake port from that group; the secret both
- *   sign and check wakes with is an SST secret linked to both (docs/deploy.md, "Wakes");
+ *   own, and the driver tasks' group admits UDP (wakes) and TCP (result asks) on the wake port from
+ *   that group alone; the secret both sign and check them with is an SST secret linked to both
+ *   (docs/deploy.md, "Wakes");
  * - the API's OIDC settings as SST secrets reaching the code through links. Agents hold no
  *   fleet-wide secret: each cluster's token is issued for its own identity through the API once the
  *   control plane runs (docs/deploy.md, "Agent credentials: issue, rotate, revoke").
@@ -34,7 +35,7 @@ export const DEPLOYED = {
    */
   driverMetricsPort: 9464,
   /**
-   * The driver's wake port (`wake.port`, UDP, docs/protocol.md#6b-wakes), set in
+   * The driver's wake port (`wake.port`, UDP for wakes and TCP for result asks, docs/protocol.md#6b-wakes), set in
    * deploy/driver/vendor-driver.aws.yml: reached from the API function's security group only.
    */
   driverWakePort: 9092,
@@ -137,7 +138,7 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
   const vpc = new sst.aws.Vpc('VendorVpc', { az: 2, nat: 'ec2' });
   const apiSecurityGroup = new aws.ec2.SecurityGroup('VendorApiSecurityGroup', {
     vpcId: vpc.id,
-    description: 'The management API function: nothing comes in; out to the table, the OIDC issuer and the driver tasks wake port',
+    description: 'The management API function: nothing comes in; out to the table, the OIDC issuer and the driver tasks wake port (UDP wakes, TCP result asks)',
     egress: [{ protocol: '-1', fromPort: 0, toPort: 0, cidrBlocks: ['0.0.0.0/0'] }],
   });
   // The tasks run in the VPC's own group; this rule is what lets wakes in, whatever else that group allows.
@@ -148,6 +149,16 @@ export function controlPlane({ stage, env }: ControlPlaneInput): Record<string, 
     fromPort: DEPLOYED.driverWakePort,
     toPort: DEPLOYED.driverWakePort,
     description: 'wakes from the management API function',
+  });
+  // The same port number over TCP: the API's result asks (a waiting request asks the replica whether
+  // its operation has finished), from that group alone as well.
+  new aws.vpc.SecurityGroupIngressRule('VendorDriverResultAskIngress', {
+    securityGroupId: vpc.securityGroups.apply((groups) => groups[0] as string),
+    referencedSecurityGroupId: apiSecurityGroup.id,
+    ipProtocol: 'tcp',
+    fromPort: DEPLOYED.driverWakePort,
+    toPort: DEPLOYED.driverWakePort,
+    description: 'result asks from the management API function',
   });
 
   const reserved = positiveInteger(env, 'VENDOR_API_RESERVED_CONCURRENCY') ?? (production ? DEPLOYED.productionReservedConcurrency : 0);

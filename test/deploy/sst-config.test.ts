@@ -245,24 +245,27 @@ describe('sst.config.ts: wakes from the API to the driver tasks', () => {
     }
   });
 
-  it('lets only the API function\'s group reach the driver tasks on the wake port, over UDP, which the driver listens on by default and in its deployed file', () => {
+  it('lets only the API function\'s group reach the driver tasks on the wake port, over UDP (wakes) and TCP (result asks), which the driver listens on by default and in its deployed file', () => {
     stageRun('dev');
-    const rule = ofType('aws.vpc.SecurityGroupIngressRule');
+    const rules = recorder.components.filter((c) => c.type === 'aws.vpc.SecurityGroupIngressRule');
     const group = ofType('aws.ec2.SecurityGroup');
     const defaultPort = v.parse(wakeSectionSchema, {}).port;
-    expect(resolved(rule.args)).toEqual({
+    const rule = (ipProtocol: string) => ({
       securityGroupId: 'VendorVpc-security-group',
       referencedSecurityGroupId: `vendor-agent-dev-${group.name}`,
-      ipProtocol: 'udp',
+      ipProtocol,
       fromPort: defaultPort,
       toPort: defaultPort,
       description: expect.any(String),
     });
+    expect(rules.map((r) => resolved(r.args))).toEqual([rule('udp'), rule('tcp')]);
+    expect(v.parse(wakeSectionSchema, {}).results).toBe(true);
     const deployedFile = parseDriverFile(readFileSync(resolve(ROOT, 'deploy/driver/vendor-driver.aws.yml'), 'utf8'), 'vendor-driver.aws.yml');
     expect(deployedFile.wake).toMatchObject({ enabled: true, port: defaultPort, host: '0.0.0.0' });
     // The load balancer forwards gRPC alone: the wake port is not reachable from outside the VPC.
     const lb = ofType('sst.aws.Service').args.loadBalancer as { rules: { listen: string; forward: string }[] };
     expect(lb.rules.map((r) => r.forward)).not.toContain(`${defaultPort}/udp`);
+    expect(lb.rules.map((r) => r.forward)).not.toContain(`${defaultPort}/tcp`);
   });
 
   it('links the wake secret to both the API function and the driver service', () => {
