@@ -14,6 +14,10 @@ import { systemClock } from '../shared/clock.ts';
 import { silentLogger } from '../shared/log.ts';
 import { PROTOCOL_VERSION } from '../shared/protocol/messages.ts';
 import { liveSessions } from '../shared/table/agents/sessions.ts';
+import { PK } from '../shared/table/core/keys.ts';
+import { createDocumentClient } from '../shared/table/core/client.ts';
+import { compress, createOperation, finishOperation } from '../shared/table/operations/operations.ts';
+import { requestHash } from '../shared/operations/hash.ts';
 import { RawAgent } from './raw-agent.ts';
 import { AGENT_TOKEN, AccountsWorld } from './support/accounts-world.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from './support/api.ts';
@@ -102,5 +106,47 @@ describe('a driver process with wakes', () => {
     expect(session).toBeDefined();
     expect(session?.wake).toBeUndefined();
     expect(child.stdout.some((l) => l.includes('wake endpoint off'))).toBe(true);
+  });
+
+  it('a killed replica holding a result ask: the waiting GET falls back to the table and gets the result another replica wrote', async () => {
+    await world.fresh([{ name: 'prod' }]);
+    const child = await driverProcess({ host: '127.0.0.1', port: 0 });
+    const port = (JSON.parse(await child.line((l) => l.includes('"msg":"driver listening"'))) as { port: number }).port;
+    const agent = RawAgent.messages({ port, token: AGENT_TOKEN });
+    agents.push(agent);
+    agent.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId: 'raw', zone: 'z', agentVersion: '0' } });
+    expect((await agent.next()).body).toBe('welcome');
+    await vi.waitFor(async () => expect((await liveSessions(world.table, Date.now(), 'z'))[0]?.wake).toBeDefined(), WAIT);
+
+    // The API's reads of operation items, counted on its own client.
+    let reads = 0;
+    const client = createDocumentClient({ endpoint: world.tables.endpoint, region: 'local', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'GetItemCommand' && (args.input as { Key?: { pk?: unknown } }).Key?.pk === PK.operation) reads++;
+        return next(args);
+      },
+      { step: 'initialize', name: 'countOperationReads' },
+    );
+    const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: SECRET });
+    const app = createApp({ table: { client, tableName: world.table.tableName }, clock: systemClock, auth: adminTokenAuth(), wakes });
+    const headers = { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    expect((await app.request('/vendor/accounts', { method: 'POST', headers, body: JSON.stringify([{ name: 'prod', zoneId: 'z', kubeconfigFile: world.kubeconfig('prod') }]) })).status).toBe(200);
+    const request = { action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'default' } }] };
+    const { record } = await createOperation(world.table, { account: 'prod', submittedBy: 'admin-token', idempotencyKey: 'k1', requestHash: requestHash('prod', request), request: compress(request), record: { action: 'deploy', objects: 1 }, now: Date.now() });
+
+    const asked = vi.spyOn(wakes.results, 'listen');
+    const waiting = app.request(`/vendor/operations/${record.id}?wait=30`, { headers });
+    await vi.waitFor(() => expect(asked).toHaveBeenCalled(), WAIT);
+    await new Promise((r) => setTimeout(r, 400));
+    // The replica holds the ask: no read of the table since the GET's own.
+    expect(reads).toBe(1);
+    child.process.kill('SIGKILL');
+    await child.exited;
+    expect(await finishOperation(world.table, record.id, { state: 'SUCCEEDED', message: 'recorded by another replica' }, Date.now())).toBeDefined();
+    const res = await waiting;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: record.id, state: 'SUCCEEDED', message: 'recorded by another replica' });
+    wakes.close();
   });
 });
