@@ -148,14 +148,14 @@ export async function submitOperation(
 /**
  * How long to wait before reading an operation someone waits for again. With news of its result on
  * the way (a driver in this process, or a replica answering the result ask) the reads are only a
- * fallback, once a second. Without: after 25 ms, then every 50 ms for the first two seconds (where
- * nearly every operation finishes: a result is seen at most 50 ms after it is stored), every 250 ms
- * until five seconds, then every second (docs/operations.md#waiting-for-the-result).
+ * fallback, once a second. Without: every 25 ms for the first second (where a replica polling the
+ * queue every 250 ms hands nearly every operation out and it finishes), every 50 ms until two
+ * seconds, every 250 ms until five, then every second (docs/operations.md#waiting-for-the-result).
  */
-export function pollStep(step: number, waitedMs: number, news: boolean): number {
+function pollStep(waitedMs: number, news: boolean): number {
   if (news || waitedMs >= 5000) return 1000;
   if (waitedMs >= 2000) return 250;
-  return step === 0 ? 25 : 50;
+  return waitedMs >= 1000 ? 50 : 25;
 }
 
 /** What a waiting request may hear before its next read: the finished operation (this process), "read it now" (a replica), or that no news will come. */
@@ -190,10 +190,10 @@ async function waitFinished(
   let news: Promise<ResultNews> | undefined =
     notified === undefined ? (await askedNews(deps, op, waitMs, signal))?.news : notified.then((record) => (record === undefined ? 'lost' : { record }));
   let current = op;
-  for (let step = 0; !isFinished(current.state); step++) {
+  while (!isFinished(current.state)) {
     const left = deadline - deps.clock.now();
     if (left <= 0 || signal.aborted) return current;
-    const pause = Math.min(left, pollStep(step, deps.clock.now() - started, news !== undefined));
+    const pause = Math.min(left, pollStep(deps.clock.now() - started, news !== undefined));
     const heard = await Promise.race([deps.clock.sleep(pause, signal).then(() => undefined, () => undefined), ...(news === undefined ? [] : [news])]);
     if (heard !== undefined && heard !== 'finished' && heard !== 'lost') return heard.record;
     // Told to read now, or told no news will come: either way the table decides, and polls from here.

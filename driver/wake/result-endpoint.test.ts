@@ -1,0 +1,86 @@
+import { request } from 'node:http';
+import { describe, expect, it, vi } from 'vitest';
+import { silentLogger } from '../../shared/log.ts';
+import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH } from '../../shared/wake/result-ask.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
+import { startResultEndpoint, type ResultAskOutcome } from './result-endpoint.ts';
+import { ResultNews } from './result-news.ts';
+
+const SECRET = 'result-endpoint-secret-0123456789abcdef';
+
+async function endpoint(clock: ManualClock, limits: { maxPerSecond?: number; maxResultWaiters?: number } = {}) {
+  const news = new ResultNews(clock, 60_000, 3);
+  const outcomes: ResultAskOutcome[] = [];
+  const e = await startResultEndpoint({
+    config: { host: '127.0.0.1', maxAgeMs: 30_000, maxPerSecond: limits.maxPerSecond ?? 100, resultHoldMs: 20_000, maxResultWaiters: limits.maxResultWaiters ?? 100 },
+    port: 0,
+    secret: SECRET,
+    clock,
+    log: silentLogger(),
+    news,
+    counted: (o) => outcomes.push(o),
+  });
+  return { e, news, outcomes };
+}
+
+function ask(port: number, header: string, method = 'GET', path = RESULT_ASK_PATH): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method, headers: { [RESULT_ASK_HEADER]: header } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the result-ask endpoint', () => {
+  it('holds a valid ask until the operation finishes here, and answers one that finished just before at once', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const { e, news, outcomes } = await endpoint(clock);
+    try {
+      const held = ask(e.port, encodeResultAsk(SECRET, 'op-1', 10_000, clock.now()));
+      await vi.waitFor(() => expect(news.waiting).toBe(1));
+      news.finished('op-1');
+      expect(await held).toBe(200);
+      expect(await ask(e.port, encodeResultAsk(SECRET, 'op-1', 10_000, clock.now()))).toBe(200);
+      // Another operation: held for its wait, then "not yet".
+      const other = ask(e.port, encodeResultAsk(SECRET, 'op-2', 5_000, clock.now()));
+      await vi.waitFor(() => expect(news.waiting).toBe(1));
+      clock.advance(5_000);
+      expect(await other).toBe(204);
+      expect(outcomes).toEqual(['finished', 'finished', 'not_yet']);
+      expect(news.waiting).toBe(0);
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('refuses asks over the rate (429) and over maxResultWaiters (503) at once, and anything but the ask path', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const { e, news, outcomes } = await endpoint(clock, { maxPerSecond: 3, maxResultWaiters: 1 });
+    try {
+      const held = ask(e.port, encodeResultAsk(SECRET, 'op-1', 10_000, clock.now()));
+      await vi.waitFor(() => expect(news.waiting).toBe(1));
+      expect(await ask(e.port, encodeResultAsk(SECRET, 'op-2', 10_000, clock.now()))).toBe(503);
+      expect(await ask(e.port, encodeResultAsk(SECRET, 'op-3', 10_000, clock.now()))).toBe(503);
+      expect(await ask(e.port, encodeResultAsk(SECRET, 'op-4', 10_000, clock.now()))).toBe(429);
+      expect(await ask(e.port, encodeResultAsk(SECRET, 'op-1', 10_000, clock.now()), 'POST')).toBe(403);
+      expect(await ask(e.port, encodeResultAsk(SECRET, 'op-1', 10_000, clock.now()), 'GET', '/other')).toBe(403);
+      news.finished('op-1');
+      expect(await held).toBe(200);
+      expect(outcomes).toEqual(['busy', 'busy', 'rate_limited', 'malformed', 'malformed', 'finished']);
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('remembers at most maxKept finished operations, the oldest forgotten first', () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const news = new ResultNews(clock, 60_000, 3);
+    for (const id of ['a', 'b', 'c', 'd']) news.finished(id);
+    expect(['a', 'b', 'c', 'd'].map((id) => news.finishedHere(id))).toEqual([false, true, true, true]);
+    clock.advance(60_001);
+    expect(news.finishedHere('d')).toBe(false);
+  });
+});
