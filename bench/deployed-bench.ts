@@ -39,6 +39,8 @@ export interface DeployedOptions {
   driverConfig?: Record<string, unknown>;
   /** Extra environment of the replicas and the API for this wakes mode. */
   env?: Record<string, string>;
+  /** `off`: the replicas answer no result asks (`wake.results: false`); shown on the line. */
+  resultAsks?: 'off';
 }
 
 /** The plane's settings shared by every figure. */
@@ -119,6 +121,7 @@ export async function runDeployedOperations(options: DeployedOptions, emit: (lin
         target: TARGET_NAMES[account.target],
         layout: LAYOUT,
         wakes: options.wakes,
+        ...(options.resultAsks === undefined ? {} : { result_asks: options.resultAsks }),
         poll_interval_ms: options.pollIntervalMs,
         path: 'POST ?wait (Idempotency-Key) until SUCCEEDED, over HTTP through the Lambda adapter',
         ...path,
@@ -210,10 +213,10 @@ const BENCH_WAKE_SECRET = 'bench-wake-secret-0123456789abcdef0123';
  * replica a wake endpoint on loopback; `off` keeps the secret but turns the replicas' endpoint off
  * (`wake.enabled: false`), so the API has nowhere to send and every hand-off waits for a poll.
  */
-export function wakesSettings(mode: WakesMode): { driverConfig?: Record<string, unknown>; env?: Record<string, string> } {
+export function wakesSettings(mode: WakesMode, resultAsks = true): { driverConfig?: Record<string, unknown>; env?: Record<string, string> } {
   if (mode === 'absent') return {};
   return {
-    driverConfig: { wake: mode === 'on' ? { enabled: true, host: '127.0.0.1', port: 0 } : { enabled: false } },
+    driverConfig: { wake: mode === 'on' ? { enabled: true, host: '127.0.0.1', port: 0, results: resultAsks } : { enabled: false } },
     env: { VENDOR_WAKE_SECRET: BENCH_WAKE_SECRET },
   };
 }

@@ -7,10 +7,13 @@ const n = (name: string, fallback: number) => Number(process.env[name] ?? fallba
 const print = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
 const layouts = (process.env.BENCH_LAYOUT ?? 'deployed').split(',');
 for (const layout of layouts) if (layout !== 'deployed' && layout !== 'in-process') throw new Error(`BENCH_LAYOUT: ${JSON.stringify(layout)} is not deployed or in-process`);
+// BENCH_RESULT_ASKS=off: with wakes on, the replicas answer no result asks (`wake.results: false`), so
+// waiting requests read the table: the same run's comparison for what the asks save.
+const resultAsks = process.env.BENCH_RESULT_ASKS !== 'off';
 if (layouts.includes('deployed')) {
   for (const wakes of wakesModes(process.env.BENCH_WAKES, ['on', 'off'])) {
     await runDeployedOperations(
-      { warmup: n('BENCH_WARMUP', 20), rounds: n('BENCH_SINGLE', 200), real: process.env.BENCH_REAL !== '0', wakes, pollIntervalMs: n('BENCH_POLL_MS', 250), ...wakesSettings(wakes) },
+      { warmup: n('BENCH_WARMUP', 20), rounds: n('BENCH_SINGLE', 200), real: process.env.BENCH_REAL !== '0', wakes, pollIntervalMs: n('BENCH_POLL_MS', 250), ...wakesSettings(wakes, resultAsks), ...(resultAsks ? {} : { resultAsks: 'off' }) },
       print,
     );
   }

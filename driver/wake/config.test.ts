@@ -5,7 +5,7 @@ import { DEFAULT_WAKE_PORT } from './config.ts';
 
 describe('wake of vendor-driver.yml', () => {
   it('defaults to an endpoint on every interface at the default port, taken only with a secret', () => {
-    expect(parseDriverFile('{}', 'vendor-driver.yml').wake).toEqual({ enabled: true, host: '0.0.0.0', port: DEFAULT_WAKE_PORT, maxAgeMs: 30_000, maxPerSecond: 200, results: true, resultHoldMs: 20_000, maxResultWaiters: 1_000 });
+    expect(parseDriverFile('{}', 'vendor-driver.yml').wake).toEqual({ enabled: true, host: '0.0.0.0', port: DEFAULT_WAKE_PORT, maxAgeMs: 30_000, maxPerSecond: 200, results: true, resultHoldMs: 20_000, maxResultAsksPerSecond: 1_000, maxResultWaiters: 1_000 });
     expect(parseDriverFile('wake: { enabled: false }', 'vendor-driver.yml').wake.enabled).toBe(false);
   });
 
@@ -19,8 +19,8 @@ describe('wake of vendor-driver.yml', () => {
   });
 
   it('checks the result-ask keys by validate too', () => {
-    const checked = checkDriverText('wake:\n  results: maybe\n  resultHoldMs: 10\n  maxResultWaiters: 0\n', 'vendor-driver.yml');
+    const checked = checkDriverText('wake:\n  results: maybe\n  resultHoldMs: 10\n  maxResultAsksPerSecond: 0\n  maxResultWaiters: 0\n', 'vendor-driver.yml');
     expect(checked.config).toBeUndefined();
-    expect(checked.problems.map((p) => p.path).sort()).toEqual(['wake.maxResultWaiters', 'wake.resultHoldMs', 'wake.results']);
+    expect(checked.problems.map((p) => p.path).sort()).toEqual(['wake.maxResultAsksPerSecond', 'wake.maxResultWaiters', 'wake.resultHoldMs', 'wake.results']);
   });
 });

@@ -33,6 +33,8 @@ export const wakeSectionSchema = v.strictObject({
   results: v.optional(v.boolean('must be true or false'), true),
   /** The longest an ask is held before it is answered "not yet" (the API asks again). */
   resultHoldMs: v.optional(int(100, 60_000), 20_000),
+  /** Asks taken per second, forged or not (apart from the datagrams); more are answered 429 unchecked. */
+  maxResultAsksPerSecond: v.optional(int(1, 100_000), 1_000),
   /** Asks held at once; more are answered 503 at once (the API then reads the table). */
   maxResultWaiters: v.optional(int(1, 100_000), 1_000),
 });

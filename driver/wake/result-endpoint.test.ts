@@ -12,7 +12,7 @@ async function endpoint(clock: ManualClock, limits: { maxPerSecond?: number; max
   const news = new ResultNews(clock, 60_000, 3);
   const outcomes: ResultAskOutcome[] = [];
   const e = await startResultEndpoint({
-    config: { host: '127.0.0.1', maxAgeMs: 30_000, maxPerSecond: limits.maxPerSecond ?? 100, resultHoldMs: 20_000, maxResultWaiters: limits.maxResultWaiters ?? 100 },
+    config: { host: '127.0.0.1', maxAgeMs: 30_000, maxResultAsksPerSecond: limits.maxPerSecond ?? 100, resultHoldMs: 20_000, maxResultWaiters: limits.maxResultWaiters ?? 100 },
     port: 0,
     secret: SECRET,
     clock,

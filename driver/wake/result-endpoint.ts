@@ -18,7 +18,7 @@ import type { ResultNews } from './result-news.ts';
 export type ResultAskOutcome = 'finished' | 'not_yet' | 'malformed' | 'forged' | 'stale' | 'replayed' | 'rate_limited' | 'busy';
 
 export interface ResultEndpointOptions {
-  config: Pick<WakeConfig, 'host' | 'maxAgeMs' | 'maxPerSecond' | 'resultHoldMs' | 'maxResultWaiters'>;
+  config: Pick<WakeConfig, 'host' | 'maxAgeMs' | 'maxResultAsksPerSecond' | 'resultHoldMs' | 'maxResultWaiters'>;
   /** The TCP port: the wake endpoint's. */
   port: number;
   secret: string;
@@ -45,8 +45,8 @@ const REFUSED: Record<Exclude<ResultAskOutcome, 'finished' | 'not_yet'>, number>
 
 export async function startResultEndpoint(options: ResultEndpointOptions): Promise<ResultEndpoint> {
   const { config, secret, clock, log, news } = options;
-  const rate = new DatagramRate(config.maxPerSecond, clock.now());
-  const nonces = new NonceWindow(config.maxAgeMs, config.maxPerSecond * Math.ceil((config.maxAgeMs * 2) / 1000));
+  const rate = new DatagramRate(config.maxResultAsksPerSecond, clock.now());
+  const nonces = new NonceWindow(config.maxAgeMs, config.maxResultAsksPerSecond * Math.ceil((config.maxAgeMs * 2) / 1000));
   let refusalsLogged = 0;
   const answer = (res: ServerResponse, outcome: ResultAskOutcome): void => {
     options.counted?.(outcome);

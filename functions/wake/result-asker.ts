@@ -31,7 +31,8 @@ export interface ResultAskerOptions {
 
 export type ResultNewsOutcome = 'finished' | 'lost';
 
-type AskAnswer = 'finished' | 'not_yet' | 'failed';
+/** `refused`: the replica answered something else; `broken`: no answer (the connection failed or was cut). */
+type AskAnswer = 'finished' | 'not_yet' | 'refused' | 'broken';
 
 export class ResultAsker {
   readonly #options: ResultAskerOptions;
@@ -80,30 +81,33 @@ export class ResultAsker {
   }
 
   async #askUntil(address: string, id: string, deadline: number, signal: AbortSignal): Promise<ResultNewsOutcome> {
+    // A kept connection the replica closed while idle fails on its first use: one more try on a new
+    // one tells that apart from a replica that is gone (refused at once).
+    let retries = 1;
     for (;;) {
       const left = deadline - this.#options.clock.now();
       if (left <= 0 || signal.aborted) return 'lost';
       const answer = await this.#ask(address, id, Math.min(left, RESULT_ASK_HOLD_MS), signal);
       if (answer === 'finished') return 'finished';
-      if (answer === 'failed') return 'lost';
+      if (answer === 'refused' || (answer === 'broken' && retries-- <= 0)) return 'lost';
     }
   }
 
   #ask(address: string, id: string, holdMs: number, signal: AbortSignal): Promise<AskAnswer> {
     const parsed = parseWakeAddress(address);
-    if (parsed === undefined) return Promise.resolve('failed');
+    if (parsed === undefined) return Promise.resolve('refused');
     const header = encodeResultAsk(this.#options.secret, id, holdMs, this.#options.clock.now());
     return new Promise<AskAnswer>((resolve) => {
       const req = request(
         { host: parsed.host, port: parsed.port, path: RESULT_ASK_PATH, method: 'GET', headers: { [RESULT_ASK_HEADER]: header }, agent: this.#agent, signal, timeout: holdMs + RESULT_ASK_GRACE_MS },
         (res) => {
           res.resume();
-          res.once('end', () => resolve(res.statusCode === RESULT_FINISHED ? 'finished' : res.statusCode === RESULT_NOT_YET ? 'not_yet' : 'failed'));
-          res.once('error', () => resolve('failed'));
+          res.once('end', () => resolve(res.statusCode === RESULT_FINISHED ? 'finished' : res.statusCode === RESULT_NOT_YET ? 'not_yet' : 'refused'));
+          res.once('error', () => resolve('broken'));
         },
       );
       req.once('timeout', () => req.destroy());
-      req.once('error', () => resolve('failed'));
+      req.once('error', () => resolve('broken'));
       req.end();
     });
   }
