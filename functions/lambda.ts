@@ -41,7 +41,8 @@ const app = handle(createApp({ table, logger, auth, console: consoleOptionsWithO
  * `VENDOR_TABLE_NAME` or the SST link) and callers authenticated by the OIDC issuer of the SST links
  * (production mode: no admin token), and the console signing in there when a console client is
  * linked. With the wake secret linked (`VendorWakeSecret`), writes of work wake the driver replicas
- * concerned (docs/protocol.md#6b-wakes). Built once per container, reused across invocations.
+ * concerned, and a request waiting for an operation asks them when it has finished (result asks,
+ * docs/protocol.md#6b-wakes). Built once per container, reused across invocations.
  */
 export const handler: typeof app = async (event, context) => {
   const response = await app(event, context);
