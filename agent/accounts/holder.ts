@@ -177,6 +177,7 @@ export class AccountHolder {
     switch (work.kind) {
       case 'assignAccount': {
         const body = work.body;
+        this.#log.debug({ account: body.account, generation: body.generation }, 'assignment received');
         void this.#inOrder(body.account, () => this.#assign(body));
         return;
       }
@@ -292,8 +293,11 @@ export class AccountHolder {
       try {
         checked = await this.#bounded(async () => {
           const c = await this.#deps.connect(spec, logger);
+          // A record per step at debug level (bench:assign's breakdown: docs/benchmarks.md).
+          logger.debug({ generation: a.generation }, 'cluster client ready');
           try {
             const version = await c.version(this.#stopping.signal);
+            logger.debug({ generation: a.generation }, 'cluster checked');
             return { client: c, message: `connected to ${c.server} (Kubernetes ${version.gitVersion})` };
           } catch (e) {
             c.close();

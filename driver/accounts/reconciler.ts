@@ -105,7 +105,7 @@ export class AssignmentReconciler {
     await this.fullReconcile();
     const s = this.#deps.settings;
     this.#loops.push(
-      this.#every(s.pollIntervalMs, this.#feedWaker, async () => this.schedule(await this.#feed.poll())),
+      this.#every(s.pollIntervalMs, this.#feedWaker, () => this.#readFeed()),
       this.#every(s.sweepIntervalMs, this.#sweepWaker, () => this.#sweep()),
       this.#every(s.fullReconcileIntervalMs, undefined, () => this.fullReconcile()),
       this.#pump(),
@@ -116,6 +116,13 @@ export class AssignmentReconciler {
     this.#stop.abort();
     await Promise.all(this.#loops.splice(0));
     await Promise.all(this.#background);
+  }
+
+  async #readFeed(): Promise<void> {
+    const names = await this.#feed.poll();
+    // A record per hop of an activation at debug level (bench:assign's breakdown: docs/benchmarks.md).
+    if (names.length > 0) this.#deps.log.debug({ accounts: names.slice(0, 20), count: names.length }, 'work feed read');
+    this.schedule(names);
   }
 
   /** Reads the work feed now instead of at the next poll (the API wrote to it: docs/protocol.md#6b-wakes). */
@@ -149,6 +156,7 @@ export class AssignmentReconciler {
 
   /** An agent's answer to an assignment: recorded, or refused when the agent was never given it. */
   handleResult(result: AssignmentResult__Output, session: AgentSession): Promise<AssignmentResultOutcome> {
+    this.#deps.log.debug({ account: result.account, agentId: session.agentId, generation: result.generation }, 'assignment result received');
     const answer: Answer = { agentId: session.agentId, ok: result.ok, message: result.message, generation: result.generation };
     return this.#settle(result.account, { answer, from: session });
   }
@@ -370,6 +378,7 @@ export class AssignmentReconciler {
         try {
           previousCaching = record.cachingAgentId;
           record = await updateAccount(table, name, record.version, changes, clock.now());
+          this.#deps.log.debug({ account: name, version: record.version, answer: answer !== undefined }, 'account item written');
           cachingMoved = changes.cachingAgentId !== undefined;
           stateChanged = changes.state !== undefined;
           agentsChanged = [...(changes.setAgents ?? []).map((a) => a.agentId), ...(changes.removeAgents ?? [])];
@@ -466,6 +475,7 @@ export class AssignmentReconciler {
       this.#local.hold(session, name, holding);
       this.#deps.holdingChanged(session, name, holding);
       const acked = session.send(message);
+      this.#deps.log.debug({ account: name, agentId: session.agentId, kind: message.kind, generation: holding.generation }, 'assignment sent');
       if (message.kind === 'removeAccount') {
         acked.then(
           () => this.#removed(name, session, holding),
