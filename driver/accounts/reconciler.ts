@@ -25,7 +25,7 @@ import type { AssignmentResult__Output } from '../../shared/protocol/messages.ts
 import { protocolError } from '../../shared/protocol/problems.ts';
 import { allAccounts, getAccount, getAccounts, mutateAccount, updateAccount } from '../../shared/table/accounts/records.ts';
 import { followAccountFacets } from '../../shared/table/accounts/facets.ts';
-import { followHeldAccounts } from '../../shared/table/accounts/held.ts';
+import { agentsWhoseHoldingChanged, followHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { runBounded } from '../../shared/table/core/bounded.ts';
 import { CHANGE_RETENTION_MS, appendChanges, pruneChanges } from '../../shared/table/accounts/feed.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
@@ -377,11 +377,13 @@ export class AssignmentReconciler {
         if (elected !== undefined) this.#electing.set(elected, (this.#electing.get(elected) ?? 0) + 1);
         try {
           previousCaching = record.cachingAgentId;
+          const before: AccountRecord = record;
           record = await updateAccount(table, name, record.version, changes, clock.now());
           this.#deps.log.debug({ account: name, version: record.version, answer: answer !== undefined }, 'account item written');
           cachingMoved = changes.cachingAgentId !== undefined;
           stateChanged = changes.state !== undefined;
-          agentsChanged = [...(changes.setAgents ?? []).map((a) => a.agentId), ...(changes.removeAgents ?? [])];
+          // Only entries whose holding the write changed follow: a hand-out's does not, so it goes to the agent at once.
+          agentsChanged = agentsWhoseHoldingChanged(before, record, [...(changes.setAgents ?? []).map((a) => a.agentId), ...(changes.removeAgents ?? [])]);
           break;
         } catch (e) {
           if (!isVendorError(e) || e.code !== 'precondition_failed') throw e;
