@@ -324,6 +324,7 @@ export class AccountHolder {
       return;
     }
     const view: HeldAccountView = { ...base, cluster: client };
+    let added: Entry | undefined;
     if (existing !== undefined) {
       const previous = existing.view.cluster;
       existing.connectionKey = key;
@@ -332,14 +333,19 @@ export class AccountHolder {
       this.#update(existing, view);
       previous.close();
     } else {
-      const entry: Entry = { view, assignment: a, connectionKey: key, message, workers: [], suspended: false };
-      this.#entries.set(name, entry);
-      this.#startWorkers(entry);
-      logger.info({ server: client.server, caching: a.caching, cachingEpoch: a.cachingEpoch, generation: a.generation }, 'account held');
+      added = { view, assignment: a, connectionKey: key, message, workers: [], suspended: false };
+      this.#entries.set(name, added);
     }
     this.#refused.delete(name);
     this.#count();
+    // The answer goes ahead of the new workers' first messages (a cache's list, say), so the driver
+    // records the account as held without waiting behind them; work for the account that comes
+    // meanwhile waits for this task (#inOrder), so the workers are there when it runs.
     this.#respond(a, true, message);
+    if (added !== undefined) {
+      this.#startWorkers(added);
+      logger.info({ server: client.server, caching: a.caching, cachingEpoch: a.cachingEpoch, generation: a.generation }, 'account held');
+    }
   }
 
   #startWorkers(entry: Entry): void {
