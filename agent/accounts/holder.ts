@@ -343,6 +343,9 @@ export class AccountHolder {
     // meanwhile waits for this task (#inOrder), so the workers are there when it runs.
     this.#respond(a, true, message);
     if (added !== undefined) {
+      // Starting the workers holds the event loop for a while: the answer's write leaves first.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.#entries.get(name) !== added || this.#stopped) return;
       this.#startWorkers(added);
       logger.info({ server: client.server, caching: a.caching, cachingEpoch: a.cachingEpoch, generation: a.generation }, 'account held');
     }
