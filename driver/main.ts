@@ -109,7 +109,7 @@ export function parsePort(raw: string | undefined, name: string): number | undef
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** VENDOR_LOG_LEVEL: the driver's log level, `info` when unset or not a level (docs/local.md). */
+/** VENDOR_LOG_LEVEL: the driver's log level, `info` when unset or not a level (docs/protocol.md). */
 export function logLevelFromEnv(raw: string | undefined): (typeof LOG_LEVELS)[number] {
   return LOG_LEVELS.find((l) => l === raw) ?? 'info';
 }
