@@ -140,6 +140,7 @@ export async function benchPatchToActiveDeployed(options: Omit<DeployedOptions, 
     const load = loadAverage();
     const latencies: number[] = [];
     const responses: number[] = [];
+    const cpuBefore = plane.cpuMs();
     for (const account of spare) {
       // PATCHes arrive at random points of the replicas' read cycles, as an operator's would.
       await new Promise((r) => setTimeout(r, Math.random() * options.pollIntervalMs));
@@ -154,6 +155,7 @@ export async function benchPatchToActiveDeployed(options: Omit<DeployedOptions, 
       responses.push(answered - started);
       activations.push({ account: account.name, startedAt, endedAt: startedAt + (ended - started) });
     }
+    const cpuAfter = plane.cpuMs();
     if (hops) for (const file of plane.agentLogFiles) records.push(...hopRecordsOfFile(file));
     const sorted = [...latencies].sort((a, b) => a - b);
     const checkSorted = [...checks].sort((a, b) => a - b);
@@ -172,6 +174,8 @@ export async function benchPatchToActiveDeployed(options: Omit<DeployedOptions, 
       max_ms: round(sorted.at(-1) ?? 0),
       patch_response_p50_ms: round(percentile([...responses].sort((a, b) => a - b), 50)),
       ...(hops ? { hops: hopBreakdown(activations, records) } : {}),
+      // CPU time of each process per activation (the pauses between rounds included): what the load does not change.
+      cpu_ms_per_activation: Object.fromEntries(Object.entries(cpuAfter).map(([k, v]) => [k, round((v - (cpuBefore[k] ?? 0)) / Math.max(1, sorted.length), 2)])),
       baseline: { what: "the agent's cluster check alone: GET /version over TLS with the agent's client", p50_ms: round(percentile(checkSorted, 50)), p99_ms: round(percentile(checkSorted, 99)) },
       target_p50_ms: 40,
       target_p99_ms: 100,
