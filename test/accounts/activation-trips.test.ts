@@ -10,6 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { readHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { createDocumentClient, type TableRef } from '../../shared/table/core/client.ts';
 import { PK_PREFIX } from '../../shared/table/core/keys.ts';
+import type { AccountWorkerFactory, WorkerHost } from '../../agent/accounts/account-worker.ts';
 import { WAIT, useAccountsWorld } from '../support/accounts-world.ts';
 
 const world = useAccountsWorld();
@@ -45,6 +46,35 @@ function notingTable(tableName: string, endpoint: string, account: string): { ta
   );
   return { table: { client, tableName }, noted };
 }
+
+describe('the agent answers an assignment before the account\'s workers start', () => {
+  it('sends its answer for a newly held account ahead of anything the workers send', async () => {
+    await world.fresh([{ name: 'one', context: 'test' }, { name: 'two', context: 'test' }]);
+    const driver = await world.driver();
+    const events: string[] = [];
+    let watched: WorkerHost | undefined;
+    const recorder: AccountWorkerFactory = (account, host) => {
+      if (watched === undefined) {
+        // From the first account on, every response the holder sends through this host is noted.
+        watched = host;
+        const respond = host.respond.bind(host);
+        host.respond = (body) => {
+          if (body.kind === 'assignmentResult') events.push(`answer:${body.body.account}`);
+          return respond(body);
+        };
+      }
+      events.push(`workers:${account.name}`);
+      return undefined;
+    };
+    await world.agent('agent-a', { target: `127.0.0.1:${driver.port}`, deployment: 'vendor-agent', namespace: 'infra', workers: [recorder] });
+    await vi.waitFor(() => expect(driver.sessions().map((s) => s.agentId)).toEqual(['agent-a']), WAIT);
+    await world.activate('one', 'vendor-agent_infra');
+    await vi.waitFor(async () => expect((await world.account('one')).agents).toHaveLength(1), WAIT);
+    await world.activate('two', 'vendor-agent_infra');
+    await vi.waitFor(async () => expect((await world.account('two')).agents).toHaveLength(1), WAIT);
+    expect(events.filter((e) => e.endsWith(':two'))).toEqual(['answer:two', 'workers:two']);
+  });
+});
 
 describe('the round trips of one activation in the replica', () => {
   it('reads the account, writes the hand-out, writes the answer, then the held entry and its read back: five, none for the hand-out in the held index', async () => {
