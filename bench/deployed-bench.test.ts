@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { benchPatchToActiveDeployed, runDeployedOperations, wakesModes } from './deployed-bench.ts';
+import { benchPatchToActiveDeployed, runDeployedOperations, wakesModes, wakesSettings } from './deployed-bench.ts';
 
 // Runs the deployed-layout figures small, to keep them working; only what does not depend on the machine is asserted.
 describe('deployed layout figures', () => {
@@ -17,6 +17,15 @@ describe('deployed layout figures', () => {
     const line = await benchPatchToActiveDeployed({ rounds: 2, wakes: 'absent', pollIntervalMs: 100 }, () => undefined);
     expect(line).toMatchObject({ figure: 'patch_to_active_deployed', n: 2, target_p50_ms: 40, target_p99_ms: 100, poll_bound_p99_ms: 200 });
     expect((line.baseline as { p50_ms: number }).p50_ms).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('breaks PATCH to ACTIVE down per hop from the debug records of the replicas and the agent, every hop found for every activation', async () => {
+    const line = await benchPatchToActiveDeployed({ rounds: 2, wakes: 'on', pollIntervalMs: 250, ...wakesSettings('on') }, () => undefined);
+    const hops = line.hops as Record<string, { n: number }>;
+    expect(Object.keys(hops)).toEqual(['api_to_wake', 'wake_to_feed_read', 'feed_read_to_handout_written', 'handout_written_to_sent', 'sent_to_agent', 'agent_client', 'agent_check', 'answer_to_replica', 'answer_written', 'answer_to_log']);
+    // The feed may be polled before the wake comes; every other mark is there for both activations.
+    for (const [hop, { n }] of Object.entries(hops)) if (hop !== 'api_to_wake' && hop !== 'wake_to_feed_read') expect({ hop, n }).toEqual({ hop, n: 2 });
+    expect(Object.keys(line.cpu_ms_per_activation as Record<string, number>)).toContain('table');
   }, 180_000);
 
   it('refuses a wakes mode it does not know', () => {
