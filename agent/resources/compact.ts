@@ -185,26 +185,60 @@ function summary(kind: string, group: string, o: Obj): Obj {
 }
 
 const META_FIELDS = ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp'] as const;
+/** `"key":` of each metadata field, serialized once rather than once per object. */
+const META_KEYS = META_FIELDS.map((k) => `${JSON.stringify(k)}:`);
 
-/** `"key":<json>` for each field present. */
-function members(from: Obj, keys: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const k of keys) {
-    const v = from[k];
-    if (v !== undefined && v !== null) out.push(`${JSON.stringify(k)}:${JSON.stringify(v)}`);
+/** `"key":<json>` for each metadata field present, comma-separated. */
+function coreMembers(meta: Obj): string {
+  let out = '';
+  for (let i = 0; i < META_FIELDS.length; i++) {
+    const v = meta[META_FIELDS[i]!];
+    if (v !== undefined && v !== null) out += `${out === '' ? '' : ','}${META_KEYS[i]!}${JSON.stringify(v)}`;
   }
   return out;
 }
 
-/** `"name":{...}` for a map with entries, else nothing (written directly: no object is built for it). */
-function mapMember(name: string, entries: [string, Json][]): string[] {
-  if (entries.length === 0) return [];
+/** `"name":{...}` for a map with entries, else '' (written directly: no object is built for it). */
+function mapMember(name: string, entries: [string, Json][]): string {
+  if (entries.length === 0) return '';
   let out = '';
   for (const [k, v] of entries) {
     const value = JSON.stringify(v);
     if (value !== undefined) out += `${out === '' ? '' : ','}${JSON.stringify(k)}:${value}`;
   }
-  return [`"${name}":{${out}}`];
+  return `"${name}":{${out}}`;
+}
+
+/**
+ * `"name":{...}` for a whole map: one native serialization, in the same order as its entries
+ * (JSON.stringify and Object.entries both follow the object's own key order).
+ */
+function wholeMapMember(name: string, map: Obj): string {
+  for (const _ in map) return `"${name}":${JSON.stringify(map)}`;
+  return '';
+}
+
+function keptAnnotation(key: string, value: Json): value is string {
+  return !DROPPED_ANNOTATIONS.has(key) && typeof value === 'string' && value.length <= MAX_ANNOTATION_VALUE;
+}
+
+/** The parts joined by commas, leaving out empty ones. */
+function joined(parts: readonly string[]): string {
+  let out = '';
+  for (const p of parts) if (p !== '') out += out === '' ? p : `,${p}`;
+  return out;
+}
+
+/** The length `joined(parts)` would have, without building it. */
+function joinedLength(parts: readonly string[]): number {
+  let n = 0;
+  let count = 0;
+  for (const p of parts) {
+    if (p === '') continue;
+    n += p.length;
+    count++;
+  }
+  return count === 0 ? 0 : n + count - 1;
 }
 
 export interface CompactObject {
@@ -213,36 +247,50 @@ export interface CompactObject {
   trimmed: boolean;
 }
 
+const TRIMMED_MARK = ',"trimmed":true';
+
 /**
  * The compact form of `raw`, an object of `kind` in `group`, as JSON text. List items of built-in
  * kinds carry no `apiVersion` or `kind`; `apiVersion` fills them in.
  *
- * It is built from parts serialized once each, so that choosing how much to cut (annotations, then
- * labels) costs string lengths rather than serializing the object again: this runs for every event.
+ * It is built from parts serialized once each, and the size of each candidate (all annotations, the
+ * essential ones, fewer labels) is summed from their lengths, so only the form chosen is ever
+ * assembled: this runs for every event.
  */
 export function compactObject(raw: unknown, kind: string, group: string, apiVersion = ''): CompactObject {
   const o = obj(raw);
   const meta = obj(o.metadata);
   const head = `{"apiVersion":${JSON.stringify(o.apiVersion ?? apiVersion)},"kind":${JSON.stringify(o.kind ?? kind)},"metadata":{`;
-  const core = members(meta, META_FIELDS);
-  const labels = Object.entries(obj(meta.labels));
-  const annotations = Object.entries(obj(meta.annotations)).filter(
-    (e): e is [string, string] => !DROPPED_ANNOTATIONS.has(e[0]) && typeof e[1] === 'string' && e[1].length <= MAX_ANNOTATION_VALUE,
-  );
+  const core = coreMembers(meta);
+  const labelMap = obj(meta.labels);
+  const annotationMap = obj(meta.annotations);
+  let allKept = true;
+  for (const k in annotationMap) {
+    if (!keptAnnotation(k, annotationMap[k]!)) {
+      allKept = false;
+      break;
+    }
+  }
+  const annotations = allKept ? undefined : Object.entries(annotationMap).filter((e): e is [string, string] => keptAnnotation(e[0], e[1]));
   const owners = arr(meta.ownerReferences).map((r) => pick(obj(r), ['kind', 'name', 'controller']));
-  const ownersPart = owners.length === 0 ? [] : [`"ownerReferences":${JSON.stringify(owners)}`];
-  const body = summary(kind, group, o);
-  const bodyParts = Object.keys(body).map((k) => `${JSON.stringify(k)}:${JSON.stringify(body[k])}`);
-  const assemble = (labelPart: string[], annotationPart: string[], trimmed: boolean): string =>
-    `${head}${[...core, ...labelPart, ...annotationPart, ...ownersPart].join(',')}}${bodyParts.map((b) => `,${b}`).join('')}${trimmed ? ',"trimmed":true' : ''}}`;
+  const ownersPart = owners.length === 0 ? '' : `"ownerReferences":${JSON.stringify(owners)}`;
+  const bodyJson = JSON.stringify(summary(kind, group, o));
+  // `,"spec":...,"status":...` (the summary's members), or nothing for an empty summary.
+  const bodyPart = bodyJson.length > 2 ? `,${bodyJson.slice(1, -1)}` : '';
+  // head + metadata members + '}' + body + (trimmed mark) + '}'
+  const sizeOf = (metaParts: readonly string[], trimmed: boolean): number =>
+    head.length + joinedLength(metaParts) + 1 + bodyPart.length + (trimmed ? TRIMMED_MARK.length : 0) + 1;
+  const assemble = (metaParts: readonly string[], trimmed: boolean): string => `${head}${joined(metaParts)}}${bodyPart}${trimmed ? TRIMMED_MARK : ''}}`;
 
-  const allLabels = mapMember('labels', labels);
-  const full = assemble(allLabels, mapMember('annotations', annotations), false);
-  if (full.length <= COMPACT_TARGET_BYTES) return { json: full, trimmed: false };
-  const essential = mapMember('annotations', annotations.filter(([k]) => ESSENTIAL_ANNOTATION.test(k)));
-  const fewer = assemble(allLabels, essential, true);
-  if (fewer.length <= COMPACT_TARGET_BYTES || labels.length <= 8) return { json: fewer, trimmed: true };
-  return { json: assemble(mapMember('labels', labels.slice(0, 8)), essential, true), trimmed: true };
+  const allLabels = wholeMapMember('labels', labelMap);
+  const allAnnotations = annotations === undefined ? wholeMapMember('annotations', annotationMap) : mapMember('annotations', annotations);
+  const full = [core, allLabels, allAnnotations, ownersPart];
+  if (sizeOf(full, false) <= COMPACT_TARGET_BYTES) return { json: assemble(full, false), trimmed: false };
+  const essential = mapMember('annotations', (annotations ?? (Object.entries(annotationMap) as [string, string][])).filter(([k]) => ESSENTIAL_ANNOTATION.test(k)));
+  const fewer = [core, allLabels, essential, ownersPart];
+  const labels = Object.entries(labelMap);
+  if (sizeOf(fewer, true) <= COMPACT_TARGET_BYTES || labels.length <= 8) return { json: assemble(fewer, true), trimmed: true };
+  return { json: assemble([core, mapMember('labels', labels.slice(0, 8)), essential, ownersPart], true), trimmed: true };
 }
 
 /** The compact form of a synthetic resource: only its existence is known. */
