@@ -36,6 +36,7 @@ import type { TableRef } from '../shared/table/core/client.ts';
 import { scopeProgress, type ScopeProgressRecord } from '../shared/table/resources/scopes.ts';
 import { BENCH_KINDS } from './cache-child.ts';
 import { kubeconfigPath, spreadUpdates } from './density-clusters.ts';
+import { agentTimeline, CpuSplit, HandlerTrace } from './density-trace.ts';
 import { ratio, round } from './stats.ts';
 import { loadAverage, procStats, startBenchTable, type BenchTable, type Line } from './support.ts';
 
@@ -58,6 +59,12 @@ export interface DensityOptions {
   pprofPort?: number;
   /** Longest wait for the sync of either side. */
   syncTimeoutMs?: number;
+  /** Emit `sync_trace`: the driver's time per message kind and the agent's timeline (its log at level info). */
+  trace?: boolean;
+  /** Where the agent writes CPU profiles of its threads (`--cpu-prof-dir`), when wanted. */
+  agentCpuProfileDir?: string;
+  /** With `trace`: where to write the agent's log records of the sync. */
+  traceLogFile?: string;
 }
 
 /**
@@ -74,11 +81,11 @@ export function fullySynced(health: Pick<CacheHealthRecord, 'kinds'> | undefined
 }
 
 /** The vendor-agent.yml of the benchmark's agent: one static account per cluster. */
-export function densityAgentConfig(input: { driverPort: number; dir: string; accounts: number; healthPort?: number; pprofPort?: number }): Record<string, unknown> {
+export function densityAgentConfig(input: { driverPort: number; dir: string; accounts: number; healthPort?: number; pprofPort?: number; logLevel?: string }): Record<string, unknown> {
   return {
     driver: { grpc: `127.0.0.1:${input.driverPort}`, insecure: true, auth: { token: TOKEN } },
     server: { host: '127.0.0.1', port: input.healthPort ?? 0 },
-    logging: { format: 'json', level: 'warn' },
+    logging: { format: 'json', level: input.logLevel ?? 'warn' },
     ...(input.pprofPort === undefined ? {} : { pprof: { enabled: true, port: input.pprofPort } }),
     kubernetes: {
       accounts: Array.from({ length: input.accounts }, (_, i) => ({
@@ -96,6 +103,7 @@ export const accountName = (i: number) => `density-${String(i).padStart(3, '0')}
 class JsonChild {
   readonly process: ChildProcess;
   readonly startedAt = performance.now();
+  readonly spawnedAt = Date.now();
   readonly #lines: Line[] = [];
   #wake: (() => void) | undefined;
   #exit: number | null | undefined;
@@ -129,6 +137,11 @@ class JsonChild {
       if (this.#exit !== undefined) throw new Error(`child exited (${this.#exit}) before ${what}`);
       await new Promise<void>((r) => (this.#wake = r));
     }
+  }
+
+  /** The lines read and not yet taken. */
+  lines(): readonly Line[] {
+    return this.#lines;
   }
 
   /** Drops the lines read so far (an agent's log), keeping memory flat. */
@@ -269,6 +282,7 @@ export async function benchDensity(options: DensityOptions, emit: (l: Line) => v
   let driver: Driver | undefined;
   const children: JsonChild[] = [];
   const timeoutMs = options.syncTimeoutMs ?? 600_000;
+  const trace = options.trace === true ? new HandlerTrace() : undefined;
   try {
     // ---- the clusters ----
     const clustersPerHost = spreadUpdates(options.accounts, Math.min(options.hosts, options.accounts));
@@ -289,18 +303,21 @@ export async function benchDensity(options: DensityOptions, emit: (l: Line) => v
     const tableRef = table.client();
     driver = await startDriver({
       config: parseDriverGrpcConfig({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: [TOKEN] } }),
-      table: tableRef,
+      table: trace === undefined ? tableRef : table.client(trace.meter),
       log: silentLogger(),
-      modules: DRIVER_MODULES,
+      modules: trace === undefined ? DRIVER_MODULES : trace.wrap(DRIVER_MODULES),
     });
     const loads: number[] = [loadAverage()];
 
     // ---- the agent ----
     const configPath = join(dir, 'vendor-agent.yml');
     const healthPort = await freePort();
-    writeFileSync(configPath, stringify(densityAgentConfig({ driverPort: driver.port, dir, accounts: options.accounts, healthPort, ...(options.pprofPort === undefined ? {} : { pprofPort: options.pprofPort }) })));
+    writeFileSync(configPath, stringify(densityAgentConfig({ driverPort: driver.port, dir, accounts: options.accounts, healthPort, ...(trace === undefined ? {} : { logLevel: 'info' }), ...(options.pprofPort === undefined ? {} : { pprofPort: options.pprofPort }) })));
     const env = { ...process.env, VENDOR_AGENT_ID: 'density-agent', VENDOR_DEPLOYMENT_NAME: 'bench', POD_NAMESPACE: 'density' };
-    const agent = new JsonChild([...AGENT_NODE_FLAGS, 'agent/main.ts', '--config', configPath], env);
+    const profiling = options.agentCpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.agentCpuProfileDir}`];
+    const cpu = new CpuSplit({ table: table.pid === undefined ? [] : [table.pid], cluster_hosts: hosts.map((h) => h.pid) });
+    cpu.start();
+    const agent = new JsonChild([...AGENT_NODE_FLAGS, ...profiling, 'agent/main.ts', '--config', configPath], env);
     children.push(agent);
     const watchingAt: number[] = [];
     // The agent's own view, beside the control plane's: every scope listed and watching in its /cache.
@@ -311,14 +328,23 @@ export async function benchDensity(options: DensityOptions, emit: (l: Line) => v
         else await sleep(100);
       }
     })();
+    let cpuAtSync: Record<string, number> = {};
     const agentFigures = await measureSide(
       agent,
-      () => allAccountsWatching(tableRef, options.accounts, timeoutMs, () => watchingAt.push(performance.now() - agent.startedAt)),
+      async () => {
+        await allAccountsWatching(tableRef, options.accounts, timeoutMs, () => watchingAt.push(performance.now() - agent.startedAt));
+        cpuAtSync = cpu.since();
+      },
       options,
       hosts,
       clustersPerHost,
     );
     await agentView;
+    if (trace !== undefined) {
+      const sorted = [...watchingAt].sort((a, b) => a - b);
+      if (options.traceLogFile !== undefined) writeFileSync(options.traceLogFile, agent.lines().map((l) => JSON.stringify(l)).join('\n'));
+      emit({ bench: 'density', figure: 'sync_trace', cpu_ms_until_sync: { agent: agentFigures.cpu_ms_sync, ...cpuAtSync }, driver_table_requests: Object.fromEntries(trace.meter.operations), agent: agentTimeline(agent.lines(), agent.spawnedAt), table_accounts_complete: { first_ms: round(sorted[0] ?? NaN), half_ms: round(sorted[Math.floor(sorted.length / 2)] ?? NaN), last_ms: round(sorted[sorted.length - 1] ?? NaN) }, driver_handlers: trace.figures() });
+    }
     agent.discard();
     loads.push(loadAverage());
     const stored = await Promise.all(Array.from({ length: options.accounts }, (_, i) => scopeProgress(tableRef, accountName(i))));
