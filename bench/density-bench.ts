@@ -31,7 +31,9 @@ import { parseDriverGrpcConfig } from '../driver/config.ts';
 import { DRIVER_MODULES } from '../driver/modules.ts';
 import { startDriver, type Driver } from '../driver/server.ts';
 import { silentLogger } from '../shared/log.ts';
-import { getCacheHealth, type CacheHealthRecord } from '../shared/table/resources/health.ts';
+import { batchGet } from '../shared/table/core/batch.ts';
+import { getCacheHealthParams, type CacheHealthRecord } from '../shared/table/resources/health.ts';
+import { cachePk } from '../shared/table/resources/keys.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
 import { scopeProgress, type ScopeProgressRecord } from '../shared/table/resources/scopes.ts';
 import { BENCH_KINDS } from './cache-child.ts';
@@ -253,23 +255,34 @@ async function measureSide(
   };
 }
 
-/** Waits until the table shows every account fully synced (`fullySynced`); polls it. */
+/** The stored cache health of each of `accounts` that has one, read 100 to a BatchGetItem. */
+async function cacheHealths(table: TableRef, accounts: readonly string[]): Promise<Map<string, CacheHealthRecord>> {
+  const items = await batchGet(table, accounts, (names) => ({ RequestItems: { [table.tableName]: { Keys: names.map((n) => getCacheHealthParams(table.tableName, n).Key!) } } }), 'the table keeps throttling the bench');
+  return new Map(items.map((i) => [String(i.pk).slice(cachePk('').length), i as unknown as CacheHealthRecord]));
+}
+
+/**
+ * Waits until the table shows every account fully synced (`fullySynced`); polls it. The healths of
+ * the accounts still pending are read together, and an account's progress only once its health has
+ * every kind watching, so the polling costs the table little beside what it measures.
+ */
 async function allAccountsWatching(table: TableRef, accounts: number, timeoutMs: number, onAccount: (name: string) => void): Promise<void> {
   const kinds = BENCH_KINDS.map((k) => k.kind);
   const pending = new Set(Array.from({ length: accounts }, (_, i) => accountName(i)));
   const deadline = performance.now() + timeoutMs;
   while (pending.size > 0) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${pending.size} accounts to watch every kind, e.g. ${[...pending][0]}`);
-    for (const n of [...pending]) {
-      try {
-        const health = await getCacheHealth(table, n);
-        if (fullySynced(health, health === undefined ? [] : await scopeProgress(table, n), kinds)) {
+    try {
+      const healths = await cacheHealths(table, [...pending]);
+      for (const [n, health] of healths) {
+        if (!fullySynced(health, kinds.map((kind) => ({ scope: { group: '', kind, namespace: '' } })), kinds)) continue;
+        if (fullySynced(health, await scopeProgress(table, n), kinds)) {
           pending.delete(n);
           onAccount(n);
         }
-      } catch {
-        // The table did not answer in time (a loaded machine): asked again on the next round.
       }
+    } catch {
+      // The table did not answer in time (a loaded machine): asked again on the next round.
     }
     if (pending.size > 0) await sleep(100);
   }
