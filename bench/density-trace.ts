@@ -1,6 +1,6 @@
 /**
  * Where the time of `bench:density`'s first full sync goes (`BENCH_TRACE=1`): the driver's handling
- * of each agent message kind (how long each took, how many ran at once), and the agent's own
+ * of each agent message kind (how long each took until done, how many ran at once), and the agent's own
  * timeline from its log (connected, accounts held, caching role, scopes started), each as ms after
  * the agent was spawned.
  */
@@ -29,25 +29,35 @@ export class HandlerTrace {
       const module = factory(services);
       if (module.handlers === undefined) return module;
       const handlers: Record<string, unknown> = {};
-      for (const [kind, handler] of Object.entries(module.handlers) as [HandledKind, (m: unknown, s: unknown) => Promise<void> | void][]) {
-        handlers[kind] = async (message: unknown, session: unknown) => {
+      for (const [kind, handler] of Object.entries(module.handlers) as [HandledKind, (m: unknown, s: unknown) => unknown][]) {
+        handlers[kind] = async (message: unknown, session: unknown): Promise<unknown> => {
           const f = this.#of(kind);
           const started = performance.now();
           f.running++;
           f.maxAtOnce = Math.max(f.maxAtOnce, f.running);
           try {
-            await handler(message, session);
-          } finally {
-            f.running--;
-            const ms = performance.now() - started;
-            f.n++;
-            f.totalMs += ms;
-            f.maxMs = Math.max(f.maxMs, ms);
+            const result = await handler(message, session);
+            // A message taken off the stream and finished later (driver/agent-session.ts) counts until done.
+            const later = (result as { done?: Promise<void> } | undefined)?.done;
+            if (later !== undefined) void later.catch(() => undefined).finally(() => this.#end(f, started));
+            else this.#end(f, started);
+            return result;
+          } catch (e) {
+            this.#end(f, started);
+            throw e;
           }
         };
       }
       return { ...module, handlers: handlers as AgentMessageHandlers };
     });
+  }
+
+  #end(f: KindFigures, started: number): void {
+    f.running--;
+    const ms = performance.now() - started;
+    f.n++;
+    f.totalMs += ms;
+    f.maxMs = Math.max(f.maxMs, ms);
   }
 
   figures(): Record<string, { n: number; total_ms: number; mean_ms: number; max_ms: number; max_at_once: number }> {
