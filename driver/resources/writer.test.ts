@@ -144,21 +144,6 @@ describe('the account cache writer', () => {
     expect((await listResources(t, 'prod', {}, 100)).items.map((i) => i.name)).toEqual(kinds.map(() => 'listed'));
   });
 
-  it('lets small batches arriving together fill one request instead of writing each on its own', async () => {
-    const t = await tables.fresh();
-    // A linger longer than the test: the flush goes once 25 objects wait.
-    const w = new AccountCacheWriter('prod', { table: t, clock: systemClock, log: silentLogger(), progressIntervalMs: 0, lingerMs: 60_000 });
-    writers.push(w);
-    const before = new Map(tables.meter.operations);
-    for (let b = 0; b < 5; b++) {
-      await w.take(batch({ changes: Array.from({ length: 5 }, (_, i) => change(`cm-${b}-${i}`, '1')) }), 'agent-1');
-      await new Promise((r) => setImmediate(r));
-    }
-    await w.idle();
-    expect((tables.meter.operations.get('BatchWriteItem') ?? 0) - (before.get('BatchWriteItem') ?? 0)).toBe(1);
-    expect(await names(t)).toHaveLength(25);
-  });
-
   it('makes the agent wait while too many objects wait to be written', async () => {
     const { t, w } = await writer({ maxPending: 10 });
     const many = Array.from({ length: 10 }, (_, i) => change(`m${i}`, String(i + 1)));

@@ -34,7 +34,6 @@ import {
 import { kindPrefix, resourceSk, scopePrefix, type Scope } from '../../shared/table/resources/keys.ts';
 import { putCacheHealth, type KindHealthRecord } from '../../shared/table/resources/health.ts';
 import { scopeKeys, writeResources, type ResourceWrite, type StoredResourceKey } from '../../shared/table/resources/objects.ts';
-import { BATCH_WRITE_LIMIT } from '../../shared/table/core/batch.ts';
 import { Waker } from '../../shared/waker.ts';
 
 export interface WriterOptions {
@@ -48,8 +47,6 @@ export interface WriterOptions {
   progressIntervalMs?: number;
   /** Wait after a failed flush before trying again (doubling up to 30 s). */
   retryMs?: number;
-  /** How long a flush of fewer than 25 objects waits for more to join it (`#linger`). */
-  lingerMs?: number;
   /** Hears of every write that reached the table, with the time from taking each change (ms). */
   onWritten?: ((lagsMs: readonly number[]) => void) | undefined;
 }
@@ -126,7 +123,7 @@ export class AccountCacheWriter {
 
   constructor(account: string, options: WriterOptions) {
     this.account = account;
-    this.#o = { maxPending: 50_000, parallel: 8, progressIntervalMs: 5000, retryMs: 500, lingerMs: 10, ...options };
+    this.#o = { maxPending: 50_000, parallel: 8, progressIntervalMs: 5000, retryMs: 500, ...options };
     this.#loop = this.#run();
   }
 
@@ -230,7 +227,6 @@ export class AccountCacheWriter {
         await this.#work.wait(clock, dueIn, this.#stop.signal);
         continue;
       }
-      await this.#linger();
       this.#flushing = true;
       try {
         await this.#flush();
@@ -244,19 +240,6 @@ export class AccountCacheWriter {
         this.#flushing = false;
       }
       if (this.#quiet()) for (const i of this.#idle.splice(0)) i();
-    }
-  }
-
-  /**
-   * A BatchWriteItem of a few objects costs the table and this process a request as a full one does:
-   * while fewer than 25 objects wait and no sync or change of scopes waits behind them, the batches
-   * arriving in the next `lingerMs` join them (a first list arrives as many small batches).
-   */
-  async #linger(): Promise<void> {
-    const { clock, lingerMs } = this.#o;
-    const until = clock.now() + lingerMs;
-    while (this.#pending.size > 0 && this.#pending.size < BATCH_WRITE_LIMIT && this.#steps.length === 0 && !this.#stop.signal.aborted && clock.now() < until) {
-      await this.#work.wait(clock, until - clock.now(), this.#stop.signal);
     }
   }
 
