@@ -41,9 +41,11 @@ describe('bench:density', () => {
   // Runs the benchmark small, to keep it working; only machine-independent figures are asserted.
   it('prints every figure beside its baseline, every cluster a server of its own', async () => {
     const lines: Record<string, unknown>[] = [];
-    await benchDensity({ accounts: 3, hosts: 2, objects: 40, namespaces: 2, settleMs: 200, churnPerSecond: 6, churnSeconds: 2 }, (l) => void lines.push(l));
+    await benchDensity({ accounts: 3, hosts: 2, objects: 40, namespaces: 2, settleMs: 200, churnPerSecond: 6, churnSeconds: 2, trace: true }, (l) => void lines.push(l));
     const figures = new Map(lines.map((l) => [l.figure, l]));
-    expect([...figures.keys()]).toEqual(['seeded', 'first_full_sync', 'rss_at_sync', 'settled_rss', 'rss_after_churn', 'cpu_during_churn']);
+    expect([...figures.keys()]).toEqual(['seeded', 'sync_trace', 'first_full_sync', 'rss_at_sync', 'settled_rss', 'rss_after_churn', 'cpu_during_churn']);
+    // Where the time went: the driver's handlers of the cache messages, and the agent's own timeline.
+    expect(figures.get('sync_trace')).toMatchObject({ driver_handlers: { resourceEvents: { n: expect.any(Number) }, resumeQuery: { n: 3 } }, agent: { account_held: { n: 3 }, scopes_started: { n: 3 } } });
     expect(figures.get('seeded')).toMatchObject({ accounts: 3, distinct_servers: 3, host_processes: 2 });
     // Every seeded object and each cluster's default/kubernetes service, on both sides.
     expect(figures.get('first_full_sync')).toMatchObject({ objects_in_scope_progress: 123, baseline_objects: 123 });

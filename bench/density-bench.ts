@@ -31,11 +31,14 @@ import { parseDriverGrpcConfig } from '../driver/config.ts';
 import { DRIVER_MODULES } from '../driver/modules.ts';
 import { startDriver, type Driver } from '../driver/server.ts';
 import { silentLogger } from '../shared/log.ts';
-import { getCacheHealth, type CacheHealthRecord } from '../shared/table/resources/health.ts';
+import { batchGet } from '../shared/table/core/batch.ts';
+import { getCacheHealthParams, type CacheHealthRecord } from '../shared/table/resources/health.ts';
+import { cachePk } from '../shared/table/resources/keys.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
 import { scopeProgress, type ScopeProgressRecord } from '../shared/table/resources/scopes.ts';
 import { BENCH_KINDS } from './cache-child.ts';
 import { kubeconfigPath, spreadUpdates } from './density-clusters.ts';
+import { agentTimeline, CpuSplit, HandlerTrace } from './density-trace.ts';
 import { ratio, round } from './stats.ts';
 import { loadAverage, procStats, startBenchTable, type BenchTable, type Line } from './support.ts';
 
@@ -58,6 +61,12 @@ export interface DensityOptions {
   pprofPort?: number;
   /** Longest wait for the sync of either side. */
   syncTimeoutMs?: number;
+  /** Emit `sync_trace`: the driver's time per message kind and the agent's timeline (its log at level info). */
+  trace?: boolean;
+  /** Where the agent writes CPU profiles of its threads (`--cpu-prof-dir`), when wanted. */
+  agentCpuProfileDir?: string;
+  /** With `trace`: where to write the agent's log records of the sync. */
+  traceLogFile?: string;
 }
 
 /**
@@ -74,11 +83,11 @@ export function fullySynced(health: Pick<CacheHealthRecord, 'kinds'> | undefined
 }
 
 /** The vendor-agent.yml of the benchmark's agent: one static account per cluster. */
-export function densityAgentConfig(input: { driverPort: number; dir: string; accounts: number; healthPort?: number; pprofPort?: number }): Record<string, unknown> {
+export function densityAgentConfig(input: { driverPort: number; dir: string; accounts: number; healthPort?: number; pprofPort?: number; logLevel?: string }): Record<string, unknown> {
   return {
     driver: { grpc: `127.0.0.1:${input.driverPort}`, insecure: true, auth: { token: TOKEN } },
     server: { host: '127.0.0.1', port: input.healthPort ?? 0 },
-    logging: { format: 'json', level: 'warn' },
+    logging: { format: 'json', level: input.logLevel ?? 'warn' },
     ...(input.pprofPort === undefined ? {} : { pprof: { enabled: true, port: input.pprofPort } }),
     kubernetes: {
       accounts: Array.from({ length: input.accounts }, (_, i) => ({
@@ -96,6 +105,7 @@ export const accountName = (i: number) => `density-${String(i).padStart(3, '0')}
 class JsonChild {
   readonly process: ChildProcess;
   readonly startedAt = performance.now();
+  readonly spawnedAt = Date.now();
   readonly #lines: Line[] = [];
   #wake: (() => void) | undefined;
   #exit: number | null | undefined;
@@ -129,6 +139,11 @@ class JsonChild {
       if (this.#exit !== undefined) throw new Error(`child exited (${this.#exit}) before ${what}`);
       await new Promise<void>((r) => (this.#wake = r));
     }
+  }
+
+  /** The lines read and not yet taken. */
+  lines(): readonly Line[] {
+    return this.#lines;
   }
 
   /** Drops the lines read so far (an agent's log), keeping memory flat. */
@@ -240,23 +255,34 @@ async function measureSide(
   };
 }
 
-/** Waits until the table shows every account fully synced (`fullySynced`); polls it. */
+/** The stored cache health of each of `accounts` that has one, read 100 to a BatchGetItem. */
+async function cacheHealths(table: TableRef, accounts: readonly string[]): Promise<Map<string, CacheHealthRecord>> {
+  const items = await batchGet(table, accounts, (names) => ({ RequestItems: { [table.tableName]: { Keys: names.map((n) => getCacheHealthParams(table.tableName, n).Key!) } } }), 'the table keeps throttling the bench');
+  return new Map(items.map((i) => [String(i.pk).slice(cachePk('').length), i as unknown as CacheHealthRecord]));
+}
+
+/**
+ * Waits until the table shows every account fully synced (`fullySynced`); polls it. The healths of
+ * the accounts still pending are read together, and an account's progress only once its health has
+ * every kind watching, so the polling costs the table little beside what it measures.
+ */
 async function allAccountsWatching(table: TableRef, accounts: number, timeoutMs: number, onAccount: (name: string) => void): Promise<void> {
   const kinds = BENCH_KINDS.map((k) => k.kind);
   const pending = new Set(Array.from({ length: accounts }, (_, i) => accountName(i)));
   const deadline = performance.now() + timeoutMs;
   while (pending.size > 0) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${pending.size} accounts to watch every kind, e.g. ${[...pending][0]}`);
-    for (const n of [...pending]) {
-      try {
-        const health = await getCacheHealth(table, n);
-        if (fullySynced(health, health === undefined ? [] : await scopeProgress(table, n), kinds)) {
+    try {
+      const healths = await cacheHealths(table, [...pending]);
+      for (const [n, health] of healths) {
+        if (!fullySynced(health, kinds.map((kind) => ({ scope: { group: '', kind, namespace: '' } })), kinds)) continue;
+        if (fullySynced(health, await scopeProgress(table, n), kinds)) {
           pending.delete(n);
           onAccount(n);
         }
-      } catch {
-        // The table did not answer in time (a loaded machine): asked again on the next round.
       }
+    } catch {
+      // The table did not answer in time (a loaded machine): asked again on the next round.
     }
     if (pending.size > 0) await sleep(100);
   }
@@ -269,6 +295,7 @@ export async function benchDensity(options: DensityOptions, emit: (l: Line) => v
   let driver: Driver | undefined;
   const children: JsonChild[] = [];
   const timeoutMs = options.syncTimeoutMs ?? 600_000;
+  const trace = options.trace === true ? new HandlerTrace() : undefined;
   try {
     // ---- the clusters ----
     const clustersPerHost = spreadUpdates(options.accounts, Math.min(options.hosts, options.accounts));
@@ -289,18 +316,21 @@ export async function benchDensity(options: DensityOptions, emit: (l: Line) => v
     const tableRef = table.client();
     driver = await startDriver({
       config: parseDriverGrpcConfig({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: [TOKEN] } }),
-      table: tableRef,
+      table: trace === undefined ? tableRef : table.client(trace.meter),
       log: silentLogger(),
-      modules: DRIVER_MODULES,
+      modules: trace === undefined ? DRIVER_MODULES : trace.wrap(DRIVER_MODULES),
     });
     const loads: number[] = [loadAverage()];
 
     // ---- the agent ----
     const configPath = join(dir, 'vendor-agent.yml');
     const healthPort = await freePort();
-    writeFileSync(configPath, stringify(densityAgentConfig({ driverPort: driver.port, dir, accounts: options.accounts, healthPort, ...(options.pprofPort === undefined ? {} : { pprofPort: options.pprofPort }) })));
+    writeFileSync(configPath, stringify(densityAgentConfig({ driverPort: driver.port, dir, accounts: options.accounts, healthPort, ...(trace === undefined ? {} : { logLevel: 'info' }), ...(options.pprofPort === undefined ? {} : { pprofPort: options.pprofPort }) })));
     const env = { ...process.env, VENDOR_AGENT_ID: 'density-agent', VENDOR_DEPLOYMENT_NAME: 'bench', POD_NAMESPACE: 'density' };
-    const agent = new JsonChild([...AGENT_NODE_FLAGS, 'agent/main.ts', '--config', configPath], env);
+    const profiling = options.agentCpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.agentCpuProfileDir}`];
+    const cpu = new CpuSplit({ table: table.pid === undefined ? [] : [table.pid], cluster_hosts: hosts.map((h) => h.pid) });
+    cpu.start();
+    const agent = new JsonChild([...AGENT_NODE_FLAGS, ...profiling, 'agent/main.ts', '--config', configPath], env);
     children.push(agent);
     const watchingAt: number[] = [];
     // The agent's own view, beside the control plane's: every scope listed and watching in its /cache.
@@ -311,14 +341,23 @@ export async function benchDensity(options: DensityOptions, emit: (l: Line) => v
         else await sleep(100);
       }
     })();
+    let cpuAtSync: Record<string, number> = {};
     const agentFigures = await measureSide(
       agent,
-      () => allAccountsWatching(tableRef, options.accounts, timeoutMs, () => watchingAt.push(performance.now() - agent.startedAt)),
+      async () => {
+        await allAccountsWatching(tableRef, options.accounts, timeoutMs, () => watchingAt.push(performance.now() - agent.startedAt));
+        cpuAtSync = cpu.since();
+      },
       options,
       hosts,
       clustersPerHost,
     );
     await agentView;
+    if (trace !== undefined) {
+      const sorted = [...watchingAt].sort((a, b) => a - b);
+      if (options.traceLogFile !== undefined) writeFileSync(options.traceLogFile, agent.lines().map((l) => JSON.stringify(l)).join('\n'));
+      emit({ bench: 'density', figure: 'sync_trace', cpu_ms_until_sync: { agent: agentFigures.cpu_ms_sync, ...cpuAtSync }, driver_table_requests: Object.fromEntries(trace.meter.operations), agent: agentTimeline(agent.lines(), agent.spawnedAt), table_accounts_complete: { first_ms: round(sorted[0] ?? NaN), half_ms: round(sorted[Math.floor(sorted.length / 2)] ?? NaN), last_ms: round(sorted[sorted.length - 1] ?? NaN) }, driver_handlers: trace.figures() });
+    }
     agent.discard();
     loads.push(loadAverage());
     const stored = await Promise.all(Array.from({ length: options.accounts }, (_, i) => scopeProgress(tableRef, accountName(i))));

@@ -22,6 +22,9 @@ await benchDensity(
     churnPerSecond: Number(process.env.BENCH_CHURN_PER_SECOND ?? 100),
     churnSeconds: Number(process.env.BENCH_CHURN_SECONDS ?? 180),
     ...(pprof === undefined ? {} : { pprofPort: Number(pprof) }),
+    trace: process.env.BENCH_TRACE === '1',
+    ...(process.env.BENCH_AGENT_CPU_PROF === undefined ? {} : { agentCpuProfileDir: process.env.BENCH_AGENT_CPU_PROF }),
+    ...(process.env.BENCH_TRACE_LOG === undefined ? {} : { traceLogFile: process.env.BENCH_TRACE_LOG }),
   },
   emit,
 );

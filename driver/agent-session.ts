@@ -1,7 +1,8 @@
 /**
  * One agent's stream on this driver: hello and welcome, heartbeats and the lease, sequence numbers
  * and acknowledgements, and the hand-off of every other message to the handler registered for its
- * kind (driver/handlers.ts). Messages are processed one at a time in arrival order; the receive
+ * kind (driver/handlers.ts). Messages are processed one at a time in arrival order (a handler may
+ * take one off the stream and finish it later, `HandledLater`, acknowledged in order all the same); the receive
  * time that judges the lease is taken as each message arrives, so a slow table never makes a live
  * agent look dead.
  */
@@ -61,8 +62,18 @@ export interface IncomingMessage<K extends HandledKind> {
   body: NonNullable<AgentMessage__Output[K]>;
 }
 
+/**
+ * A handler's answer when it has taken the message off the stream and finishes it later: the stream
+ * goes on with the next message at once, and the message is acknowledged once `done` resolves and
+ * every message before it is acknowledged (acknowledgements are cumulative). A rejection ends the
+ * stream as a handler's error does.
+ */
+export interface HandledLater {
+  readonly done: Promise<void>;
+}
+
 /** How a module handles one kind (driver/handlers.ts). */
-export type AgentMessageHandler<K extends HandledKind> = (message: IncomingMessage<K>, session: AgentSession) => Promise<void> | void;
+export type AgentMessageHandler<K extends HandledKind> = (message: IncomingMessage<K>, session: AgentSession) => Promise<void | HandledLater> | void | HandledLater;
 
 export type AgentMessageHandlers = { [K in HandledKind]?: AgentMessageHandler<K> };
 
@@ -110,6 +121,8 @@ export class AgentSession {
   #closedReason: string | undefined;
   #closedCode: string | undefined;
   #closeWritten: Promise<void> = Promise.resolve();
+  /** Settles once every reliable message handed to a handler so far is marked processed, in order. */
+  #processing: Promise<void> = Promise.resolve();
   #renewFailing = false;
   #renewing = false;
   /** From the hello until its session is recorded (or refused): the lease does not run out meanwhile. */
@@ -291,25 +304,39 @@ export class AgentSession {
   /** Hands a message to the handler of its kind; a reliable one is acknowledged once that is done. */
   async #dispatch(env: Exclude<AgentEnvelope, { kind: 'hello' | 'heartbeat' | 'ack' }>): Promise<void> {
     const kind: HandledKind = env.kind;
-    const handler = this.#deps.handlers[kind] as ((m: { seq: number; body: typeof env.body }, s: AgentSession) => Promise<void> | void) | undefined;
+    const handler = this.#deps.handlers[kind] as ((m: { seq: number; body: typeof env.body }, s: AgentSession) => Promise<void | HandledLater> | void | HandledLater) | undefined;
     if (handler === undefined) {
       throw protocolError('unsupported_message', `${env.kind} is not handled by this driver yet`, {
         details: env.seq > 0 ? { seq: env.seq } : {},
       });
     }
-    try {
-      await this.#untilStored(env.kind, env.seq, () => handler({ seq: env.seq, body: env.body }, this));
-    } catch (e) {
+    const named = (e: unknown) => {
       // A refusal of one reliable message names it, so the agent drops it instead of resending it forever.
       if (isVendorError(e) && e.code === 'protocol_error' && env.seq > 0 && e.details['seq'] === undefined) {
-        throw new VendorError(e.code, e.message, { issues: e.issues, details: { ...e.details, seq: env.seq } });
+        return new VendorError(e.code, e.message, { issues: e.issues, details: { ...e.details, seq: env.seq } });
       }
-      throw e;
+      return e;
+    };
+    let later: HandledLater | undefined;
+    try {
+      later = (await this.#untilStored(env.kind, env.seq, () => handler({ seq: env.seq, body: env.body }, this))) ?? undefined;
+    } catch (e) {
+      throw named(e);
+    }
+    if (later !== undefined) {
+      // Finished later: its acknowledgement (and every one after it) waits for it.
+      const done = later.done.catch((e: unknown) => Promise.reject(named(e)));
+      done.catch(() => undefined);
+      this.#processing = this.#processing.then(() => done);
     }
     if (RELIABLE_AGENT_BODIES.has(env.kind)) {
-      this.#lastProcessedSeq = Math.max(this.#lastProcessedSeq, env.seq);
-      this.#endpoint.processed(env.seq);
+      const seq = env.seq;
+      this.#processing = this.#processing.then(() => {
+        this.#lastProcessedSeq = Math.max(this.#lastProcessedSeq, seq);
+        this.#endpoint.processed(seq);
+      });
     }
+    this.#processing.catch((e: unknown) => this.end(e));
   }
 
   /**
@@ -319,14 +346,14 @@ export class AgentSession {
    * is stored is lost, and the stream stays up through an outage instead of being ended and
    * reopened (which the outage would refuse too).
    */
-  async #untilStored(kind: string, seq: number, run: () => Promise<void> | void): Promise<void> {
+  async #untilStored<T>(kind: string, seq: number, run: () => Promise<T> | T): Promise<T> {
     const { clock, log } = this.#deps;
     const backoff = storeBackoff(100, STORE_BACKOFF_MAX_MS);
     for (;;) {
       try {
-        await run();
+        const result = await run();
         if (backoff.failures > 0) log.info({ sessionId: this.id, agentId: this.agentId, kind, seq, tries: backoff.failures + 1 }, 'the table answered: the message is processed');
-        return;
+        return result;
       } catch (e) {
         if (!isStoreOutage(e) || this.#ended) throw e;
         const waitMs = Math.round(backoff.failed());

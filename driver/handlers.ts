@@ -6,7 +6,8 @@
  *
  * A handler gets the message and the session it came on (`session.agentId`, `session.zone`,
  * `session.id`, `session.send()`); it reaches the table through the `DriverServices` its module was
- * built with. A reliable message is acknowledged once its handler resolves. A handler that throws
+ * built with. A reliable message is acknowledged once its handler resolves, or, when the handler
+ * answers `HandledLater`, once its `done` resolves (after every message before it). A handler that throws
  * ends the stream: a `VendorError` with code `protocol_error` (see `protocolError()`) refuses the
  * message by name (the agent drops it); any other error makes the agent reconnect and send it again.
  */
@@ -21,7 +22,7 @@ import type { WakeTopic } from '../shared/wake/message.ts';
 
 // The handler types are the session's dispatch contract, so they live beside it (a module imports
 // the session, never the other way round); modules take them from here.
-export type { AgentMessageHandler, AgentMessageHandlers, HandledKind, IncomingMessage } from './agent-session.ts';
+export type { AgentMessageHandler, AgentMessageHandlers, HandledKind, HandledLater, IncomingMessage } from './agent-session.ts';
 
 /** What every module is built with. */
 export interface DriverServices {

@@ -21,7 +21,7 @@ import type { Decoder } from './decoder.ts';
 import { syntheticObject } from './compact.ts';
 import { discoverServedKinds } from './served-kinds.ts';
 import { healthFingerprint, healthMessage, summarize } from './kind-health.ts';
-import type { ListGate } from './list-gate.ts';
+import { accountListSlots, type ListGate } from './list-gate.ts';
 import { Reflector, cacheBackoff, type ReflectorTiming, type ScopeState, type WatchListSupport } from './reflector.ts';
 import { ResumeClient } from './resume.ts';
 import { CRD_TYPE, NAMESPACE_TYPE, badCrdKinds, selectScopes, type Selection } from './selection.ts';
@@ -299,7 +299,7 @@ export class CacheRun {
         cluster: this.#account.cluster,
         clock: this.#deps.clock,
         random: this.#deps.random,
-        lists: this.#deps.budget === undefined ? this.#deps.lists : budgetedListSlots(this.#deps.lists, this.#deps.budget, account, scopeId(scope)),
+        lists: this.#deps.budget === undefined ? accountListSlots(this.#deps.lists, account) : budgetedListSlots(accountListSlots(this.#deps.lists, account), this.#deps.budget, account, scopeId(scope)),
         sink: this.#batcher,
         log: this.#log,
         watchList: this.#deps.watchList,

@@ -41,6 +41,30 @@ describe('ListGate', () => {
     expect(order).toEqual(['large', 'large-2', 'medium', 'small', 'unknown-1', 'unknown-2']);
   });
 
+  it('serves among equals the lists of the account that asked first, then the next account\'s', async () => {
+    const gate = new ListGate(1);
+    const first = await gate.acquire(undefined, 0, 'a');
+    const order: string[] = [];
+    const wait = (name: string, group: string, weight = 0) =>
+      gate.acquire(undefined, weight, group).then((release) => {
+        order.push(name);
+        release();
+      });
+    // The accounts' scopes ask interleaved, as their discoveries answer.
+    const all = [wait('a-2', 'a'), wait('b-1', 'b'), wait('c-1', 'c'), wait('b-2', 'b'), wait('a-3', 'a'), wait('c-2', 'c'), wait('c-relist', 'c', 300)];
+    await settle();
+    first();
+    await Promise.all(all);
+    expect(order).toEqual(['c-relist', 'a-2', 'a-3', 'b-1', 'b-2', 'c-1', 'c-2']);
+    // An account whose lists are all done asks again as a newcomer, after the others waiting.
+    const held = await gate.acquire(undefined, 0, 'b');
+    const again = [wait('a-later', 'a'), wait('b-later', 'b')];
+    await settle();
+    held();
+    await Promise.all(again);
+    expect(order.slice(-2)).toEqual(['b-later', 'a-later']);
+  });
+
   it('drops a waiter whose signal aborts, and serves the next', async () => {
     const gate = new ListGate(1);
     const held = await gate.acquire();

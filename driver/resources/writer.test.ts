@@ -119,6 +119,31 @@ describe('the account cache writer', () => {
     expect(await getScopeSet(t, 'prod')).toEqual([{ group: '', kind: 'ConfigMap', namespace: 'b' }]);
   });
 
+  it('a first sync of many scopes records their progress in one request, and each sync still deletes only its own scope\'s stale objects', async () => {
+    const { t, w } = await writer();
+    const kinds = Array.from({ length: 10 }, (_, i) => `Kind${i}`);
+    const object = (kind: string, name: string) => ({ ...change(name, '1', false, ''), kind });
+    // Left from an earlier cache of the account: gone from the cluster since.
+    await writeResources(t, 'prod', kinds.map((kind) => ({ op: 'put' as const, ref: { group: '', kind, namespace: '', name: 'old' }, resourceVersion: '0', object: '{}', at: 0 })));
+    const before = new Map(tables.meter.operations);
+    await w.take(
+      batch({
+        changes: kinds.map((kind) => object(kind, 'listed')),
+        syncs: kinds.map((kind, i) => ({ scope: scope('', kind), resourceVersion: '10', listId: i + 1, part: 1, last: true, keys: ['listed'] })),
+        progress: kinds.map((kind) => ({ scope: scope('', kind), resourceVersion: '10', objects: 1 })),
+      }),
+      'agent-1',
+    );
+    await w.idle();
+    const used = (op: string) => (tables.meter.operations.get(op) ?? 0) - (before.get(op) ?? 0);
+    expect(used('PutItem')).toBe(0);
+    // The objects (10 puts), the stale ones (10 deletes, one request per 8 syncs read together) and
+    // the progress of the 10 scopes, 25 to a request; one sync after another it took 1 + 10 and 10 PutItem.
+    expect(used('BatchWriteItem')).toBe(1 + 2 + 1);
+    expect((await scopeProgress(t, 'prod')).map((p) => `${p.scope.kind}@${p.resourceVersion}`).sort()).toEqual(kinds.map((k) => `${k}@10`).sort());
+    expect((await listResources(t, 'prod', {}, 100)).items.map((i) => i.name)).toEqual(kinds.map(() => 'listed'));
+  });
+
   it('makes the agent wait while too many objects wait to be written', async () => {
     const { t, w } = await writer({ maxPending: 10 });
     const many = Array.from({ length: 10 }, (_, i) => change(`m${i}`, String(i + 1)));

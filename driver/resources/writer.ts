@@ -26,14 +26,14 @@ import type { TableRef } from '../../shared/table/core/client.ts';
 import {
   deleteScopeProgress,
   getScopeSet,
-  putScopeProgress,
+  putScopeProgressMany,
   putScopeSet,
   scopeProgress,
   type ScopeProgressRecord,
 } from '../../shared/table/resources/scopes.ts';
 import { kindPrefix, resourceSk, scopePrefix, type Scope } from '../../shared/table/resources/keys.ts';
 import { putCacheHealth, type KindHealthRecord } from '../../shared/table/resources/health.ts';
-import { scopeKeys, writeResources, type ResourceWrite } from '../../shared/table/resources/objects.ts';
+import { scopeKeys, writeResources, type ResourceWrite, type StoredResourceKey } from '../../shared/table/resources/objects.ts';
 import { Waker } from '../../shared/waker.ts';
 
 export interface WriterOptions {
@@ -282,7 +282,15 @@ export class AccountCacheWriter {
       for (const [sk, w] of snapshot) if (!this.#pending.has(sk)) this.#pending.set(sk, w);
       throw e;
     }
-    while (this.#steps.length > 0 && this.#steps[0]!.seq <= seq) {
+    const ready = () => this.#steps.length > 0 && this.#steps[0]!.seq <= seq;
+    while (ready()) {
+      const keys = this.#readSyncKeys(seq);
+      if (keys.size > 0) {
+        // The syncs at the head, together; they leave the steps only once applied.
+        await this.#applySyncs(keys);
+        this.#steps.splice(0, keys.size);
+        continue;
+      }
       await this.#apply(this.#steps[0]!);
       this.#steps.shift();
     }
@@ -305,20 +313,51 @@ export class AccountCacheWriter {
     }
   }
 
+  /**
+   * The stored keys of the syncs at the head of the steps, read at once rather than one sync after
+   * another (a first sync brings every scope's together): only syncs of scopes that do not overlap,
+   * up to the first other step, so no read sees the table before a step ahead of it changed it; at
+   * most `parallel` at a time.
+   */
+  #readSyncKeys(seq: number): Map<Step, Promise<StoredResourceKey[]>> {
+    const reads = new Map<Step, Promise<StoredResourceKey[]>>();
+    const prefixes: string[] = [];
+    for (const step of this.#steps) {
+      if (step.seq > seq || step.type !== 'sync' || reads.size >= this.#o.parallel) break;
+      const prefix = scopePrefix(step.scope);
+      if (prefixes.some((p) => p.startsWith(prefix) || prefix.startsWith(p))) break;
+      prefixes.push(prefix);
+      const read = scopeKeys(this.#o.table, this.account, prefix);
+      // A failed read fails its step's apply, which is where it is awaited.
+      read.catch(() => undefined);
+      reads.set(step, read);
+    }
+    return reads;
+  }
+
+  /** Syncs whose stored keys are being read (`#readSyncKeys`): what each list did not name goes, in one sweep. */
+  async #applySyncs(keys: Map<Step, Promise<StoredResourceKey[]>>): Promise<void> {
+    const stale: { namespace: string; name: string; group: string; kind: string }[] = [];
+    for (const [step, read] of keys) {
+      if (step.type !== 'sync') continue;
+      // Not named by the list and not changed since: gone from the cluster. An object another
+      // replica took after this sync arrived (the agent's stream moved there while this replica
+      // was still writing) is newer than the list, not stale.
+      for (const k of await read) {
+        if (!step.keys.has(keyOf(k.namespace, k.name)) && !step.after.has(k.sk) && k.at <= step.takenAt) {
+          stale.push({ namespace: k.namespace, name: k.name, group: step.scope.group, kind: step.scope.kind });
+        }
+      }
+    }
+    await this.#sweep(stale);
+    for (const step of keys.keys()) if (step.type === 'sync') this.#closeSync(step.after);
+  }
+
   async #apply(step: Step): Promise<void> {
     const { table, log } = this.#o;
     switch (step.type) {
-      case 'sync': {
-        // Not named by the list and not changed since: gone from the cluster. An object another
-        // replica took after this sync arrived (the agent's stream moved there while this replica
-        // was still writing) is newer than the list, not stale.
-        const stale = (await scopeKeys(table, this.account, scopePrefix(step.scope))).filter(
-          (k) => !step.keys.has(keyOf(k.namespace, k.name)) && !step.after.has(k.sk) && k.at <= step.takenAt,
-        );
-        await this.#sweep(stale.map((k) => ({ namespace: k.namespace, name: k.name })), step.scope);
-        this.#closeSync(step.after);
-        return;
-      }
+      case 'sync':
+        return this.#applySyncs(new Map([[step, scopeKeys(table, this.account, scopePrefix(step.scope))]]));
       case 'unsynced':
         log.warn({ account: this.account, scope: scopeKey(step.scope) }, 'a sync arrived incomplete; the scope will be listed again at the next resume');
         await deleteScopeProgress(table, this.account, step.scope);
@@ -333,14 +372,9 @@ export class AccountCacheWriter {
     if (i >= 0) this.#openSyncs.splice(i, 1);
   }
 
-  async #sweep(items: { namespace: string; name: string }[], kind: { group: string; kind: string }): Promise<void> {
+  async #sweep(items: { group: string; kind: string; namespace: string; name: string }[]): Promise<void> {
     if (items.length === 0) return;
-    await writeResources(
-      this.#o.table,
-      this.account,
-      items.map((i) => ({ op: 'delete', ref: { group: kind.group, kind: kind.kind, namespace: i.namespace, name: i.name } })),
-      this.#o.parallel,
-    );
+    await writeResources(this.#o.table, this.account, items.map((ref) => ({ op: 'delete', ref })), this.#o.parallel);
     this.stats.swept += items.length;
   }
 
@@ -364,7 +398,7 @@ export class AccountCacheWriter {
       if (kept?.namespaces.has('')) continue;
       const items = await scopeKeys(table, this.account, kindPrefix(old.kind, old.group));
       const gone = items.filter((i) => kept === undefined || !kept.namespaces.has(i.namespace));
-      await this.#sweep(gone, old);
+      await this.#sweep(gone.map((i) => ({ group: old.group, kind: old.kind, namespace: i.namespace, name: i.name })));
     }
     const wanted = new Set(scopes.map(scopeKey));
     for (const p of await scopeProgress(table, this.account)) {
@@ -374,9 +408,11 @@ export class AccountCacheWriter {
     await putScopeSet(table, this.account, scopes, clock.now());
   }
 
+  /** Records the progress that is due, every scope's in one BatchWriteItem (a first sync has ten at once). */
   async #writeProgress(seq: number): Promise<void> {
     const { table, clock, progressIntervalMs } = this.#o;
     const now = clock.now();
+    const due: [string, ProgressEntry][] = [];
     for (const [key, p] of [...this.#progress]) {
       if (p.seq > seq) continue;
       if (this.#unsynced.has(key)) {
@@ -386,7 +422,11 @@ export class AccountCacheWriter {
       const force = p.force || this.#forceNext.has(key);
       const last = this.#progressWrittenAt.get(key);
       if (!force && last !== undefined && now - last < progressIntervalMs) continue;
-      await putScopeProgress(table, this.account, p.record);
+      due.push([key, p]);
+    }
+    if (due.length === 0) return;
+    await putScopeProgressMany(table, this.account, due.map(([, p]) => p.record));
+    for (const [key, p] of due) {
       this.#progressWrittenAt.set(key, now);
       this.#forceNext.delete(key);
       if (this.#progress.get(key) === p) this.#progress.delete(key);

@@ -1,4 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, type DeleteCommandInput, type GetCommandInput, type PutCommandInput, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BATCH_WRITE_LIMIT, batchWrite } from '../core/batch.ts';
 import type { TableRef } from '../core/client.ts';
 import { queryAll } from '../core/query.ts';
 import { cachePk, progressSk, SCOPES_SK, type Scope } from './keys.ts';
@@ -52,6 +53,14 @@ export function scopeProgressParams(tableName: string, account: string): QueryCo
 
 export async function putScopeProgress(t: TableRef, account: string, p: ScopeProgressRecord): Promise<void> {
   await t.client.send(new PutCommand(putScopeProgressParams(t.tableName, account, p)));
+}
+
+/** Records the progress of many scopes of one account, 25 to a BatchWriteItem (plain puts, as `putScopeProgress`). */
+export async function putScopeProgressMany(t: TableRef, account: string, records: readonly ScopeProgressRecord[]): Promise<void> {
+  for (let i = 0; i < records.length; i += BATCH_WRITE_LIMIT) {
+    const puts = records.slice(i, i + BATCH_WRITE_LIMIT).map((p) => ({ PutRequest: { Item: putScopeProgressParams(t.tableName, account, p).Item! } }));
+    await batchWrite(t, { RequestItems: { [t.tableName]: puts } });
+  }
 }
 
 export async function deleteScopeProgress(t: TableRef, account: string, scope: Scope): Promise<void> {
