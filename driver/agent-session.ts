@@ -1,7 +1,9 @@
 /**
  * One agent's stream on this driver: hello and welcome, heartbeats and the lease, sequence numbers
  * and acknowledgements, and the hand-off of every other message to the handler registered for its
- * kind (driver/handlers.ts). Messages are processed one at a time in arrival order; the receive
+ * kind (driver/handlers.ts). Messages are processed one at a time in arrival order, except those
+ * about one account each (`keyOf`), which run side by side, in order per account (keyed-runner.ts);
+ * the receive
  * time that judges the lease is taken as each message arrives, so a slow table never makes a live
  * agent look dead.
  */
@@ -27,6 +29,7 @@ import {
 import { protocolError } from '../shared/protocol/problems.ts';
 import { SequencedEndpoint } from '../shared/protocol/endpoint.ts';
 import { SerialQueue } from '../shared/protocol/serial-queue.ts';
+import { KeyedRunner } from './keyed-runner.ts';
 import { parseAgentMessage } from '../shared/protocol/validate.ts';
 import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from './backoff.ts';
 import { statusOfError } from './grpc-status.ts';
@@ -59,6 +62,14 @@ export interface IncomingMessage<K extends HandledKind> {
   /** The message's sequence number; 0 for a message that is not reliable. */
   seq: number;
   body: NonNullable<AgentMessage__Output[K]>;
+}
+
+/** Messages about one account each, handled concurrently at most this many per stream. */
+const KEYED_IN_FLIGHT = 32;
+
+/** The key a message kind's handling is ordered by, for kinds whose messages each concern one account only. */
+function keyOf(env: AgentEnvelope): string | undefined {
+  return env.kind === 'assignmentResult' ? `account:${env.body.account}` : undefined;
 }
 
 /** How a module handles one kind (driver/handlers.ts). */
@@ -99,6 +110,7 @@ export class AgentSession {
   readonly #deps: SessionDeps;
   readonly #endpoint: SequencedEndpoint<DriverBody>;
   readonly #queue: SerialQueue;
+  readonly #keyed: KeyedRunner;
   readonly #stop = new AbortController();
   #hello: Hello__Output | undefined;
   #record: SessionRecord | undefined;
@@ -127,6 +139,7 @@ export class AgentSession {
       clock: deps.clock,
     });
     this.#queue = new SerialQueue({ onError: (e) => this.end(e), flow: call });
+    this.#keyed = new KeyedRunner(KEYED_IN_FLIGHT, (e) => this.end(e));
     call.on('data', (m: IncomingAgentMessage) => this.#receive(m));
     call.on('end', () => {
       this.#finish('agent closed the stream', 'agent_closed');
@@ -243,7 +256,16 @@ export class AgentSession {
       if (env.kind === 'heartbeat') this.#endpoint.send({ kind: 'heartbeatAck', body: { id: env.body.id } });
       return;
     }
-    this.#queue.push(() => this.#process(env));
+    const key = keyOf(env);
+    if (key !== undefined && env.kind !== 'hello' && env.kind !== 'heartbeat' && env.kind !== 'ack') {
+      const keyed = env;
+      this.#queue.push(() => this.#keyed.start(key, keyed.seq, () => this.#dispatch(keyed)));
+      return;
+    }
+    this.#queue.push(async () => {
+      await this.#keyed.idle();
+      return this.#process(env);
+    });
   }
 
   /** The checks that need no I/O, made as the message arrives. */
@@ -307,8 +329,11 @@ export class AgentSession {
       throw e;
     }
     if (RELIABLE_AGENT_BODIES.has(env.kind)) {
-      this.#lastProcessedSeq = Math.max(this.#lastProcessedSeq, env.seq);
-      this.#endpoint.processed(env.seq);
+      // A keyed message is acknowledged once every keyed message before it is done too (acks are cumulative).
+      const upTo = keyOf(env) === undefined ? env.seq : this.#keyed.finish(env.seq);
+      if (upTo === undefined) return;
+      this.#lastProcessedSeq = Math.max(this.#lastProcessedSeq, upTo);
+      this.#endpoint.processed(upTo);
     }
   }
 
