@@ -42,6 +42,7 @@ import { ReplicaAccounts } from './replica-accounts.ts';
 import type { DriverMetrics } from '../metrics/metrics.ts';
 import { FeedReader } from './feed-reader.ts';
 import { GroupCommit } from './group-commit.ts';
+import { Slots } from './slots.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { LocalSessions } from './local-sessions.ts';
 import { messageFor } from './assignment-messages.ts';
@@ -93,6 +94,8 @@ export class AssignmentReconciler {
   readonly #facets: GroupCommit<AccountRecord>;
   readonly #held: GroupCommit<{ record: AccountRecord; agentIds: string[] }>;
   readonly #news: GroupCommit<Change>;
+  /** Answers settled at once, over all of this replica's streams. */
+  readonly #answerSlots: Slots;
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
@@ -100,6 +103,7 @@ export class AssignmentReconciler {
     this.#feed = new FeedReader(deps.table, deps.clock, deps.settings.clockSkewMs, (lagMs) => deps.metrics?.assignmentPickupLag.observe(lagMs / 1000));
     deps.metrics?.follow({ assignmentQueue: () => this.#pending.size });
     this.#outage = storeBackoff(deps.settings.pollIntervalMs * 4, Math.max(deps.settings.pollIntervalMs * 4, STORE_BACKOFF_MAX_MS));
+    this.#answerSlots = new Slots(deps.settings.concurrency);
     this.#facets = new GroupCommit((records) => followAccountFacets(deps.table, newestOf(records)));
     this.#held = new GroupCommit((changes) => followHeldAccounts(deps.table, changes));
     // One BatchWriteItem may not name a key twice: an entry appended twice in one run is one entry.
@@ -159,7 +163,7 @@ export class AssignmentReconciler {
   /** An agent's answer to an assignment: recorded, or refused when the agent was never given it. */
   handleResult(result: AssignmentResult__Output, session: AgentSession): Promise<AssignmentResultOutcome> {
     const answer: Answer = { agentId: session.agentId, ok: result.ok, message: result.message, generation: result.generation };
-    return this.#settle(result.account, { answer, from: session });
+    return this.#answerSlots.run(() => this.#settle(result.account, { answer, from: session }));
   }
 
   /** The stream that answered now holds (or refused) what it was sent. */
