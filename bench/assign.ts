@@ -10,7 +10,7 @@ if (only === undefined || only === 'latency') {
   const layouts = (process.env.BENCH_LATENCY_LAYOUT ?? 'deployed').split(',');
   if (layouts.includes('deployed')) {
     for (const wakes of wakesModes(process.env.BENCH_WAKES, ['on', 'off'])) {
-      await benchPatchToActiveDeployed({ rounds, wakes, pollIntervalMs: Number(process.env.BENCH_POLL_MS ?? 250), ...wakesSettings(wakes) }, emit);
+      await benchPatchToActiveDeployed({ rounds, wakes, hops: process.env.BENCH_HOPS !== '0', pollIntervalMs: Number(process.env.BENCH_POLL_MS ?? 250), ...wakesSettings(wakes) }, emit);
     }
   }
   if (layouts.includes('in-process')) await benchPatchToActive(rounds, (line) => emit({ ...line, layout: 'in-process: API (app.request), driver and agent in the bench process' }));

@@ -21,6 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { alternate, deployment, rawApply } from './operations-bench.ts';
 import { activateAll, apiRequest, startDeployedPlane, type DeployedPlane, type KubeTarget } from './deployed-plane.ts';
 import { percentile, ratio, round } from './stats.ts';
+import { hopBreakdown, hopRecord, hopRecordsOfFile, type Activation, type HopRecord } from './activation-hops.ts';
 import { loadAverage, type Line } from './support.ts';
 
 export type WakesMode = 'on' | 'off' | 'absent';
@@ -110,13 +111,18 @@ export async function runDeployedOperations(options: DeployedOptions, emit: (lin
 }
 
 /** PATCH to ACTIVE through the Lambda API until a replica recorded the agent's confirmation, `rounds` accounts one by one. */
-export async function benchPatchToActiveDeployed(options: Omit<DeployedOptions, 'real' | 'warmup'>, emit: (line: Line) => void): Promise<Line> {
-  const plane = await startDeployedPlane({ accounts: { test: 1, real: 0 }, spareAccounts: options.rounds, ...planeOptions(options) });
+export async function benchPatchToActiveDeployed(options: Omit<DeployedOptions, 'real' | 'warmup'> & { hops?: boolean }, emit: (line: Line) => void): Promise<Line> {
+  const hops = options.hops ?? true;
+  const plane = await startDeployedPlane({ accounts: { test: 1, real: 0 }, spareAccounts: options.rounds, ...planeOptions(options), debugRecords: hops });
   try {
     await activateAll(plane);
     const waiting = new Map<string, (at: number) => void>();
+    const records: HopRecord[] = [];
+    const activations: Activation[] = [];
     for (const driver of plane.drivers) {
       driver.onRecord((r) => {
+        const hop = hops ? hopRecord(r) : undefined;
+        if (hop !== undefined) records.push(hop);
         if (r['msg'] === 'assignment result' && r['ok'] === true && r['outcome'] === 'recorded') waiting.get(String(r['account']))?.(performance.now());
       });
     }
@@ -133,15 +139,22 @@ export async function benchPatchToActiveDeployed(options: Omit<DeployedOptions, 
     }
     const load = loadAverage();
     const latencies: number[] = [];
+    const responses: number[] = [];
     for (const account of spare) {
       // PATCHes arrive at random points of the replicas' read cycles, as an operator's would.
       await new Promise((r) => setTimeout(r, Math.random() * options.pollIntervalMs));
       const confirmed = new Promise<number>((resolve) => waiting.set(account.name, resolve));
+      const startedAt = Date.now();
       const started = performance.now();
       const patched = await apiRequest(plane, 'PATCH', '/vendor/accounts', [{ name: account.name, state: 'ACTIVE' }]);
+      const answered = performance.now();
       if (patched.status !== 200) throw new Error(`PATCH ${account.name}: ${patched.status} ${JSON.stringify(patched.json)}`);
-      latencies.push((await confirmed) - started);
+      const ended = await confirmed;
+      latencies.push(ended - started);
+      responses.push(answered - started);
+      activations.push({ account: account.name, startedAt, endedAt: startedAt + (ended - started) });
     }
+    if (hops) for (const file of plane.agentLogFiles) records.push(...hopRecordsOfFile(file));
     const sorted = [...latencies].sort((a, b) => a - b);
     const checkSorted = [...checks].sort((a, b) => a - b);
     const p50 = round(percentile(sorted, 50));
@@ -157,6 +170,8 @@ export async function benchPatchToActiveDeployed(options: Omit<DeployedOptions, 
       p50_ms: p50,
       p99_ms: p99,
       max_ms: round(sorted.at(-1) ?? 0),
+      patch_response_p50_ms: round(percentile([...responses].sort((a, b) => a - b), 50)),
+      ...(hops ? { hops: hopBreakdown(activations, records) } : {}),
       baseline: { what: "the agent's cluster check alone: GET /version over TLS with the agent's client", p50_ms: round(percentile(checkSorted, 50)), p99_ms: round(percentile(checkSorted, 99)) },
       target_p50_ms: 40,
       target_p99_ms: 100,

@@ -63,6 +63,11 @@ export interface DeployedPlaneOptions {
   spareAccounts?: number;
   /** Kinds each agent caches: Namespaces only by default, so that the cache's writes stay out of the figures. */
   kinds?: string[];
+  /**
+   * Replicas and agents log at debug level (JSON), so that the records of each hop of an activation
+   * can be read back (`agentLogFiles`, the replicas' `onRecord`): bench/activation-hops.ts.
+   */
+  debugRecords?: boolean;
 }
 
 export interface DeployedPlane {
@@ -75,6 +80,8 @@ export interface DeployedPlane {
   drivers: DriverProcess[];
   accounts: DeployedAccount[];
   spareAccounts: DeployedAccount[];
+  /** Each agent's log file (JSON lines; at debug level with `debugRecords`). */
+  agentLogFiles: string[];
   /** The bench's own client of each API server: the same client the agent uses, for the raw applies. */
   raw: Partial<Record<KubeTarget, ClusterClient>>;
   /** Why the real kube-apiserver is absent, when it is. */
@@ -177,7 +184,7 @@ export async function startDeployedPlane(options: DeployedPlaneOptions): Promise
     const drivers: DriverProcess[] = [];
     const welcomed = new Set<string>();
     for (let r = 0; r < options.replicas; r++) {
-      const driver = await startDriverProcess(table, driverFile, options.env);
+      const driver = await startDriverProcess(table, driverFile, { ...options.env, ...(options.debugRecords === true ? { VENDOR_LOG_LEVEL: 'debug' } : {}) });
       driver.onRecord((record) => {
         if (record['msg'] === 'agent session opened') welcomed.add(String(record['agentId']));
       });
@@ -204,10 +211,14 @@ export async function startDeployedPlane(options: DeployedPlaneOptions): Promise
     const apiUrl = `http://127.0.0.1:${(JSON.parse(await lambda.firstLine) as { port: number }).port}`;
     pids.api = lambda.process.pid as number;
 
+    const agentLogFiles: string[] = [];
     accounts.forEach((a, i) => {
       const configPath = join(dir, `agent-${i}.yml`);
       const driver = drivers[i % drivers.length] as DriverProcess;
-      writeFileSync(configPath, stringify(benchAgentConfig(driver.port, AGENT_TOKEN, dir, i)));
+      const config = benchAgentConfig(driver.port, AGENT_TOKEN, dir, i);
+      agentLogFiles.push(join(dir, `agent-${i}.log`));
+      if (options.debugRecords === true) config.logging = { level: 'debug', format: 'json', file: agentLogFiles[i] };
+      writeFileSync(configPath, stringify(config));
       const agent = spawn(process.execPath, ['agent/main.ts', '--config', configPath], {
         cwd: ROOT,
         env: { ...process.env, VENDOR_AGENT_ID: `bench-agent-${i}`, VENDOR_DEPLOYMENT_NAME: 'bench', POD_NAMESPACE: a.zone.replace(/^bench_/, '') },
@@ -229,7 +240,7 @@ export async function startDeployedPlane(options: DeployedPlaneOptions): Promise
       }
       return out;
     };
-    return { apiUrl, token, table, tableClient: (meter) => table.client(meter), drivers, accounts, spareAccounts, raw, ...(realUnavailable === undefined ? {} : { realUnavailable }), cpuMs, close };
+    return { apiUrl, token, table, tableClient: (meter) => table.client(meter), drivers, accounts, spareAccounts, agentLogFiles, raw, ...(realUnavailable === undefined ? {} : { realUnavailable }), cpuMs, close };
   } catch (e) {
     await close();
     throw e;

@@ -107,8 +107,18 @@ export function parsePort(raw: string | undefined, name: string): number | undef
   return port;
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** VENDOR_LOG_LEVEL: the driver's log level, `info` when unset or not a level (docs/protocol.md). */
+export function logLevelFromEnv(raw: string | undefined): (typeof LOG_LEVELS)[number] {
+  return LOG_LEVELS.find((l) => l === raw) ?? 'info';
+}
+
 export async function driverMain(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const log = createLogger({ format: env.VENDOR_LOG_FORMAT === 'json' ? 'json' : 'text', base: { component: 'driver' } });
+  const log = createLogger({ format: env.VENDOR_LOG_FORMAT === 'json' ? 'json' : 'text', base: { component: 'driver' }, level: logLevelFromEnv(env.VENDOR_LOG_LEVEL) });
+  if (env.VENDOR_LOG_LEVEL !== undefined && env.VENDOR_LOG_LEVEL !== '' && logLevelFromEnv(env.VENDOR_LOG_LEVEL) !== env.VENDOR_LOG_LEVEL) {
+    log.warn({ given: env.VENDOR_LOG_LEVEL, levels: LOG_LEVELS }, 'VENDOR_LOG_LEVEL is not a log level: logging at info');
+  }
   const command = parseConfigCommand(argv);
   const configPath = (given: string | undefined) => resolve(given ?? (env.VENDOR_DRIVER_CONFIG || 'vendor-driver.yml'));
   switch (command.name) {

@@ -177,6 +177,7 @@ export class AccountHolder {
     switch (work.kind) {
       case 'assignAccount': {
         const body = work.body;
+        this.#log.debug({ account: body.account, generation: body.generation }, 'assignment received');
         void this.#inOrder(body.account, () => this.#assign(body));
         return;
       }
@@ -292,8 +293,11 @@ export class AccountHolder {
       try {
         checked = await this.#bounded(async () => {
           const c = await this.#deps.connect(spec, logger);
+          // A record per step at debug level (bench:assign's breakdown: docs/benchmarks.md).
+          logger.debug({ generation: a.generation }, 'cluster client ready');
           try {
             const version = await c.version(this.#stopping.signal);
+            logger.debug({ generation: a.generation }, 'cluster checked');
             return { client: c, message: `connected to ${c.server} (Kubernetes ${version.gitVersion})` };
           } catch (e) {
             c.close();
@@ -320,6 +324,7 @@ export class AccountHolder {
       return;
     }
     const view: HeldAccountView = { ...base, cluster: client };
+    let added: Entry | undefined;
     if (existing !== undefined) {
       const previous = existing.view.cluster;
       existing.connectionKey = key;
@@ -328,14 +333,22 @@ export class AccountHolder {
       this.#update(existing, view);
       previous.close();
     } else {
-      const entry: Entry = { view, assignment: a, connectionKey: key, message, workers: [], suspended: false };
-      this.#entries.set(name, entry);
-      this.#startWorkers(entry);
-      logger.info({ server: client.server, caching: a.caching, cachingEpoch: a.cachingEpoch, generation: a.generation }, 'account held');
+      added = { view, assignment: a, connectionKey: key, message, workers: [], suspended: false };
+      this.#entries.set(name, added);
     }
     this.#refused.delete(name);
     this.#count();
+    // The answer goes ahead of the new workers' first messages (a cache's list, say), so the driver
+    // records the account as held without waiting behind them; work for the account that comes
+    // meanwhile waits for this task (#inOrder), so the workers are there when it runs.
     this.#respond(a, true, message);
+    if (added !== undefined) {
+      // Starting the workers holds the event loop for a while: the answer's write leaves first.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.#entries.get(name) !== added || this.#stopped) return;
+      this.#startWorkers(added);
+      logger.info({ server: client.server, caching: a.caching, cachingEpoch: a.cachingEpoch, generation: a.generation }, 'account held');
+    }
   }
 
   #startWorkers(entry: Entry): void {

@@ -13,6 +13,7 @@ import type { Logger } from '../../shared/log.ts';
 import { credentialsUnavailable, kubeHttpError, kubeTransportError } from './errors.ts';
 import type { LoadedCluster } from './kubeconfig.ts';
 import { splitLines } from './lines.ts';
+import { leasePool, poolKey } from './shared-agents.ts';
 import { withRetries } from './retry.ts';
 import type { ClusterClient, KubeRequest, KubeResponse, KubeStream, RetrySettings, ServerVersion } from './types.ts';
 import { VERSION } from '../../shared/version.ts';
@@ -163,7 +164,9 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
   const maxSockets = deps.maxSockets ?? 32;
   // Watches hold their connection for minutes, one per scope, so they get an agent of their own with
   // no socket limit; lists and writes share a bounded one and never queue behind watches.
-  const ownAgents: Record<'buffered' | 'streaming', { agent: HttpAgent; tls: TlsMaterial } | undefined> = { buffered: undefined, streaming: undefined };
+  // Lists, writes and checks go over a pool shared with the other clients of the same server and TLS
+  // material (shared-agents.ts): a new account's first request finds a connection already open.
+  const ownAgents: Record<'buffered' | 'streaming', { agent: HttpAgent; tls: TlsMaterial; release(): void } | undefined> = { buffered: undefined, streaming: undefined };
   let closed = false;
   const credentials = loaded.credentials?.(deps.clock);
 
@@ -173,11 +176,17 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
     const tls: TlsMaterial = { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername };
     const own = ownAgents[use];
     if (own !== undefined && sameTls(own.tls, tls)) return own.agent;
-    own?.agent.destroy();
+    own?.release();
     const common = { keepAlive: true, maxSockets: use === 'buffered' ? maxSockets : Infinity, scheduling: 'lifo' as const };
-    const made = { agent: plain ? new HttpAgent(common) : new HttpsAgent({ ...common, ...tls, secureContext: secureContextOf(tls) }), tls };
-    ownAgents[use] = made;
-    return made.agent;
+    const make = () => (plain ? new HttpAgent(common) : new HttpsAgent({ ...common, ...tls, secureContext: secureContextOf(tls) }));
+    if (use === 'buffered') {
+      const lease = leasePool(poolKey([base.origin, maxSockets, tls.ca, tls.cert, tls.key, tls.rejectUnauthorized, tls.servername]), maxSockets, make);
+      ownAgents[use] = { agent: lease.agent, tls, release: lease.release };
+      return lease.agent;
+    }
+    const agent = make();
+    ownAgents[use] = { agent, tls, release: () => agent.destroy() };
+    return agent;
   };
 
   /** Sends one request and resolves with the response head; the caller reads or streams the body. */
@@ -300,8 +309,8 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
     version: async (signal) => (await client.request({ path: '/version', ...(signal === undefined ? {} : { signal }) })).json<ServerVersion>(),
     close: () => {
       closed = true;
-      ownAgents.buffered?.agent.destroy();
-      ownAgents.streaming?.agent.destroy();
+      ownAgents.buffered?.release();
+      ownAgents.streaming?.release();
     },
   };
   return client;

@@ -25,7 +25,7 @@ import type { AssignmentResult__Output } from '../../shared/protocol/messages.ts
 import { protocolError } from '../../shared/protocol/problems.ts';
 import { allAccounts, getAccount, getAccounts, mutateAccount, updateAccount } from '../../shared/table/accounts/records.ts';
 import { followAccountFacets } from '../../shared/table/accounts/facets.ts';
-import { followHeldAccounts } from '../../shared/table/accounts/held.ts';
+import { agentsWhoseHoldingChanged, followHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { runBounded } from '../../shared/table/core/bounded.ts';
 import { CHANGE_RETENTION_MS, appendChanges, pruneChanges, type Change } from '../../shared/table/accounts/feed.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
@@ -118,7 +118,7 @@ export class AssignmentReconciler {
     await this.fullReconcile();
     const s = this.#deps.settings;
     this.#loops.push(
-      this.#every(s.pollIntervalMs, this.#feedWaker, async () => this.schedule(await this.#feed.poll())),
+      this.#every(s.pollIntervalMs, this.#feedWaker, () => this.#readFeed()),
       this.#every(s.sweepIntervalMs, this.#sweepWaker, () => this.#sweep()),
       this.#every(s.fullReconcileIntervalMs, undefined, () => this.fullReconcile()),
       this.#pump(),
@@ -129,6 +129,13 @@ export class AssignmentReconciler {
     this.#stop.abort();
     await Promise.all(this.#loops.splice(0));
     await Promise.all(this.#background);
+  }
+
+  async #readFeed(): Promise<void> {
+    const names = await this.#feed.poll();
+    // A record per hop of an activation at debug level (bench:assign's breakdown: docs/benchmarks.md).
+    if (names.length > 0) this.#deps.log.debug({ accounts: names.slice(0, 20), count: names.length }, 'work feed read');
+    this.schedule(names);
   }
 
   /** Reads the work feed now instead of at the next poll (the API wrote to it: docs/protocol.md#6b-wakes). */
@@ -162,6 +169,7 @@ export class AssignmentReconciler {
 
   /** An agent's answer to an assignment: recorded, or refused when the agent was never given it. */
   handleResult(result: AssignmentResult__Output, session: AgentSession): Promise<AssignmentResultOutcome> {
+    this.#deps.log.debug({ account: result.account, agentId: session.agentId, generation: result.generation }, 'assignment result received');
     const answer: Answer = { agentId: session.agentId, ok: result.ok, message: result.message, generation: result.generation };
     return this.#answerSlots.run(() => this.#settle(result.account, { answer, from: session }));
   }
@@ -382,10 +390,13 @@ export class AssignmentReconciler {
         if (elected !== undefined) this.#electing.set(elected, (this.#electing.get(elected) ?? 0) + 1);
         try {
           previousCaching = record.cachingAgentId;
+          const before: AccountRecord = record;
           record = await updateAccount(table, name, record.version, changes, clock.now());
+          this.#deps.log.debug({ account: name, version: record.version, answer: answer !== undefined }, 'account item written');
           cachingMoved = changes.cachingAgentId !== undefined;
           stateChanged = changes.state !== undefined;
-          agentsChanged = [...(changes.setAgents ?? []).map((a) => a.agentId), ...(changes.removeAgents ?? [])];
+          // Only entries whose holding the write changed follow: a hand-out's does not, so it goes to the agent at once.
+          agentsChanged = agentsWhoseHoldingChanged(before, record, [...(changes.setAgents ?? []).map((a) => a.agentId), ...(changes.removeAgents ?? [])]);
           break;
         } catch (e) {
           if (!isVendorError(e) || e.code !== 'precondition_failed') throw e;
@@ -484,6 +495,7 @@ export class AssignmentReconciler {
       this.#local.hold(session, name, holding);
       this.#deps.holdingChanged(session, name, holding);
       const acked = session.send(message);
+      this.#deps.log.debug({ account: name, agentId: session.agentId, kind: message.kind, generation: holding.generation }, 'assignment sent');
       if (message.kind === 'removeAccount') {
         acked.then(
           () => this.#removed(name, session, holding),

@@ -54,6 +54,7 @@ export async function startWakeEndpoint(options: WakeEndpointOptions): Promise<W
     const refusal = nonces.admit(wake.nonce, wake.at, now);
     if (refusal !== undefined) return outcome(refusal);
     outcome('accepted');
+    log.debug({ topic: wake.topic }, 'wake accepted');
     onWake(wake.topic);
   });
   await new Promise<void>((resolve, reject) => {

@@ -145,6 +145,10 @@ function sameRegistration(a: Registration | undefined, b: Registration): boolean
  * `feed` gives for a written record is appended as soon as its group of 25 is written (ChangeAppender),
  * so the driver starts on the first accounts of a large batch while the rest are still written; a
  * record written before another one failed gets its entry too.
+ *
+ * `durable` hears the results once every record is written and every feed entry is in the table (the
+ * moment the replicas can act: the wake goes then). The facet index follows the records after that:
+ * nothing a replica does waits for it, so it is off the path from the request to the agents.
  */
 async function applyBatch<T extends { name: string }>(
   deps: AccountDeps,
@@ -152,6 +156,7 @@ async function applyBatch<T extends { name: string }>(
   found: Map<string, AccountRecord>,
   decide: (record: AccountRecord, rec: T) => AccountChanges | undefined,
   feed: (result: { record: AccountRecord; changed: boolean }) => Change | undefined,
+  durable: (results: readonly { record: AccountRecord; changed: boolean }[]) => void,
 ): Promise<{ record: AccountRecord; changed: boolean }[]> {
   const results: { record: AccountRecord; changed: boolean }[] = new Array(batch.length);
   const appender = new ChangeAppender(deps.table);
@@ -181,7 +186,12 @@ async function applyBatch<T extends { name: string }>(
   } catch (error) {
     failure = { error };
   }
-  await appender.close();
+  try {
+    await appender.close();
+    if (failure === undefined) durable(results);
+  } catch (error) {
+    failure ??= { error };
+  }
   // Every record of the batch, changed or not, so that a retry repairs what a crash left behind.
   await followAccountFacets(deps.table, results.filter((r) => r !== undefined).map((r) => r.record));
   if (failure !== undefined) throw failure.error;
@@ -210,9 +220,11 @@ export async function registerAccounts(deps: AccountDeps, batch: readonly Regist
       return { registration, generation: current.generation + 1 };
     },
     ({ record, changed }) => (changed && record.state === 'ACTIVE' ? assignEntry(record, now) : undefined),
+    (results) => {
+      const queued = results.filter((r) => r.changed && r.record.state === 'ACTIVE');
+      wakeZones(deps, [...queued.map((r) => r.record), ...queued.map((r) => found.get(r.record.name))]);
+    },
   );
-  const queued = records.filter((r) => r.changed && r.record.state === 'ACTIVE');
-  wakeZones(deps, [...queued.map((r) => r.record), ...queued.map((r) => found.get(r.record.name))]);
   return records.map((r) => view(deps, r.record));
 }
 
@@ -264,8 +276,8 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
       };
     },
     ({ record }) => assignEntry(record, now),
+    (results) => wakeZones(deps, [...results.map((r) => r.record), ...found.values()]),
   );
-  wakeZones(deps, [...records.map((r) => r.record), ...found.values()]);
   return records.map((r) => view(deps, r.record));
 }
 
@@ -303,7 +315,7 @@ export async function unregisterAccount(deps: AccountDeps, name: string): Promis
     (cur) => (cur.registration === undefined && cur.state === undefined ? undefined : { registration: null, state: null, generation: cur.generation + 1 }),
     // Queued even when nothing changed, so a retry finishes an interrupted delete.
     ({ record: after }) => ({ name, action: 'remove', generation: after.generation, at: now }),
+    (results) => wakeZones(deps, [current, results[0]?.record]),
   );
-  wakeZones(deps, [current, record?.record]);
   return view(deps, (record as { record: AccountRecord }).record);
 }

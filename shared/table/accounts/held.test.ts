@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
 import type { TableRef } from '../core/client.ts';
 import { syncSource } from '../sources/sync.ts';
-import { followHeldAccounts, holdersOf, readHeldAccounts, rebuildHeldAccounts } from './held.ts';
+import { agentsWhoseHoldingChanged, followHeldAccounts, holdersOf, readHeldAccounts, rebuildHeldAccounts } from './held.ts';
 import { allAccounts, mutateAccount, type AccountChanges } from './records.ts';
 
 const tables = useTestTables();
@@ -68,5 +68,17 @@ describe('held index against dynalite', () => {
     await rebuildHeldAccounts(t, AGENTS);
     expect(await indexed(t)).toEqual(await scanned(t));
     expect(await readHeldAccounts(t, 'ag1')).toEqual([{ name: 'b', caching: false }]);
+  });
+});
+
+describe('agentsWhoseHoldingChanged', () => {
+  const base = { name: 'prod', version: 1, generation: 1, defs: {}, updatedAt: 0 };
+  const entry = (agentId: string, ok: boolean, caching = false, removing = false) => ({ agentId, ok, caching, assigned: 1, generation: 1, at: 0, ...(removing ? { removing } : {}) });
+  it('names only the agents whose holding (held or not, caching or not) the write changed', () => {
+    const before = { ...base, agents: { a: entry('a', false), b: entry('b', true), c: entry('c', true) } };
+    const after = { ...base, agents: { a: entry('a', false, true), b: entry('b', true, true), c: entry('c', false, false, true), d: entry('d', true) } };
+    // a: a hand-out that elected it: still not held; b: now caches; c: being removed; d: new and held.
+    expect(agentsWhoseHoldingChanged(before, after, ['a', 'b', 'c', 'd'])).toEqual(['b', 'c', 'd']);
+    expect(agentsWhoseHoldingChanged(after, undefined, ['a', 'b'])).toEqual(['b']);
   });
 });

@@ -8,7 +8,8 @@
  * (`followHeldAccounts`); the source sync does the same when it deletes an account. The index write
  * is separate from the item write, so each writer sets the entries to what it saw, reads the item
  * again (consistently) and repeats while it changed: whoever writes an entry last has seen the item's
- * final state. A crash in between leaves entries stale until the account's next change of agents or
+ * final state. A crash in between leaves entries stale until the next write that changes who holds the
+ * account (writes that change no one's holding, such as a hand-out, leave the entries alone) or
  * `rebuildHeldAccounts`.
  */
 import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
@@ -35,6 +36,17 @@ export function holdersOf(record: AccountRecord | undefined, agentIds: Iterable<
     out.set(agentId, result !== undefined && result.ok && result.removing !== true ? result.caching : undefined);
   }
   return out;
+}
+
+/**
+ * Which of `agentIds` hold the account differently after a write than before it (hold it or not, or
+ * cache it or not): only their entries can have been made wrong by that write, so only they need to
+ * follow. A hand-out (an entry not yet confirmed) changes no one's.
+ */
+export function agentsWhoseHoldingChanged(before: AccountRecord | undefined, after: AccountRecord | undefined, agentIds: Iterable<string>): string[] {
+  const was = holdersOf(before, agentIds);
+  const now = holdersOf(after, was.keys());
+  return [...was].filter(([agentId, caching]) => now.get(agentId) !== caching).map(([agentId]) => agentId);
 }
 
 export function queryHeldParams(tableName: string, agentId: string): QueryCommandInput {
