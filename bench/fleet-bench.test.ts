@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fewestMovesToEven, perAccount, zoneSpread } from './fleet-bench.ts';
+import { activePercentiles, fewestMovesToEven, perAccount, zoneSpread } from './fleet-bench.ts';
 
 // The pure parts of bench:fleet: how a zone's spread is judged, the moves an even spread needs, and
 // table requests per account. The run itself needs processes of its own (npm run bench:fleet).
@@ -20,5 +20,11 @@ describe('bench:fleet', () => {
 
   it('divides the table requests made between two counts by the accounts', () => {
     expect(perAccount({ UpdateItem: 10, Query: 5 }, { UpdateItem: 30, Query: 5, GetItem: 4 }, 10)).toEqual({ UpdateItem: 2, GetItem: 0.4 });
+  });
+
+  it('says when shares of the accounts were ACTIVE, and null for a share never reached', () => {
+    const times = Array.from({ length: 100 }, (_, i) => 100 - i);
+    expect(activePercentiles(times, 100)).toEqual({ p50: 50, p90: 90, p99: 99, all: 100 });
+    expect(activePercentiles(times.slice(0, 95), 100)).toEqual({ p50: 55, p90: 95, p99: null, all: null });
   });
 });

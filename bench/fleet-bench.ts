@@ -105,6 +105,16 @@ export function perAccount(before: Record<string, number>, after: Record<string,
   return out;
 }
 
+/** When the given shares of `total` accounts had become ACTIVE (ms since the first PATCH); null for a share not reached. */
+export function activePercentiles(times: readonly number[], total: number): Record<'p50' | 'p90' | 'p99' | 'all', number | null> {
+  const sorted = [...times].sort((a, b) => a - b);
+  const at = (share: number) => {
+    const t = sorted[Math.ceil(total * share) - 1];
+    return t === undefined ? null : round(t);
+  };
+  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), all: at(1) };
+}
+
 interface TableProcess {
   endpoint: string;
   tableName: string;
@@ -333,6 +343,10 @@ export async function runFleetBench(options: FleetOptions, emit: (l: Line) => vo
     }
     const patchMs = round(performance.now() - started);
     const allActive = await timed(() => activeAt.size >= names.length, options.phaseLimitMs);
+    // What the activation itself cost, before the wait for the last confirmations adds the time-driven
+    // requests (heartbeats, sweeps, polls) of however long that wait is.
+    const countsActive = await table.counts();
+    const cpuActive = processes();
     const allAgents = await timed(() => answers >= handOuts, options.phaseLimitMs);
     const activeMs = allActive === undefined ? undefined : round(patchMs + allActive);
     const countsAfter = await table.counts();
@@ -353,6 +367,12 @@ export async function runFleetBench(options: FleetOptions, emit: (l: Line) => vo
       target_ms: TARGET_MS,
       within_target: activeMs !== undefined && activeMs <= TARGET_MS,
       table_requests_per_account: perAccount(countsBefore, countsAfter, names.length),
+      // Since the first PATCH: when half, nine tenths, 99 in 100 and all of the accounts were ACTIVE.
+      active_ms: activePercentiles([...activeAt.values()].map((t) => t - started), names.length),
+      until_all_active: {
+        table_requests_per_account: perAccount(countsBefore, countsActive, names.length),
+        cpu_ms: Object.fromEntries(Object.entries(cpuActive).map(([k, v]) => [k, round(v.cpu_ms - (cpuBefore[k]?.cpu_ms ?? 0))])),
+      },
       processes: Object.fromEntries(Object.entries(cpuAfter).map(([k, v]) => [k, { rss_mib: v.rss_mib, cpu_ms: round(v.cpu_ms - (cpuBefore[k]?.cpu_ms ?? 0)) }])),
       load_average_1m: load,
     });

@@ -4,6 +4,8 @@
  * process sends it: the driver replicas and the API run in processes of their own, so their reads
  * and writes can only be counted where they arrive. Prints one JSON line with the proxy's endpoint
  * and the table name; each `counts` line on stdin is answered with one JSON line of the counts so far.
+ * Requests the table refuses (status 400: a failed condition, mostly, a lost race between writers) are
+ * counted a second time as `<operation> refused`, so the races a step costs show.
  */
 import { Agent, createServer, request } from 'node:http';
 import { createInterface } from 'node:readline';
@@ -22,6 +24,7 @@ const proxy = createServer((req, res) => {
   const forward = request(
     { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent: keepAlive },
     (answer) => {
+      if (answer.statusCode === 400) counts[`${operation} refused`] = (counts[`${operation} refused`] ?? 0) + 1;
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     },

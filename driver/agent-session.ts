@@ -1,10 +1,11 @@
 /**
  * One agent's stream on this driver: hello and welcome, heartbeats and the lease, sequence numbers
  * and acknowledgements, and the hand-off of every other message to the handler registered for its
- * kind (driver/handlers.ts). Messages are processed one at a time in arrival order (a handler may
- * take one off the stream and finish it later, `HandledLater`, acknowledged in order all the same); the receive
- * time that judges the lease is taken as each message arrives, so a slow table never makes a live
- * agent look dead.
+ * kind (driver/handlers.ts). Messages are processed one at a time in arrival order, except those
+ * about one account each (`keyOf`), which run side by side, in order per account (driver/keyed-serial.ts),
+ * and those a handler takes off the stream to finish later (`HandledLater`); either way they are
+ * acknowledged in order. The receive time that judges the lease is taken as each message arrives,
+ * so a slow table never makes a live agent look dead.
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
@@ -28,6 +29,7 @@ import {
 import { protocolError } from '../shared/protocol/problems.ts';
 import { SequencedEndpoint } from '../shared/protocol/endpoint.ts';
 import { SerialQueue } from '../shared/protocol/serial-queue.ts';
+import { KeyedSerial } from './keyed-serial.ts';
 import { parseAgentMessage } from '../shared/protocol/validate.ts';
 import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from './backoff.ts';
 import { statusOfError } from './grpc-status.ts';
@@ -72,6 +74,14 @@ export interface HandledLater {
   readonly done: Promise<void>;
 }
 
+/** Messages about one account each, handled concurrently at most this many per stream. */
+const KEYED_IN_FLIGHT = 32;
+
+/** The key a message kind's handling is ordered by, for kinds whose messages each concern one account only. */
+function keyOf(env: AgentEnvelope): string | undefined {
+  return env.kind === 'assignmentResult' ? `account:${env.body.account}` : undefined;
+}
+
 /** How a module handles one kind (driver/handlers.ts). */
 export type AgentMessageHandler<K extends HandledKind> = (message: IncomingMessage<K>, session: AgentSession) => Promise<void | HandledLater> | void | HandledLater;
 
@@ -110,6 +120,10 @@ export class AgentSession {
   readonly #deps: SessionDeps;
   readonly #endpoint: SequencedEndpoint<DriverBody>;
   readonly #queue: SerialQueue;
+  /** Messages of this stream about one account each, run side by side (`keyOf`). */
+  readonly #keyed = new KeyedSerial({ running: KEYED_IN_FLIGHT, perSource: KEYED_IN_FLIGHT });
+  /** Those of them not yet done: a message of another kind waits for them. */
+  readonly #keyedInFlight = new Set<Promise<void>>();
   readonly #stop = new AbortController();
   #hello: Hello__Output | undefined;
   #record: SessionRecord | undefined;
@@ -317,11 +331,27 @@ export class AgentSession {
       }
       return e;
     };
+    const handle = () => this.#untilStored(env.kind, env.seq, () => handler({ seq: env.seq, body: env.body }, this));
     let later: HandledLater | undefined;
-    try {
-      later = (await this.#untilStored(env.kind, env.seq, () => handler({ seq: env.seq, body: env.body }, this))) ?? undefined;
-    } catch (e) {
-      throw named(e);
+    const key = keyOf(env);
+    if (key !== undefined) {
+      // Taken off the stream once it has a slot (a full stream stops being read): it runs behind its
+      // own account's earlier messages only.
+      later = await this.#keyed.admit(this, key, async () => {
+        const own = await handle();
+        if (own) await own.done;
+      });
+      const done = later.done.catch(() => undefined);
+      this.#keyedInFlight.add(done);
+      void done.then(() => this.#keyedInFlight.delete(done));
+    } else {
+      // A message of another kind sees every keyed message before it done.
+      while (this.#keyedInFlight.size > 0) await Promise.all(this.#keyedInFlight);
+      try {
+        later = (await handle()) ?? undefined;
+      } catch (e) {
+        throw named(e);
+      }
     }
     if (later !== undefined) {
       // Finished later: its acknowledgement (and every one after it) waits for it.

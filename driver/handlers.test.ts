@@ -91,6 +91,34 @@ describe('driver modules and their message handlers', () => {
     expect(Math.max(next.ackSeq, after.ackSeq)).toBe(1);
   });
 
+  it('assignment results for different accounts are handled side by side, in order per account, and acknowledged only as far as all are done', async () => {
+    const seen: string[] = [];
+    let release = () => {};
+    const gate = new Promise<void>((r) => (release = r));
+    let otherDone = () => {};
+    const other = new Promise<void>((r) => (otherDone = r));
+    const a = await driverWith({
+      assignmentResult: async (m) => {
+        seen.push(`${m.body.account}:${m.body.generation}`);
+        if (m.body.account === 'slow' && Number(m.body.generation) === 1) await gate;
+        if (m.body.account === 'quick') otherDone();
+      },
+    });
+    a.send({ seq: 1, assignmentResult: { account: 'slow', generation: 1, ok: true } });
+    a.send({ seq: 2, assignmentResult: { account: 'slow', generation: 2, ok: true } });
+    a.send({ seq: 3, assignmentResult: { account: 'quick', generation: 1, ok: true } });
+    // Handled one at a time, `quick` would wait behind `slow` forever.
+    await other;
+    expect(seen).toEqual(['slow:1', 'quick:1']);
+    // `quick` (seq 3) is done, but seq 1 is not: nothing may be acknowledged yet.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(a.take().filter((m) => m.ackSeq > 0)).toEqual([]);
+    release();
+    let acked = 0;
+    while (acked < 3) acked = Math.max(acked, (await a.next()).ackSeq);
+    expect(seen).toEqual(['slow:1', 'quick:1', 'slow:2']);
+  });
+
   it('a handler that refuses a message by name ends the stream with that message number', async () => {
     const a = await driverWith({
       resourceEvents: () => {

@@ -27,7 +27,7 @@ import { allAccounts, getAccount, getAccounts, mutateAccount, updateAccount } fr
 import { followAccountFacets } from '../../shared/table/accounts/facets.ts';
 import { agentsWhoseHoldingChanged, followHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { runBounded } from '../../shared/table/core/bounded.ts';
-import { CHANGE_RETENTION_MS, appendChanges, pruneChanges } from '../../shared/table/accounts/feed.ts';
+import { CHANGE_RETENTION_MS, appendChanges, pruneChanges, type Change } from '../../shared/table/accounts/feed.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { deleteAgentBinding } from '../../shared/table/agents/bindings.ts';
 import { allSessions, deleteSession } from '../../shared/table/agents/sessions.ts';
@@ -41,6 +41,8 @@ import type { DriverGrpcConfig } from '../config.ts';
 import { ReplicaAccounts } from './replica-accounts.ts';
 import type { DriverMetrics } from '../metrics/metrics.ts';
 import { FeedReader } from './feed-reader.ts';
+import { GroupCommit } from './group-commit.ts';
+import { Slots } from './slots.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { LocalSessions } from './local-sessions.ts';
 import { messageFor } from './assignment-messages.ts';
@@ -88,6 +90,12 @@ export class AssignmentReconciler {
   #lastPrune = 0;
   /** Settles that failed because the table is not answering, in a row: their retries wait longer and longer. */
   readonly #outage: Backoff;
+  /** The index follows and feed entries of settles running at once, written together (group-commit.ts). */
+  readonly #facets: GroupCommit<AccountRecord>;
+  readonly #held: GroupCommit<{ record: AccountRecord; agentIds: string[] }>;
+  readonly #news: GroupCommit<Change>;
+  /** Answers settled at once, over all of this replica's streams. */
+  readonly #answerSlots: Slots;
 
   constructor(deps: ReconcilerDeps) {
     this.#deps = deps;
@@ -95,6 +103,11 @@ export class AssignmentReconciler {
     this.#feed = new FeedReader(deps.table, deps.clock, deps.settings.clockSkewMs, (lagMs) => deps.metrics?.assignmentPickupLag.observe(lagMs / 1000));
     deps.metrics?.follow({ assignmentQueue: () => this.#pending.size });
     this.#outage = storeBackoff(deps.settings.pollIntervalMs * 4, Math.max(deps.settings.pollIntervalMs * 4, STORE_BACKOFF_MAX_MS));
+    this.#answerSlots = new Slots(deps.settings.concurrency);
+    this.#facets = new GroupCommit((records) => followAccountFacets(deps.table, newestOf(records)));
+    this.#held = new GroupCommit((changes) => followHeldAccounts(deps.table, changes));
+    // One BatchWriteItem may not name a key twice: an entry appended twice in one run is one entry.
+    this.#news = new GroupCommit((changes) => appendChanges(deps.table, [...new Map(changes.map((c) => [`${c.at}#${c.name}#${c.generation}`, c])).values()]));
   }
 
   /** Loads the accounts and who is live, then runs the loops until `stop()`. */
@@ -158,7 +171,7 @@ export class AssignmentReconciler {
   handleResult(result: AssignmentResult__Output, session: AgentSession): Promise<AssignmentResultOutcome> {
     this.#deps.log.debug({ account: result.account, agentId: session.agentId, generation: result.generation }, 'assignment result received');
     const answer: Answer = { agentId: session.agentId, ok: result.ok, message: result.message, generation: result.generation };
-    return this.#settle(result.account, { answer, from: session });
+    return this.#answerSlots.run(() => this.#settle(result.account, { answer, from: session }));
   }
 
   /** The stream that answered now holds (or refused) what it was sent. */
@@ -403,8 +416,13 @@ export class AssignmentReconciler {
       else this.#cache.set(record);
       // The list filters and the summary count states from the facet index (docs/table.md#the-facet-index),
       // and the agents API reads what each agent holds from the held index.
-      if (stateChanged && record !== undefined) await followAccountFacets(table, [record]);
-      if (agentsChanged.length > 0 && record !== undefined) await followHeldAccounts(table, [{ record, agentIds: agentsChanged }]);
+      if (record !== undefined) {
+        const written = record;
+        await Promise.all([
+          stateChanged ? this.#facets.add([written]) : undefined,
+          agentsChanged.length > 0 ? this.#held.add([{ record: written, agentIds: agentsChanged }]) : undefined,
+        ]);
+      }
       if (record !== undefined) this.#recheckSpared(name, record);
       if (cachingMoved && record !== undefined) {
         // A first election is part of every first assignment (1,000 lines for a PATCH of 1,000); a move is news.
@@ -414,7 +432,7 @@ export class AssignmentReconciler {
         // the other replicas' caches, which count the roles for the spread: every move is news.
         const here = (agentId: string | undefined) => agentId === undefined || this.#local.has(agentId);
         if (previousCaching !== undefined || !here(record.cachingAgentId)) {
-          await appendChanges(table, [{ name, action: 'assign', generation: assignmentGeneration(record), at: clock.now() }]);
+          await this.#news.add([{ name, action: 'assign', generation: assignmentGeneration(record), at: clock.now() }]);
         }
       }
       if (answer !== undefined && input.from !== undefined && outcome !== 'stale') this.#answered(input.from, name, answer);
@@ -507,7 +525,7 @@ export class AssignmentReconciler {
           },
           () => this.#deps.clock.now(),
         );
-        if (done.changed && done.record !== undefined) await followHeldAccounts(this.#deps.table, [{ record: done.record, agentIds: [session.agentId] }]);
+        if (done.changed && done.record !== undefined) await this.#held.add([{ record: done.record, agentIds: [session.agentId] }]);
         return done;
       })
       .then(
@@ -520,6 +538,13 @@ export class AssignmentReconciler {
     this.#background.add(work);
     void work.finally(() => this.#background.delete(work));
   }
+}
+
+/** One record per account, the newest written (several settles of one account may share a run). */
+function newestOf(records: readonly AccountRecord[]): AccountRecord[] {
+  const newest = new Map<string, AccountRecord>();
+  for (const r of records) if ((newest.get(r.name)?.version ?? -1) < r.version) newest.set(r.name, r);
+  return [...newest.values()];
 }
 
 /** Where one of this replica's agents is: its zone, and what its identity allows. */

@@ -7,7 +7,7 @@
  */
 import type { DriverModuleFactory } from '../handlers.ts';
 import { cacheHandlers, type CacheHandlerDeps, type CacheHandlers } from './handlers.ts';
-import type { KeyedSerialOptions } from './keyed-serial.ts';
+import type { KeyedSerialOptions } from '../keyed-serial.ts';
 import { perAccountHandlers } from './per-account.ts';
 
 export type ResourcesModuleOptions = Omit<CacheHandlerDeps, 'table' | 'clock' | 'log'> & {

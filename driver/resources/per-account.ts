@@ -17,7 +17,7 @@ import type { Logger } from '../../shared/log.ts';
 import type { AgentSession } from '../agent-session.ts';
 import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from '../backoff.ts';
 import type { AgentMessageHandler, AgentMessageHandlers, HandledLater, IncomingMessage } from '../handlers.ts';
-import { KeyedSerial, type KeyedSerialOptions } from './keyed-serial.ts';
+import { KeyedSerial, type KeyedSerialOptions } from '../keyed-serial.ts';
 
 /** Cache messages running at once over every account, and waiting or running per stream. */
 export const PER_ACCOUNT_DEFAULTS: KeyedSerialOptions = { running: 32, perSource: 64 };

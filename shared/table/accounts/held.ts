@@ -12,7 +12,8 @@
  * account (writes that change no one's holding, such as a hand-out, leave the entries alone) or
  * `rebuildHeldAccounts`.
  */
-import { DeleteCommand, PutCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BATCH_WRITE_LIMIT, batchWrite } from '../core/batch.ts';
 import type { AccountRecord } from '../../accounts/model.ts';
 import { VendorError } from '../../errors.ts';
 import { runBounded } from '../core/bounded.ts';
@@ -58,9 +59,37 @@ export async function readHeldAccounts(t: TableRef, agentId: string): Promise<He
   return items.map((item) => ({ name: item.sk as string, caching: item.caching === true }));
 }
 
-async function writeEntry(t: TableRef, agentId: string, name: string, caching: boolean | undefined): Promise<void> {
-  if (caching === undefined) await t.client.send(new DeleteCommand({ TableName: t.tableName, Key: heldKey(agentId, name) }));
-  else await t.client.send(new PutCommand({ TableName: t.tableName, Item: { ...heldKey(agentId, name), caching } }));
+/** Entries of one round, 25 to a BatchWriteItem: plain puts and deletes, since each sets what its writer saw. */
+async function writeEntries(t: TableRef, entries: readonly (readonly [string, string, boolean | undefined])[]): Promise<void> {
+  const chunks: (typeof entries)[] = [];
+  for (let i = 0; i < entries.length; i += BATCH_WRITE_LIMIT) chunks.push(entries.slice(i, i + BATCH_WRITE_LIMIT));
+  await runBounded(
+    chunks.map((chunk) => () =>
+      batchWrite(t, {
+        RequestItems: {
+          [t.tableName]: chunk.map(([agentId, name, caching]) =>
+            caching === undefined ? { DeleteRequest: { Key: heldKey(agentId, name) } } : { PutRequest: { Item: { ...heldKey(agentId, name), caching } } },
+          ),
+        },
+      }),
+    ),
+    4,
+  );
+}
+
+/** One change per account: the agents of every change of it, and its newest record. */
+function mergedChanges(changes: readonly { record: AccountRecord; agentIds: Iterable<string>; gone?: boolean }[]): Map<string, { record: AccountRecord; agentIds: Set<string>; gone: boolean }> {
+  const merged = new Map<string, { record: AccountRecord; agentIds: Set<string>; gone: boolean }>();
+  for (const c of changes) {
+    const known = merged.get(c.record.name);
+    if (known === undefined) {
+      merged.set(c.record.name, { record: c.record, agentIds: new Set(c.agentIds), gone: c.gone ?? false });
+      continue;
+    }
+    for (const a of c.agentIds) known.agentIds.add(a);
+    if (c.record.version > known.record.version) Object.assign(known, { record: c.record, gone: c.gone ?? false });
+  }
+  return merged;
 }
 
 const MAX_ROUNDS = 20;
@@ -68,15 +97,16 @@ const MAX_ROUNDS = 20;
 /**
  * Makes the entries of `agentIds` for each account follow its item. `records` are the items the
  * caller just wrote (or, for an account it deleted, its last item with `gone`), `agentIds` the
- * agents whose results it changed or removed. Cost: one write per agent and account per round and
- * one consistent read per account per round (two rounds when nobody else writes).
+ * agents whose results it changed or removed; an account may come more than once (its agents are
+ * joined, its newest record counts). Cost per round: one BatchWriteItem per 25 entries and one
+ * consistent BatchGetItem per 100 accounts (two rounds when nobody else writes).
  */
 export async function followHeldAccounts(t: TableRef, changes: readonly { record: AccountRecord; agentIds: Iterable<string>; gone?: boolean }[]): Promise<void> {
-  const agents = new Map(changes.map((c) => [c.record.name, [...c.agentIds]]));
-  let seen = new Map(changes.filter((c) => (agents.get(c.record.name) ?? []).length > 0).map((c) => [c.record.name, holdersOf(c.gone ? undefined : c.record, agents.get(c.record.name) ?? [])]));
+  let seen = new Map(
+    [...mergedChanges(changes).values()].filter((c) => c.agentIds.size > 0).map((c) => [c.record.name, holdersOf(c.gone ? undefined : c.record, c.agentIds)]),
+  );
   for (let round = 0; round < MAX_ROUNDS && seen.size > 0; round++) {
-    const writes = [...seen].flatMap(([name, holders]) => [...holders].map(([agentId, caching]) => () => writeEntry(t, agentId, name, caching)));
-    await runBounded(writes, 8);
+    await writeEntries(t, [...seen].flatMap(([name, holders]) => [...holders].map(([agentId, caching]) => [agentId, name, caching] as const)));
     const now = await getAccounts(t, [...seen.keys()], { consistent: true });
     const applied = seen;
     seen = new Map(
@@ -99,11 +129,11 @@ export async function rebuildHeldAccounts(t: TableRef, agentIds: readonly string
       for (const [agentId, caching] of holdersOf(record, agentIds)) if (caching !== undefined) wanted.get(agentId)?.set(record.name, caching);
     }
   }
-  const writes: (() => Promise<void>)[] = [];
+  const writes: [string, string, boolean | undefined][] = [];
   for (const [agentId, held] of wanted) {
     const present = await readHeldAccounts(t, agentId);
-    for (const entry of present) if (!held.has(entry.name)) writes.push(() => writeEntry(t, agentId, entry.name, undefined));
-    for (const [name, caching] of held) writes.push(() => writeEntry(t, agentId, name, caching));
+    for (const entry of present) if (!held.has(entry.name)) writes.push([agentId, entry.name, undefined]);
+    for (const [name, caching] of held) writes.push([agentId, name, caching]);
   }
-  await runBounded(writes, 8);
+  await writeEntries(t, writes);
 }

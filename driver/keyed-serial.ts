@@ -1,7 +1,8 @@
 /**
- * Runs tasks one at a time per key and concurrently across keys: the cache messages of one agent
- * stream are handled in order within an account, while different accounts no longer wait for each
- * other's table reads (docs/cache.md#the-drivers-side).
+ * Runs tasks one at a time per key and concurrently across keys: the messages of an agent stream that
+ * each concern one account (cache messages, docs/cache.md#the-drivers-side; assignment answers,
+ * docs/protocol.md) are handled in order within an account, while different accounts no longer wait
+ * for each other's table reads.
  *
  * Bounded twice: at most `running` tasks run at once, and at most `perSource` tasks of one source (a
  * stream) wait or run; `admit` waits for room, which is how a stream whose messages pile up stops
