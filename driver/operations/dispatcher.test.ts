@@ -157,6 +157,43 @@ describe('operation dispatcher', () => {
     expect((await getOperation(s.table, op.id))?.state).toBe('SUCCEEDED');
   });
 
+  it('reads the queue again at once for a wake that comes while an earlier hand-out is still being claimed', async () => {
+    const base = await tables.fresh();
+    // The claim of the first operation is held at the table until released; every other request goes through.
+    let held: string | undefined;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // Released at the end whatever happens, so the dispatcher can stop.
+    running.push(async () => release());
+    let claimHeld!: () => void;
+    const claimReached = new Promise<void>((resolve) => (claimHeld = resolve));
+    const send = base.client.send.bind(base.client) as (command: unknown) => Promise<unknown>;
+    const client = Object.create(base.client) as TableRef['client'];
+    client.send = (async (command: { input?: { Key?: { sk?: unknown }; UpdateExpression?: string } }) => {
+      if (held !== undefined && command.input?.Key?.sk === held && command.input.UpdateExpression?.includes('dispatchedAt') === true) {
+        claimHeld();
+        await released;
+      }
+      return send(command);
+    }) as TableRef['client']['send'];
+    const s = await setup({}, { ...base, client });
+    const agent = new StreamDouble('agent-1');
+    s.directory.agents = [agent];
+    const first = await s.create();
+    held = first.id;
+    s.dispatcher.wake();
+    await claimReached;
+    const second = await s.create();
+    s.dispatcher.wake();
+    // The second goes out while the first's claim is still on its way.
+    await until(() => agent.sent.some((o) => o.operationId === second.id));
+    expect(agent.sent.map((o) => o.operationId)).toEqual([second.id]);
+    release();
+    await until(() => agent.sent.length === 2);
+    expect(agent.sent.map((o) => o.operationId)).toEqual([second.id, first.id]);
+    expect(await getOperation(s.table, first.id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
+  });
+
   it('counts what it does in the driver metrics: open operations by state, hand-outs, ends with their duration from creation', async () => {
     const metrics = createDriverMetrics();
     const s = await setup({}, undefined, metrics);
