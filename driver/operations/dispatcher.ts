@@ -267,7 +267,7 @@ export class OperationDispatcher implements LocalDispatcher {
     this.#track(e.id, { agentId: agent.agentId, sessionId: agent.id, account: e.account, attempt: 0 });
     const local = this.#requests.get(e.id);
     const now = clock.now();
-    const claimed = await claimWithRequest(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now, local === undefined);
+    const claimed = await claimWithRequest(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now, local === undefined, e.requestHash);
     if (claimed === undefined) {
       this.#inFlight.delete(e.id);
       return this.#repair(e, live, fresh);
