@@ -62,6 +62,32 @@ class Directory implements AgentDirectory {
   }
 }
 
+type CommandInput = { Key?: { pk?: unknown; sk?: unknown }; UpdateExpression?: string };
+
+const isClaim = (input: CommandInput) => input.UpdateExpression?.includes('dispatchedAt') === true;
+
+/** The table, with the requests `holds` picks held until released; every request is recorded as it is made. */
+function holdingTable(base: TableRef, holds: (input: CommandInput) => boolean) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let reach!: () => void;
+  const reached = new Promise<void>((resolve) => (reach = resolve));
+  const made: CommandInput[] = [];
+  const send = base.client.send.bind(base.client) as (command: unknown) => Promise<unknown>;
+  const client = Object.create(base.client) as TableRef['client'];
+  client.send = (async (command: { input: CommandInput }) => {
+    made.push(command.input);
+    if (holds(command.input)) {
+      reach();
+      await released;
+    }
+    return send(command);
+  }) as TableRef['client']['send'];
+  // Released at the end whatever happens, so the dispatcher can stop.
+  running.push(async () => release());
+  return { table: { ...base, client }, reached, release, made };
+}
+
 const request: OperationRequest = { action: 'scale', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }], replicas: 2 };
 const running: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -155,6 +181,57 @@ describe('operation dispatcher', () => {
     // The first result wins; a duplicate changes nothing.
     expect(await s.dispatcher.recordResult('agent-1', result(agent.sent[0]!, false))).toBe('ignored');
     expect((await getOperation(s.table, op.id))?.state).toBe('SUCCEEDED');
+  });
+
+  it('reads the queue again at once for a wake that comes while an earlier hand-out is still being claimed', async () => {
+    let held: string | undefined;
+    const h = holdingTable(await tables.fresh(), (input) => input.Key?.sk === held && isClaim(input));
+    const s = await setup({}, h.table);
+    const agent = new StreamDouble('agent-1');
+    s.directory.agents = [agent];
+    const first = await s.create();
+    held = first.id;
+    s.dispatcher.wake();
+    await h.reached;
+    const second = await s.create();
+    s.dispatcher.wake();
+    // The second goes out while the first's claim is still on its way.
+    await until(() => agent.sent.some((o) => o.operationId === second.id));
+    expect(agent.sent.map((o) => o.operationId)).toEqual([second.id]);
+    h.release();
+    await until(() => agent.sent.length === 2);
+    expect(agent.sent.map((o) => o.operationId)).toEqual([second.id, first.id]);
+    expect(await getOperation(s.table, first.id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
+  });
+
+  it('reads a request stored apart from its operation alongside the claim, not after it', async () => {
+    const h = holdingTable(await tables.fresh(), isClaim);
+    const s = await setup({}, h.table);
+    const agent = new StreamDouble('agent-1');
+    s.directory.agents = [agent];
+    // Random text does not compress: the request is too large to keep inline.
+    const manifest = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big', namespace: 'shop' }, data: { blob: randomBytes(6000).toString('base64') } };
+    const big: OperationRequest = { action: 'deploy', manifests: [manifest], forceConflicts: false };
+    const { record: op } = await createOperation(s.table, {
+      account: 'prod',
+      submittedBy: 'oidc:alice',
+      idempotencyKey: 'big',
+      requestHash: 'hb',
+      request: compress(big),
+      record: { action: 'deploy', objects: 1 },
+      now: s.clock.now(),
+    });
+    expect((await openOperations(s.table))[0]).toMatchObject({ id: op.id, requestHash: 'hb' });
+    s.dispatcher.wake();
+    await h.reached;
+    // While the claim is held, the request's own item is read already.
+    await until(() => h.made.some((input) => input.Key?.pk === 'OPREQUEST'));
+    expect(agent.sent).toEqual([]);
+    h.release();
+    await until(() => agent.sent.length === 1);
+    expect(agent.sent[0]).toMatchObject({ operationId: op.id, attempt: 1, deploy: { manifests: [JSON.stringify(manifest)] } });
+    // One read of the request, no second one after the claim.
+    expect(h.made.filter((input) => input.Key?.pk === 'OPREQUEST')).toHaveLength(1);
   });
 
   it('counts what it does in the driver metrics: open operations by state, hand-outs, ends with their duration from creation', async () => {

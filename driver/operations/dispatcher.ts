@@ -210,7 +210,9 @@ export class OperationDispatcher implements LocalDispatcher {
     // Only read other replicas' sessions when one of their hand-outs is old enough to be suspect.
     const suspect = entries.some((e) => e.dispatch !== undefined && e.dispatch.replicaId !== replicaId && e.dispatch.endedAt === undefined && now - e.dispatch.at >= config.orphanAfterMs);
     const live = suspect ? await directory.liveSessionIds(now) : undefined;
-    await Promise.all(entries.map((e) => this.#launch(e, live)));
+    // Not waited for: a wake that comes while these claims are on their way gets its read of the queue
+    // at once (an operation being handed out is busy, so the next read leaves it alone).
+    for (const e of entries) void this.#launch(e, live);
   }
 
   #deadline(e: Pick<QueueEntry, 'createdAt' | 'timeoutMs'>): number {
@@ -265,7 +267,7 @@ export class OperationDispatcher implements LocalDispatcher {
     this.#track(e.id, { agentId: agent.agentId, sessionId: agent.id, account: e.account, attempt: 0 });
     const local = this.#requests.get(e.id);
     const now = clock.now();
-    const claimed = await claimWithRequest(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now, local === undefined);
+    const claimed = await claimWithRequest(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now, local === undefined, e.requestHash);
     if (claimed === undefined) {
       this.#inFlight.delete(e.id);
       return this.#repair(e, live, fresh);

@@ -107,6 +107,8 @@ export interface QueueEntry {
   createdAt: number;
   timeoutMs?: number;
   dispatch?: Dispatch;
+  /** Present when the request is stored apart from the operation: its item's key, so a claim reads it alongside. */
+  requestHash?: string;
 }
 
 export function queueEntryOf(op: OperationRecord): QueueEntry {

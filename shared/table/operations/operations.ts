@@ -258,11 +258,16 @@ export async function getOperation(t: TableRef, id: string, consistent = true): 
   return out.Item === undefined ? undefined : fromItem(out.Item).record;
 }
 
-async function requestOf(t: TableRef, stored: StoredOperation): Promise<OperationRequest | undefined> {
-  if (stored.request !== undefined) return decompress<OperationRequest>(stored.request);
-  const out = await t.client.send(new GetCommand(getRequestParams(t.tableName, stored.record.id, stored.record.requestHash)));
+/** A request stored apart from its operation, or undefined when its item is missing. */
+async function requestApart(t: TableRef, id: string, requestHash: string): Promise<OperationRequest | undefined> {
+  const out = await t.client.send(new GetCommand(getRequestParams(t.tableName, id, requestHash)));
   const bytes = out.Item?.request;
   return bytes instanceof Uint8Array ? decompress<OperationRequest>(bytes) : undefined;
+}
+
+async function requestOf(t: TableRef, stored: StoredOperation): Promise<OperationRequest | undefined> {
+  if (stored.request !== undefined) return decompress<OperationRequest>(stored.request);
+  return requestApart(t, stored.record.id, stored.record.requestHash);
 }
 
 /** The operation with its request (undefined when its own item is missing), or undefined when there is no such operation. */
@@ -313,9 +318,11 @@ export async function createOperation(t: TableRef, input: NewOperation): Promise
   const inline = input.request.length <= INLINE_REQUEST_BYTES;
   if (!inline) await t.client.send(new PutCommand(putRequestParams(t.tableName, record.id, record.requestHash, input.request, input.now)));
   const accountEntry = putAccountOperationParams(t.tableName, record, expiresAt(record.createdAt));
+  // An entry of a request stored apart names its hash: the claim reads the request alongside (claimWithRequest).
+  const entry: QueueEntry = inline ? queueEntryOf(record) : { ...queueEntryOf(record), requestHash: record.requestHash };
   const [created, entryPut] = await Promise.all([
     tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))),
-    tryConditional(() => t.client.send(new PutCommand(createQueueEntryParams(t.tableName, queueEntryOf(record))))),
+    tryConditional(() => t.client.send(new PutCommand(createQueueEntryParams(t.tableName, entry)))),
     t.client.send(new PutCommand(accountEntry)),
   ]);
   if (created) return { record, created: true };
@@ -359,7 +366,9 @@ export async function claimOperation(t: TableRef, id: string, expectedAttempt: n
  * Claims the operation (as `claimOperation`) and, when `withRequest`, answers its request too: from
  * the item the claim returns when the request is inline, else read from its own item. A claimed
  * operation whose request is not there (it cannot be: it is written before the operation) answers
- * `request: undefined`.
+ * `request: undefined`. `requestHash` (a queue entry's, for a request stored apart) has that item
+ * read alongside the claim instead of after it: the item never changes, and it is written before
+ * the operation, so the read finds what a read after the claim would.
  */
 export async function claimWithRequest(
   t: TableRef,
@@ -368,11 +377,17 @@ export async function claimWithRequest(
   dispatch: Dispatch,
   now: number,
   withRequest = true,
+  requestHash?: string,
 ): Promise<{ record: OperationRecord; request: OperationRequest | undefined } | undefined> {
+  const early = withRequest && requestHash !== undefined ? requestApart(t, id, requestHash) : undefined;
+  // A claim that loses leaves the early read unused: its failure is nobody's.
+  early?.catch(() => undefined);
   const item = await updateIfCondition(t, claimParams(t.tableName, id, expectedAttempt, dispatch, now));
   if (item === undefined) return undefined;
   const stored = fromItem(item);
-  return { record: stored.record, request: withRequest ? await requestOf(t, stored) : undefined };
+  if (!withRequest) return { record: stored.record, request: undefined };
+  const apart = stored.request === undefined && early !== undefined && stored.record.requestHash === requestHash;
+  return { record: stored.record, request: apart ? await early.catch(() => requestOf(t, stored)) : await requestOf(t, stored) };
 }
 
 export async function endDispatch(t: TableRef, id: string, attempt: number, endedAt: number, reason: string): Promise<OperationRecord | undefined> {
