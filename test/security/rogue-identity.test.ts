@@ -41,6 +41,9 @@ async function setUp() {
   const good = await world.agent('good-agent', { target: `127.0.0.1:${driver.port}`, deployment: 'good', namespace: 'zone', token: tokenOf(GOOD), workers: [operationsWorkerFactory] });
   await world.activate('good-1', GOOD_ZONE);
   await vi.waitFor(async () => expect((await world.account('good-1')).agents).toEqual([{ agentId: 'good-agent', caching: true }]), WAIT);
+  // The held index follows the account's item (docs/table.md): the good agent's own entry is settled
+  // before the table is taken as the state the rogue must leave alone.
+  await vi.waitFor(async () => expect((await tableSnapshot(world.table)).items.has('HELD#good-agent|good-1')).toBe(true), WAIT);
   return { driver, good };
 }
 
