@@ -81,6 +81,8 @@ export function seededRandom(seed: number): () => number {
 const OPS_NAMESPACE = 'ops';
 const CHURN_NAMESPACE = 'churn';
 const FINISHED = new Set(['SUCCEEDED', 'FAILED', 'TIMED_OUT']);
+/** How often an activation is read back until it is ACTIVE (the resolution of its lag). */
+const ACTIVATION_POLL_MS = 10;
 const CONNECTED = /^connected to https:\/\/127\.0\.0\.1:\d+ \(Kubernetes v[\w.+-]+\)$/;
 
 export interface ScenarioCounts {
@@ -233,7 +235,8 @@ export class Scenario {
         this.lag.activation.push(Date.now() - started);
         return;
       }
-      await new Promise((res) => setTimeout(res, 100));
+      // The lag is read at this resolution: a coarser poll would add up to its interval to every figure.
+      await new Promise((res) => setTimeout(res, ACTIVATION_POLL_MS));
     }
   }
 
