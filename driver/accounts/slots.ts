@@ -1,6 +1,6 @@
 /**
  * At most `n` tasks at once; the rest wait their turn in order. The answers of all of a replica's
- * streams go through one of these, so agents answering side by side (driver/keyed-runner.ts) add no
+ * streams go through one of these, so agents answering side by side (driver/keyed-serial.ts) add no
  * more table requests at once than the replica's `concurrency` of settles: a table that is already
  * slow gets a queue in the replica rather than requests that time out and come back.
  */
