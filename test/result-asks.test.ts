@@ -73,6 +73,8 @@ interface AskWorld {
   stop(): Promise<void>;
   counted: CountedTable;
   address: { host: string; port: number };
+  /** The replica's count of result asks with this outcome (`vendor_driver_result_asks_total`). */
+  asks(outcome: string): Promise<number>;
 }
 
 async function start(wake: Record<string, unknown> = {}): Promise<AskWorld> {
@@ -107,7 +109,8 @@ async function start(wake: Record<string, unknown> = {}): Promise<AskWorld> {
   await call(app, 'POST', '/vendor/accounts', [{ name: 'prod', kubeconfigFile: world.kubeconfig('prod') }]);
   await call(app, 'PATCH', '/vendor/accounts', [{ name: 'prod', state: 'ACTIVE' }]);
   await vi.waitFor(async () => expect((await world.record('prod'))?.agents['a1']?.ok).toBe(true), WAIT);
-  return { app, wakes, stop, counted, address };
+  const asks = async (outcome: string) => (await driver.metrics.resultAsks.get()).values.find((x) => x.labels.outcome === outcome)?.value ?? 0;
+  return { app, wakes, stop, counted, address, asks };
 }
 
 async function call(app: Hono<ApiEnv>, method: string, path: string, body?: unknown): Promise<void> {
@@ -207,6 +210,10 @@ describe('result asks between the API and a driver replica', () => {
     expect(await ask(w.address, encodeResultAsk('another-secret-0123456789abcdefghijkl', 'no-such-operation', 1_000, now))).toEqual(refused);
     // A valid ask for one that has not finished here is held, then answered "not yet".
     expect(await ask(w.address, encodeResultAsk(SECRET, 'no-such-operation', 200, Date.now()))).toEqual({ status: 204, body: '' });
+    // Every refusal is counted by its reason, for the operator's alerts.
+    expect({ replayed: await w.asks('replayed'), forged: await w.asks('forged'), stale: await w.asks('stale'), malformed: await w.asks('malformed') }).toEqual({ replayed: 1, forged: 3, stale: 2, malformed: 2 });
+    expect(await w.asks('finished')).toBeGreaterThanOrEqual(1);
+    expect(await w.asks('not_yet')).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -46,7 +46,7 @@ export async function startWakeableDriver(options: WakeableDriverOptions): Promi
     if (!wake.results) return { endpoint, results: undefined };
     try {
       // TCP on the wake port's number: one port to advertise, one to open in the security group.
-      const results = await startResultEndpoint({ config: wake, port: endpoint.port, secret: wakeSecret, clock, log: options.log.child({ component: 'wake-results' }), news });
+      const results = await startResultEndpoint({ config: wake, port: endpoint.port, secret: wakeSecret, clock, log: options.log.child({ component: 'wake-results' }), news, counted: (outcome) => metrics.resultAsks.inc({ outcome }) });
       return { endpoint, results };
     } catch (e) {
       await endpoint.close();
