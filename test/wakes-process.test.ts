@@ -70,15 +70,21 @@ async function driverProcess(wake: Record<string, unknown>): Promise<Child> {
   return child;
 }
 
+/** A raw agent of zone `z`, welcomed by the driver process `child` once it listens. */
+async function welcomedAgent(child: Awaited<ReturnType<typeof driverProcess>>): Promise<RawAgent> {
+  const port = (JSON.parse(await child.line((l) => l.includes('"msg":"driver listening"'))) as { port: number }).port;
+  const agent = RawAgent.messages({ port, token: AGENT_TOKEN });
+  agents.push(agent);
+  agent.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId: 'raw', zone: 'z', agentVersion: '0' } });
+  expect((await agent.next()).body).toBe('welcome');
+  return agent;
+}
+
 describe('a driver process with wakes', () => {
   it('records its wake address with its sessions, and a PATCH reaches its agent through a wake instead of a poll', async () => {
     await world.fresh([{ name: 'prod' }]);
     const child = await driverProcess({ host: '127.0.0.1', port: 0 });
-    const port = (JSON.parse(await child.line((l) => l.includes('"msg":"driver listening"'))) as { port: number }).port;
-    const agent = RawAgent.messages({ port, token: AGENT_TOKEN });
-    agents.push(agent);
-    agent.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId: 'raw', zone: 'z', agentVersion: '0' } });
-    expect((await agent.next()).body).toBe('welcome');
+    const agent = await welcomedAgent(child);
     const [session] = await liveSessions(world.table, Date.now(), 'z');
     expect(session?.wake).toMatch(/^127\.0\.0\.1:\d+$/);
 
@@ -97,11 +103,7 @@ describe('a driver process with wakes', () => {
   it('with wake.enabled false records no address', async () => {
     await world.fresh([{ name: 'prod' }]);
     const child = await driverProcess({ enabled: false });
-    const port = (JSON.parse(await child.line((l) => l.includes('"msg":"driver listening"'))) as { port: number }).port;
-    const agent = RawAgent.messages({ port, token: AGENT_TOKEN });
-    agents.push(agent);
-    agent.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId: 'raw', zone: 'z', agentVersion: '0' } });
-    expect((await agent.next()).body).toBe('welcome');
+    const agent = await welcomedAgent(child);
     const [session] = await liveSessions(world.table, Date.now(), 'z');
     expect(session).toBeDefined();
     expect(session?.wake).toBeUndefined();
@@ -111,11 +113,7 @@ describe('a driver process with wakes', () => {
   it('a killed replica holding a result ask: the waiting GET falls back to the table and gets the result another replica wrote', async () => {
     await world.fresh([{ name: 'prod' }]);
     const child = await driverProcess({ host: '127.0.0.1', port: 0 });
-    const port = (JSON.parse(await child.line((l) => l.includes('"msg":"driver listening"'))) as { port: number }).port;
-    const agent = RawAgent.messages({ port, token: AGENT_TOKEN });
-    agents.push(agent);
-    agent.send({ hello: { protocolVersion: PROTOCOL_VERSION, agentId: 'raw', zone: 'z', agentVersion: '0' } });
-    expect((await agent.next()).body).toBe('welcome');
+    const agent = await welcomedAgent(child);
     await vi.waitFor(async () => expect((await liveSessions(world.table, Date.now(), 'z'))[0]?.wake).toBeDefined(), WAIT);
 
     // The API's reads of operation items, counted on its own client.
