@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../app.ts';
-import { WakeSender, type WakeTarget } from '../wake/sender.ts';
+import { WakeSender } from '../wake/sender.ts';
+import type { WakeTarget } from '../wake/target.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { changesSince, cursorAt } from '../../shared/table/accounts/feed.ts';
 import { facetCounts, facetTag } from '../../shared/table/accounts/facets.ts';

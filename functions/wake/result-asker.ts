@@ -11,20 +11,16 @@ import { Agent, request } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH, RESULT_FINISHED, RESULT_NOT_YET } from '../../shared/wake/result-ask.ts';
+import type { WakeTarget } from './target.ts';
 
 /** The longest one ask is held for; the replica may hold it less (its `wake.resultHoldMs`). */
 export const RESULT_ASK_HOLD_MS = 20_000;
 /** How long past its hold an answer may take before the replica is taken as gone. */
 export const RESULT_ASK_GRACE_MS = 2_000;
 
-export interface ResultTarget {
-  zone: string | undefined;
-  agents?: readonly string[];
-}
-
 export interface ResultAskerOptions {
   /** Where the replicas of some agents listen (WakeSender.addresses). */
-  replicas: { addresses(targets: readonly ResultTarget[]): Promise<string[]> };
+  replicas: { addresses(targets: readonly WakeTarget[]): Promise<string[]> };
   secret: string;
   clock: Clock;
 }
@@ -44,7 +40,7 @@ export class ResultAsker {
   }
 
   /** Where the replicas that may record the results of `targets`' operations take asks; none when that cannot be found out. */
-  replicasOf(targets: readonly ResultTarget[]): Promise<string[]> {
+  replicasOf(targets: readonly WakeTarget[]): Promise<string[]> {
     return this.#options.replicas.addresses(targets).catch(() => []);
   }
 

@@ -15,17 +15,12 @@ import { liveSessions, type Session } from '../../shared/table/agents/sessions.t
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { encodeWake, type WakeTopic } from '../../shared/wake/message.ts';
 import { ResultAsker } from './result-asker.ts';
+import type { WakeTarget } from './target.ts';
 
 /** How long the sessions of a zone, once read, are taken as still current. */
 export const WAKE_SESSIONS_CACHE_MS = 1_000;
 /** How long finding the replicas may take before the wake is given up. */
 export const WAKE_LOOKUP_TIMEOUT_MS = 1_000;
-
-/** The agents some work is for: those of a zone (every zone when undefined), or of it only `agents` when any of them is live. */
-export interface WakeTarget {
-  zone: string | undefined;
-  agents?: readonly string[];
-}
 
 export interface WakeSenderOptions {
   table: TableRef;
