@@ -223,7 +223,8 @@ export class OperationDispatcher implements LocalDispatcher {
   async #handle(e: QueueEntry, live: ReadonlySet<string> | undefined, fresh = false): Promise<void> {
     const { clock, table, directory, replicaId, config } = this.#deps;
     const now = clock.now();
-    if (isFinished(e.state)) return deleteQueueEntry(table, e.id);
+    // A result taken by this replica has its entry deleted by the result's own path (still in hand until then).
+    if (isFinished(e.state)) return this.#inFlight.has(e.id) ? undefined : deleteQueueEntry(table, e.id);
     if (now >= this.#deadline(e)) return this.#timeOut(e, now);
     const d = e.dispatch;
     if (e.state === 'QUEUED' || d === undefined) return this.#dispatch(e, undefined, live, fresh);
