@@ -67,8 +67,14 @@ export async function syncAccessEntry(t: TableRef, record: AccountRecord): Promi
  * entry replaces whatever an earlier account of that name left, without a version condition.
  */
 export async function putNewAccessEntry(t: TableRef, record: AccountRecord): Promise<void> {
+  const item = newAccessEntryItem(record);
+  if (item !== undefined) await t.client.send(new PutCommand({ TableName: t.tableName, Item: item }));
+}
+
+/** The entry of an account item just created, as `putNewAccessEntry` writes it; undefined when it needs none. */
+export function newAccessEntryItem(record: AccountRecord): Record<string, unknown> | undefined {
   const read = accessEntryOf(record);
-  if (read !== undefined) await t.client.send(new PutCommand({ TableName: t.tableName, Item: { ...accessKey(record.name), read: [...read], v: record.version } }));
+  return read === undefined ? undefined : { ...accessKey(record.name), read: [...read], v: record.version };
 }
 
 /** Removes the entry of an account that no longer exists. */

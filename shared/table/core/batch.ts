@@ -3,6 +3,7 @@ import { BatchGetCommand, BatchWriteCommand, type BatchGetCommandInput, type Bat
 import { backoffDelay, type BackoffPolicy } from '../../backoff.ts';
 import { systemClock } from '../../clock.ts';
 import { VendorError } from '../../errors.ts';
+import { runBounded } from './bounded.ts';
 import type { TableRef } from './client.ts';
 
 /** DynamoDB's limit of requests in one BatchWriteItem. */
@@ -37,6 +38,22 @@ const WRITES_THROTTLED = 'the table keeps throttling writes';
  */
 export async function batchWrite(t: TableRef, input: BatchWriteCommandInput): Promise<void> {
   await untilProcessed(input.RequestItems, async (r) => (await t.client.send(new BatchWriteCommand({ RequestItems: r }))).UnprocessedItems, WRITES_THROTTLED);
+}
+
+type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
+
+/**
+ * Sends any number of plain puts and deletes as BatchWriteItems of `BATCH_WRITE_LIMIT`, at most
+ * `concurrency` in flight, each retried as `batchWrite` retries. The requests are unconditional and
+ * land in no particular order: for items no other writer changes, or whose writers agree.
+ */
+export async function batchWriteAll(t: TableRef, requests: readonly WriteRequest[], concurrency: number): Promise<void> {
+  const batches: (() => Promise<void>)[] = [];
+  for (let i = 0; i < requests.length; i += BATCH_WRITE_LIMIT) {
+    const slice = requests.slice(i, i + BATCH_WRITE_LIMIT);
+    batches.push(() => batchWrite(t, { RequestItems: { [t.tableName]: slice } }));
+  }
+  await runBounded(batches, concurrency);
 }
 
 /**

@@ -1,19 +1,18 @@
 import { createHash } from 'node:crypto';
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRecord, Definition, DefinitionSettings, SourceKind } from '../../accounts/model.ts';
 import { winningDefinition } from '../../accounts/precedence.ts';
 import type { AccountSettings } from '../../accounts/settings.ts';
 import { runBounded } from '../core/bounded.ts';
 import type { TableRef } from '../core/client.ts';
-import { queryAll } from '../core/query.ts';
-import { dropAccessEntry, putNewAccessEntry, syncAccessEntry } from '../accounts/access.ts';
-import { appendChanges } from '../accounts/feed.ts';
+import { dropAccessEntry, syncAccessEntry } from '../accounts/access.ts';
+import { ChangeAppender, appendChanges, type Change } from '../accounts/feed.ts';
 import { settleAccountIndexes } from '../accounts/facets.ts';
 import { followHeldAccounts } from '../accounts/held.ts';
-import { createAccount, deleteAccount, getAccount, mutateAccount, newAccountRecord, removeDefinition, setDefinition } from '../accounts/records.ts';
+import { createAccount, deleteAccount, getAccount, mutateAccount, removeDefinition, setDefinition } from '../accounts/records.ts';
 import { markCacheCleanup } from '../resources/cleanup.ts';
-import { sourceMemberKey, sourcePk } from './keys.ts';
 import { withSourceLock, type SourceLockOptions } from './lock.ts';
+import { deleteMembers, putMemberHashes, putPendingMembers, readSourceMembers } from './memberships.ts';
+import { createSourceAccounts } from './new-accounts.ts';
 
 /**
  * A source of account definitions as stored: the driver config file, a config server, a plugin (with
@@ -28,6 +27,9 @@ export interface SourceRef {
   agentId?: string;
   zoneId?: string;
 }
+
+/** Writes of one sync in flight at once, where they must go one item at a time. */
+export const SYNC_CONCURRENCY = 8;
 
 export interface SyncResult {
   /** Names whose definition from this source was added or changed. */
@@ -66,15 +68,6 @@ function stableJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-async function members(t: TableRef, sourceId: string): Promise<Map<string, string | undefined>> {
-  const items = await queryAll(t, {
-    TableName: t.tableName,
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': sourcePk(sourceId) },
-  });
-  return new Map(items.map((item) => [item.sk as string, item.hash as string | undefined]));
-}
-
 /**
  * Agents holding the account must get its new definition: a migrated, active account whose definition
  * changed, an account served from an agent's own file whose entry changed (`staticChanged`), or an
@@ -83,13 +76,13 @@ async function members(t: TableRef, sourceId: string): Promise<Map<string, strin
  * generation a driver could not tell an agent holding the old settings from one holding the new (it
  * compares generations, not settings).
  */
-async function requeueIfActive(t: TableRef, record: AccountRecord, now: number, staticChanged = false, driverChanged = false): Promise<void> {
+async function requeueIfActive(t: TableRef, record: AccountRecord, now: number, staticChanged = false, driverChanged = false): Promise<Change | undefined> {
   const announced = (r: AccountRecord) => Object.values(r.defs).some((d) => d.kind === 'static-agent-config');
   const needed = (r: AccountRecord) =>
     (staticChanged && winningDefinition(r.defs)?.[1].kind === 'static-agent-config') ||
     (driverChanged && announced(r)) ||
     (r.registration !== undefined && r.state === 'ACTIVE');
-  if (!needed(record)) return;
+  if (!needed(record)) return undefined;
   const seen = record.generation;
   try {
     // Another writer may change the item between the definition's write and this one (an agent's
@@ -102,41 +95,36 @@ async function requeueIfActive(t: TableRef, record: AccountRecord, now: number, 
       () => now,
       { initial: record },
     );
-    if (changed && after !== undefined) await appendChanges(t, [{ name: record.name, action: 'assign', generation: after.generation, at: now }]);
+    return changed && after !== undefined ? { name: record.name, action: 'assign', generation: after.generation, at: now } : undefined;
   } catch (err) {
     // Changed by others on every try: the reconcile sends it.
     if ((err as { code?: string }).code !== 'precondition_failed') throw err;
+    return undefined;
   }
 }
 
-const memberHashParams = (t: TableRef, sourceId: string, name: string, hash: string) => ({
-  TableName: t.tableName,
-  Key: sourceMemberKey(sourceId, name),
-  UpdateExpression: 'SET #hash = :hash',
-  ExpressionAttributeNames: { '#hash': 'hash' },
-  ExpressionAttributeValues: { ':hash': hash },
-});
-
-/** Puts one definition into its account item, creating the item when the name is new; the item as written. */
-async function upsert(t: TableRef, name: string, sourceId: string, def: Definition, now: number, likelyNew: boolean): Promise<AccountRecord | undefined> {
-  // Membership first, without a hash: a crash before the hash is set makes the next sync redo this name.
-  await t.client.send(new PutCommand({ TableName: t.tableName, Item: sourceMemberKey(sourceId, name) }));
-  // A name new to this source is usually new to the table: one conditional put creates it whole.
-  if (likelyNew && (await createAccount(t, name, now, { [sourceId]: def }))) {
-    const created = { ...newAccountRecord(name, now), defs: { [sourceId]: def } };
-    await putNewAccessEntry(t, created);
-    return created;
-  }
+/**
+ * Puts one definition into an account item that may already hold others, creating the item when it
+ * is missing; the item as written, and the feed entry when agents holding it must hear of it.
+ * `staticChanged`: an agent's own entry that it announced before (see `requeueIfActive`).
+ */
+async function setSourceDefinition(
+  t: TableRef,
+  name: string,
+  sourceId: string,
+  def: Definition,
+  now: number,
+  staticChanged: boolean,
+): Promise<{ record?: AccountRecord; change?: Change }> {
   let record = await setDefinition(t, name, sourceId, def, now);
   if (record === undefined) {
     await createAccount(t, name, now);
     record = await setDefinition(t, name, sourceId, def, now);
   }
-  if (record !== undefined) {
-    await syncAccessEntry(t, record);
-    await requeueIfActive(t, record, now, def.kind === 'static-agent-config' && !likelyNew, def.kind !== 'static-agent-config');
-  }
-  return record;
+  if (record === undefined) return {};
+  await syncAccessEntry(t, record);
+  const change = await requeueIfActive(t, record, now, staticChanged, def.kind !== 'static-agent-config');
+  return { record, ...(change === undefined ? {} : { change }) };
 }
 
 /** Takes one definition out of its account item; true when that left no definition and the item went. */
@@ -146,7 +134,8 @@ async function remove(t: TableRef, name: string, source: SourceRef, now: number)
   if (after === undefined) return true;
   if (Object.keys(after.defs).length > 0) {
     await syncAccessEntry(t, after);
-    await requeueIfActive(t, after, now, false, source.kind !== 'static-agent-config');
+    const change = await requeueIfActive(t, after, now, false, source.kind !== 'static-agent-config');
+    if (change !== undefined) await appendChanges(t, [change]);
     return false;
   }
   // No source defines the account any more: it goes, and agents holding it are told to drop it. Its
@@ -181,10 +170,16 @@ export async function syncSource(
   now: number,
   options: { concurrency?: number; lock?: SourceLockOptions } = {},
 ): Promise<SyncResult> {
-  const outcome = await withSourceLock(t, source.id, options.lock ?? {}, () => syncSourceLocked(t, source, accounts, now, options.concurrency ?? 8));
+  const outcome = await withSourceLock(t, source.id, options.lock ?? {}, () => syncSourceLocked(t, source, accounts, now, options.concurrency ?? SYNC_CONCURRENCY));
   return outcome.ran ? outcome.value : { upserted: [], removed: [], unchanged: 0, superseded: true };
 }
 
+/**
+ * The order of writes (docs/table.md#definition-sources): memberships without hash, then the
+ * definitions (new account items whole, other definitions one item at a time), the access entries,
+ * the feed, the name and facet indexes, and the membership hashes last, so a crash anywhere leaves
+ * names the next sync redoes. Writes of many items go in batches where no condition is needed.
+ */
 async function syncSourceLocked(
   t: TableRef,
   source: SourceRef,
@@ -192,51 +187,56 @@ async function syncSourceLocked(
   now: number,
   concurrency: number,
 ): Promise<SyncResult> {
-  const current = await members(t, source.id);
+  const current = await readSourceMembers(t, source.id);
   const wanted = new Map(accounts.map((a) => [a.name, a]));
   const result: SyncResult = { upserted: [], removed: [], unchanged: 0 };
   const hashes = new Map<string, string>();
-  const upserts: (() => Promise<void>)[] = [];
-  // What the writes left, so the indexes start from it rather than from a read.
-  const written: AccountRecord[] = [];
-  const gone: string[] = [];
+  // A name without a stored hash (new to the source, or left by a crash before its hash) is usually
+  // new to the table: one conditional put creates its item whole.
+  const fresh = new Map<string, Definition>();
+  const changed = new Map<string, Definition>();
   for (const [name, account] of wanted) {
     const { name: _name, ...settings } = account;
     const def = definitionOf(source, settings, now);
     const hash = definitionHash(def);
-    if (current.get(name) === hash) {
+    const stored = current.get(name);
+    if (stored === hash) {
       result.unchanged++;
       continue;
     }
     result.upserted.push(name);
     hashes.set(name, hash);
-    upserts.push(async () => {
-      const record = await upsert(t, name, source.id, def, now, !current.has(name));
-      if (record !== undefined) written.push(record);
-    });
+    (stored === undefined ? fresh : changed).set(name, def);
   }
-  const removals = [...current.keys()]
-    .filter((name) => !wanted.has(name))
-    .map((name) => {
-      result.removed.push(name);
-      return async () => {
-        if (await remove(t, name, source, now)) gone.push(name);
-      };
-    });
-  await runBounded([...upserts, ...removals], concurrency);
-  // The name and facet indexes change once per touched chunk for the whole batch, then settle. A name
-  // removed here may stay defined by another source, which may change its served zone and source.
-  await settleAccountIndexes(t, [...result.upserted, ...result.removed], { withNames: true, known: written, gone });
+  result.removed.push(...[...current.keys()].filter((name) => !wanted.has(name)));
+  if (result.upserted.length === 0 && result.removed.length === 0) return result;
+
+  await putPendingMembers(t, source.id, result.upserted, concurrency);
+  const { created, existing } = await createSourceAccounts(t, source.id, fresh, now, concurrency);
+  // What the writes left, so the indexes start from it rather than from a read.
+  const written: AccountRecord[] = [...created];
+  const gone: string[] = [];
+  // Entries go 25 at a time as they come, so the replicas start on the first while the rest are written.
+  const feed = new ChangeAppender(t);
+  const isStatic = source.kind === 'static-agent-config';
   await runBounded(
     [
-      ...result.upserted.map((name) => async () => {
-        await t.client.send(new UpdateCommand(memberHashParams(t, source.id, name, hashes.get(name) as string)));
+      ...[...existing.map((name) => [name, fresh.get(name) as Definition] as const), ...changed].map(([name, def]) => async () => {
+        const { record, change } = await setSourceDefinition(t, name, source.id, def, now, isStatic && current.has(name));
+        if (record !== undefined) written.push(record);
+        if (change !== undefined) feed.add(change);
       }),
       ...result.removed.map((name) => async () => {
-        await t.client.send(new DeleteCommand({ TableName: t.tableName, Key: sourceMemberKey(source.id, name) }));
+        if (await remove(t, name, source, now)) gone.push(name);
       }),
     ],
     concurrency,
   );
+  await feed.close();
+  // The name and facet indexes change once per touched chunk for the whole batch, then settle. A name
+  // removed here may stay defined by another source, which may change its served zone and source.
+  await settleAccountIndexes(t, [...result.upserted, ...result.removed], { withNames: true, known: written, gone });
+  await putMemberHashes(t, source.id, hashes, concurrency);
+  await deleteMembers(t, source.id, result.removed, concurrency);
   return result;
 }
