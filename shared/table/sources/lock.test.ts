@@ -1,8 +1,9 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../test/support/manual-clock.ts';
 import { faultyTable } from '../../../test/support/store-faults.ts';
 import { useTestTables } from '../../../test/support/table.ts';
-import { acquireSourceLockParams, releaseSourceLockParams, SOURCE_LOCK_LEASE_MS, withSourceLock, type SourceLockDeps } from './lock.ts';
+import { acquireSourceLockParams, releaseSourceLockParams, SOURCE_LOCK_LEASE_MS, SOURCE_LOCK_RENEW_MS, withSourceLock, type SourceLockDeps } from './lock.ts';
 
 describe('source lock params', () => {
   it('takes a free or expired lock, recording the owner session when given', () => {
@@ -73,6 +74,36 @@ describe('source lock against dynalite', () => {
     expect(now - start).toBeGreaterThan(SOURCE_LOCK_LEASE_MS);
   });
 
+  it('keeps the lock through work longer than several leases, and a waiter waits for a holder that renews', async () => {
+    const t = await tables.fresh();
+    const clock = new ManualClock(2_000_000);
+    const deps: SourceLockDeps = { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), renewalSleep: (ms, signal) => clock.sleep(ms, signal) };
+    let finish!: () => void;
+    const longWork = new Promise<void>((resolve) => (finish = resolve));
+    const holding = withSourceLock(t, 'driver-config', {}, () => longWork.then(() => 'long'), deps);
+    // Until the holder sleeps between renewals, it holds the lock.
+    await until(() => clock.pendingSleeps === 1);
+    let waiterRan = false;
+    let waiterFailure: unknown;
+    const waiting = withSourceLock(t, 'driver-config', {}, async () => (waiterRan = true), deps);
+    waiting.catch((err: unknown) => (waiterFailure = err));
+    // Five leases go by, in steps that let the holder renew and the waiter try again before time moves on.
+    const start = clock.now();
+    while (clock.now() - start < 5 * SOURCE_LOCK_LEASE_MS) {
+      await until(() => clock.pendingSleeps === 2 || waiterFailure !== undefined || waiterRan);
+      expect(waiterFailure).toBeUndefined();
+      await clock.advance(SOURCE_LOCK_RENEW_MS / 4);
+      expect(waiterRan).toBe(false);
+    }
+    finish();
+    expect(await holding).toEqual({ ran: true, value: 'long' });
+    while (!waiterRan) {
+      await until(() => clock.pendingSleeps >= 1 || waiterRan);
+      if (!waiterRan) await clock.advance(1_000);
+    }
+    expect(await waiting).toEqual({ ran: true, value: true });
+  });
+
   it('skips a sweep of an older session once a newer session announced, and runs it while the session still owns the source', async () => {
     const t = await tables.fresh();
     expect(await withSourceLock(t, 'agent:a', { owner: 's1' }, async () => 'hello s1')).toEqual({ ran: true, value: 'hello s1' });
@@ -112,3 +143,7 @@ describe('source lock against dynalite', () => {
     expect(await withSourceLock(t, 'agent:a', {}, async () => now, deps)).toEqual({ ran: true, value: 0 });
   });
 });
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 1));
+}

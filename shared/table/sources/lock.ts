@@ -57,15 +57,25 @@ export function acquireSourceLockParams(
   };
 }
 
-export function releaseSourceLockParams(tableName: string, sourceId: string, holder: string): UpdateCommandInput {
+/** A change to the lock item made only while `holder` still holds it. */
+function ownHoldParams(tableName: string, sourceId: string, holder: string, update: string, values: Record<string, unknown> = {}): UpdateCommandInput {
   return {
     TableName: tableName,
     Key: sourceLockKey(sourceId),
-    UpdateExpression: 'REMOVE #holder, #until',
+    UpdateExpression: update,
     ConditionExpression: '#holder = :holder',
     ExpressionAttributeNames: { '#holder': 'holder', '#until': 'until' },
-    ExpressionAttributeValues: { ':holder': holder },
+    ExpressionAttributeValues: { ':holder': holder, ...values },
   };
+}
+
+/** Extends the lease of a lock still held by `holder`. */
+export function renewSourceLockParams(tableName: string, sourceId: string, holder: string, now: number): UpdateCommandInput {
+  return ownHoldParams(tableName, sourceId, holder, 'SET #until = :until', { ':until': now + SOURCE_LOCK_LEASE_MS });
+}
+
+export function releaseSourceLockParams(tableName: string, sourceId: string, holder: string): UpdateCommandInput {
+  return ownHoldParams(tableName, sourceId, holder, 'REMOVE #holder, #until');
 }
 
 export function getSourceLockParams(tableName: string, sourceId: string): GetCommandInput {
@@ -78,9 +88,35 @@ export interface SourceLockDeps {
   sleep: (ms: number) => Promise<void>;
   /** Uniform in [0, 1): spreads the waits of writers queued on one lock. */
   random?: Random;
+  /** The wait between renewals of a held lease, cut short when the work ends; without it the lease is never renewed. */
+  renewalSleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-const realDeps: SourceLockDeps = { now: Date.now, sleep: (ms) => systemClock.sleep(ms) };
+const realDeps: SourceLockDeps = { now: Date.now, sleep: (ms) => systemClock.sleep(ms), renewalSleep: (ms, signal) => systemClock.sleep(ms, signal) };
+
+/**
+ * A holder renews its lease every third of it while its work runs: a sync of thousands of definitions
+ * on a busy table may take longer than one lease, and must not find another writer of its source
+ * beside it when the lease runs out.
+ */
+export const SOURCE_LOCK_RENEW_MS = SOURCE_LOCK_LEASE_MS / 3;
+
+async function keepLease(t: TableRef, sourceId: string, holder: string, deps: SourceLockDeps, signal: AbortSignal): Promise<void> {
+  const wait = deps.renewalSleep;
+  if (wait === undefined) return;
+  for (;;) {
+    try {
+      await wait(SOURCE_LOCK_RENEW_MS, signal);
+    } catch {
+      return;
+    }
+    if (signal.aborted) return;
+    // A renewal the table refuses means the lease ran out and another writer took the lock: nothing
+    // left to keep. One the table does not answer is tried again at the next turn, within the lease.
+    const kept = await tryConditional(() => t.client.send(new UpdateCommand(renewSourceLockParams(t.tableName, sourceId, holder, deps.now())))).catch(() => true);
+    if (!kept) return;
+  }
+}
 
 /** 10 ms after the first refusal, doubling to at most 500 ms, each between half and the whole. */
 const LOCK_BACKOFF: BackoffPolicy = { baseMs: 10, maxMs: 500, maxSteps: 6, jitter: [0.5, 1] };
@@ -97,20 +133,26 @@ export async function withSourceLock<T>(
   deps: SourceLockDeps = realDeps,
 ): Promise<{ ran: true; value: T } | { ran: false; reason: 'superseded' }> {
   const holder = randomUUID();
-  const start = deps.now();
+  let start = deps.now();
+  let seenUntil: unknown;
   for (let attempt = 0; ; attempt++) {
     const now = deps.now();
     if (await tryConditional(() => t.client.send(new UpdateCommand(acquireSourceLockParams(t.tableName, sourceId, holder, now, options))))) break;
-    if (options.ifOwner !== undefined) {
-      const current = (await t.client.send(new GetCommand(getSourceLockParams(t.tableName, sourceId)))).Item;
-      if (current?.owner !== undefined && current.owner !== options.ifOwner) return { ran: false, reason: 'superseded' };
-    }
+    const current = (await t.client.send(new GetCommand(getSourceLockParams(t.tableName, sourceId)))).Item;
+    if (options.ifOwner !== undefined && current?.owner !== undefined && current.owner !== options.ifOwner) return { ran: false, reason: 'superseded' };
+    // A holder that renews its lease is alive and working: wait for it as long as it does.
+    if (attempt > 0 && current?.until !== seenUntil) start = now;
+    seenUntil = current?.until;
     if (now - start > WAIT_LIMIT_MS) throw new VendorError('unavailable', `definition source ${sourceId} stays locked by another writer; try again`);
     await deps.sleep(backoffDelay(LOCK_BACKOFF, attempt + 1, deps.random));
   }
+  const working = new AbortController();
+  const renewing = keepLease(t, sourceId, holder, deps, working.signal);
   try {
     return { ran: true, value: await work() };
   } finally {
+    working.abort();
+    await renewing;
     // A release that finds another holder means the lease ran out meanwhile: nothing of ours to free.
     // A release the table refuses leaves the lock to its lease, and must not hide the sync's own error.
     await tryConditional(() => t.client.send(new UpdateCommand(releaseSourceLockParams(t.tableName, sourceId, holder)))).catch(() => false);
