@@ -4,7 +4,7 @@ import { backoffDelay, type BackoffPolicy, type Random } from '../../backoff.ts'
 import { systemClock } from '../../clock.ts';
 import { VendorError } from '../../errors.ts';
 import type { TableRef } from '../core/client.ts';
-import { tryConditional } from '../core/conditional.ts';
+import { tryConditional, updateIfCondition } from '../core/conditional.ts';
 import { sourceLockKey } from './keys.ts';
 
 /**
@@ -13,13 +13,21 @@ import { sourceLockKey } from './keys.ts';
  * announcing its static accounts while a replica sweeps its old session) would each undo part of the
  * other and leave a membership without its definition or a definition without its membership. The
  * lock makes them take turns; its lease frees it when a holder dies. The item also remembers the
- * session whose announcement the source holds, so a late sweep of an older session leaves it alone.
+ * session whose announcement the source holds, so a late sweep of an older session leaves it alone,
+ * and the digest of what the source's last finished sync stored, which the holder learns from the
+ * take itself (shared/table/sources/sync.ts skips an unchanged source with it).
  */
 export interface SourceLockOptions {
   /** Records this session as the one whose announcement the source now holds. */
   owner?: string;
   /** Takes the lock only while the source belongs to this session (or to none): a sweep's condition. */
   ifOwner?: string;
+}
+
+/** What the work run under the lock learns: its holder id, and the digest the source's last finished sync left. */
+export interface HeldSourceLock {
+  holder: string;
+  digest?: string;
 }
 
 export const SOURCE_LOCK_LEASE_MS = 30_000;
@@ -54,28 +62,40 @@ export function acquireSourceLockParams(
     ConditionExpression: condition,
     ExpressionAttributeNames: { '#holder': 'holder', '#until': 'until', ...(usesOwner ? { '#owner': 'owner' } : {}) },
     ExpressionAttributeValues: values,
+    // The item as taken tells the holder the digest its source's last finished sync left.
+    ReturnValues: 'ALL_NEW',
   };
 }
 
 /** A change to the lock item made only while `holder` still holds it. */
-function ownHoldParams(tableName: string, sourceId: string, holder: string, update: string, values: Record<string, unknown> = {}): UpdateCommandInput {
+function ownHoldParams(tableName: string, sourceId: string, holder: string, update: string, names: Record<string, string>, values: Record<string, unknown> = {}): UpdateCommandInput {
   return {
     TableName: tableName,
     Key: sourceLockKey(sourceId),
     UpdateExpression: update,
     ConditionExpression: '#holder = :holder',
-    ExpressionAttributeNames: { '#holder': 'holder', '#until': 'until' },
+    ExpressionAttributeNames: { '#holder': 'holder', ...names },
     ExpressionAttributeValues: { ':holder': holder, ...values },
   };
 }
 
 /** Extends the lease of a lock still held by `holder`. */
 export function renewSourceLockParams(tableName: string, sourceId: string, holder: string, now: number): UpdateCommandInput {
-  return ownHoldParams(tableName, sourceId, holder, 'SET #until = :until', { ':until': now + SOURCE_LOCK_LEASE_MS });
+  return ownHoldParams(tableName, sourceId, holder, 'SET #until = :until', { '#until': 'until' }, { ':until': now + SOURCE_LOCK_LEASE_MS });
 }
 
 export function releaseSourceLockParams(tableName: string, sourceId: string, holder: string): UpdateCommandInput {
-  return ownHoldParams(tableName, sourceId, holder, 'REMOVE #holder, #until');
+  return ownHoldParams(tableName, sourceId, holder, 'REMOVE #holder, #until', { '#until': 'until' });
+}
+
+/**
+ * Records the digest of what the source's last finished sync stored (or, with undefined, forgets it
+ * before a sync changes anything), while `holder` holds the lock.
+ */
+export function setSourceDigestParams(tableName: string, sourceId: string, holder: string, digest: string | undefined): UpdateCommandInput {
+  return digest === undefined
+    ? ownHoldParams(tableName, sourceId, holder, 'REMOVE #digest', { '#digest': 'digest' })
+    : ownHoldParams(tableName, sourceId, holder, 'SET #digest = :digest', { '#digest': 'digest' }, { ':digest': digest });
 }
 
 export function getSourceLockParams(tableName: string, sourceId: string): GetCommandInput {
@@ -129,15 +149,17 @@ export async function withSourceLock<T>(
   t: TableRef,
   sourceId: string,
   options: SourceLockOptions,
-  work: () => Promise<T>,
+  work: (held: HeldSourceLock) => Promise<T>,
   deps: SourceLockDeps = realDeps,
 ): Promise<{ ran: true; value: T } | { ran: false; reason: 'superseded' }> {
   const holder = randomUUID();
   let start = deps.now();
   let seenUntil: unknown;
+  let taken: Record<string, unknown> | undefined;
   for (let attempt = 0; ; attempt++) {
     const now = deps.now();
-    if (await tryConditional(() => t.client.send(new UpdateCommand(acquireSourceLockParams(t.tableName, sourceId, holder, now, options))))) break;
+    taken = await updateIfCondition(t, acquireSourceLockParams(t.tableName, sourceId, holder, now, options));
+    if (taken !== undefined) break;
     const current = (await t.client.send(new GetCommand(getSourceLockParams(t.tableName, sourceId)))).Item;
     if (options.ifOwner !== undefined && current?.owner !== undefined && current.owner !== options.ifOwner) return { ran: false, reason: 'superseded' };
     // A holder that renews its lease is alive and working: wait for it as long as it does.
@@ -149,7 +171,8 @@ export async function withSourceLock<T>(
   const working = new AbortController();
   const renewing = keepLease(t, sourceId, holder, deps, working.signal);
   try {
-    return { ran: true, value: await work() };
+    const digest = taken.digest;
+    return { ran: true, value: await work({ holder, ...(typeof digest === 'string' ? { digest } : {}) }) };
   } finally {
     working.abort();
     await renewing;

@@ -67,7 +67,16 @@ describe('a source sync of many definitions against dynalite', () => {
     expect((await getAccount(t, 'acct-007'))?.defs['driver-config']).toEqual({ kind: 'driver-config', settings: { kubeconfigFile: '/k/file' }, at: 1 });
   });
 
-  it('writes nothing and reads the memberships once when the same file is synced again', async () => {
+  it('reads and writes nothing but the lock when the same file is synced again', async () => {
+    const t = await tables.fresh();
+    await syncSource(t, file, defsOf(names), 1);
+    const c = counted(t);
+    expect(await syncSource(c.table, file, defsOf(names), 2)).toEqual({ upserted: [], removed: [], unchanged: N });
+    // The lock taken (its item tells the digest of what the last sync stored) and freed: nothing else.
+    expect(Object.fromEntries(c.counts)).toEqual({ UpdateCommand: 2 });
+  });
+
+  it('reads the memberships, consistently, when the file changed', async () => {
     const t = await tables.fresh();
     await syncSource(t, file, defsOf(names), 1);
     const queries: unknown[] = [];
@@ -75,11 +84,29 @@ describe('a source sync of many definitions against dynalite', () => {
       if (command instanceof QueryCommand) queries.push(command.input);
       return undefined;
     });
-    expect(await syncSource(c.table, file, defsOf(names), 2)).toEqual({ upserted: [], removed: [], unchanged: N });
-    // The lock taken and freed, one Query of the memberships: nothing else.
-    expect(Object.fromEntries(c.counts)).toEqual({ UpdateCommand: 2, QueryCommand: 1 });
-    // Read consistently: a removal the previous holder of the lock just made must not look like a stored definition.
-    expect(queries).toEqual([expect.objectContaining({ ConsistentRead: true })]);
+    expect(await syncSource(c.table, file, defsOf(names.slice(1)), 2)).toMatchObject({ removed: ['acct-000'], unchanged: N - 1 });
+    // Consistently: a removal the previous holder of the lock just made must not look like a stored definition.
+    expect(queries.filter((q) => (q as { ExpressionAttributeValues?: Record<string, unknown> }).ExpressionAttributeValues?.[':pk'] === sourcePk(file.id))).toEqual([
+      expect.objectContaining({ ConsistentRead: true }),
+    ]);
+  });
+
+  it('redoes a sync that stopped halfway, even when the file is back to what the sync before it stored', async () => {
+    const t = await tables.fresh();
+    await syncSource(t, file, defsOf(names), 1);
+    const moved = names.map((name) => ({ name, kubeconfigFile: '/k/moved' }));
+    // The replica stops before any membership hash of the new file is written.
+    const c = counted(t, (command) => {
+      const requests = command instanceof BatchWriteCommand ? ((command.input as BatchWriteCommandInput).RequestItems?.[t.tableName] ?? []) : [];
+      if (requests.some((r) => (r.PutRequest?.Item as { hash?: string } | undefined)?.hash !== undefined)) return Promise.reject(new Error('replica stopped'));
+      return undefined;
+    });
+    await expect(syncSource(c.table, file, moved, 2)).rejects.toThrow('replica stopped');
+    expect((await getAccount(t, 'acct-000'))?.defs['driver-config']?.settings).toEqual({ kubeconfigFile: '/k/moved' });
+    // The file as it was before: every definition written again, not skipped by the digest of that earlier sync.
+    expect(await syncSource(t, file, defsOf(names), 3)).toMatchObject({ upserted: names, removed: [] });
+    expect((await getAccount(t, 'acct-000'))?.defs['driver-config']?.settings).toEqual({ kubeconfigFile: '/k/file' });
+    expect(await syncSource(t, file, defsOf(names), 4)).toEqual({ upserted: [], removed: [], unchanged: N });
   });
 
   it('sends again what a batch left unprocessed', async () => {

@@ -1,16 +1,18 @@
 import { createHash } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRecord, Definition, DefinitionSettings, SourceKind } from '../../accounts/model.ts';
 import { winningDefinition } from '../../accounts/precedence.ts';
 import type { AccountSettings } from '../../accounts/settings.ts';
 import { runBounded } from '../core/bounded.ts';
 import type { TableRef } from '../core/client.ts';
+import { tryConditional } from '../core/conditional.ts';
 import { dropAccessEntry, syncAccessEntry } from '../accounts/access.ts';
 import { ChangeAppender, appendChanges, type Change } from '../accounts/feed.ts';
 import { settleAccountIndexes } from '../accounts/facets.ts';
 import { followHeldAccounts } from '../accounts/held.ts';
 import { createAccount, deleteAccount, getAccount, mutateAccount, removeDefinition, setDefinition } from '../accounts/records.ts';
 import { markCacheCleanup } from '../resources/cleanup.ts';
-import { withSourceLock, type SourceLockOptions } from './lock.ts';
+import { setSourceDigestParams, withSourceLock, type HeldSourceLock, type SourceLockOptions } from './lock.ts';
 import { deleteMembers, putMemberHashes, putPendingMembers, readSourceMembers } from './memberships.ts';
 import { createSourceAccounts } from './new-accounts.ts';
 
@@ -170,7 +172,7 @@ export async function syncSource(
   now: number,
   options: { concurrency?: number; lock?: SourceLockOptions } = {},
 ): Promise<SyncResult> {
-  const outcome = await withSourceLock(t, source.id, options.lock ?? {}, () => syncSourceLocked(t, source, accounts, now, options.concurrency ?? SYNC_CONCURRENCY));
+  const outcome = await withSourceLock(t, source.id, options.lock ?? {}, (held) => syncSourceLocked(t, source, accounts, now, options.concurrency ?? SYNC_CONCURRENCY, held));
   return outcome.ran ? outcome.value : { upserted: [], removed: [], unchanged: 0, superseded: true };
 }
 
@@ -186,19 +188,28 @@ async function syncSourceLocked(
   accounts: readonly (AccountSettings | ({ name: string } & DefinitionSettings))[],
   now: number,
   concurrency: number,
+  held: HeldSourceLock,
 ): Promise<SyncResult> {
-  const current = await readSourceMembers(t, source.id);
   const wanted = new Map(accounts.map((a) => [a.name, a]));
+  const defs = new Map<string, { def: Definition; hash: string }>();
+  for (const [name, account] of wanted) {
+    const { name: _name, ...settings } = account;
+    const def = definitionOf(source, settings, now);
+    defs.set(name, { def, hash: definitionHash(def) });
+  }
+  // The source as its last finished sync stored it: nothing to read or write.
+  const digest = sourceDigest(defs);
+  if (held.digest === digest) return { upserted: [], removed: [], unchanged: defs.size };
+  // Forgotten before anything changes, so a sync that stops halfway never leaves a digest that matches.
+  if (held.digest !== undefined) await t.client.send(new UpdateCommand(setSourceDigestParams(t.tableName, source.id, held.holder, undefined)));
+  const current = await readSourceMembers(t, source.id);
   const result: SyncResult = { upserted: [], removed: [], unchanged: 0 };
   const hashes = new Map<string, string>();
   // A name without a stored hash (new to the source, or left by a crash before its hash) is usually
   // new to the table: one conditional put creates its item whole.
   const fresh = new Map<string, Definition>();
   const changed = new Map<string, Definition>();
-  for (const [name, account] of wanted) {
-    const { name: _name, ...settings } = account;
-    const def = definitionOf(source, settings, now);
-    const hash = definitionHash(def);
+  for (const [name, { def, hash }] of defs) {
     const stored = current.get(name);
     if (stored === hash) {
       result.unchanged++;
@@ -209,7 +220,10 @@ async function syncSourceLocked(
     (stored === undefined ? fresh : changed).set(name, def);
   }
   result.removed.push(...[...current.keys()].filter((name) => !wanted.has(name)));
-  if (result.upserted.length === 0 && result.removed.length === 0) return result;
+  if (result.upserted.length === 0 && result.removed.length === 0) {
+    await recordDigest(t, source.id, held.holder, digest);
+    return result;
+  }
 
   await putPendingMembers(t, source.id, result.upserted, concurrency);
   const { created, existing } = await createSourceAccounts(t, source.id, fresh, now, concurrency);
@@ -238,5 +252,21 @@ async function syncSourceLocked(
   await settleAccountIndexes(t, [...result.upserted, ...result.removed], { withNames: true, known: written, gone });
   await putMemberHashes(t, source.id, hashes, concurrency);
   await deleteMembers(t, source.id, result.removed, concurrency);
+  await recordDigest(t, source.id, held.holder, digest);
   return result;
+}
+
+/**
+ * One hash of a source's every name with its definition's hash: equal digests mean equal definitions,
+ * so a replica's start or a refresh with an unchanged source skips even the read of its memberships.
+ */
+function sourceDigest(defs: ReadonlyMap<string, { hash: string }>): string {
+  const digest = createHash('sha256');
+  for (const name of [...defs.keys()].sort()) digest.update(`${name}\n${defs.get(name)?.hash}\n`);
+  return digest.digest('base64url').slice(0, 32);
+}
+
+/** Best effort: without the digest the next sync reads the memberships, as it would anyway. */
+async function recordDigest(t: TableRef, sourceId: string, holder: string, digest: string): Promise<void> {
+  await tryConditional(() => t.client.send(new UpdateCommand(setSourceDigestParams(t.tableName, sourceId, holder, digest)))).catch(() => false);
 }
