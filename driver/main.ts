@@ -72,8 +72,10 @@ export async function startDriverProcess(options: DriverProcessOptions): Promise
     ...base,
     grpc: { ...base.grpc, ...(options.host === undefined ? {} : { host: options.host }), ...(options.port === undefined ? {} : { port: options.port }) },
   };
-  const synced = (await syncDefinitionSources(table, [driverConfigSource(file)], clock.now()))['driver-config'];
-  log.info({ added: synced?.upserted.length, removed: synced?.removed.length, unchanged: synced?.unchanged }, 'driver-defined accounts loaded');
+  const syncStart = clock.now();
+  const synced = (await syncDefinitionSources(table, [driverConfigSource(file)], syncStart))['driver-config'];
+  // With thousands of definitions the first replica's sync is what its start waits for (docs/deploy.md#account-definition-sources).
+  log.info({ added: synced?.upserted.length, removed: synced?.removed.length, unchanged: synced?.unchanged, ms: clock.now() - syncStart }, 'driver-defined accounts loaded');
   const sources = await startConfiguredSources({ config: file.sources, baseDir: options.configDir ?? process.cwd(), table, log, clock });
   let driver: Driver;
   let metrics: DriverMetricsServer | undefined;
