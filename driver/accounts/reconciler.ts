@@ -82,7 +82,7 @@ export class AssignmentReconciler {
   readonly #feed: FeedReader;
   readonly #stop = new AbortController();
   readonly #loops: Promise<void>[] = [];
-  /** Writes started outside the loops (after a removal is confirmed), awaited on stop. */
+  /** Writes started outside the loops (after a removal is confirmed, the index follows of an answer), awaited on stop. */
   readonly #background = new Set<Promise<unknown>>();
   #fullRun: Promise<void> | undefined;
   /** Caching elections planned here and not yet written: counted as roles, so settles running at once spread their picks. */
@@ -418,10 +418,14 @@ export class AssignmentReconciler {
       // and the agents API reads what each agent holds from the held index.
       if (record !== undefined) {
         const written = record;
-        await Promise.all([
+        const follows = Promise.all([
           stateChanged ? this.#facets.add([written]) : undefined,
           agentsChanged.length > 0 ? this.#held.add([{ record: written, agentIds: agentsChanged }]) : undefined,
         ]);
+        // An answer is recorded once its write holds (the account item is what GET serves); the
+        // indexes follow it off that path, so the next answer of the account does not wait for them.
+        if (answer === undefined) await follows;
+        else this.#followInBackground(name, follows);
       }
       if (record !== undefined) this.#recheckSpared(name, record);
       if (cachingMoved && record !== undefined) {
@@ -505,6 +509,16 @@ export class AssignmentReconciler {
         acked.catch(() => undefined); // the stream ended; its next stream is settled afresh
       }
     }
+  }
+
+  /** Index follows left to run on their own: awaited on stop; a failure is logged (the next change of who holds the account, or a rebuild, repairs it). */
+  #followInBackground(name: string, follows: Promise<unknown>): void {
+    const work = follows.then(
+      () => undefined,
+      (e: unknown) => this.#deps.log.warn({ account: name, err: isVendorError(e) ? e.message : e }, 'an index did not follow the account item'),
+    );
+    this.#background.add(work);
+    void work.finally(() => this.#background.delete(work));
   }
 
   /** The agent confirmed a removal: its entry goes. */
