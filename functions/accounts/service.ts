@@ -19,6 +19,7 @@ import { ChangeAppender, type Change } from '../../shared/table/accounts/feed.ts
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { liveSessions } from '../../shared/table/agents/sessions.ts';
 import type { WakeSender } from '../wake/sender.ts';
+import type { LiveZones } from './live-zones.ts';
 import { runBounded } from '../../shared/table/core/bounded.ts';
 import { cacheHasWriter, markCacheCleanup } from '../../shared/table/resources/cleanup.ts';
 
@@ -29,6 +30,8 @@ export interface AccountDeps {
   permissionsLog: IgnoredPermissionsLog;
   /** Wakes the driver replicas of the zones whose feed entries a write appended (docs/protocol.md#6b-wakes). */
   wakes?: WakeSender | undefined;
+  /** Zones an activation found live a moment ago (live-zones.ts); each activation reads the session items without it. */
+  liveZones?: LiveZones | undefined;
 }
 
 /** After the feed entries are written: the replicas of these accounts' zones (before and after the write) read the feed now. */
@@ -252,7 +255,9 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
   }
 
   for (const [zoneId, indexes] of zones) {
+    if (deps.liveZones?.known(zoneId) === true) continue;
     const live = await liveSessions(deps.table, now, zoneId);
+    deps.liveZones?.found(zoneId, now, live);
     deps.wakes?.remember(zoneId, live);
     if (live.length > 0) continue;
     const where = zoneId === undefined ? 'in any zone' : `in zone "${zoneId}"`;
