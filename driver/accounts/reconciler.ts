@@ -345,6 +345,8 @@ export class AssignmentReconciler {
       const { table, clock } = this.#deps;
       const { answer } = input;
       let record = await this.#current(name, input.fresh);
+      // A feed entry read before its write landed: the next poll reads it again (feed-reader.ts).
+      if (record !== undefined && input.fresh !== undefined) this.#feed.behind(name, assignmentGeneration(record));
       let outcome: AssignmentResultOutcome = 'recorded';
       let cachingMoved = false;
       let stateChanged = false;
