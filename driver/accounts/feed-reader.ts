@@ -68,9 +68,12 @@ export class FeedReader {
    */
   behind(name: string, generation: number): boolean {
     const latest = this.#latest.get(name);
-    if (latest === undefined || latest.generation <= generation) return false;
+    if (latest === undefined) return false;
+    if (latest.generation <= generation) {
+      this.#latest.delete(name);
+      return false;
+    }
     this.#seen.delete(latest.sk);
-    this.#latest.delete(name);
     return true;
   }
 }

@@ -65,6 +65,13 @@ export interface ReconcilerDeps {
 export type AssignmentResultOutcome = 'recorded' | 'duplicate' | 'stale';
 
 const MAX_ATTEMPTS = 10;
+/**
+ * An account read behind its feed entry (the API appends the entry alongside the write) is read again
+ * this soon, then twice as late, `BEHIND_RECHECKS` times: the write is on its way, and without wakes the
+ * next poll would come a whole `pollIntervalMs` later.
+ */
+const BEHIND_RECHECK_MS = 25;
+const BEHIND_RECHECKS = 2;
 /** Accounts read per BatchGetItem when settling many at once. */
 const BATCH = 100;
 
@@ -94,6 +101,8 @@ export class AssignmentReconciler {
   readonly #facets: GroupCommit<AccountRecord>;
   readonly #held: GroupCommit<{ record: AccountRecord; agentIds: string[] }>;
   readonly #news: GroupCommit<Change>;
+  /** Accounts whose feed entry named a later generation than their item, with the rechecks made (`#recheckBehind`). */
+  readonly #behind = new Map<string, number>();
   /** Answers settled at once, over all of this replica's streams. */
   readonly #answerSlots: Slots;
 
@@ -345,8 +354,12 @@ export class AssignmentReconciler {
       const { table, clock } = this.#deps;
       const { answer } = input;
       let record = await this.#current(name, input.fresh);
-      // A feed entry read before its write landed: the next poll reads it again (feed-reader.ts).
-      if (record !== undefined && input.fresh !== undefined) this.#feed.behind(name, assignmentGeneration(record));
+      // A feed entry read before its write landed: the next poll reads it again (feed-reader.ts), and
+      // the account is read again sooner than that, since the write is on its way.
+      if (record !== undefined && input.fresh !== undefined) {
+        if (this.#feed.behind(name, assignmentGeneration(record))) this.#recheckBehind(name);
+        else this.#behind.delete(name);
+      }
       let outcome: AssignmentResultOutcome = 'recorded';
       let cachingMoved = false;
       let stateChanged = false;
@@ -511,6 +524,18 @@ export class AssignmentReconciler {
         acked.catch(() => undefined); // the stream ended; its next stream is settled afresh
       }
     }
+  }
+
+  /** Reads an account whose feed entry came before its write again, after 25 then 50 ms; the next poll reads the entry again after that. */
+  #recheckBehind(name: string): void {
+    const made = this.#behind.get(name) ?? 0;
+    if (made >= BEHIND_RECHECKS) {
+      this.#behind.delete(name);
+      return;
+    }
+    this.#behind.set(name, made + 1);
+    const timer = setTimeout(() => this.schedule([name]), BEHIND_RECHECK_MS * 2 ** made);
+    timer.unref();
   }
 
   /** Index follows left to run on their own: awaited on stop; a failure is logged (the next change of who holds the account, or a rebuild, repairs it). */
