@@ -20,6 +20,7 @@ import type { SecretResolver } from '../secrets/index.ts';
 import { assertReferenceAllowed, checkKubeconfigDocument, readAllowedKubeconfig, type AllowedCommands } from './assigned-kubeconfig.ts';
 import type { Credentials } from './credentials.ts';
 import { execCredentials, takeExecUser, type ExecConfig } from './exec-credentials.ts';
+import { parsedKubeconfig, type ParsedKubeconfig } from './parsed-kubeconfigs.ts';
 import { gcpCredentials, takeGcpUser, type GcpConfig } from './gcp-credentials.ts';
 import type { ClusterSpec } from './types.ts';
 
@@ -89,6 +90,27 @@ interface FromFile {
   commands?: AllowedCommands;
 }
 
+/** The document as plain data, or undefined when it cannot be (too many aliases, say). */
+function plainDocument(doc: ReturnType<typeof parseDocument>): { value: unknown } | undefined {
+  try {
+    return { value: doc.toJS({ maxAliasCount: 100 }) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** client-node's reading of the document, paths made absolute against `dir`; undefined when it is no kubeconfig. */
+function loadOptions(text: string, dir: string): ParsedKubeconfig['options'] {
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromString(text);
+    kc.makePathsAbsolute(dir);
+  } catch {
+    return undefined;
+  }
+  return { clusters: kc.clusters, contexts: kc.contexts, users: kc.users, currentContext: kc.currentContext };
+}
+
 async function fromFile(spec: ClusterSpec, reference: string, deps: ClusterConfigDeps): Promise<FromFile> {
   const policy = spec.policy;
   const label = labelOf(reference);
@@ -115,30 +137,24 @@ async function fromFile(spec: ClusterSpec, reference: string, deps: ClusterConfi
       throw invalid(spec, `kubeconfig ${label} cannot be read: ${(e as NodeJS.ErrnoException).code ?? 'error'}`, e);
     }
   }
-  // Parse errors of YAML libraries quote the document; the kubeconfig holds credentials, so only
-  // the position is reported.
-  const doc = parseDocument(text);
-  if (doc.errors.length > 0) {
-    const line = doc.errors[0]?.linePos?.[0].line;
-    throw invalid(spec, `kubeconfig ${label} is not valid YAML${line === undefined ? '' : ` (line ${line})`}`);
-  }
+  const parsed = parsedKubeconfig(text, dir, () => {
+    // Parse errors of YAML libraries quote the document; the kubeconfig holds credentials, so only
+    // the position is reported.
+    const doc = parseDocument(text);
+    if (doc.errors.length > 0) {
+      const line = doc.errors[0]?.linePos?.[0].line;
+      throw invalid(spec, `kubeconfig ${label} is not valid YAML${line === undefined ? '' : ` (line ${line})`}`);
+    }
+    return { js: plainDocument(doc), options: loadOptions(text, dir) };
+  });
   let commands: AllowedCommands | undefined;
   if (policy !== undefined) {
-    let js: unknown;
-    try {
-      js = doc.toJS({ maxAliasCount: 100 });
-    } catch {
-      throw invalid(spec, `kubeconfig ${label} is not a valid kubeconfig document`);
-    }
-    commands = await checkKubeconfigDocument(js, dir, policy, deps.env ?? process.env);
+    if (parsed.js === undefined) throw invalid(spec, `kubeconfig ${label} is not a valid kubeconfig document`);
+    commands = await checkKubeconfigDocument(parsed.js.value, dir, policy, deps.env ?? process.env);
   }
+  if (parsed.options === undefined) throw invalid(spec, `kubeconfig ${label} is not a valid kubeconfig document`);
   const kc = new KubeConfig();
-  try {
-    kc.loadFromString(text);
-    kc.makePathsAbsolute(dir);
-  } catch {
-    throw invalid(spec, `kubeconfig ${label} is not a valid kubeconfig document`);
-  }
+  kc.loadFromOptions(parsed.options);
   if (spec.context !== '') {
     if (kc.getContextObject(spec.context) === null) {
       const known = kc.getContexts().map((c) => c.name);

@@ -3,7 +3,8 @@
  * `clockSkewMs` before the newest entry already seen (never ahead of this replica's own clock), so
  * an entry from a writer whose clock lags, or whose write landed late, is still found; entries
  * already seen are skipped. An entry older than that window is missed here and repaired by the
- * periodic full reconcile.
+ * periodic full reconcile. An entry read before the account write it announces has landed (the API
+ * appends an activation's entry alongside its write) is read again (`behind`), so it is not missed.
  */
 import type { Clock } from '../../shared/clock.ts';
 import { changeKeysSince, cursorAt } from '../../shared/table/accounts/feed.ts';
@@ -21,6 +22,8 @@ export class FeedReader {
   readonly #clock: Clock;
   readonly #skewMs: number;
   readonly #seen = new Map<string, number>();
+  /** Per account, the newest entry read: its key, time and generation (for `behind`). */
+  readonly #latest = new Map<string, { sk: string; at: number; generation: number }>();
   readonly #onPickup: ((lagMs: number) => void) | undefined;
   #newest: number;
 
@@ -44,6 +47,7 @@ export class FeedReader {
       for (const c of page.keys) {
         if (this.#seen.has(c.sk)) continue;
         this.#seen.set(c.sk, c.at);
+        if ((this.#latest.get(c.name)?.generation ?? -1) <= c.generation) this.#latest.set(c.name, { sk: c.sk, at: c.at, generation: c.generation });
         this.#onPickup?.(Math.max(0, this.#clock.now() - c.at));
         names.add(c.name);
         this.#newest = Math.max(this.#newest, c.at);
@@ -53,6 +57,23 @@ export class FeedReader {
     }
     const horizon = Math.min(this.#newest, this.#clock.now()) - this.#skewMs;
     for (const [key, at] of this.#seen) if (at < horizon) this.#seen.delete(key);
+    for (const [name, e] of this.#latest) if (e.at < horizon) this.#latest.delete(name);
     return [...names];
+  }
+
+  /**
+   * The account `name` was just read at `generation`: when the newest entry read for it names a later
+   * one, the write it announces has not landed yet (a writer appends the entry alongside the write),
+   * so the entry is read again by the next poll instead of counting as done. True then.
+   */
+  behind(name: string, generation: number): boolean {
+    const latest = this.#latest.get(name);
+    if (latest === undefined) return false;
+    if (latest.generation <= generation) {
+      this.#latest.delete(name);
+      return false;
+    }
+    this.#seen.delete(latest.sk);
+    return true;
   }
 }

@@ -65,6 +65,13 @@ export interface ReconcilerDeps {
 export type AssignmentResultOutcome = 'recorded' | 'duplicate' | 'stale';
 
 const MAX_ATTEMPTS = 10;
+/**
+ * An account read behind its feed entry (the API appends the entry alongside the write) is read again
+ * this soon, then twice as late, `BEHIND_RECHECKS` times: the write is on its way, and without wakes the
+ * next poll would come a whole `pollIntervalMs` later.
+ */
+const BEHIND_RECHECK_MS = 25;
+const BEHIND_RECHECKS = 2;
 /** Accounts read per BatchGetItem when settling many at once. */
 const BATCH = 100;
 
@@ -82,7 +89,7 @@ export class AssignmentReconciler {
   readonly #feed: FeedReader;
   readonly #stop = new AbortController();
   readonly #loops: Promise<void>[] = [];
-  /** Writes started outside the loops (after a removal is confirmed), awaited on stop. */
+  /** Writes started outside the loops (after a removal is confirmed, the index follows of an answer), awaited on stop. */
   readonly #background = new Set<Promise<unknown>>();
   #fullRun: Promise<void> | undefined;
   /** Caching elections planned here and not yet written: counted as roles, so settles running at once spread their picks. */
@@ -94,6 +101,8 @@ export class AssignmentReconciler {
   readonly #facets: GroupCommit<AccountRecord>;
   readonly #held: GroupCommit<{ record: AccountRecord; agentIds: string[] }>;
   readonly #news: GroupCommit<Change>;
+  /** Accounts whose feed entry named a later generation than their item, with the rechecks made (`#recheckBehind`). */
+  readonly #behind = new Map<string, number>();
   /** Answers settled at once, over all of this replica's streams. */
   readonly #answerSlots: Slots;
 
@@ -345,6 +354,12 @@ export class AssignmentReconciler {
       const { table, clock } = this.#deps;
       const { answer } = input;
       let record = await this.#current(name, input.fresh);
+      // A feed entry read before its write landed: the next poll reads it again (feed-reader.ts), and
+      // the account is read again sooner than that, since the write is on its way.
+      if (record !== undefined && input.fresh !== undefined) {
+        if (this.#feed.behind(name, assignmentGeneration(record))) this.#recheckBehind(name);
+        else this.#behind.delete(name);
+      }
       let outcome: AssignmentResultOutcome = 'recorded';
       let cachingMoved = false;
       let stateChanged = false;
@@ -418,10 +433,14 @@ export class AssignmentReconciler {
       // and the agents API reads what each agent holds from the held index.
       if (record !== undefined) {
         const written = record;
-        await Promise.all([
+        const follows = Promise.all([
           stateChanged ? this.#facets.add([written]) : undefined,
           agentsChanged.length > 0 ? this.#held.add([{ record: written, agentIds: agentsChanged }]) : undefined,
         ]);
+        // An answer is recorded once its write holds (the account item is what GET serves); the
+        // indexes follow it off that path, so the next answer of the account does not wait for them.
+        if (answer === undefined) await follows;
+        else this.#followInBackground(name, follows);
       }
       if (record !== undefined) this.#recheckSpared(name, record);
       if (cachingMoved && record !== undefined) {
@@ -505,6 +524,28 @@ export class AssignmentReconciler {
         acked.catch(() => undefined); // the stream ended; its next stream is settled afresh
       }
     }
+  }
+
+  /** Reads an account whose feed entry came before its write again, after 25 then 50 ms; the next poll reads the entry again after that. */
+  #recheckBehind(name: string): void {
+    const made = this.#behind.get(name) ?? 0;
+    if (made >= BEHIND_RECHECKS) {
+      this.#behind.delete(name);
+      return;
+    }
+    this.#behind.set(name, made + 1);
+    const timer = setTimeout(() => this.schedule([name]), BEHIND_RECHECK_MS * 2 ** made);
+    timer.unref();
+  }
+
+  /** Index follows left to run on their own: awaited on stop; a failure is logged (the next change of who holds the account, or a rebuild, repairs it). */
+  #followInBackground(name: string, follows: Promise<unknown>): void {
+    const work = follows.then(
+      () => undefined,
+      (e: unknown) => this.#deps.log.warn({ account: name, err: isVendorError(e) ? e.message : e }, 'an index did not follow the account item'),
+    );
+    this.#background.add(work);
+    void work.finally(() => this.#background.delete(work));
   }
 
   /** The agent confirmed a removal: its entry goes. */

@@ -11,6 +11,7 @@ import { filteredQuery } from '../query-filters.ts';
 import { ACCOUNT_FILTER_CHECKS, FILTER_DESCRIPTIONS, accountFilters } from './filters.ts';
 import { accountSummary, accountSummarySchema } from './summary.ts';
 import { accountParameter, arrayOf, authenticatedRoute, integerQueryParameters, json, jsonSchemaOf, managerOnly, named, problem } from '../openapi/describe.ts';
+import { LiveZones } from './live-zones.ts';
 import { activateAccounts, getAccountView, listAccounts, registerAccounts, unregisterAccount, type AccountDeps } from './service.ts';
 
 export const DEFAULT_LIMIT = 100;
@@ -112,7 +113,8 @@ const removeAccountDescription = authenticatedRoute({
   },
 });
 
-export function accountRoutes(deps: AccountDeps, bodyLimit: MiddlewareHandler): Hono<ApiEnv> {
+export function accountRoutes(given: AccountDeps, bodyLimit: MiddlewareHandler): Hono<ApiEnv> {
+  const deps: AccountDeps = { ...given, liveZones: given.liveZones ?? new LiveZones(given.clock) };
   const manager = requireManager();
   return new Hono<ApiEnv>()
     .get('/', listAccountsDescription, async (c) => {

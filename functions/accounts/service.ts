@@ -15,10 +15,11 @@ import { facetOf, facetTag, followAccountFacets } from '../../shared/table/accou
 import { filtersBeyondName, passes, type AccountFilters } from './filters.ts';
 import { assertAccountAccess, canRead, type IgnoredPermissionsLog } from '../auth/access.ts';
 import type { Caller } from '../auth/caller.ts';
-import { ChangeAppender, type Change } from '../../shared/table/accounts/feed.ts';
+import { ChangeAppender, appendChanges, type Change } from '../../shared/table/accounts/feed.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { liveSessions } from '../../shared/table/agents/sessions.ts';
 import type { WakeSender } from '../wake/sender.ts';
+import type { LiveZones } from './live-zones.ts';
 import { runBounded } from '../../shared/table/core/bounded.ts';
 import { cacheHasWriter, markCacheCleanup } from '../../shared/table/resources/cleanup.ts';
 
@@ -29,6 +30,8 @@ export interface AccountDeps {
   permissionsLog: IgnoredPermissionsLog;
   /** Wakes the driver replicas of the zones whose feed entries a write appended (docs/protocol.md#6b-wakes). */
   wakes?: WakeSender | undefined;
+  /** Zones an activation found live a moment ago (live-zones.ts); each activation reads the session items without it. */
+  liveZones?: LiveZones | undefined;
 }
 
 /** After the feed entries are written: the replicas of these accounts' zones (before and after the write) read the feed now. */
@@ -40,6 +43,12 @@ function wakeZones(deps: AccountDeps, records: readonly (AccountRecord | undefin
 
 /** Writes of one batch run this many at a time. */
 const WRITE_CONCURRENCY = 16;
+/**
+ * Activations of at most this many accounts (one BatchWriteItem of entries) append their feed entries
+ * alongside the account writes; larger ones after each group of writes, so a replica does not read a
+ * thousand entries whose writes are still on their way.
+ */
+const EARLY_FEED_MAX = 25;
 
 /** The account as served; warns (once) when its permissions are not applied. */
 function view(deps: AccountDeps, record: AccountRecord): Account {
@@ -157,6 +166,7 @@ async function applyBatch<T extends { name: string }>(
   decide: (record: AccountRecord, rec: T) => AccountChanges | undefined,
   feed: (result: { record: AccountRecord; changed: boolean }) => Change | undefined,
   durable: (results: readonly { record: AccountRecord; changed: boolean }[]) => void,
+  alongside?: Promise<void>,
 ): Promise<{ record: AccountRecord; changed: boolean }[]> {
   const results: { record: AccountRecord; changed: boolean }[] = new Array(batch.length);
   const appender = new ChangeAppender(deps.table);
@@ -187,7 +197,7 @@ async function applyBatch<T extends { name: string }>(
     failure = { error };
   }
   try {
-    await appender.close();
+    await Promise.all([appender.close(), alongside]);
     if (failure === undefined) durable(results);
   } catch (error) {
     failure ??= { error };
@@ -252,7 +262,9 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
   }
 
   for (const [zoneId, indexes] of zones) {
+    if (deps.liveZones?.known(zoneId) === true) continue;
     const live = await liveSessions(deps.table, now, zoneId);
+    deps.liveZones?.found(zoneId, now, live);
     deps.wakes?.remember(zoneId, live);
     if (live.length > 0) continue;
     const where = zoneId === undefined ? 'in any zone' : `in zone "${zoneId}"`;
@@ -262,6 +274,15 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
     });
   }
 
+  // A small batch's entries go to the table alongside its writes, at the generations the writes are
+  // about to give (one round trip before the wake instead of two in a row). An entry whose write then
+  // fails, or has not landed when a replica reads it, is harmless: the replica acts on the account item
+  // it reads, and reads an entry naming a later generation than the item again at its next poll
+  // (driver/accounts/feed-reader.ts). A write that had to be retried gets its own entry after it.
+  const early = batch.length <= EARLY_FEED_MAX ? batch.map((rec) => assignEntry({ ...(found.get(rec.name) as AccountRecord), generation: (found.get(rec.name) as AccountRecord).generation + 1 }, now)) : [];
+  const announced = new Set(early.map((c) => `${c.name}#${c.generation}`));
+  const alongside = early.length > 0 ? appendChanges(deps.table, early) : undefined;
+  alongside?.catch(() => undefined); // awaited (and its failure thrown) by applyBatch
   const records = await applyBatch(
     deps,
     batch,
@@ -275,8 +296,9 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
         generation: current.generation + 1,
       };
     },
-    ({ record }) => assignEntry(record, now),
+    ({ record }) => (announced.has(`${record.name}#${record.generation}`) ? undefined : assignEntry(record, now)),
     (results) => wakeZones(deps, [...results.map((r) => r.record), ...found.values()]),
+    alongside,
   );
   return records.map((r) => view(deps, r.record));
 }

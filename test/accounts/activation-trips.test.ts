@@ -88,7 +88,7 @@ describe('the round trips of one activation in the replica', () => {
 
     await world.activate('prod', 'vendor-agent_infra');
     await vi.waitFor(async () => expect((await world.account('prod')).agents).toEqual([{ agentId: 'agent-a', caching: true }]), WAIT);
-    // The held index follows the answer before the replica is done with it.
+    // The held index follows the answer, just after the answer is recorded.
     await vi.waitFor(async () => expect(await readHeldAccounts(world.table, 'agent-a')).toEqual([{ name: 'prod', caching: true }]), WAIT);
 
     // The caching gate reads the item (GetItem) when the new cache's first messages come, beside the answer's settle.

@@ -16,7 +16,9 @@ import { changeKey, padMs } from './keys.ts';
  * time, name and generation, so appending the same entry twice is the same item.
  *
  * The account write and the feed write are two writes: a crash between them leaves an account whose
- * change is not in the feed, which the driver's periodic full reconcile repairs.
+ * change is not in the feed, which the driver's periodic full reconcile repairs. A small activation
+ * appends its entries alongside its writes (functions/accounts/service.ts), so an entry may also come
+ * before its write, or for a write that failed; the driver's feed reader reads such an entry again.
  */
 export const CHANGE_ACTIONS = ['assign', 'remove'] as const;
 export type ChangeAction = (typeof CHANGE_ACTIONS)[number];
