@@ -44,4 +44,10 @@ describe('handOutLead', () => {
     expect(handOutLead(all, places({ b1: 'y' }), live).leads).toBe(true);
     expect(handOutLead(record(), new Map(), presence({})).leads).toBe(true);
   });
+
+  it('a replica that must take the account off one of its agents writes at once, leading or not', () => {
+    const moved = { ...record({ b1: { ...handed('b1'), ok: true, generation: 1 } }) };
+    const lead = handOutLead(moved, places({ b1: 'y' }), live);
+    expect(lead).toEqual({ leads: true, others: new Map(), ownWaiting: false });
+  });
 });

@@ -9,7 +9,9 @@
  * election, in one write. The others leave the account to it (docs/protocol.md#assignment-across-replicas):
  * a replica with a waiting agent of its own settles the account again a little later, finds its
  * agent's entry written and sends it the assignment; should the lead not have written by then (its
- * replica gone, its view of the sessions older), it waits once or twice more, then writes itself. The
+ * replica gone, its view of the sessions older), it waits once or twice more, then writes itself. A
+ * replica that must take the account off one of its own agents (only it writes its agents' removals)
+ * writes at once, as every replica did before. The
  * write stays conditional on the item's version either way, so a replica that acts at the same
  * moment as the lead still cannot undo it.
  */
@@ -38,8 +40,19 @@ function waitingAgents(record: AccountRecord, local: ReadonlyMap<string, AgentPl
   return waiting;
 }
 
+/** One of this replica's agents holds an entry it should no longer hold: its removal is this replica's to write. */
+function ownRemoval(record: AccountRecord, local: ReadonlyMap<string, AgentPlace>): boolean {
+  for (const [agentId, place] of local) {
+    const e = record.agents[agentId];
+    if (e !== undefined && e.removing !== true && wantedFor(record, agentId, place) === undefined) return true;
+  }
+  return false;
+}
+
 export function handOutLead(record: AccountRecord, local: ReadonlyMap<string, AgentPlace>, presence: Presence): HandOutLead {
   const waiting = waitingAgents(record, local, presence);
+  // Only this replica takes its agents' entries off an account (a zone changed): it writes at once, as before.
+  if (ownRemoval(record, local)) return { leads: true, others: new Map(), ownWaiting: [...waiting.keys()].some((id) => local.has(id)) };
   const ownWaiting = [...waiting.keys()].some((id) => local.has(id));
   const first = [...waiting.keys()].sort()[0];
   if (first === undefined) return { leads: true, others: new Map(), ownWaiting };

@@ -428,8 +428,10 @@ export class AssignmentReconciler {
           }
         }
       }
-      if (record === undefined) this.#cache.delete(name);
-      else this.#cache.set(record);
+      if (record === undefined) {
+        this.#cache.delete(name);
+        this.#deferred.delete(name);
+      } else this.#cache.set(record);
       // The list filters and the summary count states from the facet index (docs/table.md#the-facet-index),
       // and the agents API reads what each agent holds from the held index.
       if (record !== undefined) {
