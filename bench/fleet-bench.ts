@@ -35,7 +35,7 @@ import { ProtocolAgent } from '../test/support/protocol-agent.ts';
 import { tableProcessEnv } from '../test/support/table-env.ts';
 import { startTcpBalancer } from '../test/support/tcp-balancer.ts';
 import { round } from './stats.ts';
-import { loadAverage, ownCpuMs, procStats, startDriverProcess, type DriverProcess, type Line } from './support.ts';
+import { cpuProfileArgs, loadAverage, ownCpuMs, procStats, startDriverProcess, type DriverProcess, type Line } from './support.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TOKEN = 'bench-fleet-agent-token-000000001';
@@ -133,7 +133,7 @@ async function firstJson<T>(child: ChildProcess, lines: Interface, what: string)
 }
 
 async function startTable(): Promise<TableProcess> {
-  const child = spawn(process.execPath, ['bench/fleet-table.ts'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...cpuProfileArgs(), 'bench/fleet-table.ts'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
   const { endpoint, tableName } = await firstJson<{ endpoint: string; tableName: string }>(child, lines, 'the table process');
   return {
@@ -154,7 +154,7 @@ async function startTable(): Promise<TableProcess> {
 }
 
 async function startApi(table: { endpoint: string; tableName: string }): Promise<{ url: string; pid: number; close(): Promise<void> }> {
-  const child = spawn(process.execPath, ['bench/fleet-api.ts'], {
+  const child = spawn(process.execPath, [...cpuProfileArgs(), 'bench/fleet-api.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...tableProcessEnv(table), BENCH_ADMIN_TOKEN: ADMIN_TOKEN },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -141,6 +141,12 @@ export async function startBenchTable(placement: TablePlacement): Promise<BenchT
   };
 }
 
+/** BENCH_CPU_PROF=DIR: the processes a bench spawns write a V8 CPU profile into DIR when they exit (`node --cpu-prof`). */
+export function cpuProfileArgs(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir === undefined || dir === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${dir}`];
+}
+
 /** `driver/main.ts` in a process of its own, as it is deployed, on a table reached at `table.endpoint`. */
 export interface DriverProcess {
   port: number;
@@ -151,7 +157,7 @@ export interface DriverProcess {
 }
 
 export async function startDriverProcess(table: { tableName: string; endpoint: string }, configPath: string, env: Record<string, string> = {}): Promise<DriverProcess> {
-  const child = spawn(process.execPath, ['driver/main.ts', '--config', configPath], {
+  const child = spawn(process.execPath, [...cpuProfileArgs(), 'driver/main.ts', '--config', configPath], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -24,6 +24,7 @@ import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { AssignmentResult__Output } from '../../shared/protocol/messages.ts';
 import { protocolError } from '../../shared/protocol/problems.ts';
 import { allAccounts, getAccount, getAccounts, mutateAccount, updateAccount } from '../../shared/table/accounts/records.ts';
+import { confirmAnswer, confirmationOnly } from '../../shared/table/accounts/answer-write.ts';
 import { followAccountFacets } from '../../shared/table/accounts/facets.ts';
 import { agentsWhoseHoldingChanged, followHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { runBounded } from '../../shared/table/core/bounded.ts';
@@ -47,6 +48,7 @@ import { KeyedLock } from './keyed-lock.ts';
 import { LocalSessions } from './local-sessions.ts';
 import { messageFor } from './assignment-messages.ts';
 import { planAccount, type Answer, type HandOff } from './plan.ts';
+import { handOutLead } from './hand-out-lead.ts';
 import { spreadMovesHere } from './spread-pass.ts';
 import { PresenceTracker } from './presence.ts';
 import { assignmentGeneration, placeAllows, type AgentPlace } from './wanted.ts';
@@ -72,6 +74,8 @@ const MAX_ATTEMPTS = 10;
  */
 const BEHIND_RECHECK_MS = 25;
 const BEHIND_RECHECKS = 2;
+/** How many times a replica leaves an account's hand-out to the lead before writing it itself (hand-out-lead.ts). */
+const MAX_DEFERRALS = 3;
 /** Accounts read per BatchGetItem when settling many at once. */
 const BATCH = 100;
 
@@ -94,6 +98,8 @@ export class AssignmentReconciler {
   #fullRun: Promise<void> | undefined;
   /** Caching elections planned here and not yet written: counted as roles, so settles running at once spread their picks. */
   readonly #electing = new Map<string, number>();
+  /** Accounts left to the replica that leads their hand-out, and how many times in a row (hand-out-lead.ts). */
+  readonly #deferred = new Map<string, number>();
   #lastPrune = 0;
   /** Settles that failed because the table is not answering, in a row: their retries wait longer and longer. */
   readonly #outage: Backoff;
@@ -261,7 +267,7 @@ export class AssignmentReconciler {
       while (ready.length > 0 && running < limit) {
         const [name, fresh] = ready.shift() as readonly [string, AccountRecord | null];
         running++;
-        const task = this.#settle(name, { fresh })
+        const task = this.#settle(name, { fresh, mayDefer: true })
           .then(() => undefined, (e: unknown) => this.#failed(name, e))
           .finally(() => {
             running--;
@@ -349,7 +355,7 @@ export class AssignmentReconciler {
    * gone, else from the cache) is planned and written until a write holds, then this replica's
    * agents are told what changed. With an answer, the answer is checked and applied first.
    */
-  #settle(name: string, input: { fresh?: AccountRecord | null; answer?: Answer; from?: AgentSession; handOff?: HandOff }): Promise<AssignmentResultOutcome> {
+  #settle(name: string, input: { fresh?: AccountRecord | null; answer?: Answer; from?: AgentSession; handOff?: HandOff; mayDefer?: boolean }): Promise<AssignmentResultOutcome> {
     return this.#locks.run(name, async () => {
       const { table, clock } = this.#deps;
       const { answer } = input;
@@ -391,6 +397,13 @@ export class AssignmentReconciler {
         }
         if (record === undefined) break;
         const local = new Map(this.#local.concerned(name, record).map((s) => [s.agentId, placeOf(s)] as const));
+        const lead = answer === undefined && input.handOff === undefined ? handOutLead(record, local, this.#presence) : undefined;
+        if (lead !== undefined && !lead.leads && attempt === 0 && input.mayDefer === true && this.#defer(name, lead.ownWaiting)) {
+          this.#cache.set(record);
+          return outcome;
+        }
+        this.#deferred.delete(name);
+        for (const [agentId, place] of lead?.leads === true ? lead.others : []) local.set(agentId, place);
         const changes = planAccount({
           record,
           now: clock.now(),
@@ -406,7 +419,10 @@ export class AssignmentReconciler {
         try {
           previousCaching = record.cachingAgentId;
           const before: AccountRecord = record;
-          record = await updateAccount(table, name, record.version, changes, clock.now());
+          // A confirmation alone is conditional on what it was decided from (answer-write.ts), so the
+          // other agents' answers written meanwhile by other replicas do not refuse it.
+          const confirmed = answer === undefined ? undefined : confirmationOnly(changes, answer.agentId);
+          record = confirmed === undefined ? await updateAccount(table, name, record.version, changes, clock.now()) : await confirmAnswer(table, record, confirmed, clock.now());
           this.#deps.log.debug({ account: name, version: record.version, answer: answer !== undefined }, 'account item written');
           cachingMoved = changes.cachingAgentId !== undefined;
           stateChanged = changes.state !== undefined;
@@ -427,8 +443,10 @@ export class AssignmentReconciler {
           }
         }
       }
-      if (record === undefined) this.#cache.delete(name);
-      else this.#cache.set(record);
+      if (record === undefined) {
+        this.#cache.delete(name);
+        this.#deferred.delete(name);
+      } else this.#cache.set(record);
       // The list filters and the summary count states from the facet index (docs/table.md#the-facet-index),
       // and the agents API reads what each agent holds from the held index.
       if (record !== undefined) {
@@ -458,6 +476,21 @@ export class AssignmentReconciler {
       this.#tellAgents(name, record);
       return outcome;
     });
+  }
+
+  /**
+   * Leaves the account to the replica that leads its hand-out (hand-out-lead.ts); false once it has
+   * been left to it `MAX_DEFERRALS` times in a row, when this replica writes it itself. A replica
+   * none of whose agents waits does not look again: the replicas whose agents wait do.
+   */
+  #defer(name: string, ownWaiting: boolean): boolean {
+    const times = this.#deferred.get(name) ?? 0;
+    if (times >= MAX_DEFERRALS) return false;
+    if (!ownWaiting) return true;
+    this.#deferred.set(name, times + 1);
+    const timer = setTimeout(() => this.schedule([name]), this.#deps.settings.pollIntervalMs * 4 * 2 ** times);
+    timer.unref();
+    return true;
   }
 
   /**

@@ -110,6 +110,20 @@ describe('PATCH queues the driver work as the batch is written', () => {
     expect(await feedNames(table)).toEqual(all);
   });
 
+  it('stamps each feed entry when its account is written, not when the request began, so a replica reading behind its newest entry finds it', async () => {
+    const { table, clock, all } = await registered(60);
+    const app = createApp({ table, clock, auth: adminTokenAuth() });
+    await app.request('/vendor/accounts', { method: 'POST', body: JSON.stringify(all.map((name) => ({ name }))), headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+    const began = clock.now();
+    // A long batch: a second passes before each account write, 60 s in all (the replicas re-read 5 s).
+    const hooked = createApp({ table: hookedTable(table, () => clock.advance(1_000)), clock, auth: adminTokenAuth() });
+    expect((await patch(hooked, all.map((name) => ({ name, state: 'ACTIVE' })))).status).toBe(200);
+    const { changes } = await changesSince(table, cursorAt(0), 100);
+    expect(changes).toHaveLength(60);
+    for (const c of changes) expect(c.at).toBeGreaterThanOrEqual((await getAccount(table, c.name))!.updatedAt);
+    expect(Math.max(...changes.map((c) => c.at)) - began).toBeGreaterThanOrEqual(59_000);
+  });
+
   it('when one account fails its write, the accounts written before it still get their entries', async () => {
     const { table, clock, all } = await registered(30);
     const app = createApp({ table, clock, auth: adminTokenAuth() });

@@ -229,7 +229,7 @@ export async function registerAccounts(deps: AccountDeps, batch: readonly Regist
       }
       return { registration, generation: current.generation + 1 };
     },
-    ({ record, changed }) => (changed && record.state === 'ACTIVE' ? assignEntry(record, now) : undefined),
+    ({ record, changed }) => (changed && record.state === 'ACTIVE' ? assignEntry(record, deps.clock.now()) : undefined),
     (results) => {
       const queued = results.filter((r) => r.changed && r.record.state === 'ACTIVE');
       wakeZones(deps, [...queued.map((r) => r.record), ...queued.map((r) => found.get(r.record.name))]);
@@ -296,13 +296,20 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
         generation: current.generation + 1,
       };
     },
-    ({ record }) => (announced.has(`${record.name}#${record.generation}`) ? undefined : assignEntry(record, now)),
+    // Stamped when the write held, not when the request began: a large batch takes longer to write
+    // than the replicas' re-read window (docs/protocol.md#assignment-across-replicas).
+    ({ record }) => (announced.has(`${record.name}#${record.generation}`) ? undefined : assignEntry(record, deps.clock.now())),
     (results) => wakeZones(deps, [...results.map((r) => r.record), ...found.values()]),
     alongside,
   );
   return records.map((r) => view(deps, r.record));
 }
 
+/**
+ * Stamped when its account's write held, not when the request began: a replica reads the feed from
+ * `clockSkewMs` behind the newest entry it saw, so the entries of a batch that takes longer than that
+ * to write would fall behind the window and wait for the full reconcile.
+ */
 function assignEntry(record: AccountRecord, now: number): Change {
   return { name: record.name, action: 'assign', generation: record.generation, at: now };
 }
