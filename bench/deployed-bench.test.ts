@@ -9,6 +9,13 @@ describe('deployed layout figures', () => {
     const [line] = lines as [Record<string, unknown>];
     expect(line).toMatchObject({ figure: 'deploy_1_manifest_deployed', target: 'test-api-server', n: 2, wakes: 'absent', baseline: { n: 2 } });
     expect(line.ratio_p50).toBeGreaterThan(0);
+    // The floor is the apply plus five table round trips measured in the same run: above the apply alone.
+    const roundTrip = line.table_round_trip as { n: number; p50_ms: number };
+    const floor = line.floor as { p50_ms: number; ratio_p50: number };
+    expect(roundTrip.n).toBe(2);
+    expect(roundTrip.p50_ms).toBeGreaterThan(0);
+    expect(floor.p50_ms).toBeGreaterThan((line.baseline as { p50_ms: number }).p50_ms);
+    expect(floor.ratio_p50).toBeGreaterThan(1);
     // The API, both replicas, the table and the agent are processes of their own.
     expect(Object.keys(line.cpu_ms as Record<string, number>).sort()).toEqual(['agent_1', 'api', 'driver_1', 'driver_2', 'table', 'test_api_server']);
   }, 180_000);

@@ -178,8 +178,7 @@ export class AssignmentReconciler {
     if (!this.#local.closed(session)) return;
     this.#presence.closed(session.agentId);
     // Look again once the grace is over: if the agent has not come back, its accounts move.
-    const timer = setTimeout(() => this.#sweepWaker.wake(), this.#deps.settings.handoverGraceMs + 50);
-    timer.unref();
+    this.#after(this.#deps.settings.handoverGraceMs + 50, () => this.#sweepWaker.wake());
   }
 
   /** An agent's answer to an assignment: recorded, or refused when the agent was never given it. */
@@ -244,8 +243,7 @@ export class AssignmentReconciler {
     } else {
       log.error({ account: name, err: isVendorError(e) ? e.message : e }, 'settling the account failed; trying again later');
     }
-    const timer = setTimeout(() => this.schedule([name]), delay);
-    timer.unref();
+    this.#after(delay, () => this.schedule([name]));
   }
 
   #settled(): void {
@@ -488,8 +486,7 @@ export class AssignmentReconciler {
     if (times >= MAX_DEFERRALS) return false;
     if (!ownWaiting) return true;
     this.#deferred.set(name, times + 1);
-    const timer = setTimeout(() => this.schedule([name]), this.#deps.settings.pollIntervalMs * 4 * 2 ** times);
-    timer.unref();
+    this.#after(this.#deps.settings.pollIntervalMs * 4 * 2 ** times, () => this.schedule([name]));
     return true;
   }
 
@@ -510,8 +507,7 @@ export class AssignmentReconciler {
     if (newest === undefined) return;
     // The first read started after `newest` plus the skew comes with the sweep after that moment.
     const delay = Math.max(0, newest + settings.clockSkewMs - clock.now()) + settings.sweepIntervalMs * 2;
-    const timer = setTimeout(() => this.schedule([name]), delay);
-    timer.unref();
+    this.#after(delay, () => this.schedule([name]));
   }
 
   /**
@@ -559,6 +555,15 @@ export class AssignmentReconciler {
     }
   }
 
+  /**
+   * Runs `then` after `ms` on the injected clock: the looks again that an account or the sweep is due
+   * (a failed settle, an entry spared, a hand-out left to the lead, an entry ahead of its write, an
+   * agent's grace). Stopping the reconciler drops them.
+   */
+  #after(ms: number, then: () => void): void {
+    this.#deps.clock.sleep(ms, this.#stop.signal).then(then, () => undefined);
+  }
+
   /** Reads an account whose feed entry came before its write again, after 25 then 50 ms; the next poll reads the entry again after that. */
   #recheckBehind(name: string): void {
     const made = this.#behind.get(name) ?? 0;
@@ -567,8 +572,7 @@ export class AssignmentReconciler {
       return;
     }
     this.#behind.set(name, made + 1);
-    const timer = setTimeout(() => this.schedule([name]), BEHIND_RECHECK_MS * 2 ** made);
-    timer.unref();
+    this.#after(BEHIND_RECHECK_MS * 2 ** made, () => this.schedule([name]));
   }
 
   /** Index follows left to run on their own: awaited on stop; a failure is logged (the next change of who holds the account, or a rebuild, repairs it). */
