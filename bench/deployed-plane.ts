@@ -27,7 +27,7 @@ import { findClusterBinaries } from '../test/cluster/binaries.ts';
 import { startRealCluster, type RealCluster } from '../test/cluster/real-server.ts';
 import { TestIssuer } from '../test/support/oidc.ts';
 import { tableProcessEnv } from '../test/support/table-env.ts';
-import { benchAgentConfig, jsonRequest, procStats, startBenchTable, startDriverProcess, until, type BenchTable, type DriverProcess, type JsonResponse } from './support.ts';
+import { benchAgentConfig, cpuProfileArgs, jsonRequest, procStats, startBenchTable, startDriverProcess, until, type BenchTable, type DriverProcess, type JsonResponse } from './support.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const AGENT_TOKEN = 'bench-deployed-agent-token-000000001';
@@ -197,7 +197,7 @@ export async function startDeployedPlane(options: DeployedPlaneOptions): Promise
     stops.push(() => issuer.close());
     await issuer.addKey('ES256');
     const token = await issuer.token({ sub: 'bench-manager', realm_access: { roles: [MANAGER_ROLE] } }, { ttl: 6 * 3600 });
-    const lambda = child(['bench/lambda-process.ts'], {
+    const lambda = child([...cpuProfileArgs(), 'bench/lambda-process.ts'], {
       ...process.env,
       ...tableProcessEnv(table),
       SST_RESOURCE_VendorOidcIssuer: link(issuer.url),
@@ -219,7 +219,7 @@ export async function startDeployedPlane(options: DeployedPlaneOptions): Promise
       agentLogFiles.push(join(dir, `agent-${i}.log`));
       if (options.debugRecords === true) config.logging = { level: 'debug', format: 'json', file: agentLogFiles[i] };
       writeFileSync(configPath, stringify(config));
-      const agent = spawn(process.execPath, ['agent/main.ts', '--config', configPath], {
+      const agent = spawn(process.execPath, [...cpuProfileArgs(), 'agent/main.ts', '--config', configPath], {
         cwd: ROOT,
         env: { ...process.env, VENDOR_AGENT_ID: `bench-agent-${i}`, VENDOR_DEPLOYMENT_NAME: 'bench', POD_NAMESPACE: a.zone.replace(/^bench_/, '') },
         stdio: 'ignore',

@@ -108,7 +108,7 @@ export async function startBenchTable(placement: TablePlacement): Promise<BenchT
       },
     };
   }
-  const child = spawn(process.execPath, ['--expose-gc', 'bench/table-process.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...cpuProfileArgs(), '--expose-gc', 'bench/table-process.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
   const first = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the table process exited with ${code}`)));
