@@ -6,6 +6,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { VendorError } from '../../errors.ts';
 import { SST_LINKS, linkedField } from '../../links.ts';
 import type { CapacityMeter } from './capacity.ts';
+import { TableSha256 } from './sha256.ts';
 
 /** What every entity module needs: a document client and the table's name. */
 export interface TableRef {
@@ -60,6 +61,8 @@ export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocum
     ...(options.region === undefined ? {} : { region: options.region }),
     ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
     maxAttempts: options.maxAttempts ?? STORE_MAX_ATTEMPTS,
+    // SigV4 as the SDK signs, with HMAC keys made once instead of from raw bytes on every request.
+    sha256: TableSha256,
     requestHandler: {
       ...(options.socketPath === undefined ? {} : { httpAgent: new SocketAgent(options.socketPath) }),
       connectionTimeout: options.connectionTimeoutMs ?? STORE_CONNECTION_TIMEOUT_MS,
