@@ -64,6 +64,23 @@ describe('TableSha256', () => {
     expect(Buffer.from(await ours.digest())).toEqual(Buffer.from(await theirs.digest()));
   });
 
+  it('digests what it was given when it was given it, and starts over on reset', async () => {
+    const reused = Buffer.from('first');
+    const ours = new TableSha256();
+    ours.update(reused);
+    reused.write('later');
+    expect(Buffer.from(await ours.digest()).toString('hex')).toBe(await digestOf(Sha256, undefined, ['first']));
+    ours.reset();
+    ours.update('again');
+    expect(Buffer.from(await ours.digest()).toString('hex')).toBe(await digestOf(Sha256, undefined, ['again']));
+    const keyed = new TableSha256('k');
+    keyed.update('one');
+    await keyed.digest();
+    keyed.reset();
+    keyed.update('two');
+    expect(Buffer.from(await keyed.digest()).toString('hex')).toBe(await digestOf(Sha256, 'k', ['two']));
+  });
+
   it('signs a DynamoDB request exactly as the SDK’s hash does (SigV4), across days and bodies', async () => {
     for (const at of [new Date('2026-11-27T12:00:00Z'), new Date('2026-11-28T00:00:01Z')]) {
       for (const body of ['{"TableName":"vendor","Key":{"pk":{"S":"OPERATION"},"sk":{"S":"x"}}}', '{}']) {
