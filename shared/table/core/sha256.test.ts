@@ -81,6 +81,21 @@ describe('TableSha256', () => {
     expect(Buffer.from(await keyed.digest()).toString('hex')).toBe(await digestOf(Sha256, 'k', ['two']));
   });
 
+  it('answers a kept HMAC of a short message right again, whatever a caller did with the last answer', async () => {
+    const expected = await digestOf(Sha256, 'secret-access-key', ['AKIDEXAMPLE']);
+    for (let i = 0; i < 3; i++) {
+      const h = new TableSha256('secret-access-key');
+      h.update('AKIDEXAMPLE');
+      const out = await h.digest();
+      expect(Buffer.from(out).toString('hex')).toBe(expected);
+      out.fill(0);
+    }
+    // The same message under another key is another digest.
+    const other = new TableSha256('another-secret');
+    other.update('AKIDEXAMPLE');
+    expect(Buffer.from(await other.digest()).toString('hex')).toBe(await digestOf(Sha256, 'another-secret', ['AKIDEXAMPLE']));
+  });
+
   it('signs a DynamoDB request exactly as the SDK’s hash does (SigV4), across days and bodies', async () => {
     for (const at of [new Date('2026-11-27T12:00:00Z'), new Date('2026-11-28T00:00:01Z')]) {
       for (const body of ['{"TableName":"vendor","Key":{"pk":{"S":"OPERATION"},"sk":{"S":"x"}}}', '{}']) {
