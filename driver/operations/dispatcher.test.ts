@@ -471,6 +471,9 @@ describe('stored outcomes', () => {
     const outcome = (i: number, message: string) => ({ index: i, apiVersion: 'v1', kind: 'ConfigMap', name: `c${i}`, result: 'failed' as const, message });
     const small = [outcome(0, 'x'.repeat(3000))];
     expect(boundedOutcomes(small)).toEqual(small);
+    // More than the item holds as JSON, but they compress to little: every message kept.
+    const compressible = Array.from({ length: 200 }, (_, i) => outcome(i, 'y'.repeat(3000)));
+    expect(boundedOutcomes(compressible)).toEqual(compressible);
     // Messages that do not compress, 500 of them: more than the item holds.
     const large = Array.from({ length: 500 }, (_, i) => outcome(i, randomBytes(3000).toString('base64')));
     const bounded = boundedOutcomes(large);

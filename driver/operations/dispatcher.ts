@@ -44,7 +44,9 @@ const SHORT_MESSAGE = 256;
 
 /** The outcomes as stored: their messages shortened when all of them would not fit the item. */
 export function boundedOutcomes(outcomes: readonly ObjectOutcomeRecord[]): ObjectOutcomeRecord[] {
-  if (compress(outcomes).length <= MAX_STORED_OUTCOMES_BYTES) return [...outcomes];
+  // gzip adds at most a few bytes per 64 KB to what it cannot shrink: JSON this short fits without
+  // compressing it here too (the finish compresses it for the item).
+  if (Buffer.byteLength(JSON.stringify(outcomes)) <= MAX_STORED_OUTCOMES_BYTES - 1024 || compress(outcomes).length <= MAX_STORED_OUTCOMES_BYTES) return [...outcomes];
   return outcomes.map((o) => (o.message !== undefined && o.message.length > SHORT_MESSAGE ? { ...o, message: `${o.message.slice(0, SHORT_MESSAGE - 1)}…` } : o));
 }
 
