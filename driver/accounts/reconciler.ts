@@ -368,6 +368,7 @@ export class AssignmentReconciler {
       let cachingMoved = false;
       let stateChanged = false;
       let agentsChanged: string[] = [];
+      let handedToOthers = false;
       let previousCaching: string | undefined;
       let fresh = input.fresh !== undefined;
       for (let attempt = 0; ; attempt++) {
@@ -426,6 +427,7 @@ export class AssignmentReconciler {
           stateChanged = changes.state !== undefined;
           // Only entries whose holding the write changed follow: a hand-out's does not, so it goes to the agent at once.
           agentsChanged = agentsWhoseHoldingChanged(before, record, [...(changes.setAgents ?? []).map((a) => a.agentId), ...(changes.removeAgents ?? [])]);
+          handedToOthers = lead?.leads === true && (changes.setAgents ?? []).some((a) => lead.others.has(a.agentId));
           break;
         } catch (e) {
           if (!isVendorError(e) || e.code !== 'precondition_failed') throw e;
@@ -459,6 +461,7 @@ export class AssignmentReconciler {
         else this.#followInBackground(name, follows);
       }
       if (record !== undefined) this.#recheckSpared(name, record);
+      let news = handedToOthers;
       if (cachingMoved && record !== undefined) {
         // A first election is part of every first assignment (1,000 lines for a PATCH of 1,000); a move is news.
         const level = previousCaching === undefined ? 'debug' : 'info';
@@ -466,9 +469,14 @@ export class AssignmentReconciler {
         // Agents of other replicas that gain or lose the role learn of it through the feed, and so do
         // the other replicas' caches, which count the roles for the spread: every move is news.
         const here = (agentId: string | undefined) => agentId === undefined || this.#local.has(agentId);
-        if (previousCaching !== undefined || !here(record.cachingAgentId)) {
-          await this.#news.add([{ name, action: 'assign', generation: assignmentGeneration(record), at: clock.now() }]);
-        }
+        if (previousCaching !== undefined || !here(record.cachingAgentId)) news = true;
+      }
+      // A hand-out written for agents of other replicas is news to them too (one entry, group-committed
+      // with the others): their replicas send it on their next read of the feed, not at their look again.
+      if (news && record !== undefined) {
+        const entry: Change = { name, action: 'assign', generation: assignmentGeneration(record), at: clock.now() };
+        this.#feed.wrote(entry);
+        await this.#news.add([entry]);
       }
       if (answer !== undefined && input.from !== undefined && outcome !== 'stale') this.#answered(input.from, name, answer);
       this.#tellAgents(name, record);
@@ -486,7 +494,12 @@ export class AssignmentReconciler {
     if (times >= MAX_DEFERRALS) return false;
     if (!ownWaiting) return true;
     this.#deferred.set(name, times + 1);
-    this.#after(this.#deps.settings.pollIntervalMs * 4 * 2 ** times, () => this.schedule([name]));
+    this.#after(this.#deps.settings.pollIntervalMs * 4 * 2 ** times, () => {
+      // Settled meanwhile (the lead's feed entry came first): no look is due.
+      if (this.#deferred.get(name) !== times + 1) return;
+      this.#deps.log.debug({ account: name, times: times + 1 }, 'looking again at an account left to the hand-out lead');
+      this.schedule([name]);
+    });
     return true;
   }
 
