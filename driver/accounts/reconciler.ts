@@ -76,6 +76,11 @@ const BEHIND_RECHECK_MS = 25;
 const BEHIND_RECHECKS = 2;
 /** How many times a replica leaves an account's hand-out to the lead before writing it itself (hand-out-lead.ts). */
 const MAX_DEFERRALS = 3;
+/**
+ * The feed entries a replica appends (news for the other replicas, who read the feed every
+ * `pollIntervalMs`) wait this long to be joined into one BatchWriteItem; nothing here waits for them.
+ */
+const NEWS_LINGER_MS = 50;
 /** Accounts read per BatchGetItem when settling many at once. */
 const BATCH = 100;
 
@@ -122,7 +127,7 @@ export class AssignmentReconciler {
     this.#facets = new GroupCommit((records) => followAccountFacets(deps.table, newestOf(records)));
     this.#held = new GroupCommit((changes) => followHeldAccounts(deps.table, changes));
     // One BatchWriteItem may not name a key twice: an entry appended twice in one run is one entry.
-    this.#news = new GroupCommit((changes) => appendChanges(deps.table, [...new Map(changes.map((c) => [`${c.at}#${c.name}#${c.generation}`, c])).values()]));
+    this.#news = new GroupCommit((changes) => appendChanges(deps.table, [...new Map(changes.map((c) => [`${c.at}#${c.name}#${c.generation}`, c])).values()]), 500, { clock: deps.clock, ms: NEWS_LINGER_MS });
   }
 
   /** Loads the accounts and who is live, then runs the loops until `stop()`. */
@@ -476,7 +481,9 @@ export class AssignmentReconciler {
       if (news && record !== undefined) {
         const entry: Change = { name, action: 'assign', generation: assignmentGeneration(record), at: clock.now() };
         this.#feed.wrote(entry);
-        await this.#news.add([entry]);
+        // Off the path: the other replicas read it at their next feed read (or look again), and this
+        // replica's agents are told now.
+        this.#followInBackground(name, this.#news.add([entry]), 'a feed entry for the other replicas was not appended; they look again');
       }
       if (answer !== undefined && input.from !== undefined && outcome !== 'stale') this.#answered(input.from, name, answer);
       this.#tellAgents(name, record);
@@ -589,10 +596,10 @@ export class AssignmentReconciler {
   }
 
   /** Index follows left to run on their own: awaited on stop; a failure is logged (the next change of who holds the account, or a rebuild, repairs it). */
-  #followInBackground(name: string, follows: Promise<unknown>): void {
+  #followInBackground(name: string, follows: Promise<unknown>, failure = 'an index did not follow the account item'): void {
     const work = follows.then(
       () => undefined,
-      (e: unknown) => this.#deps.log.warn({ account: name, err: isVendorError(e) ? e.message : e }, 'an index did not follow the account item'),
+      (e: unknown) => this.#deps.log.warn({ account: name, err: isVendorError(e) ? e.message : e }, failure),
     );
     this.#background.add(work);
     void work.finally(() => this.#background.delete(work));
