@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { activePercentiles, fewestMovesToEven, perAccount, zoneSpread } from './fleet-bench.ts';
+import { activePercentiles, fewestMovesToEven, perAccount, perAccountByProcess, zoneSpread } from './fleet-bench.ts';
 
 // The pure parts of bench:fleet: how a zone's spread is judged, the moves an even spread needs, and
 // table requests per account. The run itself needs processes of its own (npm run bench:fleet).
@@ -20,6 +20,12 @@ describe('bench:fleet', () => {
 
   it('divides the table requests made between two counts by the accounts', () => {
     expect(perAccount({ UpdateItem: 10, Query: 5 }, { UpdateItem: 30, Query: 5, GetItem: 4 }, 10)).toEqual({ UpdateItem: 2, GetItem: 0.4 });
+  });
+
+  it('divides them by the process that sent them, leaving out a process that sent nothing in between', () => {
+    const before = { counts: {}, byProcess: { api: { UpdateItem: 10 }, driver_0: { Query: 4 } } };
+    const after = { counts: {}, byProcess: { api: { UpdateItem: 30 }, driver_0: { Query: 4 }, driver_1: { BatchGetItem: 5 } } };
+    expect(perAccountByProcess(before, after, 10)).toEqual({ api: { UpdateItem: 2 }, driver_1: { BatchGetItem: 0.5 } });
   });
 
   it('says when shares of the accounts were ACTIVE, and null for a share never reached', () => {

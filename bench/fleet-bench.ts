@@ -119,8 +119,19 @@ interface TableProcess {
   endpoint: string;
   tableName: string;
   pid: number;
-  counts(): Promise<Record<string, number>>;
+  counts(): Promise<TableCounts>;
   close(): Promise<void>;
+}
+
+/** Requests so far by operation, in all and by the sending process (its `AWS_SDK_UA_APP_ID`). */
+export interface TableCounts {
+  counts: Record<string, number>;
+  byProcess: Record<string, Record<string, number>>;
+}
+
+/** `perAccount` for each process that sent requests in between. */
+export function perAccountByProcess(before: TableCounts, after: TableCounts, accounts: number): Record<string, Record<string, number>> {
+  return Object.fromEntries(Object.entries(after.byProcess).map(([name, c]) => [name, perAccount(before.byProcess[name] ?? {}, c, accounts)]).filter(([, c]) => Object.keys(c as object).length > 0));
 }
 
 async function firstJson<T>(child: ChildProcess, lines: Interface, what: string): Promise<T> {
@@ -142,7 +153,7 @@ async function startTable(): Promise<TableProcess> {
     pid: child.pid as number,
     counts: () =>
       new Promise((resolve) => {
-        lines.once('line', (l) => resolve((JSON.parse(l) as { counts: Record<string, number> }).counts));
+        lines.once('line', (l) => resolve(JSON.parse(l) as TableCounts));
         child.stdin!.write('counts\n');
       }),
     close: async () => {
@@ -156,7 +167,7 @@ async function startTable(): Promise<TableProcess> {
 async function startApi(table: { endpoint: string; tableName: string }): Promise<{ url: string; pid: number; close(): Promise<void> }> {
   const child = spawn(process.execPath, [...cpuProfileArgs(), 'bench/fleet-api.ts'], {
     cwd: ROOT,
-    env: { ...process.env, ...tableProcessEnv(table), BENCH_ADMIN_TOKEN: ADMIN_TOKEN },
+    env: { ...process.env, ...tableProcessEnv(table), BENCH_ADMIN_TOKEN: ADMIN_TOKEN, AWS_SDK_UA_APP_ID: 'api' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const { port } = await firstJson<{ port: number }>(child, createInterface({ input: child.stdout! }), 'the API process');
@@ -187,6 +198,8 @@ export async function runFleetBench(options: FleetOptions, emit: (l: Line) => vo
     lines.push(l);
     emit(l);
   };
+  // The bench's own table clients (its reads of the accounts, the test agents' world) are counted as `bench`.
+  process.env.AWS_SDK_UA_APP_ID ??= 'bench';
   const dir = mkdtempSync(join(tmpdir(), 'bench-fleet-'));
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   try {
@@ -226,7 +239,7 @@ export async function runFleetBench(options: FleetOptions, emit: (l: Line) => vo
     let answers = 0;
     const drivers: DriverProcess[] = [];
     for (let r = 0; r < 3; r++) {
-      const driver = await startDriverProcess(table, configPath);
+      const driver = await startDriverProcess(table, configPath, { AWS_SDK_UA_APP_ID: `driver_${r}` });
       driver.onRecord((rec) => {
         if (rec['msg'] === 'agent session opened') {
           replicaOf.set(String(rec['agentId']), r);
@@ -366,11 +379,13 @@ export async function runFleetBench(options: FleetOptions, emit: (l: Line) => vo
       answers_recorded: answers,
       target_ms: TARGET_MS,
       within_target: activeMs !== undefined && activeMs <= TARGET_MS,
-      table_requests_per_account: perAccount(countsBefore, countsAfter, names.length),
+      table_requests_per_account: perAccount(countsBefore.counts, countsAfter.counts, names.length),
       // Since the first PATCH: when half, nine tenths, 99 in 100 and all of the accounts were ACTIVE.
       active_ms: activePercentiles([...activeAt.values()].map((t) => t - started), names.length),
       until_all_active: {
-        table_requests_per_account: perAccount(countsBefore, countsActive, names.length),
+        table_requests_per_account: perAccount(countsBefore.counts, countsActive.counts, names.length),
+        // The same by the process that sent them: the bench's own reads are `bench`.
+        table_requests_per_account_by_process: perAccountByProcess(countsBefore, countsActive, names.length),
         cpu_ms: Object.fromEntries(Object.entries(cpuActive).map(([k, v]) => [k, round(v.cpu_ms - (cpuBefore[k]?.cpu_ms ?? 0))])),
       },
       processes: Object.fromEntries(Object.entries(cpuAfter).map(([k, v]) => [k, { rss_mib: v.rss_mib, cpu_ms: round(v.cpu_ms - (cpuBefore[k]?.cpu_ms ?? 0)) }])),

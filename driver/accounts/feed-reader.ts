@@ -7,7 +7,8 @@
  * appends an activation's entry alongside its write) is read again (`behind`), so it is not missed.
  */
 import type { Clock } from '../../shared/clock.ts';
-import { changeKeysSince, cursorAt } from '../../shared/table/accounts/feed.ts';
+import { changeKeysSince, cursorAt, type Change } from '../../shared/table/accounts/feed.ts';
+import { changeKey } from '../../shared/table/accounts/keys.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 
 /**
@@ -59,6 +60,15 @@ export class FeedReader {
     for (const [key, at] of this.#seen) if (at < horizon) this.#seen.delete(key);
     for (const [name, e] of this.#latest) if (e.at < horizon) this.#latest.delete(name);
     return [...names];
+  }
+
+  /**
+   * This replica appended the entry itself, from the item it had just written: reading it back would
+   * only read that item again, so the entry counts as seen (every other replica still reads it).
+   */
+  wrote(change: Change): void {
+    const { sk } = changeKey(change.at, change.name, change.generation);
+    this.#seen.set(sk, change.at);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { GroupCommit } from './group-commit.ts';
 
 describe('GroupCommit', () => {
@@ -16,6 +17,19 @@ describe('GroupCommit', () => {
     release();
     await Promise.all([first, ...later]);
     expect(runs).toEqual([[1], [2, 3, 4]]);
+  });
+
+  it('with a linger, a run waits that long on the clock and takes every caller that came meanwhile', async () => {
+    const clock = new ManualClock(0);
+    const runs: number[][] = [];
+    const commit = new GroupCommit<number>(async (items) => void runs.push([...items]), 500, { clock, ms: 50 });
+    const first = commit.add([1]);
+    await clock.advance(20);
+    const second = commit.add([2, 3]);
+    expect(runs).toEqual([]);
+    await clock.advance(30);
+    await Promise.all([first, second]);
+    expect(runs).toEqual([[1, 2, 3]]);
   });
 
   it('fails only the callers of the run that failed, and keeps whole callers within maxItems', async () => {

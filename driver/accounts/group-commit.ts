@@ -4,7 +4,12 @@
  * to `maxItems`). A lone settle pays nothing extra; a thousand settles at once make a few runs instead
  * of a thousand, each reading and writing its items in batches. Each caller's promise settles with the
  * run that carried its items, so a caller that awaits it knows they were written, as before.
+ *
+ * With `linger`, a run waits that long (on the injected clock) before it takes its callers, so that
+ * callers arriving a few at a time off any waiting path are joined into fewer, larger runs.
  */
+import type { Clock } from '../../shared/clock.ts';
+
 interface Caller<T> {
   items: readonly T[];
   resolve(): void;
@@ -16,10 +21,12 @@ export class GroupCommit<T> {
   readonly #maxItems: number;
   #queued: Caller<T>[] = [];
   #running = false;
+  readonly #linger: { clock: Clock; ms: number } | undefined;
 
-  constructor(run: (items: readonly T[]) => Promise<void>, maxItems = 500) {
+  constructor(run: (items: readonly T[]) => Promise<void>, maxItems = 500, linger?: { clock: Clock; ms: number }) {
     this.#run = run;
     this.#maxItems = maxItems;
+    this.#linger = linger;
   }
 
   add(items: readonly T[]): Promise<void> {
@@ -32,6 +39,7 @@ export class GroupCommit<T> {
   async #drain(): Promise<void> {
     this.#running = true;
     while (this.#queued.length > 0) {
+      if (this.#linger !== undefined) await this.#linger.clock.sleep(this.#linger.ms);
       const group = this.#take();
       try {
         await this.#run(group.flatMap((c) => c.items));

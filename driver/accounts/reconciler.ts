@@ -76,6 +76,11 @@ const BEHIND_RECHECK_MS = 25;
 const BEHIND_RECHECKS = 2;
 /** How many times a replica leaves an account's hand-out to the lead before writing it itself (hand-out-lead.ts). */
 const MAX_DEFERRALS = 3;
+/**
+ * The feed entries a replica appends (news for the other replicas, who read the feed every
+ * `pollIntervalMs`) wait this long to be joined into one BatchWriteItem; nothing here waits for them.
+ */
+const NEWS_LINGER_MS = 50;
 /** Accounts read per BatchGetItem when settling many at once. */
 const BATCH = 100;
 
@@ -122,7 +127,7 @@ export class AssignmentReconciler {
     this.#facets = new GroupCommit((records) => followAccountFacets(deps.table, newestOf(records)));
     this.#held = new GroupCommit((changes) => followHeldAccounts(deps.table, changes));
     // One BatchWriteItem may not name a key twice: an entry appended twice in one run is one entry.
-    this.#news = new GroupCommit((changes) => appendChanges(deps.table, [...new Map(changes.map((c) => [`${c.at}#${c.name}#${c.generation}`, c])).values()]));
+    this.#news = new GroupCommit((changes) => appendChanges(deps.table, [...new Map(changes.map((c) => [`${c.at}#${c.name}#${c.generation}`, c])).values()]), 500, { clock: deps.clock, ms: NEWS_LINGER_MS });
   }
 
   /** Loads the accounts and who is live, then runs the loops until `stop()`. */
@@ -368,6 +373,7 @@ export class AssignmentReconciler {
       let cachingMoved = false;
       let stateChanged = false;
       let agentsChanged: string[] = [];
+      let handedToOthers = false;
       let previousCaching: string | undefined;
       let fresh = input.fresh !== undefined;
       for (let attempt = 0; ; attempt++) {
@@ -426,6 +432,7 @@ export class AssignmentReconciler {
           stateChanged = changes.state !== undefined;
           // Only entries whose holding the write changed follow: a hand-out's does not, so it goes to the agent at once.
           agentsChanged = agentsWhoseHoldingChanged(before, record, [...(changes.setAgents ?? []).map((a) => a.agentId), ...(changes.removeAgents ?? [])]);
+          handedToOthers = lead?.leads === true && (changes.setAgents ?? []).some((a) => lead.others.has(a.agentId));
           break;
         } catch (e) {
           if (!isVendorError(e) || e.code !== 'precondition_failed') throw e;
@@ -459,6 +466,7 @@ export class AssignmentReconciler {
         else this.#followInBackground(name, follows);
       }
       if (record !== undefined) this.#recheckSpared(name, record);
+      let news = handedToOthers;
       if (cachingMoved && record !== undefined) {
         // A first election is part of every first assignment (1,000 lines for a PATCH of 1,000); a move is news.
         const level = previousCaching === undefined ? 'debug' : 'info';
@@ -466,9 +474,16 @@ export class AssignmentReconciler {
         // Agents of other replicas that gain or lose the role learn of it through the feed, and so do
         // the other replicas' caches, which count the roles for the spread: every move is news.
         const here = (agentId: string | undefined) => agentId === undefined || this.#local.has(agentId);
-        if (previousCaching !== undefined || !here(record.cachingAgentId)) {
-          await this.#news.add([{ name, action: 'assign', generation: assignmentGeneration(record), at: clock.now() }]);
-        }
+        if (previousCaching !== undefined || !here(record.cachingAgentId)) news = true;
+      }
+      // A hand-out written for agents of other replicas is news to them too (one entry, group-committed
+      // with the others): their replicas send it on their next read of the feed, not at their look again.
+      if (news && record !== undefined) {
+        const entry: Change = { name, action: 'assign', generation: assignmentGeneration(record), at: clock.now() };
+        this.#feed.wrote(entry);
+        // Off the path: the other replicas read it at their next feed read (or look again), and this
+        // replica's agents are told now.
+        this.#followInBackground(name, this.#news.add([entry]), 'a feed entry for the other replicas was not appended; they look again');
       }
       if (answer !== undefined && input.from !== undefined && outcome !== 'stale') this.#answered(input.from, name, answer);
       this.#tellAgents(name, record);
@@ -486,7 +501,12 @@ export class AssignmentReconciler {
     if (times >= MAX_DEFERRALS) return false;
     if (!ownWaiting) return true;
     this.#deferred.set(name, times + 1);
-    this.#after(this.#deps.settings.pollIntervalMs * 4 * 2 ** times, () => this.schedule([name]));
+    this.#after(this.#deps.settings.pollIntervalMs * 4 * 2 ** times, () => {
+      // Settled meanwhile (the lead's feed entry came first): no look is due.
+      if (this.#deferred.get(name) !== times + 1) return;
+      this.#deps.log.debug({ account: name, times: times + 1 }, 'looking again at an account left to the hand-out lead');
+      this.schedule([name]);
+    });
     return true;
   }
 
@@ -576,10 +596,10 @@ export class AssignmentReconciler {
   }
 
   /** Index follows left to run on their own: awaited on stop; a failure is logged (the next change of who holds the account, or a rebuild, repairs it). */
-  #followInBackground(name: string, follows: Promise<unknown>): void {
+  #followInBackground(name: string, follows: Promise<unknown>, failure = 'an index did not follow the account item'): void {
     const work = follows.then(
       () => undefined,
-      (e: unknown) => this.#deps.log.warn({ account: name, err: isVendorError(e) ? e.message : e }, 'an index did not follow the account item'),
+      (e: unknown) => this.#deps.log.warn({ account: name, err: isVendorError(e) ? e.message : e }, failure),
     );
     this.#background.add(work);
     void work.finally(() => this.#background.delete(work));

@@ -124,6 +124,18 @@ describe('the API\'s round trips of one activation', () => {
     expect((await changesSince(f.table, cursorAt(0), 100)).changes).toHaveLength(30);
   });
 
+  it('a batch over several zones reads their sessions together: every read is sent before the first is answered', async () => {
+    const f = await apiFixture(tables, accounts);
+    const zones = ['z1', 'z2', 'z3'];
+    await f.call('POST', '/vendor/accounts', accounts.slice(0, 3).map((a, i) => ({ name: a.name, zoneId: zones[i] })));
+    for (const zone of zones) await f.connectAgent(`agent-${zone}`, zone);
+    const events: string[] = [];
+    noting(f, events);
+    expect((await f.call('PATCH', '/vendor/accounts', accounts.slice(0, 3).map((a) => ({ name: a.name, state: 'ACTIVE' })))).status).toBe(200);
+    const reads = events.filter((e) => e.endsWith('Query'));
+    expect(reads.slice(0, 4)).toEqual(['>Query', '>Query', '>Query', '<Query']);
+  });
+
   it('reads again once every lease it saw has run out, and then refuses', async () => {
     const f = await registered();
     await putSession(f.table, { agentId: 'brief', zoneId: 'z1', replicaId: 'r', connectedAt: f.clock.now(), leaseExpiresAt: f.clock.now() + 500, agentVersion: '1', staticAccounts: [] });

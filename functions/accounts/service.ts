@@ -261,9 +261,11 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
     throw new VendorError('conflict', conflicts.map((c) => c.message).join('; '), { issues: conflicts });
   }
 
-  for (const [zoneId, indexes] of zones) {
-    if (deps.liveZones?.known(zoneId) === true) continue;
-    const live = await liveSessions(deps.table, now, zoneId);
+  // The zones not known live a moment ago are read together: one round trip, not one per zone.
+  const unknown = [...zones].filter(([zoneId]) => deps.liveZones?.known(zoneId) !== true);
+  const sessions = await Promise.all(unknown.map(([zoneId]) => liveSessions(deps.table, now, zoneId)));
+  for (const [k, [zoneId, indexes]] of unknown.entries()) {
+    const live = sessions[k] as Awaited<ReturnType<typeof liveSessions>>;
     deps.liveZones?.found(zoneId, now, live);
     deps.wakes?.remember(zoneId, live);
     if (live.length > 0) continue;
