@@ -13,10 +13,9 @@
  * `rebuildHeldAccounts`.
  */
 import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { BATCH_WRITE_LIMIT, batchWrite } from '../core/batch.ts';
+import { batchWriteAll } from '../core/batch.ts';
 import type { AccountRecord } from '../../accounts/model.ts';
 import { VendorError } from '../../errors.ts';
-import { runBounded } from '../core/bounded.ts';
 import type { TableRef } from '../core/client.ts';
 import { PK_PREFIX } from '../core/keys.ts';
 import { queryAll } from '../core/query.ts';
@@ -60,18 +59,11 @@ export async function readHeldAccounts(t: TableRef, agentId: string): Promise<He
 }
 
 /** Entries of one round, 25 to a BatchWriteItem: plain puts and deletes, since each sets what its writer saw. */
-async function writeEntries(t: TableRef, entries: readonly (readonly [string, string, boolean | undefined])[]): Promise<void> {
-  const chunks: (typeof entries)[] = [];
-  for (let i = 0; i < entries.length; i += BATCH_WRITE_LIMIT) chunks.push(entries.slice(i, i + BATCH_WRITE_LIMIT));
-  await runBounded(
-    chunks.map((chunk) => () =>
-      batchWrite(t, {
-        RequestItems: {
-          [t.tableName]: chunk.map(([agentId, name, caching]) =>
-            caching === undefined ? { DeleteRequest: { Key: heldKey(agentId, name) } } : { PutRequest: { Item: { ...heldKey(agentId, name), caching } } },
-          ),
-        },
-      }),
+function writeEntries(t: TableRef, entries: readonly (readonly [string, string, boolean | undefined])[]): Promise<void> {
+  return batchWriteAll(
+    t,
+    entries.map(([agentId, name, caching]) =>
+      caching === undefined ? { DeleteRequest: { Key: heldKey(agentId, name) } } : { PutRequest: { Item: { ...heldKey(agentId, name), caching } } },
     ),
     4,
   );

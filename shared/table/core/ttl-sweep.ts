@@ -1,6 +1,6 @@
 import { ScanCommand, type ScanCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../../clock.ts';
-import { BATCH_WRITE_LIMIT, batchWrite } from './batch.ts';
+import { batchWriteAll } from './batch.ts';
 import type { TableRef } from './client.ts';
 import type { Key } from './keys.ts';
 import { TTL_ATTRIBUTE } from './schema.ts';
@@ -36,11 +36,8 @@ export async function sweepExpiredItems(t: TableRef, nowMs: number, signal?: Abo
     if (signal?.aborted === true) break;
     const out = await t.client.send(new ScanCommand(expiredItemsParams(t.tableName, nowSeconds, startKey)));
     const keys = (out.Items ?? []).map((i) => ({ pk: i.pk as string, sk: i.sk as string }));
-    for (let i = 0; i < keys.length; i += BATCH_WRITE_LIMIT) {
-      const slice = keys.slice(i, i + BATCH_WRITE_LIMIT);
-      await batchWrite(t, { RequestItems: { [t.tableName]: slice.map((k) => ({ DeleteRequest: { Key: k } })) } });
-      deleted += slice.length;
-    }
+    await batchWriteAll(t, keys.map((k) => ({ DeleteRequest: { Key: k } })), 1);
+    deleted += keys.length;
     startKey = out.LastEvaluatedKey as Key | undefined;
   } while (startKey !== undefined);
   return deleted;
