@@ -18,7 +18,7 @@ import type { TableRef } from '../shared/table/core/client.ts';
 import type { AgentMessageHandlers, AgentSession, Holding } from './agent-session.ts';
 import type { DriverGrpcConfig } from './config.ts';
 import type { DriverMetrics } from './metrics/metrics.ts';
-import type { WakeTopic } from '../shared/wake/message.ts';
+import type { NamedOperation, WakeTopic } from '../shared/wake/message.ts';
 
 // The handler types are the session's dispatch contract, so they live beside it (a module imports
 // the session, never the other way round); modules take them from here.
@@ -54,8 +54,11 @@ export interface DriverModule {
   /** Called for sessions that were welcomed, once their stream ended. */
   onSessionClose?(session: AgentSession, reason: string): void;
   onHoldingChange?(session: AgentSession, account: string, holding: Holding | undefined): void;
-  /** The API wrote work for this topic (a verified wake, docs/protocol.md#6b-wakes): look at the table now. */
-  onWake?(topic: WakeTopic): void;
+  /**
+   * The API wrote work for this topic (a verified wake, docs/protocol.md#6b-wakes): look at the table
+   * now; an `operations` wake may name the operation to look at first.
+   */
+  onWake?(topic: WakeTopic, operation?: NamedOperation): void;
   /** Ends background work; the streams have ended already. */
   stop?(): Promise<void>;
 }

@@ -37,7 +37,7 @@ import { TableSessionStore } from './session-store.ts';
 import { createDriverMetrics, type DriverMetrics } from './metrics/metrics.ts';
 import { instrumentTable } from './metrics/table.ts';
 import { serverCredentials } from './tls.ts';
-import type { WakeTopic } from '../shared/wake/message.ts';
+import type { NamedOperation, WakeTopic } from '../shared/wake/message.ts';
 
 export interface DriverOptions {
   config: DriverGrpcConfig;
@@ -66,8 +66,8 @@ export interface Driver {
   readonly replicaId: string;
   /** Sessions on this replica that have been welcomed and not yet ended. */
   sessions(): AgentSession[];
-  /** Tells the modules the API wrote work of `topic` (a verified wake): they read the table now. */
-  wake(topic: WakeTopic): void;
+  /** Tells the modules the API wrote work of `topic` (a verified wake, perhaps naming an operation): they read the table now. */
+  wake(topic: WakeTopic, operation?: NamedOperation): void;
   readonly health: HealthImplementation;
   readonly metrics: DriverMetrics;
   /**
@@ -311,7 +311,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
     health,
     metrics,
     sessions: () => [...live],
-    wake: (topic) => notify('wake', (m) => m.onWake?.(topic)),
+    wake: (topic, operation) => notify('wake', (m) => m.onWake?.(topic, operation)),
     close: (graceMs = 5000) =>
       (closed ??= (async () => {
         health.setStatus('', 'NOT_SERVING');

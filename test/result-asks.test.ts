@@ -5,7 +5,9 @@
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Hono } from 'hono';
-import { request } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseDriverGrpcConfig } from '../driver/config.ts';
@@ -21,7 +23,9 @@ import { silentLogger } from '../shared/log.ts';
 import { liveSessions } from '../shared/table/agents/sessions.ts';
 import { PK } from '../shared/table/core/keys.ts';
 import { createDocumentClient, type TableRef } from '../shared/table/core/client.ts';
-import { finishOperation } from '../shared/table/operations/operations.ts';
+import { compress, createOperation, finishOperation } from '../shared/table/operations/operations.ts';
+import { requestHash } from '../shared/operations/hash.ts';
+import { RESULT_ANSWER_HEADER, resultAnswerBody, signResultAnswer } from '../shared/wake/result-answer.ts';
 import { putAgentStaticAccounts } from '../shared/table/sources/agent-static.ts';
 import { parseWakeAddress } from '../shared/wake/address.ts';
 import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH } from '../shared/wake/result-ask.ts';
@@ -139,6 +143,49 @@ async function waitingGet(w: AskWorld, name: string) {
   };
 }
 
+/** POST `?wait`: the operation's view, answered once it finished. */
+async function submitAndWait(app: Hono<ApiEnv>, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await app.request('/vendor/accounts/prod/operations?wait=30', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json', 'Idempotency-Key': randomUUID() },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+}
+
+/** An operation of account prod stored QUEUED straight in the table: no wake, so no replica takes it. */
+async function queuedInTable(name: string): Promise<string> {
+  const request = CONFIG_MAP(name);
+  const { record } = await createOperation(world.table, {
+    account: 'prod',
+    submittedBy: 'admin:test',
+    idempotencyKey: randomUUID(),
+    requestHash: requestHash('prod', request),
+    request: compress(request),
+    record: { action: 'deploy', objects: 1 },
+    now: Date.now(),
+  });
+  return record.id;
+}
+
+/**
+ * A replica of the test's making, the only one the API asks: it writes the operation's true finish to
+ * the table, then answers the ask "finished" with what `forge` makes of it.
+ */
+async function forger(w: AskWorld, forge: (ask: string, truth: NonNullable<Awaited<ReturnType<typeof finishOperation>>>) => { body: string; signature?: string }): Promise<void> {
+  const server: Server = createServer((req, res) => {
+    const ask = String(req.headers[RESULT_ASK_HEADER]);
+    const id = ask.split(' ')[1] as string;
+    void finishOperation(world.table, id, { state: 'SUCCEEDED', message: 'the truth' }, Date.now()).then((truth) => {
+      const { body, signature } = forge(ask, truth as NonNullable<typeof truth>);
+      res.writeHead(200, { 'content-type': 'application/json', ...(signature === undefined ? {} : { [RESULT_ANSWER_HEADER]: signature }) }).end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  cleanups.push(() => new Promise((r) => server.close(r)));
+  vi.spyOn(w.wakes.results, 'replicasOf').mockResolvedValue([`127.0.0.1:${(server.address() as AddressInfo).port}`]);
+}
+
 /** One raw ask to the replica: its status and body. */
 function ask(address: { host: string; port: number }, header: string | undefined): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -186,6 +233,68 @@ describe('result asks between the API and a driver replica', () => {
     expect(view.message).toBe('recorded elsewhere');
   });
 
+  it('a POST ?wait is answered from the replica\'s answer: no read of the operation after it', async () => {
+    const w = await start();
+    const listen = w.wakes.results.listen.bind(w.wakes.results);
+    let readsWhenAnswered: number | undefined;
+    const listened = vi.spyOn(w.wakes.results, 'listen').mockImplementation(async (...args) => {
+      const heard = await listen(...args);
+      readsWhenAnswered = w.counted.operationReads;
+      return heard;
+    });
+    const reply = await submitAndWait(w.app, CONFIG_MAP('answered'));
+    expect(reply.status).toBe(200);
+    expect(reply.json).toMatchObject({ state: 'SUCCEEDED', attempts: 1, agentId: 'a1', outcomes: [{ kind: 'ConfigMap', name: 'answered', result: 'created' }] });
+    expect(listened).toHaveBeenCalledTimes(1);
+    expect(readsWhenAnswered).toBeDefined();
+    expect(w.counted.operationReads).toBe(readsWhenAnswered);
+    // The answer is the table's record, field for field.
+    expect(reply.json).toEqual(await getOperation(w.app, reply.json.id as string));
+  });
+
+  it('an answer that is unsigned, altered, replayed or of another operation is never believed: the wait reads the table', async () => {
+    const w = await start();
+    const forgeries: Record<string, (ask: string, truth: Parameters<Parameters<typeof forger>[1]>[1]) => { body: string; signature?: string }> = {
+      unsigned: (_ask, truth) => ({ body: resultAnswerBody({ ...truth, message: 'forged' }) as string }),
+      altered: (ask, truth) => ({ body: resultAnswerBody({ ...truth, message: 'forged' }) as string, signature: signResultAnswer(SECRET, ask, resultAnswerBody(truth) as string) }),
+      replayed: (ask, truth) => {
+        const body = resultAnswerBody({ ...truth, message: 'forged' }) as string;
+        // Signed for an earlier ask of the same operation (another nonce and time).
+        const earlier = encodeResultAsk(SECRET, truth.id, 20_000, Date.now() - 1_000);
+        expect(earlier).not.toBe(ask);
+        return { body, signature: signResultAnswer(SECRET, earlier, body) };
+      },
+      'another operation': (ask, truth) => {
+        const body = resultAnswerBody({ ...truth, id: 'f'.repeat(32), message: 'forged' }) as string;
+        return { body, signature: signResultAnswer(SECRET, ask, body) };
+      },
+      'another secret': (ask, truth) => {
+        const body = resultAnswerBody({ ...truth, message: 'forged' }) as string;
+        return { body, signature: signResultAnswer('another-secret-0123456789abcdefghijkl', ask, body) };
+      },
+    };
+    for (const [name, forge] of Object.entries(forgeries)) {
+      vi.restoreAllMocks();
+      await forger(w, forge);
+      const id = await queuedInTable(`forged-${name.replace(' ', '-')}`);
+      const before = w.counted.operationReads;
+      const view = await getOperation(w.app, id, 10);
+      expect({ name, state: view.state, message: view.message }).toEqual({ name, state: 'SUCCEEDED', message: 'the truth' });
+      // Its first read, and the one after the answer.
+      expect(w.counted.operationReads - before).toBeGreaterThanOrEqual(2);
+    }
+    // The same replica answering honestly is believed: no read after its answer.
+    vi.restoreAllMocks();
+    await forger(w, (ask, truth) => {
+      const body = resultAnswerBody(truth) as string;
+      return { body, signature: signResultAnswer(SECRET, ask, body) };
+    });
+    const id = await queuedInTable('honest');
+    const before = w.counted.operationReads;
+    expect(await getOperation(w.app, id, 10)).toMatchObject({ state: 'SUCCEEDED', message: 'the truth' });
+    expect(w.counted.operationReads - before).toBe(1);
+  });
+
   it('refuses a forged, replayed, stale or malformed ask at once, the same way for any operation', async () => {
     const w = await start();
     const reply = await submitOperation(w.app, 'prod', CONFIG_MAP('asked'));
@@ -193,7 +302,10 @@ describe('result asks between the API and a driver replica', () => {
     expect((await getOperation(w.app, id, 30)).state).toBe('SUCCEEDED');
     const now = Date.now();
     const valid = encodeResultAsk(SECRET, id, 1_000, now);
-    expect(await ask(w.address, valid)).toEqual({ status: 200, body: '' });
+    // Finished here: the answer carries the operation (signed for this ask; the API checks that).
+    const answered = await ask(w.address, valid);
+    expect(answered.status).toBe(200);
+    expect(JSON.parse(answered.body)).toMatchObject({ id, account: 'prod', state: 'SUCCEEDED' });
     const refused = { status: 403, body: '' };
     // The very same ask again: replayed.
     expect(await ask(w.address, valid)).toEqual(refused);

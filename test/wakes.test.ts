@@ -20,7 +20,9 @@ import { silentLogger } from '../shared/log.ts';
 import { PK } from '../shared/table/core/keys.ts';
 import { createDocumentClient, type TableRef } from '../shared/table/core/client.ts';
 import { liveSessions } from '../shared/table/agents/sessions.ts';
-import { getOperation } from '../shared/table/operations/operations.ts';
+import { claimOperation, compress, createOperation, finishOperation, getOperation } from '../shared/table/operations/operations.ts';
+import { requestHash } from '../shared/operations/hash.ts';
+import type { NamedOperation } from '../shared/wake/message.ts';
 import { parseWakeAddress } from '../shared/wake/address.ts';
 import { encodeWake, type WakeTopic } from '../shared/wake/message.ts';
 import * as v from 'valibot';
@@ -119,6 +121,31 @@ async function send(address: { host: string; port: number }, datagrams: readonly
 }
 
 const wake = (topic: WakeTopic, at = Date.now(), secret = SECRET) => encodeWake(secret, topic, at);
+const named = (operation: NamedOperation, secret = SECRET) => encodeWake(secret, 'operations', Date.now(), undefined, operation);
+
+/** An operation stored QUEUED straight in the table, as the API stores one, but with no wake sent. */
+async function queued(account: string, name: string): Promise<string> {
+  const request = { action: 'deploy' as const, manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { a: '1' } }] };
+  const { record } = await createOperation(world.table, {
+    account,
+    submittedBy: 'admin:test',
+    idempotencyKey: name,
+    requestHash: requestHash(account, request),
+    request: compress(request),
+    record: { action: 'deploy', objects: 1 },
+    now: Date.now(),
+  });
+  return record.id;
+}
+
+async function activeWorld(): Promise<WakeWorld> {
+  const w = await start();
+  await activate(w);
+  await vi.waitFor(async () => expect((await world.record('prod'))?.agents['a1']?.ok).toBe(true), WAIT);
+  // The reads the activation set off are over before a test counts.
+  await settle();
+  return w;
+}
 const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
 
 /**
@@ -155,6 +182,66 @@ describe('wakes between the API and driver replicas', () => {
     expect(reply.json).toMatchObject({ state: 'QUEUED' });
     expect(reply.status).toBe(202);
     await vi.waitFor(async () => expect((await getOperation(world.table, reply.json.id as string))?.attempt ?? 0).toBeGreaterThanOrEqual(1), WAIT);
+  });
+
+  it('the wake names the queued operation: the replica claims it at once, without reading the queue', async () => {
+    const w = await activeWorld();
+    const before = { queue: w.counted.reads.queue, accepted: await wakeCount(w.driver, 'accepted') };
+    const reply = await submitOperation(w.app, 'prod', { action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'named', namespace: 'default' }, data: { a: '1' } }] });
+    expect(reply.status).toBe(202);
+    await vi.waitFor(async () => expect((await getOperation(world.table, reply.json.id as string))?.state).toBe('SUCCEEDED'), WAIT);
+    expect(await wakeCount(w.driver, 'accepted')).toBe(before.accepted + 1);
+    expect(w.counted.reads.queue).toBe(before.queue);
+    expect(await getOperation(world.table, reply.json.id as string)).toMatchObject({ attempt: 1, dispatch: { agentId: 'a1' } });
+  });
+
+  it('a named wake it cannot use changes nothing and leads to the queue read: claimed elsewhere, finished, an account held nowhere here, another account', async () => {
+    const w = await activeWorld();
+    const elsewhere = await queued('prod', 'claimed-elsewhere');
+    // Handed out by another replica on a stream that is live (a queue read leaves it there).
+    const [live] = await liveSessions(world.table, Date.now());
+    expect(await claimOperation(world.table, elsewhere, 0, { agentId: 'a1', sessionId: live?.sessionId as string, replicaId: 'other-replica', at: Date.now() }, Date.now())).toBeDefined();
+    const done = await queued('prod', 'finished-already');
+    expect(await finishOperation(world.table, done, { state: 'FAILED', message: 'finished already' }, Date.now())).toBeDefined();
+    const notHere = await queued('not-held-here', 'not-held');
+    const cases: [string, NamedOperation][] = [
+      ['claimed by another replica', { id: elsewhere, account: 'prod' }],
+      ['finished', { id: done, account: 'prod' }],
+      ['of an account no agent here holds', { id: notHere, account: 'not-held-here' }],
+      // The name says prod, the operation is of another account: the claim's condition refuses it.
+      ['named with another account', { id: notHere, account: 'prod' }],
+      ['not there at all', { id: 'e'.repeat(32), account: 'prod' }],
+    ];
+    for (const [what, operation] of cases) {
+      const records = await Promise.all([elsewhere, done, notHere].map((id) => getOperation(world.table, id)));
+      const before = w.counted.reads.queue;
+      await send(w.address, [named(operation)]);
+      await vi.waitFor(() => expect({ what, reads: w.counted.reads.queue }).toEqual({ what, reads: before + 1 }), WAIT);
+      await settle();
+      expect({ what, records: await Promise.all([elsewhere, done, notHere].map((id) => getOperation(world.table, id))) }).toEqual({ what, records });
+    }
+    expect(await getOperation(world.table, notHere)).toMatchObject({ state: 'QUEUED', attempt: 0 });
+    expect(await getOperation(world.table, 'e'.repeat(32))).toBeUndefined();
+  });
+
+  it('a forged or replayed named wake claims nothing and reads nothing', async () => {
+    const w = await activeWorld();
+    const id = await queued('prod', 'guarded');
+    const before = w.counted.reads.queue;
+    await send(w.address, [named({ id, account: 'prod' }, 'another-secret-0123456789abcdefghij')]);
+    await vi.waitFor(async () => expect(await wakeCount(w.driver, 'forged')).toBe(1), WAIT);
+    await settle();
+    expect(await getOperation(world.table, id)).toMatchObject({ state: 'QUEUED', attempt: 0 });
+    const datagram = named({ id, account: 'prod' });
+    await send(w.address, [datagram]);
+    await vi.waitFor(async () => expect((await getOperation(world.table, id))?.state).toBe('SUCCEEDED'), WAIT);
+    const claimed = await getOperation(world.table, id);
+    await send(w.address, [datagram, datagram]);
+    await vi.waitFor(async () => expect(await wakeCount(w.driver, 'replayed')).toBe(2), WAIT);
+    await settle();
+    expect(await getOperation(world.table, id)).toEqual(claimed);
+    expect(claimed).toMatchObject({ attempt: 1 });
+    expect(w.counted.reads.queue).toBe(before);
   });
 
   it('a forged or malformed wake triggers no read', async () => {

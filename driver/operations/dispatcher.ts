@@ -18,6 +18,7 @@ import { isFinished, queueEntryOf, type Dispatch, type ObjectOutcomeRecord, type
 import type { OperationRequest } from '../../shared/operations/request.ts';
 import type { OperationResult__Output } from '../../shared/protocol/messages.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
+import type { NamedOperation } from '../../shared/wake/message.ts';
 import {
   claimWithRequest,
   compress,
@@ -136,6 +137,21 @@ export class OperationDispatcher implements LocalDispatcher {
     };
   }
 
+  /**
+   * A wake named operation `named`, just queued by the API in another process: it is claimed at once
+   * for an agent here that holds its account, without reading the queue first. The name says where
+   * to look and nothing more: the claim's condition (QUEUED, attempt 0) decides. When no agent here
+   * holds the account, or the claim fails (another replica took it, it finished, there is no such
+   * operation), nothing is written and the queue is read as for a wake without a name.
+   */
+  claimNamed(named: NamedOperation): void {
+    // Being decided already (a read of the queue found it): that decision stands.
+    if (this.#busy.has(named.id)) return;
+    if (this.#deps.directory.holders(named.account).length === 0) return this.wake();
+    const entry: QueueEntry = { id: named.id, account: named.account, state: 'QUEUED', attempt: 0, createdAt: this.#deps.clock.now(), ...(named.requestHash === undefined ? {} : { requestHash: named.requestHash }) };
+    void this.#inTurn(named.id, () => this.#dispatch(entry, undefined, undefined, true, () => this.wake()));
+  }
+
   /** Hands out a just-stored operation at once, without waiting for the next read of the queue. */
   queued(op: QueuedOperation): void {
     this.#requests.set(op.record.id, op.request);
@@ -177,19 +193,24 @@ export class OperationDispatcher implements LocalDispatcher {
 
   /** Decides about one open operation in its turn; never two decisions about one operation at once. */
   #launch(e: QueueEntry, live: ReadonlySet<string> | undefined): Promise<void> {
-    if (this.#busy.has(e.id)) return Promise.resolve();
-    this.#busy.add(e.id);
+    return this.#inTurn(e.id, () => this.#handle(e, live));
+  }
+
+  /** Runs `work` on operation `id` in its turn, unless something is being decided about it already. */
+  #inTurn(id: string, work: () => Promise<void>): Promise<void> {
+    if (this.#busy.has(id)) return Promise.resolve();
+    this.#busy.add(id);
     const run = (async () => {
       if (this.#active >= this.#deps.config.concurrency) await new Promise<void>((resolve) => this.#turns.push(resolve));
       this.#active++;
       try {
-        await this.#handle(e, live);
+        await work();
       } catch (err) {
-        this.#deps.log.error({ err, operationId: e.id }, 'dispatching an operation failed');
+        this.#deps.log.error({ err, operationId: id }, 'dispatching an operation failed');
       } finally {
         this.#active--;
         this.#turns.shift()?.();
-        this.#busy.delete(e.id);
+        this.#busy.delete(id);
       }
     })();
     this.#launched.add(run);
@@ -262,7 +283,8 @@ export class OperationDispatcher implements LocalDispatcher {
     return best;
   }
 
-  async #dispatch(e: QueueEntry, preferred: LocalAgent | undefined, live: ReadonlySet<string> | undefined, fresh: boolean): Promise<void> {
+  /** `lost`: what a failed claim leads to; by default the entry is repaired from its operation. */
+  async #dispatch(e: QueueEntry, preferred: LocalAgent | undefined, live: ReadonlySet<string> | undefined, fresh: boolean, lost?: () => void): Promise<void> {
     const { table, clock, replicaId, directory } = this.#deps;
     const agent = preferred ?? this.#leastLoaded(directory.holders(e.account));
     if (agent === undefined) return;
@@ -270,10 +292,11 @@ export class OperationDispatcher implements LocalDispatcher {
     this.#track(e.id, { agentId: agent.agentId, sessionId: agent.id, account: e.account, attempt: 0 });
     const local = this.#requests.get(e.id);
     const now = clock.now();
-    const claimed = await claimWithRequest(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now, local === undefined, e.requestHash);
+    // Of the entry's account: a named wake's entry is made from the wake, and the claim checks it.
+    const claimed = await claimWithRequest(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now, local === undefined, e.requestHash, e.account);
     if (claimed === undefined) {
       this.#inFlight.delete(e.id);
-      return this.#repair(e, live, fresh);
+      return lost === undefined ? this.#repair(e, live, fresh) : lost();
     }
     this.#requests.delete(e.id);
     const request = local ?? claimed.request;

@@ -60,8 +60,10 @@ export const operationsModule: DriverModuleFactory = (services) => {
       loop = dispatcher.run(stop.signal).catch((err: unknown) => log.error({ err }, 'operation dispatch stopped'));
     },
     onSessionOpen: () => dispatcher.wake(),
-    onWake: (topic) => {
-      if (topic === 'operations') dispatcher.wake();
+    onWake: (topic, operation) => {
+      if (topic !== 'operations') return;
+      if (operation === undefined) dispatcher.wake();
+      else dispatcher.claimNamed(operation);
     },
     onSessionClose: (session) => {
       placeChecked.delete(session.id);

@@ -11,6 +11,7 @@ import { createDriverMetrics } from '../metrics/metrics.ts';
 import { startDriver, type Driver, type DriverOptions } from '../server.ts';
 import { advertisedWakeAddress } from './address.ts';
 import type { WakeConfig } from './config.ts';
+import { resultAnswerBody } from '../../shared/wake/result-answer.ts';
 import { startResultEndpoint, type ResultEndpoint } from './result-endpoint.ts';
 import { ResultNews } from './result-news.ts';
 import { startWakeEndpoint, type WakeEndpoint } from './server.ts';
@@ -33,14 +34,15 @@ export async function startWakeableDriver(options: WakeableDriverOptions): Promi
   // The operations that finish through this replica, for the API's result asks.
   const operationEvents = options.operationEvents ?? new OperationEvents();
   const news = new ResultNews(clock);
-  const unsubscribe = operationEvents.onFinished((op) => news.finished(op.id));
+  // Heard once the finish's conditional write has held: the record answered is the one it returned.
+  const unsubscribe = operationEvents.onFinished((op) => news.finished(op.id, wake.results ? resultAnswerBody(op) : undefined));
   const start = async (): Promise<{ endpoint: WakeEndpoint; results: ResultEndpoint | undefined }> => {
     const endpoint = await startWakeEndpoint({
       config: wake,
       secret: wakeSecret,
       clock,
       log: options.log.child({ component: 'wake' }),
-      onWake: (topic) => driver?.wake(topic),
+      onWake: (topic, operation) => driver?.wake(topic, operation),
       counted: (outcome) => metrics.wakes.inc({ outcome }),
     });
     if (!wake.results) return { endpoint, results: undefined };

@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../shared/log.ts';
 import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH } from '../../shared/wake/result-ask.ts';
+import { RESULT_ANSWER_HEADER, resultAnswerSigned } from '../../shared/wake/result-answer.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { startResultEndpoint, type ResultAskOutcome } from './result-endpoint.ts';
 import { ResultNews } from './result-news.ts';
@@ -28,6 +29,19 @@ function ask(port: number, header: string, method = 'GET', path = RESULT_ASK_PAT
     const req = request({ host: '127.0.0.1', port, path, method, headers: { [RESULT_ASK_HEADER]: header } }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function fullAsk(port: number, header: string): Promise<{ status: number; body: string; signature: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: RESULT_ASK_PATH, headers: { [RESULT_ASK_HEADER]: header } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, signature: res.headers[RESULT_ANSWER_HEADER] as string | undefined }));
     });
     req.on('error', reject);
     req.end();
@@ -73,6 +87,40 @@ describe('the result-ask endpoint', () => {
     } finally {
       await e.close();
     }
+  });
+
+  it('answers "finished" with the kept operation, signed together with the ask it answers', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const { e, news } = await endpoint(clock);
+    try {
+      news.finished('op-1', '{"id":"op-1"}');
+      const header = encodeResultAsk(SECRET, 'op-1', 10_000, clock.now());
+      const answer = await fullAsk(e.port, header);
+      expect(answer).toMatchObject({ status: 200, body: '{"id":"op-1"}' });
+      expect(resultAnswerSigned(SECRET, header, answer.signature, answer.body)).toBe(true);
+      expect(resultAnswerSigned(SECRET, encodeResultAsk(SECRET, 'op-1', 10_000, clock.now()), answer.signature, answer.body)).toBe(false);
+      // Finished without a kept body: a plain "finished".
+      news.finished('op-2');
+      expect(await fullAsk(e.port, encodeResultAsk(SECRET, 'op-2', 10_000, clock.now()))).toEqual({ status: 200, body: '', signature: undefined });
+    } finally {
+      await e.close();
+    }
+  });
+
+  it('keeps at most maxBodyChars of answers: the oldest lose theirs first, and are still known finished', () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const news = new ResultNews(clock, 60_000, 10, 10);
+    news.finished('a', 'aaaa');
+    news.finished('b', 'bbbb');
+    news.finished('c', 'cccc');
+    expect(['a', 'b', 'c'].map((id) => news.answerOf(id))).toEqual([undefined, 'bbbb', 'cccc']);
+    expect(news.finishedHere('a')).toBe(true);
+    // Finished again (a second finish for the same id): its earlier body no longer counts.
+    news.finished('b', 'BB');
+    news.finished('d', 'dd');
+    expect(['b', 'c', 'd'].map((id) => news.answerOf(id))).toEqual(['BB', 'cccc', 'dd']);
+    clock.advance(60_001);
+    expect(news.answerOf('d')).toBeUndefined();
   });
 
   it('remembers at most maxKept finished operations, the oldest forgotten first', () => {

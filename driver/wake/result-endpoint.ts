@@ -4,13 +4,15 @@
  * and in the same order (rate, shape, signature, age, nonce; `driver/wake/guard.ts`) before the id is
  * looked at; a refused ask gets 403 (429 when over the rate, 503 when `maxResultWaiters` are held) at
  * once and nothing else. An accepted one is held until the operation finishes through this replica
- * (200) or its wait, at most `resultHoldMs`, passes (204). No answer carries operation data: the API
- * reads the operation from the table.
+ * (200) or its wait, at most `resultHoldMs`, passes (204). A 200 carries the finished operation when
+ * its body is kept (shared/wake/result-answer.ts), signed together with the ask it answers; without
+ * one the API reads the operation from the table.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import { RESULT_ASK_HEADER, RESULT_ASK_PATH, RESULT_FINISHED, RESULT_NOT_YET, verifyResultAsk } from '../../shared/wake/result-ask.ts';
+import { RESULT_ANSWER_HEADER, signResultAnswer } from '../../shared/wake/result-answer.ts';
 import type { WakeConfig } from './config.ts';
 import { DatagramRate, NonceWindow } from './guard.ts';
 import type { ResultNews } from './result-news.ts';
@@ -54,20 +56,35 @@ export async function startResultEndpoint(options: ResultEndpointOptions): Promi
     const status = outcome === 'finished' ? RESULT_FINISHED : outcome === 'not_yet' ? RESULT_NOT_YET : REFUSED[outcome];
     if (!res.headersSent) res.writeHead(status, { 'content-length': '0', 'cache-control': 'no-store' }).end();
   };
+  /** "Finished", with the operation when its body is kept, signed for the ask `header`. */
+  const finished = (res: ServerResponse, id: string, header: string): void => {
+    const body = news.answerOf(id);
+    if (body === undefined || res.headersSent) return answer(res, 'finished');
+    options.counted?.('finished');
+    res
+      .writeHead(RESULT_FINISHED, {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'cache-control': 'no-store',
+        [RESULT_ANSWER_HEADER]: signResultAnswer(secret, header, body),
+      })
+      .end(body);
+  };
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.method !== 'GET' || req.url !== RESULT_ASK_PATH) return answer(res, 'malformed');
     const now = clock.now();
     if (!rate.take(now)) return answer(res, 'rate_limited');
-    const header = req.headers[RESULT_ASK_HEADER];
-    const ask = verifyResultAsk(secret, typeof header === 'string' ? header : undefined);
+    const raw = req.headers[RESULT_ASK_HEADER];
+    const header = typeof raw === 'string' ? raw : undefined;
+    const ask = verifyResultAsk(secret, header);
     if (ask === 'malformed' || ask === 'forged') return answer(res, ask);
     const refusal = nonces.admit(ask.nonce, ask.at, now);
     if (refusal !== undefined) return answer(res, refusal);
     if (news.waiting >= config.maxResultWaiters && !news.finishedHere(ask.operationId)) return answer(res, 'busy');
     const gone = new AbortController();
     res.once('close', () => gone.abort());
-    const finished = await news.until(ask.operationId, Math.min(ask.waitMs, config.resultHoldMs), gone.signal);
-    answer(res, finished ? 'finished' : 'not_yet');
+    if (await news.until(ask.operationId, Math.min(ask.waitMs, config.resultHoldMs), gone.signal)) finished(res, ask.operationId, header ?? '');
+    else answer(res, 'not_yet');
   };
   const server: Server = createServer({ keepAlive: true, requestTimeout: config.resultHoldMs + 5_000, headersTimeout: 5_000, maxHeaderSize: 4096 }, (req, res) => {
     req.resume();

@@ -9,7 +9,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
-import { verifyWake, type WakeTopic } from '../../shared/wake/message.ts';
+import { verifyWake, type NamedOperation, type WakeTopic } from '../../shared/wake/message.ts';
 import type { WakeConfig } from './config.ts';
 import { DatagramRate, NonceWindow } from './guard.ts';
 
@@ -20,7 +20,7 @@ export interface WakeEndpointOptions {
   secret: string;
   clock: Clock;
   log: Logger;
-  onWake(topic: WakeTopic): void;
+  onWake(topic: WakeTopic, operation?: NamedOperation): void;
   /** Hears every datagram's outcome (the metrics). */
   counted?(outcome: WakeOutcome): void;
 }
@@ -54,8 +54,8 @@ export async function startWakeEndpoint(options: WakeEndpointOptions): Promise<W
     const refusal = nonces.admit(wake.nonce, wake.at, now);
     if (refusal !== undefined) return outcome(refusal);
     outcome('accepted');
-    log.debug({ topic: wake.topic }, 'wake accepted');
-    onWake(wake.topic);
+    log.debug({ topic: wake.topic, named: wake.operation !== undefined }, 'wake accepted');
+    onWake(wake.topic, wake.operation);
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);

@@ -13,9 +13,10 @@ import type { IgnoredPermissionsLog } from '../auth/access.ts';
 import { callerScope, type Caller } from '../auth/caller.ts';
 import { authorizedAccount, type AccountCache, type CachedAccount } from './account-cache.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
-import { compress, createOperation, getOperation, isOperationId, operationIdOf } from '../../shared/table/operations/operations.ts';
+import { compress, createOperation, getOperation, isOperationId, operationIdOf, storedApart } from '../../shared/table/operations/operations.ts';
 import { toOperationView, type OperationView } from './view.ts';
 import type { WakeSender } from '../wake/sender.ts';
+import type { AnsweredOperation } from '../../shared/wake/result-answer.ts';
 
 export interface OperationDeps {
   table: TableRef;
@@ -139,8 +140,13 @@ export async function submitOperation(
     reservation.handOut({ record: op, request });
   } else {
     deps.events?.queued({ record: op, request });
-    // Stored in the queue: the replicas of the account's agents read it now instead of at their next poll.
-    deps.wakes?.wake('operations', [{ zone: record.registration?.zoneId, agents: Object.keys(record.agents) }]);
+    // Stored in the queue: the replicas of the account's agents claim it now (the wake names it)
+    // instead of at their next poll.
+    deps.wakes?.wake('operations', [{ zone: record.registration?.zoneId, agents: Object.keys(record.agents) }], {
+      id: op.id,
+      account: op.account,
+      ...(storedApart(compressed) ? { requestHash: op.requestHash } : {}),
+    });
   }
   return { record: op, created };
 }
@@ -158,8 +164,11 @@ function pollStep(waitedMs: number, news: boolean): number {
   return waitedMs >= 1000 ? 50 : 25;
 }
 
-/** What a waiting request may hear before its next read: the finished operation (this process), "read it now" (a replica), or that no news will come. */
-type ResultNews = { record: OperationRecord } | 'finished' | 'lost';
+/**
+ * What a waiting request may hear before its next read: the finished operation (this process, or a
+ * replica's signed answer), "read it now" (a replica), or that no news will come.
+ */
+type ResultNews = { record: AnsweredOperation } | 'finished' | 'lost';
 
 /**
  * The news of `op`'s result a replica in another process gives (functions/wake/result-asker.ts),
@@ -184,7 +193,7 @@ async function waitFinished(
   waitMs: number,
   signal: AbortSignal,
   notified: Promise<OperationRecord | undefined> | undefined,
-): Promise<OperationRecord> {
+): Promise<AnsweredOperation> {
   const started = deps.clock.now();
   const deadline = started + waitMs;
   let news: Promise<ResultNews> | undefined =
@@ -214,7 +223,7 @@ async function untilFinished(
   waitSeconds: number,
   signal: AbortSignal,
   read: () => Promise<OperationRecord>,
-): Promise<OperationRecord> {
+): Promise<AnsweredOperation> {
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   signal.addEventListener('abort', onAbort, { once: true });
@@ -237,7 +246,7 @@ export async function submitAndWait(
   body: unknown,
   waitSeconds: number,
   signal: AbortSignal,
-): Promise<{ record: OperationRecord; created: boolean }> {
+): Promise<{ record: AnsweredOperation; created: boolean }> {
   let created = false;
   const record = await untilFinished(deps, operationIdOf(authorized.record.name, callerScope(caller), key), waitSeconds, signal, async () => {
     const submitted = await submitOperation(deps, caller, authorized, key, body);

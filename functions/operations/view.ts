@@ -1,5 +1,6 @@
 import * as v from 'valibot';
-import { OBJECT_RESULTS, OPERATION_STATES, type OperationRecord } from '../../shared/operations/model.ts';
+import { OBJECT_RESULTS, OPERATION_STATES } from '../../shared/operations/model.ts';
+import type { AnsweredOperation } from '../../shared/wake/result-answer.ts';
 import { OPERATION_ACTIONS } from '../../shared/operations/request.ts';
 
 const timestamp = v.pipe(v.string(), v.isoTimestamp());
@@ -49,7 +50,8 @@ export type OperationView = v.InferOutput<typeof operationViewSchema>;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function toOperationView(op: OperationRecord): OperationView {
+/** The view of an operation as the table holds it, or as a replica's answer carries it (the same fields). */
+export function toOperationView(op: AnsweredOperation): OperationView {
   const agentId = op.report?.agentId ?? op.dispatch?.agentId;
   return {
     id: op.id,

@@ -3,14 +3,17 @@
  * so a request waiting for an operation asks the replicas that may record its result (those of the
  * account's live agents, found as wakes find them) to answer once it has finished through them: one
  * signed HTTP GET each, held by the replica up to its `resultHoldMs` and asked again while the wait
- * lasts. The answer is only "finished" or "not yet": the request then reads the operation from the
- * table. When no replica can be asked, or every one refuses, fails or goes away, the ask is `lost`
- * and the request reads the table on its own schedule.
+ * lasts. The answer is "finished", with the finished operation when the replica kept it and its
+ * signature binds it to this ask (answered-operation.ts), or "not yet". A "finished" without an
+ * operation the API believes has the request read the table. When no replica can be asked, or every
+ * one refuses, fails or goes away, the ask is `lost` and the request reads the table on its own schedule.
  */
 import { Agent, request } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH, RESULT_FINISHED, RESULT_NOT_YET } from '../../shared/wake/result-ask.ts';
+import { MAX_RESULT_ANSWER_BYTES, RESULT_ANSWER_HEADER, type AnsweredOperation } from '../../shared/wake/result-answer.ts';
+import { believedAnswer } from './answered-operation.ts';
 import type { WakeTarget } from './target.ts';
 
 /** The longest one ask is held for; the replica may hold it less (its `wake.resultHoldMs`). */
@@ -25,10 +28,11 @@ export interface ResultAskerOptions {
   clock: Clock;
 }
 
-export type ResultNewsOutcome = 'finished' | 'lost';
+/** `finished` with the operation when the answer carried one the API believes; `lost` when no replica can tell. */
+export type ResultNewsOutcome = { record: AnsweredOperation } | 'finished' | 'lost';
 
 /** `refused`: the replica answered something else; `broken`: no answer (the connection failed or was cut). */
-type AskAnswer = 'finished' | 'not_yet' | 'refused' | 'broken';
+type AskAnswer = { record: AnsweredOperation } | 'finished' | 'not_yet' | 'refused' | 'broken';
 
 export class ResultAsker {
   readonly #options: ResultAskerOptions;
@@ -45,7 +49,9 @@ export class ResultAsker {
   }
 
   /**
-   * Resolves `finished` when a replica at one of `addresses` says operation `id` finished through it, `lost`
+   * Resolves with the finished operation when a replica at one of `addresses` says operation `id`
+   * finished through it and its answer carries the operation (believed), `finished` when it says so
+   * without one the API believes, `lost`
    * when none can tell (all refused, failed or gone) or `signal` aborts. Never rejects.
    */
   async listen(id: string, addresses: readonly string[], waitMs: number, signal: AbortSignal): Promise<ResultNewsOutcome> {
@@ -61,7 +67,7 @@ export class ResultAsker {
         let open = answers.length;
         for (const answer of answers) {
           void answer.then((outcome) => {
-            if (outcome === 'finished') resolve('finished');
+            if (outcome !== 'lost') resolve(outcome);
             else if (--open === 0) resolve('lost');
           });
         }
@@ -84,7 +90,7 @@ export class ResultAsker {
       const left = deadline - this.#options.clock.now();
       if (left <= 0 || signal.aborted) return 'lost';
       const answer = await this.#ask(address, id, Math.min(left, RESULT_ASK_HOLD_MS), signal);
-      if (answer === 'finished') return 'finished';
+      if (answer === 'finished' || typeof answer === 'object') return answer;
       if (answer === 'refused' || (answer === 'broken' && retries-- <= 0)) return 'lost';
     }
   }
@@ -97,9 +103,28 @@ export class ResultAsker {
       const req = request(
         { host: parsed.host, port: parsed.port, path: RESULT_ASK_PATH, method: 'GET', headers: { [RESULT_ASK_HEADER]: header }, agent: this.#agent, signal, timeout: holdMs + RESULT_ASK_GRACE_MS },
         (res) => {
-          res.resume();
-          res.once('end', () => resolve(res.statusCode === RESULT_FINISHED ? 'finished' : res.statusCode === RESULT_NOT_YET ? 'not_yet' : 'refused'));
           res.once('error', () => resolve('broken'));
+          if (res.statusCode !== RESULT_FINISHED) {
+            res.resume();
+            res.once('end', () => resolve(res.statusCode === RESULT_NOT_YET ? 'not_yet' : 'refused'));
+            return;
+          }
+          // The body is bounded: one over the bound is not read, and the answer is a plain "finished".
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size <= MAX_RESULT_ANSWER_BYTES) chunks.push(chunk);
+            else {
+              resolve('finished');
+              res.destroy();
+            }
+          });
+          res.once('end', () => {
+            const signature = res.headers[RESULT_ANSWER_HEADER];
+            const record = size === 0 ? undefined : believedAnswer(this.#options.secret, header, id, typeof signature === 'string' ? signature : undefined, Buffer.concat(chunks).toString('utf8'));
+            resolve(record === undefined ? 'finished' : { record });
+          });
         },
       );
       req.once('timeout', () => req.destroy());

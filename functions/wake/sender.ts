@@ -13,7 +13,7 @@ import type { Logger } from '../../shared/log.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { liveSessions, type Session } from '../../shared/table/agents/sessions.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
-import { encodeWake, type WakeTopic } from '../../shared/wake/message.ts';
+import { encodeWake, type NamedOperation, type WakeTopic } from '../../shared/wake/message.ts';
 import { ResultAsker } from './result-asker.ts';
 import type { WakeTarget } from './target.ts';
 
@@ -51,10 +51,13 @@ export class WakeSender {
     this.#sessions.set(zone ?? '', { at: this.#options.clock.now(), sessions });
   }
 
-  /** Wakes the replicas of `targets` about `topic`, in the background. */
-  wake(topic: WakeTopic, targets: readonly WakeTarget[]): void {
+  /**
+   * Wakes the replicas of `targets` about `topic`, in the background; an `operations` wake may name the
+   * operation just queued, which the woken replica claims at once instead of reading the queue first.
+   */
+  wake(topic: WakeTopic, targets: readonly WakeTarget[], operation?: NamedOperation): void {
     if (targets.length === 0) return;
-    const run = this.#wake(topic, targets).catch((err: unknown) => {
+    const run = this.#wake(topic, targets, operation).catch((err: unknown) => {
       // Wakes are an optimisation: the replicas' polls carry the work anyway.
       if (this.#failuresLogged++ < 5) this.#options.log.warn({ err: err instanceof Error ? err.message : String(err), topic }, 'wake not sent');
     });
@@ -91,9 +94,9 @@ export class WakeSender {
     return [...addresses];
   }
 
-  async #wake(topic: WakeTopic, targets: readonly WakeTarget[]): Promise<void> {
+  async #wake(topic: WakeTopic, targets: readonly WakeTarget[], operation: NamedOperation | undefined): Promise<void> {
     const addresses = await this.addresses(targets);
-    const datagram = encodeWake(this.#options.secret, topic, this.#options.clock.now());
+    const datagram = encodeWake(this.#options.secret, topic, this.#options.clock.now(), undefined, operation);
     await Promise.all(addresses.map((a) => this.#send(datagram, a)));
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseWakeAddress, formatWakeAddress } from './address.ts';
-import { encodeWake, verifyWake } from './message.ts';
+import { encodeWake, MAX_WAKE_BYTES, verifyWake } from './message.ts';
 import { wakeSecretFromEnv } from './secret.ts';
 
 const SECRET = 'message-test-secret-0123456789abcdef';
@@ -23,6 +23,39 @@ describe('wake datagrams', () => {
   it('carry nothing but the topic, the time and a nonce', () => {
     expect(encodeWake(SECRET, 'operations', 5).toString('latin1')).toMatch(/^vw1 operations 5 [0-9a-f]{32} [0-9a-f]{64}$/);
     expect(encodeWake(SECRET, 'operations', 5).toString('latin1')).not.toContain(SECRET);
+  });
+});
+
+describe('named wakes', () => {
+  const id = 'c0ffee'.padEnd(32, '0');
+  const hash = 'ab'.repeat(32);
+
+  it('carry the operation, its account and, for a request stored apart, its hash, under the signature', () => {
+    const d = encodeWake(SECRET, 'operations', 5, 'cd'.repeat(16), { id, account: 'prod.eu-1', requestHash: hash });
+    expect(d.toString('latin1')).toMatch(new RegExp(`^vw1 operations 5 ${'cd'.repeat(16)} ${id} prod\\.eu-1 ${hash} [0-9a-f]{64}$`));
+    expect(verifyWake(SECRET, d)).toEqual({ topic: 'operations', at: 5, nonce: 'cd'.repeat(16), operation: { id, account: 'prod.eu-1', requestHash: hash } });
+    expect(verifyWake(SECRET, encodeWake(SECRET, 'operations', 5, 'cd'.repeat(16), { id, account: 'prod' }))).toMatchObject({ operation: { id, account: 'prod' } });
+    // Any part of the name changed, added or dropped: the signature no longer matches.
+    const text = d.toString('latin1');
+    for (const altered of [text.replace(' prod.eu-1 ', ' prod.eu-2 '), text.replace(id, id.replace('c0', 'c1')), text.replace(` ${hash}`, ''), text.replace(hash, 'cd'.repeat(32))]) {
+      expect(verifyWake(SECRET, Buffer.from(altered, 'latin1'))).toBe('forged');
+    }
+    const plain = encodeWake(SECRET, 'operations', 5, 'cd'.repeat(16)).toString('latin1');
+    expect(verifyWake(SECRET, Buffer.from(plain.replace(` ${plain.slice(-64)}`, ` ${id} prod ${plain.slice(-64)}`), 'latin1'))).toBe('forged');
+  });
+
+  it('name nothing for the accounts topic, nor a name that is malformed or too long for the datagram', () => {
+    expect(verifyWake(SECRET, encodeWake(SECRET, 'accounts', 5, undefined, { id, account: 'prod' }))).not.toHaveProperty('operation');
+    for (const bad of [{ id: 'not-an-id', account: 'prod' }, { id, account: 'has space' }, { id, account: 'a'.repeat(254) }, { id, account: 'prod', requestHash: 'xyz' }]) {
+      const d = encodeWake(SECRET, 'operations', 5, undefined, bad);
+      expect(d.toString('latin1')).toMatch(/^vw1 operations 5 [0-9a-f]{32} [0-9a-f]{64}$/);
+    }
+    // The longest name there can be fits: a 253-character account and a request hash.
+    const longest = encodeWake(SECRET, 'operations', Date.now(), undefined, { id, account: 'a'.repeat(253), requestHash: hash });
+    expect(longest.length).toBeLessThanOrEqual(MAX_WAKE_BYTES);
+    expect(verifyWake(SECRET, longest)).toMatchObject({ operation: { account: 'a'.repeat(253) } });
+    // A name on an accounts wake is not a wake, even signed.
+    expect(verifyWake(SECRET, Buffer.from(encodeWake(SECRET, 'operations', 5, undefined, { id, account: 'prod' }).toString('latin1').replace('operations', 'accounts'), 'latin1'))).toBe('malformed');
   });
 });
 

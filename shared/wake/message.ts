@@ -1,12 +1,15 @@
 /**
  * A wake: one UDP datagram from the API to a driver replica saying "read the work feed, or the
- * operation queue, now" (docs/protocol.md#6b-wakes). It carries no state, only the topic, when it
- * was made and a nonce, signed with HMAC-SHA256 under the secret the API and the drivers share, so a
- * replica can refuse forged ones and, by timestamp and nonce, replayed ones. Text, one line:
+ * operation queue, now" (docs/protocol.md#6b-wakes). It carries no state the replica trusts, only the
+ * topic, when it was made and a nonce, signed with HMAC-SHA256 under the secret the API and the
+ * drivers share, so a replica can refuse forged ones and, by timestamp and nonce, replayed ones. Text,
+ * one line:
  *
- *     vw1 <topic> <ms since the epoch> <nonce: 32 hex> <signature: 64 hex>
+ *     vw1 <topic> <ms since the epoch> <nonce: 32 hex> [<operation id> <account> [<request hash>]] <signature: 64 hex>
  *
- * The signature covers everything before it.
+ * The signature covers everything before it. An `operations` wake may name the operation just
+ * queued: where to look first. The replica claims it with its conditional write, whose condition
+ * decides; a name it cannot use sends it to the queue as an unnamed wake does.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
@@ -14,20 +17,45 @@ export const WAKE_TOPICS = ['accounts', 'operations'] as const;
 export type WakeTopic = (typeof WAKE_TOPICS)[number];
 
 const VERSION = 'vw1';
-/** Larger datagrams are not wakes: they are dropped before anything is parsed. */
-export const MAX_WAKE_BYTES = 160;
+/**
+ * Larger datagrams are not wakes: they are dropped before anything is parsed. The longest wake is a
+ * named one for a 253-character account with a request hash (481 bytes); 512 stays under the 548
+ * bytes of UDP payload every IPv4 host must take without fragments.
+ */
+export const MAX_WAKE_BYTES = 512;
 /** A shared secret shorter than this is too easy to guess. */
 export const MIN_WAKE_SECRET_LENGTH = 32;
 
-const SHAPE = /^vw1 (accounts|operations) (\d{1,15}) ([0-9a-f]{32}) ([0-9a-f]{64})$/;
+/** The operation an `operations` wake names: the fields its claim needs (it was queued at attempt 0). */
+export interface NamedOperation {
+  id: string;
+  account: string;
+  /** Present when the request is stored apart from the operation, so the claim reads it alongside. */
+  requestHash?: string | undefined;
+}
+
+const SHAPE = /^vw1 (accounts|operations) (\d{1,15}) ([0-9a-f]{32})(?: ([0-9a-f]{32}) ([A-Za-z0-9._-]{1,253})(?: ([0-9a-f]{64}))?)? ([0-9a-f]{64})$/;
+const NAME_SHAPE = /^(?:[0-9a-f]{32}) (?:[A-Za-z0-9._-]{1,253})(?: [0-9a-f]{64})?$/;
 
 function sign(secret: string, body: string): string {
   return createHmac('sha256', secret).update(body).digest('hex');
 }
 
-/** A signed wake for `topic`, made at `now`. */
-export function encodeWake(secret: string, topic: WakeTopic, now: number, nonce: string = randomBytes(16).toString('hex')): Buffer {
-  const body = `${VERSION} ${topic} ${Math.floor(now)} ${nonce}`;
+function nameOf(operation: NamedOperation): string | undefined {
+  const name = operation.requestHash === undefined ? `${operation.id} ${operation.account}` : `${operation.id} ${operation.account} ${operation.requestHash}`;
+  return NAME_SHAPE.test(name) ? name : undefined;
+}
+
+/**
+ * A signed wake for `topic`, made at `now`; naming `operation` (an `operations` wake only) when its
+ * name is well formed and fits the datagram, else without a name.
+ */
+export function encodeWake(secret: string, topic: WakeTopic, now: number, nonce: string = randomBytes(16).toString('hex'), operation?: NamedOperation): Buffer {
+  const plain = `${VERSION} ${topic} ${Math.floor(now)} ${nonce}`;
+  const name = topic === 'operations' && operation !== undefined ? nameOf(operation) : undefined;
+  const named = name === undefined ? undefined : `${plain} ${name}`;
+  // 65: the signature and the space before it.
+  const body = named !== undefined && Buffer.byteLength(named, 'latin1') + 65 <= MAX_WAKE_BYTES ? named : plain;
   return Buffer.from(`${body} ${sign(secret, body)}`, 'latin1');
 }
 
@@ -35,6 +63,8 @@ export interface VerifiedWake {
   topic: WakeTopic;
   at: number;
   nonce: string;
+  /** Where to look first (an `operations` wake only); nothing about it is trusted but its shape. */
+  operation?: NamedOperation;
 }
 
 /**
@@ -45,8 +75,12 @@ export function verifyWake(secret: string, datagram: Buffer): VerifiedWake | 'ma
   if (datagram.length > MAX_WAKE_BYTES) return 'malformed';
   const match = SHAPE.exec(datagram.toString('latin1'));
   if (match === null) return 'malformed';
-  const [, topic, at, nonce, signature] = match as unknown as [string, WakeTopic, string, string, string];
-  const expected = Buffer.from(sign(secret, `${VERSION} ${topic} ${at} ${nonce}`), 'hex');
+  const [, topic, at, nonce, id, account, requestHash, signature] = match as unknown as [string, WakeTopic, string, string, string | undefined, string | undefined, string | undefined, string];
+  if (id !== undefined && topic !== 'operations') return 'malformed';
+  const name = id === undefined ? '' : requestHash === undefined ? ` ${id} ${account}` : ` ${id} ${account} ${requestHash}`;
+  const expected = Buffer.from(sign(secret, `${VERSION} ${topic} ${at} ${nonce}${name}`), 'hex');
   if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return 'forged';
-  return { topic, at: Number(at), nonce };
+  const wake: VerifiedWake = { topic, at: Number(at), nonce };
+  if (id !== undefined && account !== undefined) wake.operation = requestHash === undefined ? { id, account } : { id, account, requestHash };
+  return wake;
 }

@@ -81,6 +81,9 @@ describe('operation builders', () => {
   it('claims only an open operation still at the attempt read, and finishes only an open one', () => {
     const claim = claimParams('t', 'id', 2, dispatch('a'), 9);
     expect(claim.ConditionExpression).toBe('#state IN (:queued, :running) AND attempt = :expected');
+    const ofAccount = claimParams('t', 'id', 0, dispatch('a'), 9, 'prod');
+    expect(ofAccount.ConditionExpression).toBe('#state IN (:queued, :running) AND attempt = :expected AND account = :account');
+    expect(ofAccount.ExpressionAttributeValues?.[':account']).toBe('prod');
     expect(claim.ExpressionAttributeValues).toMatchObject({ ':expected': 2, ':next': 3, ':running': 'RUNNING' });
     expect(finishParams('t', 'id', { state: 'FAILED' }, 9).ConditionExpression).toBe('#state IN (:queued, :running)');
     expect(claim.UpdateExpression).toMatch(/ ADD handedTo :agent$/);

@@ -47,6 +47,11 @@ export const OPERATION_RETENTION_MS = 30 * 24 * 3600 * 1000;
  */
 export const INLINE_REQUEST_BYTES = 4096;
 
+/** Whether a compressed request is stored in an item of its own, apart from its operation. */
+export function storedApart(request: Uint8Array): boolean {
+  return request.length > INLINE_REQUEST_BYTES;
+}
+
 /**
  * The id of the operation an Idempotency-Key stands for, for one caller in one account: 32 hex digits,
  * the first 128 bits of SHA-256 over the three. Every API process and every retry derives the same id,
@@ -168,16 +173,18 @@ export function openOperationsParams(tableName: string): QueryCommandInput {
 
 /**
  * Hands the operation to an agent: QUEUED or RUNNING → RUNNING with the next attempt, only if it is
- * still at `expectedAttempt` (nobody else handed it out meanwhile) and not finished.
+ * still at `expectedAttempt` (nobody else handed it out meanwhile) and not finished; with `account`,
+ * only if it is of that account (a claim named by a wake, which the replica does not trust).
  */
-export function claimParams(tableName: string, id: string, expectedAttempt: number, dispatch: Dispatch, now: number): UpdateCommandInput {
+export function claimParams(tableName: string, id: string, expectedAttempt: number, dispatch: Dispatch, now: number, account?: string): UpdateCommandInput {
   return {
     TableName: tableName,
     Key: operationKey(id),
     UpdateExpression: 'SET #state = :running, attempt = :next, dispatch = :dispatch, dispatchedAt = :now, updatedAt = :now ADD handedTo :agent',
-    ConditionExpression: '#state IN (:queued, :running) AND attempt = :expected',
+    ConditionExpression: `#state IN (:queued, :running) AND attempt = :expected${account === undefined ? '' : ' AND account = :account'}`,
     ExpressionAttributeNames: { '#state': 'state' },
     ExpressionAttributeValues: {
+      ...(account === undefined ? {} : { ':account': account }),
       ':running': 'RUNNING',
       ':queued': 'QUEUED',
       ':next': expectedAttempt + 1,
@@ -315,7 +322,7 @@ export function newOperationRecord(input: NewOperation): OperationRecord {
  */
 export async function createOperation(t: TableRef, input: NewOperation): Promise<{ record: OperationRecord; created: boolean }> {
   const record = newOperationRecord(input);
-  const inline = input.request.length <= INLINE_REQUEST_BYTES;
+  const inline = !storedApart(input.request);
   if (!inline) await t.client.send(new PutCommand(putRequestParams(t.tableName, record.id, record.requestHash, input.request, input.now)));
   const accountEntry = putAccountOperationParams(t.tableName, record, expiresAt(record.createdAt));
   // An entry of a request stored apart names its hash: the claim reads the request alongside (claimWithRequest).
@@ -368,7 +375,8 @@ export async function claimOperation(t: TableRef, id: string, expectedAttempt: n
  * operation whose request is not there (it cannot be: it is written before the operation) answers
  * `request: undefined`. `requestHash` (a queue entry's, for a request stored apart) has that item
  * read alongside the claim instead of after it: the item never changes, and it is written before
- * the operation, so the read finds what a read after the claim would.
+ * the operation, so the read finds what a read after the claim would. `account`: the claim holds
+ * only for an operation of that account.
  */
 export async function claimWithRequest(
   t: TableRef,
@@ -378,11 +386,12 @@ export async function claimWithRequest(
   now: number,
   withRequest = true,
   requestHash?: string,
+  account?: string,
 ): Promise<{ record: OperationRecord; request: OperationRequest | undefined } | undefined> {
   const early = withRequest && requestHash !== undefined ? requestApart(t, id, requestHash) : undefined;
   // A claim that loses leaves the early read unused: its failure is nobody's.
   early?.catch(() => undefined);
-  const item = await updateIfCondition(t, claimParams(t.tableName, id, expectedAttempt, dispatch, now));
+  const item = await updateIfCondition(t, claimParams(t.tableName, id, expectedAttempt, dispatch, now, account));
   if (item === undefined) return undefined;
   const stored = fromItem(item);
   if (!withRequest) return { record: stored.record, request: undefined };
