@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { benchPatchToActiveDeployed, runDeployedOperations, wakesModes, wakesSettings } from './deployed-bench.ts';
+import { benchPatchToActiveDeployed, pathRoundTrips, runDeployedOperations, wakesModes, wakesSettings } from './deployed-bench.ts';
 
 // Runs the deployed-layout figures small, to keep them working; only what does not depend on the machine is asserted.
 describe('deployed layout figures', () => {
@@ -9,7 +9,7 @@ describe('deployed layout figures', () => {
     const [line] = lines as [Record<string, unknown>];
     expect(line).toMatchObject({ figure: 'deploy_1_manifest_deployed', target: 'test-api-server', n: 2, wakes: 'absent', baseline: { n: 2 } });
     expect(line.ratio_p50).toBeGreaterThan(0);
-    // The floor is the apply plus five table round trips measured in the same run: above the apply alone.
+    // The floor is the apply plus the path's serial table round trips measured in the same run: above the apply alone.
     const roundTrip = line.table_round_trip as { n: number; p50_ms: number };
     const floor = line.floor as { p50_ms: number; ratio_p50: number };
     expect(roundTrip.n).toBe(2);
@@ -34,6 +34,10 @@ describe('deployed layout figures', () => {
     for (const [hop, { n }] of Object.entries(hops)) if (hop !== 'api_to_wake' && hop !== 'wake_to_feed_read') expect({ hop, n }).toEqual({ hop, n: 2 });
     expect(Object.keys(line.cpu_ms_per_activation as Record<string, number>)).toContain('table');
   }, 180_000);
+
+  it('counts the serial table round trips of the path per mode: the named wake saves the queue read, the answer the API\'s read', () => {
+    expect([pathRoundTrips('on', true), pathRoundTrips('on', false), pathRoundTrips('off', true), pathRoundTrips('absent', true)]).toEqual([3, 4, 5, 5]);
+  });
 
   it('refuses a wakes mode it does not know', () => {
     expect(wakesModes('on,off', ['absent'])).toEqual(['on', 'off']);
