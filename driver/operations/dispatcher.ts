@@ -313,15 +313,17 @@ export class OperationDispatcher implements LocalDispatcher {
     const { table, clock, log } = this.#deps;
     this.#track(op.id, { agentId: agent.agentId, sessionId: agent.id, account: op.account, attempt: op.attempt });
     const message = operationMessage(op.id, op.account, op.attempt, Math.max(1, this.#deadline(op) - clock.now()), request);
-    log.info({ operationId: op.id, account: op.account, agentId: agent.agentId, attempt: op.attempt, action: request.action }, 'operation handed out');
     this.#deps.metrics?.operationsHandedOut.inc();
     // The agent may have stopped holding the account since it was chosen: it would ignore the operation.
     const delivered = this.#deps.directory.holders(op.account).some((a) => a.id === agent.id)
       ? agent.send({ kind: 'operation', body: message })
       : Promise.reject(new Error(`agent ${agent.agentId} no longer holds account ${op.account}`));
-    // After the send, so the entry's write is not on the way to the agent.
+    // The log line (a synchronous write) and the entry's write come on a later turn of the event loop,
+    // so neither is on the way to the agent.
+    const later = new Promise<void>((resolve) => setImmediate(resolve));
+    void later.then(() => log.info({ operationId: op.id, account: op.account, agentId: agent.agentId, attempt: op.attempt, action: request.action }, 'operation handed out'));
     const synced = syncEntry
-      ? syncQueueEntry(table, op).then(
+      ? later.then(() => syncQueueEntry(table, op)).then(
           () => undefined,
           (err: unknown) => log.warn({ err, operationId: op.id }, 'queue entry not updated'),
         )
@@ -464,15 +466,18 @@ export class OperationDispatcher implements LocalDispatcher {
       log[current === undefined || current.account !== result.account || stranger ? 'warn' : 'info']({ operationId: result.operationId, agentId, attempt: result.attempt }, `operation result ignored: ${why}`);
       return 'ignored';
     }
-    log.info({ operationId: op.id, account: op.account, agentId, attempt: result.attempt, state: op.state }, 'operation finished');
     events?.finished(op);
     recordOperationEnd(this.#deps.metrics, op, clock.now());
-    // The result is stored: the agent may be told so now; the queue entry goes after (a pass drops it if
-    // this fails), on a later turn of the event loop, so the answers to the agent and to a waiting GET go
-    // out first. Until it is gone the operation counts as in hand, so a pass does not send it again.
+    // The result is stored: the agent may be told so now; the log line and the queue entry's delete (a
+    // pass drops the entry if this fails) come on a later turn of the event loop, so the answers to the
+    // agent and to a waiting request go out first. Until the entry is gone the operation counts as in
+    // hand, so a pass does not send it again.
     this.#keep(
       new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() => deleteQueueEntry(table, op.id))
+        .then(() => {
+          log.info({ operationId: op.id, account: op.account, agentId, attempt: result.attempt, state: op.state }, 'operation finished');
+          return deleteQueueEntry(table, op.id);
+        })
         .catch((err: unknown) => log.warn({ err, operationId: op.id }, 'queue entry not deleted'))
         .finally(() => this.#inFlight.delete(op.id)),
     );
