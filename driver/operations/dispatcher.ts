@@ -140,16 +140,21 @@ export class OperationDispatcher implements LocalDispatcher {
   /**
    * A wake named operation `named`, just queued by the API in another process: it is claimed at once
    * for an agent here that holds its account, without reading the queue first. The name says where
-   * to look and nothing more: the claim's condition (QUEUED, attempt 0) decides. When no agent here
-   * holds the account, or the claim fails (another replica took it, it finished, there is no such
-   * operation), nothing is written and the queue is read as for a wake without a name.
+   * to look and nothing more: the claim's condition (QUEUED at attempt 0, of the named account)
+   * decides. When no agent here holds the account, or the claim fails (another replica took it, it
+   * finished, there is no such operation of that account), nothing is written and the queue is read
+   * as for a wake without a name.
    */
   claimNamed(named: NamedOperation): void {
     // Being decided already (a read of the queue found it): that decision stands.
     if (this.#busy.has(named.id)) return;
-    if (this.#deps.directory.holders(named.account).length === 0) return this.wake();
+    const toQueue = (why: string) => {
+      this.#deps.log.debug({ operationId: named.id, account: named.account }, `named wake not used (${why}): reading the queue`);
+      this.wake();
+    };
+    if (this.#deps.directory.holders(named.account).length === 0) return toQueue('no agent here holds the account');
     const entry: QueueEntry = { id: named.id, account: named.account, state: 'QUEUED', attempt: 0, createdAt: this.#deps.clock.now(), ...(named.requestHash === undefined ? {} : { requestHash: named.requestHash }) };
-    void this.#inTurn(named.id, () => this.#dispatch(entry, undefined, undefined, true, () => this.wake()));
+    void this.#inTurn(named.id, () => this.#dispatch(entry, undefined, undefined, true, () => toQueue('the claim did not hold')));
   }
 
   /** Hands out a just-stored operation at once, without waiting for the next read of the queue. */
@@ -287,7 +292,7 @@ export class OperationDispatcher implements LocalDispatcher {
   async #dispatch(e: QueueEntry, preferred: LocalAgent | undefined, live: ReadonlySet<string> | undefined, fresh: boolean, lost?: () => void): Promise<void> {
     const { table, clock, replicaId, directory } = this.#deps;
     const agent = preferred ?? this.#leastLoaded(directory.holders(e.account));
-    if (agent === undefined) return;
+    if (agent === undefined) return lost?.();
     // Counted at once, so hand-outs decided together spread over the holders.
     this.#track(e.id, { agentId: agent.agentId, sessionId: agent.id, account: e.account, attempt: 0 });
     const local = this.#requests.get(e.id);
