@@ -1,28 +1,38 @@
 /**
- * `bench:fleet`'s table: the embedded table (dynalite) in a process of its own, behind a loopback
- * HTTP proxy that counts every request by DynamoDB operation (the `X-Amz-Target` header), whichever
- * process sends it: the driver replicas and the API run in processes of their own, so their reads
- * and writes can only be counted where they arrive. Prints one JSON line with the proxy's endpoint
- * and the table name; each `counts` line on stdin is answered with one JSON line of the counts so far.
+ * `bench:fleet`'s table: the embedded table (dynalite) in a process of its own, which counts every
+ * request by DynamoDB operation (the `X-Amz-Target` header), whichever process sends it: the driver
+ * replicas and the API run in processes of their own, so their reads and writes can only be counted
+ * where they arrive. They are counted in this process, from Node's HTTP server diagnostics channels
+ * (`http.server.request.start`, `http.server.response.finish`), as dynalite's own server takes them:
+ * no proxy in between, whose HTTP parsing and forwarding would be charged to the table's CPU while
+ * DynamoDB has none of it. Prints one JSON line with the table's endpoint and name; each `counts` line
+ * on stdin is answered with one JSON line of the counts so far.
  * Requests the table refuses (status 400: a failed condition, mostly, a lost race between writers) are
  * counted a second time as `<operation> refused`, so the races a step costs show. The bench names each
  * process's SDK client (`AWS_SDK_UA_APP_ID`, sent as `app/<name>` in its user agent), so the same
  * counts are kept by process too (`byProcess`; `other` for a client not named). With
- * `BENCH_TABLE_KINDS=1` the proxy also reads each request's body and counts, by process, what it is
+ * `BENCH_TABLE_KINDS=1` each request's body is also read and counted, by process, by what it is
  * about (`requestKind`): a Query or UpdateItem by the partition of its key, a BatchWriteItem by the
  * partitions it writes, a BatchGetItem by how many keys it reads; this costs the table process CPU.
+ * With `BENCH_TABLE_LOG=<file>` it also appends the first `BENCH_TABLE_LOG_PER_KIND` (20) request
+ * bodies of each kind and process to that file, one JSON line each, with the answer's size: the
+ * shapes `bench/table-cost.ts` replays.
  */
-import { Agent, createServer, request } from 'node:http';
+import { subscribe } from 'node:diagnostics_channel';
+import { appendFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createInterface } from 'node:readline';
 import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
 import { systemClock } from '../shared/clock.ts';
 import { requestKind } from './fleet-request-kind.ts';
 
 const table = await startEmbeddedTable({ tcp: true, ttlSweep: { clock: systemClock } });
-const upstream = new URL(table.endpoint);
-const keepAlive = new Agent({ keepAlive: true, maxSockets: 64 });
 const counts: Record<string, number> = {};
 const byProcess: Record<string, Record<string, number>> = {};
+const kinds = process.env.BENCH_TABLE_KINDS === '1';
+const logFile = process.env.BENCH_TABLE_LOG;
+const logPerKind = Number(process.env.BENCH_TABLE_LOG_PER_KIND ?? 20);
+const logged: Record<string, number> = {};
 
 /** `alone`: counted by process only (a request's kind, counted beside its operation). */
 function count(processName: string, key: string, alone = false): void {
@@ -31,34 +41,54 @@ function count(processName: string, key: string, alone = false): void {
   mine[key] = (mine[key] ?? 0) + 1;
 }
 
-const proxy = createServer((req, res) => {
-  const target = String(req.headers['x-amz-target'] ?? '');
+/** Appends a sample of the request bodies, a few of each kind and process (`BENCH_TABLE_LOG`). */
+function logSample(file: string, sender: string, operation: string, body: string, answerBytes: number, status: number): void {
+  const kind = `${sender} ${requestKind(operation, body) ?? operation}`;
+  const n = (logged[kind] = (logged[kind] ?? 0) + 1);
+  if (n > logPerKind) return;
+  appendFileSync(file, `${JSON.stringify({ sender, operation, kind, status, requestBytes: Buffer.byteLength(body), answerBytes, body: JSON.parse(body) as unknown })}\n`);
+}
+
+interface Seen {
+  operation: string;
+  sender: string;
+  body: Buffer[];
+}
+const seen = new WeakMap<IncomingMessage, Seen>();
+
+subscribe('http.server.request.start', (message) => {
+  const { request } = message as { request: IncomingMessage };
+  const target = String(request.headers['x-amz-target'] ?? '');
   const operation = target.slice(target.indexOf('.') + 1) || 'other';
-  const agent = String(req.headers['user-agent'] ?? '');
-  const sender = /(?:^| )app\/(\S+)/.exec(agent)?.[1] ?? 'other';
+  const sender = /(?:^| )app\/(\S+)/.exec(String(request.headers['user-agent'] ?? ''))?.[1] ?? 'other';
   count(sender, operation);
-  if (process.env.BENCH_TABLE_KINDS === '1') {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const kind = requestKind(operation, Buffer.concat(chunks).toString());
+  if (!kinds && logFile === undefined) {
+    seen.set(request, { operation, sender, body: [] });
+    return;
+  }
+  // Beside dynalite's own listeners, which it removes once it answers: the body has been read by then.
+  const body: Buffer[] = [];
+  seen.set(request, { operation, sender, body });
+  request.on('data', (c: Buffer) => body.push(c));
+  if (kinds) {
+    request.on('end', () => {
+      const kind = requestKind(operation, Buffer.concat(body).toString());
       if (kind !== undefined) count(sender, kind, true);
     });
   }
-  const forward = request(
-    { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers, agent: keepAlive },
-    (answer) => {
-      if (answer.statusCode === 400) count(sender, `${operation} refused`);
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    },
-  );
-  forward.on('error', () => res.destroy());
-  req.pipe(forward);
 });
-await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-const port = (proxy.address() as { port: number }).port;
-process.stdout.write(`${JSON.stringify({ endpoint: `http://127.0.0.1:${port}`, tableName: table.tableName })}\n`);
+
+subscribe('http.server.response.finish', (message) => {
+  const { request, response } = message as { request: IncomingMessage; response: ServerResponse };
+  const asked = seen.get(request);
+  if (asked === undefined) return;
+  if (response.statusCode === 400) count(asked.sender, `${asked.operation} refused`);
+  if (logFile !== undefined) {
+    logSample(logFile, asked.sender, asked.operation, Buffer.concat(asked.body).toString(), Number(response.getHeader('content-length') ?? 0), response.statusCode);
+  }
+});
+
+process.stdout.write(`${JSON.stringify({ endpoint: table.endpoint, tableName: table.tableName })}\n`);
 
 createInterface({ input: process.stdin }).on('line', (line) => {
   if (line.trim() === 'counts') process.stdout.write(`${JSON.stringify({ counts, byProcess })}\n`);

@@ -23,7 +23,7 @@ import type { Logger } from '../../shared/log.ts';
 import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { AssignmentResult__Output } from '../../shared/protocol/messages.ts';
 import { protocolError } from '../../shared/protocol/problems.ts';
-import { allAccounts, getAccount, getAccounts, mutateAccount, updateAccount } from '../../shared/table/accounts/records.ts';
+import { allAccounts, getAccount, getAccounts, mutateAccount, writeAccount } from '../../shared/table/accounts/records.ts';
 import { confirmAnswer, confirmationOnly } from '../../shared/table/accounts/answer-write.ts';
 import { followAccountFacets } from '../../shared/table/accounts/facets.ts';
 import { agentsWhoseHoldingChanged, followHeldAccounts } from '../../shared/table/accounts/held.ts';
@@ -426,7 +426,7 @@ export class AssignmentReconciler {
           // A confirmation alone is conditional on what it was decided from (answer-write.ts), so the
           // other agents' answers written meanwhile by other replicas do not refuse it.
           const confirmed = answer === undefined ? undefined : confirmationOnly(changes, answer.agentId);
-          record = confirmed === undefined ? await updateAccount(table, name, record.version, changes, clock.now()) : await confirmAnswer(table, record, confirmed, clock.now());
+          record = confirmed === undefined ? await writeAccount(table, record, changes, clock.now()) : await confirmAnswer(table, record, confirmed, clock.now());
           this.#deps.log.debug({ account: name, version: record.version, answer: answer !== undefined }, 'account item written');
           cachingMoved = changes.cachingAgentId !== undefined;
           stateChanged = changes.state !== undefined;

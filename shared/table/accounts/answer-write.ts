@@ -18,7 +18,7 @@ import type { AccountRecord, AgentResult } from '../../accounts/model.ts';
 import { VendorError } from '../../errors.ts';
 import type { TableRef } from '../core/client.ts';
 import { isConditionFailure } from '../core/conditional.ts';
-import { accountFromItem, type AccountChanges } from './records.ts';
+import { accountFromItem, storedEntry, type AccountChanges } from './records.ts';
 import { accountKey } from './keys.ts';
 
 /** The confirmation this write carries: the entry as it becomes, and the item-level changes that go with it. */
@@ -48,12 +48,11 @@ export function confirmAnswerParams(tableName: string, record: AccountRecord, an
   const values: Record<string, unknown> = {
     ':one': 1,
     ':now': now,
-    ':entry': answer.entry,
+    ':entry': storedEntry(answer.entry),
     ':msg': answer.lastAssignmentMsg,
     ':generation': record.generation,
     ':assigned': answer.entry.assigned ?? 0,
     ':caching': answer.entry.caching,
-    ':true': true,
   };
   const set = ['version = version + :one', 'updatedAt = :now', 'agents.#a = :entry', '#msg = :msg'];
   if (answer.state !== undefined) {
@@ -69,7 +68,8 @@ export function confirmAnswerParams(tableName: string, record: AccountRecord, an
       'generation = :generation',
       'agents.#a.assigned = :assigned',
       'agents.#a.caching = :caching',
-      '(attribute_not_exists(agents.#a.removing) OR agents.#a.removing <> :true)',
+      // `removing` is stored only when true (storedEntry): its absence is the whole test.
+      'attribute_not_exists(agents.#a.removing)',
     ].join(' AND '),
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
