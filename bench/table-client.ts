@@ -15,12 +15,9 @@
  * Prints one JSON line per transport and command with the CPU microseconds per request of each and
  * their ratio. BENCH_TRANSPORTS=offline|dynalite|offline,dynalite (both by default).
  */
-import { Readable } from 'node:stream';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { HttpResponse, type HttpRequest } from '@smithy/core/transport';
-import { createDocumentClient, STORE_CONNECTION_TIMEOUT_MS, STORE_MAX_ATTEMPTS, STORE_REQUEST_TIMEOUT_MS } from '../shared/table/core/client.ts';
-import { TableSha256 } from '../shared/table/core/sha256.ts';
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createDocumentClient } from '../shared/table/core/client.ts';
+import { answerFromMemory, cannedHandler, sdkDocumentClient } from '../test/support/sdk-document-client.ts';
 import { round } from './stats.ts';
 import { loadAverage, startBenchTable } from './support.ts';
 
@@ -31,19 +28,6 @@ const TRANSPORTS = (process.env.BENCH_TRANSPORTS ?? 'offline,dynalite').split(',
 /** `table` alone: only the table client sends (for a CPU profile of it, `node --cpu-prof`); no ratios. */
 const ONLY_TABLE = process.env.BENCH_CLIENTS === 'table';
 const LOCAL = { region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
-
-/** The AWS SDK's document client as built without the table client's cuts (the baseline). */
-function sdkDocumentClient(endpoint: string): DynamoDBDocumentClient {
-  const base = new DynamoDBClient({
-    endpoint,
-    ...LOCAL,
-    maxAttempts: STORE_MAX_ATTEMPTS,
-    sha256: TableSha256,
-    requestHandler: { connectionTimeout: STORE_CONNECTION_TIMEOUT_MS, requestTimeout: STORE_REQUEST_TIMEOUT_MS, throwOnRequestTimeout: true },
-  });
-  base.middlewareStack.remove('loggerMiddleware');
-  return DynamoDBDocumentClient.from(base, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
-}
 
 const TABLE = 'vendor';
 
@@ -128,26 +112,12 @@ function itemValue(value: Record<string, unknown>): unknown {
   return (marshalled(value) as { M: unknown }).M;
 }
 
-/** Answers every request from memory, by its `X-Amz-Target`, as DynamoDB would (status 200, JSON). */
-function offlineHandler(): { handle(request: HttpRequest): Promise<{ response: HttpResponse }>; destroy(): void } {
-  const bodies = new Map<string, Buffer>();
-  for (const c of COMMANDS) {
-    bodies.set(`DynamoDB_20120810.${c.name}`, Buffer.from(JSON.stringify(c.answer)));
-  }
-  return {
-    async handle(request) {
-      const target = String(request.headers['x-amz-target'] ?? request.headers['X-Amz-Target']);
-      const body = bodies.get(target) ?? Buffer.from('{}');
-      return {
-        response: new HttpResponse({
-          statusCode: 200,
-          headers: { 'content-type': 'application/x-amz-json-1.0', 'content-length': String(body.length), 'x-amzn-requestid': 'offline' },
-          body: Readable.from([body]),
-        }),
-      };
-    },
-    destroy() {},
-  };
+/** Answers every request from memory with the answer of its command, as DynamoDB would (status 200, JSON). */
+function offlineHandler(): ReturnType<typeof cannedHandler> {
+  const answers = new Map(COMMANDS.map((c) => [c.name, Buffer.from(JSON.stringify(c.answer))]));
+  const handler = cannedHandler((operation) => ({ body: answers.get(operation) ?? Buffer.from('{}') }));
+  handler.keep = false;
+  return handler;
 }
 
 function cpuUs(): number {
@@ -198,16 +168,16 @@ async function compare(transport: string, clients: { sdk: DynamoDBDocumentClient
 
 if (TRANSPORTS.includes('offline')) {
   const endpoint = 'http://offline.invalid';
-  const sdk = sdkDocumentClient(endpoint);
+  const sdk = sdkDocumentClient({ endpoint, ...LOCAL });
   const table = createDocumentClient({ endpoint, ...LOCAL });
-  for (const c of [sdk, table]) (c.config as { requestHandler: unknown }).requestHandler = offlineHandler();
+  for (const c of [sdk, table]) answerFromMemory(c, offlineHandler());
   await compare('offline', { sdk, table });
 }
 
 if (TRANSPORTS.includes('dynalite')) {
   const bench = await startBenchTable('process');
   try {
-    const sdk = sdkDocumentClient(bench.endpoint);
+    const sdk = sdkDocumentClient({ endpoint: bench.endpoint, ...LOCAL });
     const table = createDocumentClient({ endpoint: bench.endpoint, ...LOCAL });
     // The items the reads find and the updates change.
     await table.send(new BatchWriteCommand({ RequestItems: { [bench.tableName]: KEYS.map((_, i) => ({ PutRequest: { Item: item(i) } })) } }));

@@ -8,7 +8,11 @@
  */
 
 const NAMESPACE = 'com.amazonaws.dynamodb';
-const ITEM_OPERATIONS = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'Scan', 'BatchGetItem', 'BatchWriteItem', 'TransactGetItems', 'TransactWriteItems'];
+/**
+ * Operations whose input has no member the SDK fills in itself: TransactWriteItems is not among them,
+ * since the SDK gives it a `ClientRequestToken` (idempotency token) when the caller did not.
+ */
+const ITEM_OPERATIONS = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'Scan', 'BatchGetItem', 'BatchWriteItem', 'TransactGetItems'];
 const INPUTS = new Set(ITEM_OPERATIONS.map((o) => `${o}Input`));
 const OUTPUTS = new Set(ITEM_OPERATIONS.map((o) => `${o}Output`));
 
