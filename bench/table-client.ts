@@ -2,8 +2,8 @@
  * `node bench/table-client.ts`: the CPU the table client spends per request, by the commands the hot
  * paths send (a consistent GetItem, a conditional UpdateItem answering the new item, a Query of a page,
  * a BatchWriteItem of 25 puts, a BatchGetItem of 25 keys), for the table client (`createDocumentClient`)
- * against the AWS SDK's document client as it is built without our cuts (`DynamoDBDocumentClient` over
- * a `DynamoDBClient`, the same timeouts, retries and hash), in the same run. Two transports:
+ * against the AWS SDK's own document client (`DynamoDBDocumentClient` over a `DynamoDBClient`, with the
+ * same timeouts, retries and hash: test/support/sdk-document-client.ts), in the same run. Two transports:
  *
  * - `offline`: a request handler that answers every request at once from memory, so the figure is the
  *   client's own CPU (marshalling, middleware, signing, parsing) and nothing of a network or a table;
@@ -11,9 +11,11 @@
  *   loopback HTTP, so this process's CPU is the client's plus Node's HTTP client and sockets.
  *
  * Each client sends BENCH_REQUESTS (default 2000) of each command, BENCH_CONCURRENCY (default 1) at a
- * time, in rounds alternating the two clients so that a change in the machine's load falls on both.
+ * time, in BENCH_ROUNDS (default 8) rounds alternating the two clients, so that a change in the
+ * machine's load falls on both; 200 of each first, uncounted, to warm both up.
  * Prints one JSON line per transport and command with the CPU microseconds per request of each and
- * their ratio. BENCH_TRANSPORTS=offline|dynalite|offline,dynalite (both by default).
+ * their ratio. BENCH_TRANSPORTS=offline|dynalite|offline,dynalite (both by default); BENCH_CLIENTS=table
+ * sends through the table client alone, for a CPU profile (`node --cpu-prof bench/table-client.ts`).
  */
 import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient } from '../shared/table/core/client.ts';
@@ -23,7 +25,7 @@ import { loadAverage, startBenchTable } from './support.ts';
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 1);
-const ROUNDS = 4;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const TRANSPORTS = (process.env.BENCH_TRANSPORTS ?? 'offline,dynalite').split(',');
 /** `table` alone: only the table client sends (for a CPU profile of it, `node --cpu-prof`); no ratios. */
 const ONLY_TABLE = process.env.BENCH_CLIENTS === 'table';
