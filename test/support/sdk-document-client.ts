@@ -11,9 +11,9 @@ import { TableSha256 } from '../../shared/table/core/sha256.ts';
  * table client is compared with, request by request (shared/table/core/document-client.test.ts) and
  * in CPU per request (bench/table-client.ts).
  */
-export function sdkDocumentClient(options: { endpoint: string; region?: string; credentials?: DynamoDBClientConfig['credentials'] }): DynamoDBDocumentClient {
+export function sdkDocumentClient(options: { endpoint?: string; region?: string; credentials?: DynamoDBClientConfig['credentials'] }): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
-    endpoint: options.endpoint,
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
     region: options.region ?? 'local',
     credentials: options.credentials ?? { accessKeyId: 'local', secretAccessKey: 'local' },
     maxAttempts: STORE_MAX_ATTEMPTS,

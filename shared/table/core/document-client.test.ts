@@ -70,7 +70,7 @@ function comparable(seen: SeenRequest): Record<string, unknown> {
 }
 
 /** Sends `command()` through the SDK's document client and the table client, each answered `answer` from memory. */
-async function both(command: () => object, answer: CannedAnswer): Promise<{ sdk: Settled; table: Settled }> {
+async function both(command: () => object, answer: CannedAnswer, at: { endpoint?: string; region: string } = { endpoint: ENDPOINT, region: 'local' }): Promise<{ sdk: Settled; table: Settled }> {
   const run = async (client: DynamoDBDocumentClient): Promise<Settled> => {
     const handler = cannedHandler(() => answer);
     answerFromMemory(client, handler);
@@ -81,7 +81,8 @@ async function both(command: () => object, answer: CannedAnswer): Promise<{ sdk:
       return { error, request: comparable(handler.seen[0] as SeenRequest) };
     }
   };
-  return { sdk: await run(sdkDocumentClient({ endpoint: ENDPOINT })), table: await run(createDocumentClient({ endpoint: ENDPOINT, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })) };
+  const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+  return { sdk: await run(sdkDocumentClient({ ...at, credentials })), table: await run(createDocumentClient({ ...at, credentials })) };
 }
 
 interface Settled {
@@ -221,6 +222,15 @@ describe('the table client, request by request against the SDK’s document clie
     const none = await both(() => new GetCommand({ TableName: TABLE, Key: { pk: 'a', sk: 'b' } }), missing);
     expect((none.table.error as Error).name).toBe('ResourceNotFoundException');
     expectSame(none);
+  });
+
+  it('sends to DynamoDB’s own endpoint as the SDK does when none is configured', async () => {
+    const region = { region: 'eu-west-1' };
+    for (const tableName of ['vendor', 'another-table']) {
+      const outcome = await both(() => new GetCommand({ TableName: tableName, Key: { pk: 'a', sk: 'b' } }), { body: { Item: wire({ pk: 'a', sk: 'b' }) } }, region);
+      expect(outcome.table.request.hostname).toBe('dynamodb.eu-west-1.amazonaws.com');
+      expectSame(outcome);
+    }
   });
 
   it('writes and reads the item operations with its own JSON', () => {

@@ -48,6 +48,8 @@ export class TableDocumentClient extends DynamoDBDocumentClient {
       (next: SerializeHandler<object, MetadataBearer>) => async (args: SerializeHandlerArguments<object>) => {
         const parts = documentInputs.get(args.input);
         if (parts === undefined) return next(args);
+        // Once: the same input object sent later as a low-level command is not a document command's.
+        documentInputs.delete(args.input);
         const input = marshallDocumentInput(args.input, parts.inputKeyNodes);
         documentOutputs.set(input, parts);
         return next({ ...args, input });
@@ -58,7 +60,10 @@ export class TableDocumentClient extends DynamoDBDocumentClient {
       (next: DeserializeHandler<object, MetadataBearer>) => async (args: DeserializeHandlerArguments<object>) => {
         const result = await next(args);
         const parts = documentOutputs.get(args.input);
-        if (parts !== undefined && result.output !== undefined) result.output = unmarshallDocumentOutput(result.output, parts.outputKeyNodes);
+        if (parts !== undefined && result.output !== undefined) {
+          documentOutputs.delete(args.input);
+          result.output = unmarshallDocumentOutput(result.output, parts.outputKeyNodes);
+        }
         return result;
       },
       { name: 'vendorDocumentUnmarshall', relation: 'before', toMiddleware: 'deserializerMiddleware' },
