@@ -8,6 +8,7 @@ import { SST_LINKS, linkedField } from '../../links.ts';
 import type { CapacityMeter } from './capacity.ts';
 import { TableDocumentClient } from './document-client.ts';
 import { useTableJsonSerde } from './json-serde.ts';
+import { useTableSerdeSteps } from './serde-steps.ts';
 import { TableSha256 } from './sha256.ts';
 
 /** What every entity module needs: a document client and the table's name. */
@@ -91,6 +92,7 @@ export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocum
     );
   }
   useTableJsonSerde(base.config.protocol);
+  useTableSerdeSteps(base.middlewareStack, base.config as unknown as Parameters<typeof useTableSerdeSteps>[1]);
   return new TableDocumentClient(base);
 }
 

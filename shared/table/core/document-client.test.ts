@@ -1,4 +1,4 @@
-import { BatchWriteItemCommand, ConditionalCheckFailedException, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, ConditionalCheckFailedException, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
@@ -21,6 +21,7 @@ import { useTestTables } from '../../../test/support/table.ts';
 import { createDocumentClient } from './client.ts';
 import { isConditionFailure } from './conditional.ts';
 import { usesTableJsonSerde } from './json-serde.ts';
+import { useTableSerdeSteps } from './serde-steps.ts';
 
 const TABLE = 't';
 const ENDPOINT = 'http://table.invalid:8000';
@@ -100,6 +101,7 @@ function expectSame({ sdk, table }: { sdk: Settled; table: Settled }): void {
     const settled = (e: unknown) => ({ ...(e as object), $response: undefined, $metadata: { ...(e as { $metadata: object }).$metadata, totalRetryDelay: undefined } });
     expect(settled(table.error)).toStrictEqual(settled(sdk.error));
     expect((table.error as Error).message).toBe((sdk.error as Error).message);
+    expect('$response' in (table.error as object)).toBe('$response' in (sdk.error as object));
   }
 }
 
@@ -222,6 +224,14 @@ describe('the table client, request by request against the SDK’s document clie
     const none = await both(() => new GetCommand({ TableName: TABLE, Key: { pk: 'a', sk: 'b' } }), missing);
     expect((none.table.error as Error).name).toBe('ResourceNotFoundException');
     expectSame(none);
+    // Answers the protocol cannot read: a page from a proxy in front of the table, a cut-off body.
+    const page = { status: 502, body: Buffer.from('<html><body>Bad Gateway</body></html>') };
+    const gateway = await both(() => new GetCommand({ TableName: TABLE, Key: { pk: 'a', sk: 'b' } }), page);
+    expect((gateway.table.error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode).toBe(502);
+    expectSame(gateway);
+    const cut = await both(() => new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'a' } }), { body: Buffer.from('{"Items":[{"pk":{"S":"a"') });
+    expect(cut.table.error).toBeInstanceOf(Error);
+    expectSame(cut);
   });
 
   it('sends to DynamoDB’s own endpoint as the SDK does when none is configured', async () => {
@@ -233,7 +243,10 @@ describe('the table client, request by request against the SDK’s document clie
     }
   });
 
-  it('writes and reads the item operations with its own JSON', () => {
+  it('writes and reads the item operations with its own JSON and steps', () => {
+    // The SDK still has the two steps the table client puts its own in place of.
+    const plain = new DynamoDBClient({ endpoint: ENDPOINT, region: 'local' });
+    expect(useTableSerdeSteps(plain.middlewareStack, plain.config as unknown as Parameters<typeof useTableSerdeSteps>[1])).toBe(true);
     const client = createDocumentClient({ endpoint: ENDPOINT, region: 'local' });
     expect(usesTableJsonSerde((client.config as { protocol?: unknown }).protocol)).toBe(true);
     expect(usesTableJsonSerde((sdkDocumentClient({ endpoint: ENDPOINT }).config as { protocol?: unknown }).protocol)).toBe(false);

@@ -13,8 +13,14 @@ const NAMESPACE = 'com.amazonaws.dynamodb';
  * since the SDK gives it a `ClientRequestToken` (idempotency token) when the caller did not.
  */
 const ITEM_OPERATIONS = ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'Scan', 'BatchGetItem', 'BatchWriteItem', 'TransactGetItems'];
+const ITEM_OPERATION_NAMES = new Set<unknown>(ITEM_OPERATIONS);
 const INPUTS = new Set(ITEM_OPERATIONS.map((o) => `${o}Input`));
 const OUTPUTS = new Set(ITEM_OPERATIONS.map((o) => `${o}Output`));
+
+/** Whether `name` (`GetItem`, ...) is an operation whose requests and answers the table client writes and reads as plain JSON. */
+export function isItemOperation(name: unknown): boolean {
+  return ITEM_OPERATION_NAMES.has(name);
+}
 
 /** The SDK's static structure schema: `[3, namespace, name, traits, memberNames, memberSchemas, ...]`. */
 type StructSchema = readonly [3, string, string, unknown, readonly string[], ...unknown[]];
