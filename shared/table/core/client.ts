@@ -91,6 +91,8 @@ export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocum
       { step: 'initialize', name: 'vendorCapacityMeter' },
     );
   }
+  // The SDK's own work per request that gives nothing here, cut as docs/table.md#the-client says: the
+  // item operations' JSON, their serde steps' copies of the configuration, the stack resolved per command.
   useTableJsonSerde(base.config.protocol);
   useTableSerdeSteps(base.middlewareStack, base.config as unknown as Parameters<typeof useTableSerdeSteps>[1]);
   return new TableDocumentClient(base);
