@@ -277,6 +277,18 @@ describe('the table client’s middleware stack', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('answers a command sent with options (the SDK’s own way) as one sent without', async () => {
+    const client = createDocumentClient(local);
+    const handler = cannedHandler(() => ({ body: { Item: wire({ pk: 'a', sk: 'b', tags: new Set(['x']) }) } }));
+    answerFromMemory(client, handler);
+    const get = () => new GetCommand({ TableName: TABLE, Key: { pk: 'a', sk: 'b' } });
+    const plain = await client.send(get());
+    const withOptions = await client.send(get(), { abortSignal: new AbortController().signal });
+    expect(withOptions).toStrictEqual(plain);
+    expect(withOptions.Item).toEqual({ pk: 'a', sk: 'b', tags: new Set(['x']) });
+    expect(JSON.parse(handler.seen[1]?.body ?? '')).toStrictEqual(JSON.parse(handler.seen[0]?.body ?? ''));
+  });
+
   it('answers the low-level commands as the SDK does', async () => {
     const client = createDocumentClient(local);
     answerFromMemory(client, cannedHandler(() => ({ body: { Table: { TableName: TABLE, TableStatus: 'ACTIVE', CreationDateTime: 1_790_000_000.5 } } })));
