@@ -2,10 +2,13 @@ import { Agent, type ClientRequestArgs } from 'node:http';
 import { createConnection } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { VendorError } from '../../errors.ts';
 import { SST_LINKS, linkedField } from '../../links.ts';
 import type { CapacityMeter } from './capacity.ts';
+import { TableDocumentClient } from './document-client.ts';
+import { useTableJsonSerde } from './json-serde.ts';
+import { useTableSerdeSteps } from './serde-steps.ts';
 import { TableSha256 } from './sha256.ts';
 
 /** What every entity module needs: a document client and the table's name. */
@@ -88,9 +91,11 @@ export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocum
       { step: 'initialize', name: 'vendorCapacityMeter' },
     );
   }
-  return DynamoDBDocumentClient.from(base, {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-  });
+  // The SDK's own work per request that gives nothing here, cut as docs/table.md#the-client says: the
+  // item operations' JSON, their serde steps' copies of the configuration, the stack resolved per command.
+  useTableJsonSerde(base.config.protocol);
+  useTableSerdeSteps(base.middlewareStack, base.config as unknown as Parameters<typeof useTableSerdeSteps>[1]);
+  return new TableDocumentClient(base);
 }
 
 /** Name of the SST link whose injected resource carries the deployed table's name. */
