@@ -1,5 +1,4 @@
-import { NumberValue } from '@aws-sdk/lib-dynamodb';
-import type { marshallOptions, unmarshallOptions } from '@aws-sdk/util-dynamodb';
+import { marshall, unmarshall, type marshallOptions, type unmarshallOptions } from '@aws-sdk/util-dynamodb';
 
 /**
  * Which parts of a command's input or output hold items or attribute values, as each document command
@@ -83,122 +82,53 @@ function walkChildren(value: object, convert: Convert, nodes: { [key: string]: K
   return out;
 }
 
-const UNDEFINED_IN_CONTAINER = 'Pass options.removeUndefinedValues=true to remove undefined values from map/array/set.';
-
-/** The type names `@aws-sdk/util-dynamodb` takes for binary values. */
-const BINARY_TYPES = new Set([
-  'ArrayBuffer',
-  'Blob',
-  'Buffer',
-  'DataView',
-  'File',
-  'Int8Array',
-  'Uint8Array',
-  'Uint8ClampedArray',
-  'Int16Array',
-  'Uint16Array',
-  'Int32Array',
-  'Uint32Array',
-  'Float32Array',
-  'Float64Array',
-  'BigInt64Array',
-  'BigUint64Array',
-]);
-
-function typeName(value: unknown): unknown {
-  return (value as { constructor?: { name?: unknown } } | null | undefined)?.constructor?.name;
-}
-
-function isBinary(value: unknown): boolean {
-  return (value as { constructor?: unknown } | null | undefined)?.constructor ? BINARY_TYPES.has(typeName(value) as string) : false;
-}
-
-function numberAttribute(value: number): { N: string } {
-  const text = value.toString();
-  if (text === 'NaN' || text === 'Infinity' || text === '-Infinity') throw new Error(`Special numeric value ${text} is not allowed`);
-  if (Number(value) > Number.MAX_SAFE_INTEGER) throw new Error(`Number ${text} is greater than Number.MAX_SAFE_INTEGER. Use NumberValue from @aws-sdk/lib-dynamodb.`);
-  if (Number(value) < Number.MIN_SAFE_INTEGER) throw new Error(`Number ${text} is lesser than Number.MIN_SAFE_INTEGER. Use NumberValue from @aws-sdk/lib-dynamodb.`);
-  return { N: text };
-}
-
-function setAttribute(set: Set<unknown>): unknown {
-  const members = [...set].filter((v) => v !== undefined);
-  if (members.length === 0) throw new Error('Pass a non-empty set, or options.convertEmptyValues=true.');
-  const first = members[0];
-  if (first instanceof NumberValue) return { NS: members.map((v) => String(v)) };
-  if (typeof first === 'number') return { NS: members.map((v) => numberAttribute(v as number).N) };
-  if (typeof first === 'bigint') return { NS: members.map((v) => String(v)) };
-  if (typeof first === 'string') return { SS: members.map((v) => String(v)) };
-  if (isBinary(first)) return { BS: members };
-  throw new Error('Only Number Set (NS), Binary Set (BS) or String Set (SS) are allowed.');
-}
+type AttributeValue = Parameters<typeof unmarshall>[0];
 
 /**
- * `marshall` of `@aws-sdk/util-dynamodb` (`convertToAttr`) with `TABLE_MARSHALL_OPTIONS`: the same
- * tests in the same order, the same answers and the same errors, with plain loops where the SDK's
- * build arrays of entries and look each value's type name up in a list.
+ * `marshall` of `@aws-sdk/util-dynamodb` with `TABLE_MARSHALL_OPTIONS`, written out for the values the
+ * stores keep (strings, numbers, booleans, null, arrays, plain objects), where the SDK's tests each
+ * value against a list of type names and builds arrays of entries; anything else (sets, maps, binary,
+ * big integers, boxed values) is the SDK's own. Same answers, same errors.
  */
 function marshallValue(value: unknown): unknown {
   switch (typeof value) {
     case 'string':
       return { S: value };
     case 'number':
-      return numberAttribute(value);
+      if (!Number.isFinite(value)) throw new Error(`Special numeric value ${value.toString()} is not allowed`);
+      if (value > Number.MAX_SAFE_INTEGER) throw new Error(`Number ${value.toString()} is greater than Number.MAX_SAFE_INTEGER. Use NumberValue from @aws-sdk/lib-dynamodb.`);
+      if (value < Number.MIN_SAFE_INTEGER) throw new Error(`Number ${value.toString()} is lesser than Number.MIN_SAFE_INTEGER. Use NumberValue from @aws-sdk/lib-dynamodb.`);
+      return { N: value.toString() };
     case 'boolean':
       return { BOOL: value };
-    case 'bigint':
-      return { N: value.toString() };
-    case 'undefined':
-      throw new Error(UNDEFINED_IN_CONTAINER);
+    case 'object': {
+      if (value === null) return { NULL: true };
+      if (Array.isArray(value)) {
+        const list: unknown[] = [];
+        for (const v of value) if (v !== undefined && typeof v !== 'function') list.push(marshallValue(v));
+        return { L: list };
+      }
+      const type = (value as { constructor?: { name?: unknown } }).constructor;
+      if (type === undefined || type === null || type.name === 'Object') {
+        const map: Record<string, unknown> = {};
+        // Every enumerable key, inherited ones too, as the SDK's own walk takes them.
+        for (const key in value) {
+          const v = (value as Record<string, unknown>)[key];
+          if (v !== undefined && typeof v !== 'function') map[key] = marshallValue(v);
+        }
+        return { M: map };
+      }
+      return marshall(value, TABLE_MARSHALL_OPTIONS);
+    }
     default:
-      break;
+      return marshall(value, TABLE_MARSHALL_OPTIONS);
   }
-  if (value === null) return { NULL: true };
-  if (Array.isArray(value)) {
-    const list: unknown[] = [];
-    for (const v of value) if (v !== undefined && typeof v !== 'function') list.push(marshallValue(v));
-    return { L: list };
-  }
-  const name = typeName(value);
-  if (name === 'Set') return setAttribute(value as Set<unknown>);
-  if (name === 'Map') {
-    const map: Record<string, unknown> = {};
-    for (const [k, v] of value as Map<string, unknown>) if (v !== undefined && typeof v !== 'function') map[k] = marshallValue(v);
-    return { M: map };
-  }
-  if (name === 'Object' || (!(value as { constructor?: unknown }).constructor && typeof value === 'object')) {
-    const map: Record<string, unknown> = {};
-    // Every enumerable key, inherited ones too, as the SDK's own walk takes them.
-    for (const key in value as object) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined && typeof v !== 'function') map[key] = marshallValue(v);
-    }
-    return { M: map };
-  }
-  if (isBinary(value)) return { B: value };
-  if (name === 'Boolean') return { BOOL: (value as boolean).valueOf() };
-  if (name === 'Number') return numberAttribute(value as number);
-  if (value instanceof NumberValue) return value.toAttributeValue();
-  if (name === 'String') return { S: (value as string).toString() };
-  throw new Error(`Unsupported type passed: ${String(value)}. Pass options.convertClassInstanceToMap=true to marshall typeof object as map attribute.`);
-}
-
-/** A number as `unmarshall` of `@aws-sdk/util-dynamodb` reads it without `wrapNumbers`: a big integer past the safe ones. */
-function nativeNumber(text: string): number | bigint {
-  const n = Number(text);
-  if ((n > Number.MAX_SAFE_INTEGER || n < Number.MIN_SAFE_INTEGER) && n !== Number.POSITIVE_INFINITY && n !== Number.NEGATIVE_INFINITY) {
-    try {
-      return BigInt(text);
-    } catch {
-      throw new Error(`${text} can't be converted to BigInt. Set options.wrapNumbers to get string value.`);
-    }
-  }
-  return n;
 }
 
 /**
- * `unmarshall` of `@aws-sdk/util-dynamodb` (`convertToNative`) with `TABLE_UNMARSHALL_OPTIONS`
- * (numbers as JavaScript numbers): the same answers and errors.
+ * `unmarshall` of `@aws-sdk/util-dynamodb` with `TABLE_UNMARSHALL_OPTIONS` (numbers as JavaScript
+ * numbers), written out for strings, safe numbers, booleans, null, lists and maps; sets, binary and
+ * numbers past the safe integers are the SDK's own.
  */
 function unmarshallValue(value: unknown): unknown {
   const av = value as Record<string, unknown>;
@@ -207,32 +137,29 @@ function unmarshallValue(value: unknown): unknown {
     const v = av[key];
     if (v === undefined) continue;
     switch (key) {
-      case 'NULL':
-        return null;
-      case 'BOOL':
-        return Boolean(v);
-      case 'N':
-        return nativeNumber(v as string);
-      case 'B':
       case 'S':
         return v;
-      case 'L':
-        return (v as unknown[]).map(unmarshallValue);
+      case 'N': {
+        const n = Number(v);
+        if (n <= Number.MAX_SAFE_INTEGER && n >= Number.MIN_SAFE_INTEGER) return n;
+        return unmarshall(av as AttributeValue, TABLE_UNMARSHALL_OPTIONS);
+      }
+      case 'BOOL':
+        return Boolean(v);
+      case 'NULL':
+        return null;
       case 'M': {
         const map: Record<string, unknown> = {};
         for (const k in v as object) if (Object.hasOwn(v as object, k)) map[k] = unmarshallValue((v as Record<string, unknown>)[k]);
         return map;
       }
-      case 'NS':
-        return new Set((v as string[]).map(nativeNumber));
-      case 'BS':
-      case 'SS':
-        return new Set(v as unknown[]);
+      case 'L':
+        return (v as unknown[]).map(unmarshallValue);
       default:
-        throw new Error(`Unsupported type passed: ${key}`);
+        return unmarshall(av as AttributeValue, TABLE_UNMARSHALL_OPTIONS);
     }
   }
-  throw new Error(`No value defined: ${JSON.stringify(av)}`);
+  return unmarshall(av as AttributeValue, TABLE_UNMARSHALL_OPTIONS);
 }
 
 /** A document command's input with its items and values in DynamoDB's attribute-value form. */
