@@ -22,7 +22,7 @@
  * write units per changed object.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -141,6 +141,30 @@ async function cpuMsOf(pid: number): Promise<number> {
   } catch {
     return NaN;
   }
+}
+
+/**
+ * CPU time (ms) of a process's threads by thread name (Linux: the main thread is the process's name,
+ * a worker thread `WorkerThread`, V8's helpers `V8 DefaultWorke`, libuv's pool `libuv-worker`);
+ * empty elsewhere. Threads that ended are not counted.
+ */
+async function cpuMsByThread(pid: number): Promise<Map<string, number>> {
+  const byName = new Map<string, number>();
+  try {
+    for (const tid of await readdir(`/proc/${pid}/task`)) {
+      try {
+        const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+        byName.set(name, (byName.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / 100);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    // not Linux, or the process ended
+  }
+  return byName;
 }
 
 async function churn(kube: ClusterClient, count: number): Promise<number> {
@@ -266,7 +290,7 @@ try {
     agent.send('settle');
     const settled = await agent.next('settled');
     const before = { ...writer.stats, wcu: meter.writeUnits, bytes: wire.bytes() };
-    const cpu0 = { kube: await cpuMsOf(kubePid), agent: await cpuMsOf(agent.process.pid!), driver: process.cpuUsage(), table: await cpuMsOf(tableProcess.process.pid!) };
+    const cpu0 = { kube: await cpuMsOf(kubePid), agent: await cpuMsOf(agent.process.pid!), driver: process.cpuUsage(), table: await cpuMsOf(tableProcess.process.pid!), agentThreads: await cpuMsByThread(agent.process.pid!) };
     const t1 = performance.now();
     const produced = churn(kube, EVENTS);
     while (writer.stats.changes - before.changes < EVENTS) await new Promise((r) => setTimeout(r, 5));
@@ -278,12 +302,14 @@ try {
       driver: Math.round((burstDriverCpu.user + burstDriverCpu.system) / 1000),
       table: (await cpuMsOf(tableProcess.process.pid!)) - cpu0.table,
     };
+    const agentThreads = Object.fromEntries([...(await cpuMsByThread(agent.process.pid!))].map(([name, ms]) => [name, ms - (cpu0.agentThreads.get(name) ?? 0)]));
     const produceMs = await produced;
     await writer.idle();
     const churned = {
       deliveredMs,
       produceMs,
       burstCpu,
+      agentThreads,
       drainedMs: performance.now() - t1,
       bytes: wire.bytes() - before.bytes,
       written: writer.stats.written - before.written,
@@ -421,6 +447,9 @@ try {
     // CPU each process used from the first update until the last event reached the driver (the
     // informers: was counted), medians of the bursts.
     cpu_ms_until_delivered: agentBurstCpu,
+    agent_cpu_us_per_event_by_thread: Object.fromEntries(
+      Object.keys(last.churn.agentThreads).map((name) => [name, perEvent(medianOf(agentRuns.map((r) => r.churn.agentThreads[name] ?? 0)))]),
+    ),
     cpu_us_per_event: Object.fromEntries(Object.entries(agentBurstCpu).map(([k, v]) => [k, perEvent(v as number)])),
     baseline_cpu_us_per_event: Object.fromEntries(Object.entries(baseBurstCpu).map(([k, v]) => [k, perEvent(v as number)])),
     target: '>= 1.0 x the informers',
