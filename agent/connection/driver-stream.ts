@@ -35,6 +35,7 @@ import {
   bearerHeaderValue,
 } from '../../shared/protocol/wire.ts';
 import { REFUSED_BY_DRIVER, type ReliableSink } from './outbox.ts';
+import { encodeAgentMessage } from './resource-events-wire.ts';
 
 /** Messages from the driver that the agent acts on (assign, remove, operation, resume info). */
 export type DriverWork = Exclude<DriverEnvelope, { kind: 'welcome' | 'heartbeatAck' | 'ack' }>;
@@ -103,7 +104,7 @@ export class DriverStream implements ReliableSink {
     const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
     this.#call = options.client.makeBidiStreamRequest(
       CONNECT_PATH,
-      (m: AgentMessage) => connect.requestSerialize(m),
+      (m: AgentMessage) => encodeAgentMessage(m, connect.requestSerialize),
       (b: Buffer) => connect.responseDeserialize(b),
       metadata,
     );
