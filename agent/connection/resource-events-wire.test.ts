@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { agentProtocol } from '../../shared/protocol/loader.ts';
 import type { AgentMessage } from '../../shared/protocol/messages.ts';
-import { EncodedChanges, encodeAgentMessage, withEncodedChanges } from './resource-events-wire.ts';
+import { encodeAgentMessage } from './resource-events-wire.ts';
 
 const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
 const serialize = (m: AgentMessage) => connect.requestSerialize(m);
@@ -32,21 +32,6 @@ describe('the wire form of resource events', () => {
         expect(decode(encodeAgentMessage(m, serialize))).toEqual(decode(serialize(m)));
       }),
       { numRuns: 300 },
-    );
-  });
-
-  it('sends changes written as they came (a batch waiting for the driver) the same, growing its buffer as needed', () => {
-    fc.assert(
-      fc.property(message, fc.array(change, { maxLength: 60 }), (m, later) => {
-        const written = new EncodedChanges();
-        for (const c of later) written.append(c);
-        expect(written.count).toBe(later.length);
-        const events = m.resourceEvents!;
-        const body = withEncodedChanges({ ...events }, written);
-        const expected = { ...m, resourceEvents: { ...events, changes: [...(events.changes ?? []), ...later] } };
-        expect(decode(encodeAgentMessage({ ...m, resourceEvents: body }, serialize))).toEqual(decode(serialize(expected)));
-      }),
-      { numRuns: 200 },
     );
   });
 

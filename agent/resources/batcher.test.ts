@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { agentProtocol } from '../../shared/protocol/loader.ts';
-import type { AgentBody, ResourceEvents } from '../../shared/protocol/messages.ts';
-import { encodeAgentMessage } from '../connection/resource-events-wire.ts';
+import type { AgentBody } from '../../shared/protocol/messages.ts';
 import { Batcher } from './batcher.ts';
-
-const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
-/** The resource events as the driver reads them off the wire (the changes travel as bytes). */
-const onTheWire = (body: ResourceEvents) => connect.requestDeserialize(encodeAgentMessage({ resourceEvents: body }, (m) => connect.requestSerialize(m))).resourceEvents!;
 
 const scope = { group: '', kind: 'ConfigMap', namespace: 'a', synthetic: false };
 const change = (name: string, rv: string) => ({ group: '', kind: 'ConfigMap', namespace: 'a', name, resourceVersion: rv, deleted: false, object: '{}' });
@@ -28,7 +22,7 @@ describe('the batcher', () => {
     batcher.aligned(8);
     batcher.progress(scope, '4', 2);
     await batcher.drained();
-    const bodies = sent.map((b) => (b.kind === 'resourceEvents' ? onTheWire(b.body) : undefined));
+    const bodies = sent.map((b) => (b.kind === 'resourceEvents' ? b.body : undefined));
     expect(bodies.map((b) => [b?.resumeQueryId, b?.changes?.map((c) => c.name), b?.progress?.map((p) => p.resourceVersion)])).toEqual([
       [0, ['before-any'], ['1']],
       [7, ['under-7'], ['3']],

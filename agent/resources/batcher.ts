@@ -16,7 +16,6 @@
  */
 import type { ClusterStatus, KindHealth, ResourceChange__Output, ResourceEvents, ResourceScope__Output, ScopeProgress, ScopeSync } from '../../shared/protocol/messages.ts';
 import type { WorkerHost } from '../accounts/account-worker.ts';
-import { EncodedChanges, withEncodedChanges } from '../connection/resource-events-wire.ts';
 import type { ChangeSink } from './reflector.ts';
 
 export interface BatcherOptions {
@@ -36,8 +35,7 @@ export interface BatcherOptions {
 }
 
 interface Batch {
-  /** Written as they come: a batch waiting for the driver holds bytes, not its changes' strings. */
-  changes: EncodedChanges | undefined;
+  changes: ResourceChange__Output[];
   syncs: ScopeSync[];
   progress: Map<string, ScopeProgress>;
   scopeSet?: ResourceScope__Output[];
@@ -50,7 +48,7 @@ interface Batch {
 
 const scopeKey = (s: ResourceScope__Output): string => `${s.group}/${s.kind}/${s.namespace}`;
 
-const emptyBatch = (resumeQueryId: number): Batch => ({ changes: undefined, syncs: [], progress: new Map(), bytes: 0, resumeQueryId });
+const emptyBatch = (resumeQueryId: number): Batch => ({ changes: [], syncs: [], progress: new Map(), bytes: 0, resumeQueryId });
 
 export class Batcher implements ChangeSink {
   readonly #o: Required<Omit<BatcherOptions, 'onSent'>> & Pick<BatcherOptions, 'onSent'>;
@@ -74,11 +72,10 @@ export class Batcher implements ChangeSink {
       this.#seal();
       batch = this.#current();
     }
-    const changes = (batch.changes ??= new EncodedChanges());
-    changes.append(c);
+    batch.changes.push(c);
     batch.bytes += c.object.length + c.name.length + 32;
     batch.progress.set(scopeKey(scope), { scope, resourceVersion: c.resourceVersion, objects });
-    if (changes.count >= this.#o.maxChanges || batch.bytes >= this.#o.maxBytes) this.#seal();
+    if (batch.changes.length >= this.#o.maxChanges || batch.bytes >= this.#o.maxBytes) this.#seal();
     return this.#pressure();
   }
 
@@ -158,7 +155,7 @@ export class Batcher implements ChangeSink {
     const batch = this.#open;
     this.#open = undefined;
     if (batch === undefined) return;
-    if (batch.changes === undefined && batch.syncs.length === 0 && batch.progress.size === 0 && batch.scopeSet === undefined && batch.health === undefined) return;
+    if (batch.changes.length === 0 && batch.syncs.length === 0 && batch.progress.size === 0 && batch.scopeSet === undefined && batch.health === undefined) return;
     this.#sealed.push(batch);
     this.#pump();
   }
@@ -170,7 +167,7 @@ export class Batcher implements ChangeSink {
       const body: ResourceEvents = {
         account: this.#o.account,
         cachingEpoch: this.#o.cachingEpoch,
-        changes: [],
+        changes: batch.changes,
         syncs: batch.syncs,
         progress: [...batch.progress.values()],
         ...(batch.scopeSet === undefined ? {} : { scopeSet: { scopes: batch.scopeSet } }),
@@ -178,8 +175,7 @@ export class Batcher implements ChangeSink {
         ...(batch.cluster === undefined ? {} : { clusterStatus: batch.cluster }),
         resumeQueryId: batch.resumeQueryId,
       };
-      if (batch.changes !== undefined) withEncodedChanges(body, batch.changes);
-      this.#o.onSent?.(batch.changes?.count ?? 0, batch.bytes);
+      this.#o.onSent?.(batch.changes.length, batch.bytes);
       this.#o.host.respond({ kind: 'resourceEvents', body }).then(
         () => this.#settled(),
         (e: unknown) => {
