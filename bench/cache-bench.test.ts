@@ -40,6 +40,10 @@ describe('bench:cache', () => {
     expect(events.value as number).toBeCloseTo([...ratios].sort((a, b) => a - b)[1]!, 2);
     expect(events.spread).toEqual([Math.min(...ratios), Math.max(...ratios)]);
     expect(events.relists_during_burst).toBe(0);
+    // Per process and per thread of the agent, the CPU of the bursts; the agent's collections per 1,000 events.
+    expect(Object.keys(events.cpu_us_per_event as object)).toEqual(['api_server', 'agent', 'driver', 'table']);
+    expect(Object.keys(events.baseline_cpu_us_per_event as object)).toEqual(['api_server', 'informers']);
+    expect(events.agent_collections_per_1000_events).toEqual({ scavenges: expect.any(Number), mark_compacts: expect.any(Number) });
     // Every round's burst reaches the table: three bursts' changes, each written at most once.
     expect(figures.get('wcu_per_changed_object')).toMatchObject({ changes: 1200 });
   }, 180_000);

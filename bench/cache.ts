@@ -290,6 +290,8 @@ try {
     agent.send('settle');
     const settled = await agent.next('settled');
     const before = { ...writer.stats, wcu: meter.writeUnits, bytes: wire.bytes() };
+    agent.send('gc');
+    const gc0 = await agent.next('gc');
     const cpu0 = { kube: await cpuMsOf(kubePid), agent: await cpuMsOf(agent.process.pid!), driver: process.cpuUsage(), table: await cpuMsOf(tableProcess.process.pid!), agentThreads: await cpuMsByThread(agent.process.pid!) };
     const t1 = performance.now();
     const produced = churn(kube, EVENTS);
@@ -303,9 +305,14 @@ try {
       table: (await cpuMsOf(tableProcess.process.pid!)) - cpu0.table,
     };
     const agentThreads = Object.fromEntries([...(await cpuMsByThread(agent.process.pid!))].map(([name, ms]) => [name, ms - (cpu0.agentThreads.get(name) ?? 0)]));
+    agent.send('gc');
+    const gc1 = await agent.next('gc');
+    const perThousand = (key: string) => Math.round((((gc1[key] as number) - (gc0[key] as number)) * 1000 * 100) / EVENTS) / 100;
+    const agentCollections = { scavenges: perThousand('scavenges'), mark_compacts: perThousand('markCompacts') };
     const produceMs = await produced;
     await writer.idle();
     const churned = {
+      agentCollections,
       deliveredMs,
       produceMs,
       burstCpu,
@@ -447,6 +454,12 @@ try {
     // CPU each process used from the first update until the last event reached the driver (the
     // informers: was counted), medians of the bursts.
     cpu_ms_until_delivered: agentBurstCpu,
+    // Collections of the agent's main-thread heap per 1,000 events (medians of the bursts): they count
+    // what the agent allocates and keeps per event, whatever the machine's load.
+    agent_collections_per_1000_events: {
+      scavenges: medianOf(agentRuns.map((r) => r.churn.agentCollections.scavenges)),
+      mark_compacts: medianOf(agentRuns.map((r) => r.churn.agentCollections.mark_compacts)),
+    },
     agent_cpu_us_per_event_by_thread: Object.fromEntries(
       Object.keys(last.churn.agentThreads).map((name) => [name, perEvent(medianOf(agentRuns.map((r) => r.churn.agentThreads[name] ?? 0)))]),
     ),
