@@ -35,7 +35,6 @@ import {
   bearerHeaderValue,
 } from '../../shared/protocol/wire.ts';
 import { REFUSED_BY_DRIVER, type ReliableSink } from './outbox.ts';
-import { encodeAgentMessage } from './resource-events-wire.ts';
 
 /** Messages from the driver that the agent acts on (assign, remove, operation, resume info). */
 export type DriverWork = Exclude<DriverEnvelope, { kind: 'welcome' | 'heartbeatAck' | 'ack' }>;
@@ -104,7 +103,7 @@ export class DriverStream implements ReliableSink {
     const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
     this.#call = options.client.makeBidiStreamRequest(
       CONNECT_PATH,
-      (m: AgentMessage) => encodeAgentMessage(m, connect.requestSerialize),
+      (m: AgentMessage) => connect.requestSerialize(m),
       (b: Buffer) => connect.responseDeserialize(b),
       metadata,
     );
