@@ -17,6 +17,7 @@ import { DriverConnection } from '../agent/connection/connection.ts';
 import { createAgentMetrics } from '../agent/observability/metrics.ts';
 import { systemClock } from '../shared/clock.ts';
 import { createLogger } from '../shared/log.ts';
+import { PerformanceObserver, constants as perf } from 'node:perf_hooks';
 import { BENCH_KINDS, commands, peakRssBytes, report, settledMemory } from './cache-child.ts';
 
 const cfg = JSON.parse(process.argv[2] ?? '{}') as { kubeconfig: string; driver: string; token: string; account: string };
@@ -62,7 +63,18 @@ for (;;) {
 }
 report({ event: 'synced', ms: performance.now() - started, peakRss: peakRssBytes(), rss: process.memoryUsage().rss, relists: await relists() });
 
+/** Collections of the main thread's heap so far, by kind: they follow what is allocated and kept, not the machine's speed. */
+const collections = { scavenges: 0, markCompacts: 0 };
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
+    if (kind === perf.NODE_PERFORMANCE_GC_MINOR) collections.scavenges++;
+    else if (kind === perf.NODE_PERFORMANCE_GC_MAJOR) collections.markCompacts++;
+  }
+}).observe({ entryTypes: ['gc'] });
+
 commands({
+  gc: () => report({ event: 'gc', ...collections }),
   settle: async () => report({ event: 'settled', ...(await settledMemory()), peakRss: peakRssBytes() }),
   stop: async () => {
     const listed = await relists();

@@ -11,9 +11,10 @@
  * - the agent: a process with the cache worker of one account caching the same kinds.
  *
  * Each syncs BENCH_ROUNDS (3) times, alternating (a fresh account and process each round: medians are
- * reported), then the last of each settles (full GC, pause) and takes BENCH_EVENTS (100,000) pod
- * updates made by the API server (BENCH_PROFILE_DIR=dir writes CPU profiles of the agent and the API
- * server there).
+ * reported); after its sync each settles (full GC, pause) and takes BENCH_EVENTS (100,000) pod
+ * updates made by the API server, so the bursts alternate too (informers, agent, informers, ...) and
+ * the watch figure is the median of the rounds' ratios. Memory is the last round's
+ * (BENCH_PROFILE_DIR=dir writes CPU profiles of the last agent and the API server there).
  * Before the rounds, the same burst goes to a watch that only counts lines: what the API server can
  * send at all.
  * One JSON line per figure: initial sync, peak and settled RSS, bytes to the driver, events per
@@ -21,7 +22,7 @@
  * write units per changed object.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -39,6 +40,7 @@ import { silentLogger } from '../shared/log.ts';
 import { createAccount, updateAccount } from '../shared/table/accounts/records.ts';
 import { CapacityMeter } from '../shared/table/core/capacity.ts';
 import { createDocumentClient } from '../shared/table/core/client.ts';
+import { burstFigure, medianOf } from './cache-bursts.ts';
 import { BENCH_KINDS } from './cache-child.ts';
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 50_000);
@@ -141,6 +143,30 @@ async function cpuMsOf(pid: number): Promise<number> {
   }
 }
 
+/**
+ * CPU time (ms) of a process's threads by thread name (Linux: the main thread is the process's name,
+ * a worker thread `WorkerThread`, V8's helpers `V8 DefaultWorke`, libuv's pool `libuv-worker`);
+ * empty elsewhere. Threads that ended are not counted.
+ */
+async function cpuMsByThread(pid: number): Promise<Map<string, number>> {
+  const byName = new Map<string, number>();
+  try {
+    for (const tid of await readdir(`/proc/${pid}/task`)) {
+      try {
+        const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+        byName.set(name, (byName.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / 100);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    // not Linux, or the process ended
+  }
+  return byName;
+}
+
 async function churn(kube: ClusterClient, count: number): Promise<number> {
   const t = performance.now();
   // Paced: the API server makes the updates no faster than its slowest watcher reads them, so no
@@ -202,31 +228,34 @@ try {
   cleanups.push(() => wire.stop());
   const kubePid = kubeProcess.process.pid!;
 
-  /** One informer process: its sync, and with `last`, its memory and the burst of updates. */
-  const baselineRound = async (last: boolean) => {
+  /**
+   * One informer process: its sync, then (settled: full GC, pause) its memory and a burst of updates.
+   * CPU is read from the first update until the last event was counted.
+   */
+  const baselineRound = async () => {
     const informer = new Child(['--expose-gc', join(HERE, 'cache-informer.ts'), kubeconfig]);
     cleanups.push(() => informer.kill());
     const kubeCpu0 = await cpuMsOf(kubePid);
     const sync = await informer.next('synced');
     const kubeCpu = (await cpuMsOf(kubePid)) - kubeCpu0;
     const cpu = await cpuMsOf(informer.process.pid!);
-    let settled: Line | undefined;
-    let counted: Line | undefined;
-    let produceMs = NaN;
-    if (last) {
-      informer.send('settle');
-      settled = await informer.next('settled');
-      informer.send(`count ${EVENTS}`);
-      produceMs = await churn(kube, EVENTS);
-      counted = await informer.next('counted');
-    }
+    informer.send('settle');
+    const settled = await informer.next('settled');
+    informer.send(`count ${EVENTS}`);
+    const cpu0 = { kube: await cpuMsOf(kubePid), informers: await cpuMsOf(informer.process.pid!) };
+    const produceMs = await churn(kube, EVENTS);
+    const counted = await informer.next('counted');
+    const burstCpu = { api_server: (await cpuMsOf(kubePid)) - cpu0.kube, informers: (await cpuMsOf(informer.process.pid!)) - cpu0.informers };
     informer.send('stop');
     const stopped = await informer.next('stopped');
     await informer.exited();
-    return { syncMs: sync.ms as number, objects: sync.objects as number, cpu, kubeCpu, settled, counted, produceMs, peakRss: stopped.peakRss as number };
+    return { syncMs: sync.ms as number, objects: sync.objects as number, cpu, kubeCpu, settled, counted, produceMs, burstCpu, peakRss: stopped.peakRss as number };
   };
 
-  /** One agent process caching account `bench-<round>` (a fresh one each round, so each lists). */
+  /**
+   * One agent process caching account `bench-<round>` (a fresh one each round, so each lists): its
+   * sync, then (settled) its memory and the same burst as the informers'.
+   */
   const agentRound = async (round: number, last: boolean) => {
     const account = `${ACCOUNT}-${round}`;
     const profile = last ? profileArgs : [];
@@ -257,45 +286,49 @@ try {
       wcu: meter.writeUnits - wcu0,
       written: writer.stats.written,
       peakRss: sync.peakRss as number,
-      settled: undefined as Line | undefined,
-      churn: undefined as undefined | { deliveredMs: number; produceMs: number; burstCpu: Record<string, number>; drainedMs: number; bytes: number; written: number; wcu: number; coalesced: number; lagTotalMs: number; lagMaxMs: number },
-      stopped: undefined as Line | undefined,
     };
-    if (last) {
-      agent.send('settle');
-      result.settled = await agent.next('settled');
-      const before = { ...writer.stats, wcu: meter.writeUnits, bytes: wire.bytes() };
-      const cpu0 = { kube: await cpuMsOf(kubePid), agent: await cpuMsOf(agent.process.pid!), driver: process.cpuUsage(), table: await cpuMsOf(tableProcess.process.pid!) };
-      const t1 = performance.now();
-      const produced = churn(kube, EVENTS);
-      while (writer.stats.changes - before.changes < EVENTS) await new Promise((r) => setTimeout(r, 5));
-      const deliveredMs = performance.now() - t1;
-      const driverCpu = process.cpuUsage(cpu0.driver);
-      const burstCpu = {
-        api_server: (await cpuMsOf(kubePid)) - cpu0.kube,
-        agent: (await cpuMsOf(agent.process.pid!)) - cpu0.agent,
-        driver: Math.round((driverCpu.user + driverCpu.system) / 1000),
-        table: (await cpuMsOf(tableProcess.process.pid!)) - cpu0.table,
-      };
-      const produceMs = await produced;
-      await writer.idle();
-      result.churn = {
-        deliveredMs,
-        produceMs,
-        burstCpu,
-        drainedMs: performance.now() - t1,
-        bytes: wire.bytes() - before.bytes,
-        written: writer.stats.written - before.written,
-        wcu: meter.writeUnits - before.wcu,
-        coalesced: writer.stats.coalesced - before.coalesced,
-        lagTotalMs: writer.stats.lagTotalMs - before.lagTotalMs,
-        lagMaxMs: writer.stats.lagMaxMs,
-      };
-    }
+    agent.send('settle');
+    const settled = await agent.next('settled');
+    const before = { ...writer.stats, wcu: meter.writeUnits, bytes: wire.bytes() };
+    agent.send('gc');
+    const gc0 = await agent.next('gc');
+    const cpu0 = { kube: await cpuMsOf(kubePid), agent: await cpuMsOf(agent.process.pid!), driver: process.cpuUsage(), table: await cpuMsOf(tableProcess.process.pid!), agentThreads: await cpuMsByThread(agent.process.pid!) };
+    const t1 = performance.now();
+    const produced = churn(kube, EVENTS);
+    while (writer.stats.changes - before.changes < EVENTS) await new Promise((r) => setTimeout(r, 5));
+    const deliveredMs = performance.now() - t1;
+    const burstDriverCpu = process.cpuUsage(cpu0.driver);
+    const burstCpu = {
+      api_server: (await cpuMsOf(kubePid)) - cpu0.kube,
+      agent: (await cpuMsOf(agent.process.pid!)) - cpu0.agent,
+      driver: Math.round((burstDriverCpu.user + burstDriverCpu.system) / 1000),
+      table: (await cpuMsOf(tableProcess.process.pid!)) - cpu0.table,
+    };
+    const agentThreads = Object.fromEntries([...(await cpuMsByThread(agent.process.pid!))].map(([name, ms]) => [name, ms - (cpu0.agentThreads.get(name) ?? 0)]));
+    agent.send('gc');
+    const gc1 = await agent.next('gc');
+    const perThousand = (key: string) => Math.round((((gc1[key] as number) - (gc0[key] as number)) * 1000 * 100) / EVENTS) / 100;
+    const agentCollections = { scavenges: perThousand('scavenges'), mark_compacts: perThousand('markCompacts') };
+    const produceMs = await produced;
+    await writer.idle();
+    const churned = {
+      agentCollections,
+      deliveredMs,
+      produceMs,
+      burstCpu,
+      agentThreads,
+      drainedMs: performance.now() - t1,
+      bytes: wire.bytes() - before.bytes,
+      written: writer.stats.written - before.written,
+      wcu: meter.writeUnits - before.wcu,
+      coalesced: writer.stats.coalesced - before.coalesced,
+      lagTotalMs: writer.stats.lagTotalMs - before.lagTotalMs,
+      lagMaxMs: writer.stats.lagMaxMs,
+    };
     agent.send('stop');
-    result.stopped = await agent.next('stopped');
+    const stopped = await agent.next('stopped');
     await agent.exited();
-    return result;
+    return { ...result, settled, churn: churned, stopped };
   };
 
   // The load generator parses each pod it updates the first time, then goes on from what it left
@@ -334,18 +367,29 @@ try {
   const baseRuns: Awaited<ReturnType<typeof baselineRound>>[] = [];
   const agentRuns: Awaited<ReturnType<typeof agentRound>>[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    baseRuns.push(await baselineRound(round === ROUNDS));
+    baseRuns.push(await baselineRound());
     agentRuns.push(await agentRound(round, round === ROUNDS));
   }
   const base = baseRuns[ROUNDS - 1]!;
   const last = agentRuns[ROUNDS - 1]!;
-  const baseSettled = base.settled!;
-  const baseCounted = base.counted!;
-  const agentSettled = last.settled!;
-  const c = last.churn!;
+  const baseSettled = base.settled;
+  const agentSettled = last.settled;
+  // What the table took of the agent's bursts, all rounds together.
+  const bursts = agentRuns.map((r) => r.churn);
+  const sum = (f: (b: (typeof bursts)[number]) => number) => bursts.reduce((n, b) => n + f(b), 0);
+  const c = {
+    bytes: sum((b) => b.bytes),
+    written: sum((b) => b.written),
+    wcu: sum((b) => b.wcu),
+    coalesced: sum((b) => b.coalesced),
+    drainedMs: sum((b) => b.drainedMs),
+    lagTotalMs: sum((b) => b.lagTotalMs),
+    lagMaxMs: Math.max(...bursts.map((b) => b.lagMaxMs)),
+  };
+  const changes = EVENTS * ROUNDS;
 
   // ---- figures ----
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const median = medianOf;
   const mib = (b: unknown) => Math.round(((b as number) / 1048576) * 10) / 10;
   const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
   const agentSyncMs = median(agentRuns.map((r) => r.syncMs));
@@ -377,30 +421,52 @@ try {
     baseline_heap_used: mib(baseSettled.heapUsed),
   });
   emit('bytes_to_driver_initial_sync', mib(last.bytes), 'MiB', { per_object_bytes: Math.round(last.bytes / last.written) });
-  emit('bytes_to_driver_per_event', c.bytes / EVENTS, 'bytes');
-  // Judged against the informers receiving the same burst in the same run (a ratio the machine's speed
-  // cancels out of); the absolute rates and the API server's ceiling are information.
-  const eventsPerS = (EVENTS / c.deliveredMs) * 1000;
-  const informersPerS = (EVENTS / (baseCounted.ms as number)) * 1000;
-  const toInformers = ratio(eventsPerS, informersPerS);
-  emit('watch_events_into_driver', toInformers ?? 0, 'x the informers', {
+  emit('bytes_to_driver_per_event', c.bytes / changes, 'bytes');
+  // Judged against the informers receiving the same burst in the same round, a few seconds apart (a
+  // ratio the machine's speed cancels out of), as the median of the rounds' ratios; the absolute
+  // rates and the API server's ceiling are information.
+  const pairs = agentRuns.map((r, i) => ({ agent: (EVENTS / r.churn.deliveredMs) * 1000, informers: (EVENTS / (baseRuns[i]!.counted.ms as number)) * 1000 }));
+  const watch = burstFigure(pairs);
+  const perEvent = (ms: number) => Math.round((ms * 1000) / EVENTS);
+  const medianCpu = <K extends string>(cpus: Record<K, number>[]) =>
+    Object.fromEntries(Object.keys(cpus[0]!).map((k) => [k, Math.round(medianOf(cpus.map((x) => x[k as K])))])) as Record<K, number>;
+  const agentBurstCpu = medianCpu(agentRuns.map((r) => r.churn.burstCpu));
+  const baseBurstCpu = medianCpu(baseRuns.map((r) => r.burstCpu));
+  emit('watch_events_into_driver', watch.median, 'x the informers', {
     events: EVENTS,
-    events_per_s: Math.round(eventsPerS),
-    baseline: Math.round(informersPerS),
-    baseline_is: 'client-node informers receiving the same burst (events/s)',
-    ratio_to_informers: toInformers,
+    rounds: ROUNDS,
+    ratios: watch.ratios.map((x) => ratio(x, 1)),
+    spread: watch.spread.map((x) => ratio(x, 1)),
+    // Every burst's rate, in the order they were made: the informers', then the agent's, each round.
+    bursts: pairs.map((p) => ({ informers: Math.round(p.informers), agent: Math.round(p.agent) })),
+    events_per_s: Math.round(watch.agentPerS),
+    baseline: Math.round(watch.informersPerS),
+    baseline_is: 'client-node informers receiving the same burst (median events/s)',
+    ratio_to_informers: ratio(watch.median, 1),
     api_server_ceiling_per_s: Math.round(ceiling.received),
-    ratio_to_ceiling: ratio(eventsPerS, ceiling.received),
-    informers_ratio_to_ceiling: ratio(informersPerS, ceiling.received),
-    api_server_produced_per_s: Math.round((EVENTS / c.produceMs) * 1000),
-    baseline_api_server_produced_per_s: Math.round((EVENTS / base.produceMs) * 1000),
-    // More lists than kinds during the burst would mean a watch was lost beyond resuming, and the
+    ratio_to_ceiling: ratio(watch.agentPerS, ceiling.received),
+    informers_ratio_to_ceiling: ratio(watch.informersPerS, ceiling.received),
+    api_server_produced_per_s: Math.round(medianOf(agentRuns.map((r) => (EVENTS / r.churn.produceMs) * 1000))),
+    baseline_api_server_produced_per_s: Math.round(medianOf(baseRuns.map((r) => (EVENTS / r.produceMs) * 1000))),
+    // More lists than kinds during a burst would mean a watch was lost beyond resuming, and the
     // relist's objects counted as events.
-    relists_during_burst: (last.stopped!.relists as number) - last.syncRelists,
-    // CPU each process used from the first update until the last event reached the driver.
-    cpu_ms_until_delivered: c.burstCpu,
+    relists_during_burst: agentRuns.reduce((n, r) => n + (r.stopped.relists as number) - r.syncRelists, 0),
+    // CPU each process used from the first update until the last event reached the driver (the
+    // informers: was counted), medians of the bursts.
+    cpu_ms_until_delivered: agentBurstCpu,
+    // Collections of the agent's main-thread heap per 1,000 events (medians of the bursts): they count
+    // what the agent allocates and keeps per event, whatever the machine's load.
+    agent_collections_per_1000_events: {
+      scavenges: medianOf(agentRuns.map((r) => r.churn.agentCollections.scavenges)),
+      mark_compacts: medianOf(agentRuns.map((r) => r.churn.agentCollections.mark_compacts)),
+    },
+    agent_cpu_us_per_event_by_thread: Object.fromEntries(
+      Object.keys(last.churn.agentThreads).map((name) => [name, perEvent(medianOf(agentRuns.map((r) => r.churn.agentThreads[name] ?? 0)))]),
+    ),
+    cpu_us_per_event: Object.fromEntries(Object.entries(agentBurstCpu).map(([k, v]) => [k, perEvent(v as number)])),
+    baseline_cpu_us_per_event: Object.fromEntries(Object.entries(baseBurstCpu).map(([k, v]) => [k, perEvent(v as number)])),
     target: '>= 1.0 x the informers',
-    met: toInformers !== null && toInformers >= 1,
+    met: watch.median >= 1,
     absolute_events_per_s_reference: 10_000,
   });
   emit('api_server_ceiling', ceiling.received, 'events/s', {
@@ -419,7 +485,7 @@ try {
   });
   // A changed object is one change the API server made (one watch event); coalescing writes several
   // changes of one object once. The bookkeeping writes (progress, health) are counted in.
-  emit('wcu_per_changed_object', c.wcu / EVENTS, 'WCU', { wcu: c.wcu, changes: EVENTS, written: c.written, wcu_per_write: Math.round((c.wcu / c.written) * 1000) / 1000, target: '<= 1', met: c.wcu / EVENTS <= 1 });
+  emit('wcu_per_changed_object', c.wcu / changes, 'WCU', { wcu: c.wcu, changes, written: c.written, wcu_per_write: Math.round((c.wcu / c.written) * 1000) / 1000, target: '<= 1', met: c.wcu / changes <= 1 });
   emit('agent_cpu', last.stopped!.cpuMs as number, 'ms');
 } finally {
   for (const c of cleanups.reverse()) await c();

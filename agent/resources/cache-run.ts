@@ -305,8 +305,8 @@ export class CacheRun {
         watchList: this.#deps.watchList,
         timing: this.#deps.timing,
         ...(this.#deps.decoder === undefined ? {} : { decoder: this.#deps.decoder }),
-        onEvent: (type) => {
-          metrics?.watchEvents.inc({ account, kind, type });
+        onEvent: (type, count) => {
+          metrics?.watchEvents.inc({ account, kind, type }, count);
           if (isCrd && type !== 'BOOKMARK') this.#rediscoverSoon();
         },
         onList: () => metrics?.relists.inc({ account, kind }),

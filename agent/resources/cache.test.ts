@@ -80,6 +80,23 @@ describe('the resource cache', () => {
     expect(text).toMatch(/vendor_agent_cache_bytes\{account="prod",kind="ConfigMap"\} [1-9]\d+/);
   });
 
+  it('counts every watch event of a burst once in vendor_agent_watch_events_total', async () => {
+    const agent = await f.agent();
+    await converged();
+    // Made in one turn, the updates arrive in few batches of watch lines: each event still counts once,
+    // in this burst and in the next.
+    for (let i = 0; i < 30; i++) f.kube.store.upsert(configMap('shop', `cm-${i % 15}`, { v: String(i) }));
+    await converged();
+    for (let i = 30; i < 45; i++) f.kube.store.upsert(configMap('shop', `cm-${i % 15}`, { v: String(i) }));
+    f.kube.store.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'cm-20' });
+    await converged();
+    await vi.waitFor(async () => {
+      const text = await agent.metrics.registry.metrics();
+      expect(text).toMatch(/vendor_agent_watch_events_total\{account="prod",kind="ConfigMap",type="MODIFIED"\} 45\n/);
+      expect(text).toMatch(/vendor_agent_watch_events_total\{account="prod",kind="ConfigMap",type="DELETED"\} 1\n/);
+    }, WAIT);
+  });
+
   it('stops when the role moves while it discovers the cluster, and starts nothing afterwards', async () => {
     // One group's discovery document never comes: the cache is still discovering when the role moves.
     f.kube.faults.inject({ match: { path: '/apis/apps/v1' }, times: Infinity, action: { type: 'hang' } });

@@ -85,8 +85,12 @@ export interface ReflectorDeps {
   timing: ReflectorTiming;
   /** Where watch lines and list pages are parsed and compacted (inline, or in threads). */
   decoder?: Decoder;
-  /** Told about every watch event (for `vendor_agent_watch_events_total`). */
-  onEvent?(type: string): void;
+  /**
+   * Told about the watch events handled, `count` of `type` at a time (for
+   * `vendor_agent_watch_events_total`): after each batch of watch lines, and before waiting for the
+   * driver to take changes.
+   */
+  onEvent?(type: string, count: number): void;
   /** Told about every full list (for `vendor_agent_relists_total`). */
   onList?(): void;
   /** The server no longer serves the kind (404): discovery should be read again. */
@@ -145,6 +149,8 @@ export class Reflector {
   #rv: string | undefined;
   /** Every object sent for the scope, at the version sent: an object seen again at that version is not sent twice. */
   #known = new Map<string, Known>();
+  /** Watch events handled and not yet told to `onEvent`, by type. */
+  readonly #events = new Map<string, number>();
   /** True once `#known` holds every object of the scope (after a list). */
   #complete = false;
   #attempt: AbortController | undefined;
@@ -399,18 +405,19 @@ export class Reflector {
     }
     const seen = new Map<string, Known>();
     let initial = true;
-    return this.#consume(stream, signal, async (ev) => {
+    // Not an async function: after the initial events each event is handled without a promise of its
+    // own (one per watch event in a burst), and only backpressure makes the reader wait.
+    return this.#consume(stream, signal, (ev) => {
       if (!initial) return this.#event(ev);
       if (ev.type === 'ADDED') return this.#listed(ev, seen);
       if (ev.type === 'BOOKMARK' && ev.initialEventsEnd === true) {
         initial = false;
         // Watching from here on: a scope whose initial events are still coming is listing, in
         // health as in /cache, so "every scope watching" means every scope listed.
-        await this.#listDone(ev.resourceVersion, seen, () => {
+        return this.#listDone(ev.resourceVersion, seen, () => {
           listed();
           this.#setWatching(true);
         });
-        return undefined;
       }
       return this.#event(ev);
     }, () => {
@@ -488,11 +495,18 @@ export class Reflector {
           await new Promise<void>((r) => (wakeHandler = r));
           continue;
         }
-        for (const ev of await next) {
-          // Events already read ahead are dropped once the scope is stopped: nothing goes out after that.
-          if (signal.aborted) return;
-          const wait = handle(ev);
-          if (wait !== undefined) await wait;
+        try {
+          for (const ev of await next) {
+            // Events already read ahead are dropped once the scope is stopped: nothing goes out after that.
+            if (signal.aborted) return;
+            const wait = handle(ev);
+            if (wait !== undefined) {
+              this.#reportEvents();
+              await wait;
+            }
+          }
+        } finally {
+          this.#reportEvents();
         }
         queue.shift();
         wakeReader?.();
@@ -539,12 +553,23 @@ export class Reflector {
     return lines > 0 || clock.now() - startedAt >= 1000;
   }
 
+  /**
+   * Tells `onEvent` the events handled since it was last told, by type: once per batch of watch
+   * lines, or before waiting for the driver, instead of once per event (a metric update per event
+   * cost a label lookup and its garbage in a burst).
+   */
+  #reportEvents(): void {
+    if (this.#events.size === 0) return;
+    for (const [type, count] of this.#events) this.#deps.onEvent?.(type, count);
+    this.#events.clear();
+  }
+
   /** One watch event after the initial list. */
   #event(ev: Decoded): Promise<void> | undefined {
     const { sink, clock } = this.#deps;
     const rv = ev.resourceVersion;
     if (ev.malformed === true) throw new VendorError('unavailable', `the watch of ${this.id} sent a line that is not JSON`);
-    this.#deps.onEvent?.(ev.type);
+    this.#events.set(ev.type, (this.#events.get(ev.type) ?? 0) + 1);
     switch (ev.type) {
       case 'ADDED':
       case 'MODIFIED': {
