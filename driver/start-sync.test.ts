@@ -6,6 +6,7 @@ import { ManualClock } from '../test/support/manual-clock.ts';
 import { useTestTables } from '../test/support/table.ts';
 import { parseDriverFile } from './config.ts';
 import { startDriverProcess } from './main.ts';
+import { interceptedTable } from '../test/support/intercepted-table.ts';
 
 /** A logger keeping every record it is given. */
 function recordingLogger(): { log: pino.Logger; records: Record<string, unknown>[] } {
@@ -28,8 +29,7 @@ describe("a driver replica's start with driver-defined accounts", () => {
     const file = parseDriverFile(stringify({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: ['start-sync-token-0123456789abcdef'] }, kubernetes: { accounts } }), 'vendor-driver.yml');
     const clock = new ManualClock(1_000_000);
     // The table's answers move this clock, as time passes for a replica whose sync waits on them.
-    const send = table.client.send.bind(table.client) as (command: unknown) => Promise<unknown>;
-    const slowTable = { ...table, client: Object.assign(Object.create(table.client) as typeof table.client, { send: (command: unknown) => send(command).finally(() => void clock.advance(1)) }) };
+    const slowTable = interceptedTable(table, (command, send) => send(command).finally(() => void clock.advance(1)));
     for (const [round, expected] of [
       [1, { added: 30, removed: 0, unchanged: 0 }],
       [2, { added: 0, removed: 0, unchanged: 30 }],

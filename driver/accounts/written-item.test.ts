@@ -5,6 +5,7 @@ import { getAccounts } from '../../shared/table/accounts/records.ts';
 import { readHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { AGENT_TOKEN, useAccountsWorld } from '../../test/support/accounts-world.ts';
 import { ProtocolAgent } from '../../test/support/protocol-agent.ts';
+import { interceptedTable, operationOf } from '../../test/support/intercepted-table.ts';
 
 const world = useAccountsWorld();
 const N = 12;
@@ -13,15 +14,13 @@ const WAIT = { timeout: 30_000, interval: 50 };
 /** A client of the same table that keeps every account UpdateItem the driver sends. */
 function recordingTable(t: TableRef): { table: TableRef; updates: { condition: string; returned: unknown }[] } {
   const updates: { condition: string; returned: unknown }[] = [];
-  const send = t.client.send.bind(t.client) as (command: object) => Promise<unknown>;
-  const client = Object.create(t.client) as TableRef['client'];
-  client.send = ((command: { input: { Key?: { pk?: unknown }; ConditionExpression?: string; ReturnValues?: unknown } }) => {
-    if (command.constructor.name === 'UpdateCommand' && command.input.Key?.pk === PK.account) {
-      updates.push({ condition: command.input.ConditionExpression ?? '', returned: command.input.ReturnValues });
+  const table = interceptedTable(t, (command, send) => {
+    if (operationOf(command) === 'Update' && command.input.Key?.pk === PK.account) {
+      updates.push({ condition: String(command.input.ConditionExpression ?? ''), returned: command.input.ReturnValues });
     }
     return send(command);
-  }) as unknown as TableRef['client']['send'];
-  return { table: { ...t, client }, updates };
+  });
+  return { table, updates };
 }
 
 describe("the driver's account writes (docs/table.md#generic-conditional-update)", () => {

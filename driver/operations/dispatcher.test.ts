@@ -22,6 +22,7 @@ import { operationsSectionEntries, type OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
 import { OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
 import { createDriverMetrics, type DriverMetrics } from '../metrics/metrics.ts';
+import { interceptedTable } from '../../test/support/intercepted-table.ts';
 
 const tables = useTestTables();
 
@@ -73,19 +74,17 @@ function holdingTable(base: TableRef, holds: (input: CommandInput) => boolean) {
   let reach!: () => void;
   const reached = new Promise<void>((resolve) => (reach = resolve));
   const made: CommandInput[] = [];
-  const send = base.client.send.bind(base.client) as (command: unknown) => Promise<unknown>;
-  const client = Object.create(base.client) as TableRef['client'];
-  client.send = (async (command: { input: CommandInput }) => {
-    made.push(command.input);
-    if (holds(command.input)) {
+  const table = interceptedTable(base, async (command, send) => {
+    made.push(command.input as CommandInput);
+    if (holds(command.input as CommandInput)) {
       reach();
       await released;
     }
     return send(command);
-  }) as TableRef['client']['send'];
+  });
   // Released at the end whatever happens, so the dispatcher can stop.
   running.push(async () => release());
-  return { table: { ...base, client }, reached, release, made };
+  return { table, reached, release, made };
 }
 
 const request: OperationRequest = { action: 'scale', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }], replicas: 2 };

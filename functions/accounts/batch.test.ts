@@ -1,4 +1,4 @@
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as v from 'valibot';
 import { describe, expect, it, vi } from 'vitest';
 import { activationBatchSchema, registrationBatchSchema } from '../../shared/accounts/schema.ts';
@@ -11,6 +11,7 @@ import { syncSource } from '../../shared/table/sources/sync.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth, apiFixture } from '../../test/support/api.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { createApp } from '../app.ts';
+import { interceptedTable } from '../../test/support/intercepted-table.ts';
 
 const tables = useTestTables();
 
@@ -32,17 +33,10 @@ async function feedNames(t: TableRef): Promise<string[]> {
  * `ACCOUNT` item) that may hold it back; the hook gets the account name.
  */
 function hookedTable(t: TableRef, before: (account: string) => Promise<void>): TableRef {
-  const send = t.client.send.bind(t.client) as (command: unknown) => Promise<unknown>;
-  const client = new Proxy(t.client, {
-    get(target, prop, receiver) {
-      if (prop !== 'send') return Reflect.get(target, prop, receiver);
-      return async (command: unknown) => {
-        if (command instanceof UpdateCommand && command.input.Key?.['pk'] === 'ACCOUNT') await before(String(command.input.Key['sk']));
-        return send(command);
-      };
-    },
-  }) as DynamoDBDocumentClient;
-  return { client, tableName: t.tableName };
+  return interceptedTable(t, async (command, send) => {
+    if (command instanceof UpdateCommand && command.input.Key?.['pk'] === 'ACCOUNT') await before(String(command.input.Key['sk']));
+    return send(command);
+  });
 }
 
 async function registered(count: number) {

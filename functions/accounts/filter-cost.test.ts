@@ -14,21 +14,20 @@ import { IgnoredPermissionsLog } from '../auth/access.ts';
 import type { Caller } from '../auth/caller.ts';
 import { listAccounts, type AccountDeps } from './service.ts';
 import { accountSummary } from './summary.ts';
+import { interceptedTable } from '../../test/support/intercepted-table.ts';
 
 const tables = useTestTables();
 
 /** Counts the account items every read returns (Query and BatchGetItem of the account partition). */
 function countingAccountReads(t: TableRef): { table: TableRef; read: () => number } {
   let read = 0;
-  const send = t.client.send.bind(t.client) as (command: unknown) => Promise<{ Items?: { pk?: string }[]; Responses?: Record<string, { pk?: string }[]> }>;
-  const client = Object.create(t.client) as TableRef['client'];
-  client.send = (async (command: unknown) => {
-    const out = await send(command);
+  const table = interceptedTable(t, async (command, send) => {
+    const out = (await send(command)) as { Items?: { pk?: string }[]; Responses?: Record<string, { pk?: string }[]> };
     if (command instanceof QueryCommand) read += (out.Items ?? []).filter((i) => i.pk === 'ACCOUNT').length;
     if (command instanceof BatchGetCommand) read += Object.values(out.Responses ?? {}).flat().filter((i) => i.pk === 'ACCOUNT').length;
     return out;
-  }) as TableRef['client']['send'];
-  return { table: { ...t, client }, read: () => read };
+  });
+  return { table, read: () => read };
 }
 
 const manager: Caller = { via: 'admin-token', subject: 'admin-token', roles: new Set(), manager: true, writesOpenAccounts: true };

@@ -6,6 +6,7 @@ import { readHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { facetCounts } from '../../shared/table/accounts/facets.ts';
 import { AGENT_TOKEN, useAccountsWorld } from '../support/accounts-world.ts';
 import { ProtocolAgent } from '../support/protocol-agent.ts';
+import { interceptedTable, operationOf } from '../support/intercepted-table.ts';
 
 const world = useAccountsWorld();
 const N = 120;
@@ -14,17 +15,15 @@ const WAIT = { timeout: 60_000, interval: 50 };
 /** A client of the same table that counts every request by DynamoDB operation. */
 function countingTable(t: TableRef): { table: TableRef; counts: Map<string, number> } {
   const counts = new Map<string, number>();
-  const send = t.client.send.bind(t.client) as (command: object) => Promise<unknown>;
-  const client = Object.create(t.client) as TableRef['client'];
-  client.send = ((command: { input?: { Item?: { pk?: unknown }; Key?: { pk?: unknown } } }) => {
-    const op = command.constructor.name.replace(/Command$/, '');
+  const table = interceptedTable(t, (command, send) => {
+    const op = operationOf(command);
     counts.set(op, (counts.get(op) ?? 0) + 1);
-    const pk = String(command.input?.Item?.pk ?? command.input?.Key?.pk ?? '');
+    const pk = String(command.input.Item?.pk ?? command.input.Key?.pk ?? '');
     const kind = pk === PK.account ? 'account' : pk === PK.rank ? 'index' : pk.startsWith(PK_PREFIX.held) ? 'held' : undefined;
     if (kind !== undefined) counts.set(`${op}:${kind}`, (counts.get(`${op}:${kind}`) ?? 0) + 1);
     return send(command);
-  }) as unknown as TableRef['client']['send'];
-  return { table: { ...t, client }, counts };
+  });
+  return { table, counts };
 }
 
 describe('activating many accounts in one replica (docs/table.md#the-held-index)', () => {

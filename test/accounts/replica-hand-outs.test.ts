@@ -4,6 +4,7 @@ import { PK } from '../../shared/table/core/keys.ts';
 import { getAccounts } from '../../shared/table/accounts/records.ts';
 import { AGENT_TOKEN, useAccountsWorld } from '../support/accounts-world.ts';
 import { ProtocolAgent } from '../support/protocol-agent.ts';
+import { interceptedTable, operationOf } from '../support/intercepted-table.ts';
 
 const world = useAccountsWorld();
 const N = 60;
@@ -12,10 +13,8 @@ const WAIT = { timeout: 60_000, interval: 50 };
 /** A client of the same table that counts the account item's UpdateItems, and those refused by their condition. */
 function countingItemWrites(t: TableRef): { table: TableRef; counts: { written: number; refused: number } } {
   const counts = { written: 0, refused: 0 };
-  const send = t.client.send.bind(t.client) as (command: object) => Promise<unknown>;
-  const client = Object.create(t.client) as TableRef['client'];
-  client.send = (async (command: { input?: { Key?: { pk?: unknown } } }) => {
-    const item = command.constructor.name === 'UpdateCommand' && command.input?.Key?.pk === PK.account;
+  const table = interceptedTable(t, async (command, send) => {
+    const item = operationOf(command) === 'Update' && command.input.Key?.pk === PK.account;
     if (item) counts.written++;
     try {
       return await send(command);
@@ -23,8 +22,8 @@ function countingItemWrites(t: TableRef): { table: TableRef; counts: { written: 
       if (item && (e as { name?: string }).name === 'ConditionalCheckFailedException') counts.refused++;
       throw e;
     }
-  }) as unknown as TableRef['client']['send'];
-  return { table: { ...t, client }, counts };
+  });
+  return { table, counts };
 }
 
 describe('activating many accounts whose agents are on two replicas (docs/protocol.md#assignment-across-replicas)', () => {

@@ -5,20 +5,19 @@ import type { TableRef } from '../core/client.ts';
 import { listPrefixAccountPage, prefixRanks } from './name-prefix.ts';
 import { rankChange, readDir } from './rank.ts';
 import { createAccount } from './records.ts';
+import { interceptedTable } from '../../../test/support/intercepted-table.ts';
 
 const tables = useTestTables();
 
 /** Counts the account items each Query returns, to show a page reads only the page. */
 function countingItems(t: TableRef): { table: TableRef; read: () => number } {
   let read = 0;
-  const send = t.client.send.bind(t.client) as (command: unknown) => Promise<{ Items?: unknown[] }>;
-  const client = Object.create(t.client) as TableRef['client'];
-  client.send = (async (command: unknown) => {
-    const out = await send(command);
+  const table = interceptedTable(t, async (command, send) => {
+    const out = (await send(command)) as { Items?: unknown[] };
     if (command instanceof QueryCommand && (command.input.ExpressionAttributeValues as Record<string, unknown>)[':pk'] === 'ACCOUNT') read += out.Items?.length ?? 0;
     return out;
-  }) as TableRef['client']['send'];
-  return { table: { ...t, client }, read: () => read };
+  });
+  return { table, read: () => read };
 }
 
 describe('pages of a name prefix from the rank index', () => {

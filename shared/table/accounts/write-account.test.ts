@@ -6,6 +6,7 @@ import type { TableRef } from '../core/client.ts';
 import { confirmAnswer, confirmAnswerParams } from './answer-write.ts';
 import { putClusterStatus } from './cluster-status.ts';
 import { createAccount, getAccount, mutateAccount, updateAccount, writeAccount, type AccountChanges } from './records.ts';
+import { interceptedTable, operationOf } from '../../../test/support/intercepted-table.ts';
 
 const tables = useTestTables();
 const AGENTS = ['a1', 'a2', 'a3'];
@@ -13,13 +14,11 @@ const AGENTS = ['a1', 'a2', 'a3'];
 /** A client of the same table that keeps the input of every request it sends. */
 function recordingTable(t: TableRef): { table: TableRef; sent: { op: string; input: Record<string, unknown> }[] } {
   const sent: { op: string; input: Record<string, unknown> }[] = [];
-  const send = t.client.send.bind(t.client) as (command: object) => Promise<unknown>;
-  const client = Object.create(t.client) as TableRef['client'];
-  client.send = ((command: { input: Record<string, unknown> }) => {
-    sent.push({ op: command.constructor.name.replace(/Command$/, ''), input: command.input });
+  const table = interceptedTable(t, (command, send) => {
+    sent.push({ op: operationOf(command), input: command.input });
     return send(command);
-  }) as unknown as TableRef['client']['send'];
-  return { table: { ...t, client }, sent };
+  });
+  return { table, sent };
 }
 
 const entry: fc.Arbitrary<AgentResult> = fc.record(

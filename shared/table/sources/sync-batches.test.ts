@@ -12,27 +12,25 @@ import { getAccount, getAccounts, updateAccount } from '../accounts/records.ts';
 import { putAgentStaticAccounts } from './agent-static.ts';
 import { sourcePk } from './keys.ts';
 import { syncSource } from './sync.ts';
+import { interceptedTable, type SentCommand } from '../../../test/support/intercepted-table.ts';
 
 const file = { id: 'driver-config', kind: 'driver-config' as const };
 const N = 200;
 const names = Array.from({ length: N }, (_, i) => `acct-${String(i).padStart(3, '0')}`);
 const defsOf = (list: readonly string[]): AccountSettings[] => list.map((name) => ({ name, kubeconfigFile: '/k/file' }));
 
-type Sent = { constructor: { name: string }; input: unknown };
+type Sent = SentCommand;
 
 /** The table with every command counted by its kind (`PutCommand`, `BatchWriteCommand`, ...). */
 function counted(t: TableRef, intercept?: (command: Sent, send: (c: Sent) => Promise<unknown>) => Promise<unknown> | undefined) {
   const counts = new Map<string, number>();
-  const send = t.client.send.bind(t.client) as (command: Sent) => Promise<unknown>;
-  const client = Object.assign(Object.create(t.client) as typeof t.client, {
-    send: async (command: Sent) => {
-      counts.set(command.constructor.name, (counts.get(command.constructor.name) ?? 0) + 1);
-      return (await intercept?.(command, send)) ?? send(command);
-    },
+  const table = interceptedTable(t, async (command, send) => {
+    counts.set(command.constructor.name, (counts.get(command.constructor.name) ?? 0) + 1);
+    return (await intercept?.(command, send)) ?? send(command);
   });
   const total = () => [...counts.values()].reduce((a, b) => a + b, 0);
   const of = (kind: string) => counts.get(kind) ?? 0;
-  return { table: { ...t, client }, counts, total, of, reset: () => counts.clear() };
+  return { table, counts, total, of, reset: () => counts.clear() };
 }
 
 async function members(t: TableRef, sourceId: string): Promise<Map<string, unknown>> {

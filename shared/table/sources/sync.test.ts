@@ -7,6 +7,7 @@ import { rankTotal } from '../accounts/rank.ts';
 import { getAccount, updateAccount } from '../accounts/records.ts';
 import { putAgentStaticAccounts, removeAgentStaticAccounts } from './agent-static.ts';
 import { definitionHash, syncSource } from './sync.ts';
+import { interceptedTable } from '../../../test/support/intercepted-table.ts';
 
 const file = { id: 'driver-config', kind: 'driver-config' as const };
 
@@ -82,20 +83,14 @@ describe('source sync against dynalite', () => {
     await updateAccount(t, 'prod', before.version, { registration: { at: 1 }, state: 'ACTIVE', generation: 1 }, 2);
     // Just before the sync raises the generation, an agent's answer lands on the same item.
     let interfered = false;
-    const send = t.client.send.bind(t.client) as (command: unknown) => Promise<unknown>;
-    const racing = {
-      ...t,
-      client: Object.assign(Object.create(t.client) as typeof t.client, {
-        send: async (command: { input?: { ExpressionAttributeNames?: Record<string, string> } }) => {
-          if (!interfered && command.input?.ExpressionAttributeNames?.['#generation'] === 'generation') {
-            interfered = true;
-            const now = (await getAccount(t, 'prod', { consistent: true }))!;
-            await updateAccount(t, 'prod', now.version, { lastAssignmentMsg: 'connected to https://cluster' }, 11);
-          }
-          return send(command);
-        },
-      }),
-    };
+    const racing = interceptedTable(t, async (command, send) => {
+      if (!interfered && (command.input.ExpressionAttributeNames as Record<string, string> | undefined)?.['#generation'] === 'generation') {
+        interfered = true;
+        const now = (await getAccount(t, 'prod', { consistent: true }))!;
+        await updateAccount(t, 'prod', now.version, { lastAssignmentMsg: 'connected to https://cluster' }, 11);
+      }
+      return send(command);
+    });
     await syncSource(racing, file, [{ name: 'prod', context: 'new' }], 10);
     expect(interfered).toBe(true);
     const after = (await getAccount(t, 'prod', { consistent: true }))!;
