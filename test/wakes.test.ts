@@ -114,6 +114,10 @@ async function wakeCount(driver: Driver, outcome: string): Promise<number> {
   return (await driver.metrics.wakes.get()).values.find((x) => x.labels.outcome === outcome)?.value ?? 0;
 }
 
+async function namedCount(driver: Driver, outcome: string): Promise<number> {
+  return (await driver.metrics.namedWakes.get()).values.find((x) => x.labels.outcome === outcome)?.value ?? 0;
+}
+
 async function send(address: { host: string; port: number }, datagrams: readonly Buffer[]): Promise<void> {
   const socket = createSocket('udp4');
   await Promise.all(datagrams.map((d) => new Promise<void>((resolve) => socket.send(d, address.port, address.host, () => resolve()))));
@@ -193,6 +197,8 @@ describe('wakes between the API and driver replicas', () => {
     expect(await wakeCount(w.driver, 'accepted')).toBe(before.accepted + 1);
     expect(w.counted.reads.queue).toBe(before.queue);
     expect(await getOperation(world.table, reply.json.id as string)).toMatchObject({ attempt: 1, dispatch: { agentId: 'a1' } });
+    expect(await namedCount(w.driver, 'claimed')).toBe(1);
+    expect(await namedCount(w.driver, 'not_claimed')).toBe(0);
   });
 
   it('a named wake it cannot use changes nothing and leads to the queue read: claimed elsewhere, finished, an account held nowhere here, another account', async () => {
@@ -204,19 +210,21 @@ describe('wakes between the API and driver replicas', () => {
     const done = await queued('prod', 'finished-already');
     expect(await finishOperation(world.table, done, { state: 'FAILED', message: 'finished already' }, Date.now())).toBeDefined();
     const notHere = await queued('not-held-here', 'not-held');
-    const cases: [string, NamedOperation][] = [
-      ['claimed by another replica', { id: elsewhere, account: 'prod' }],
-      ['finished', { id: done, account: 'prod' }],
-      ['of an account no agent here holds', { id: notHere, account: 'not-held-here' }],
+    const cases: [string, NamedOperation, string][] = [
+      ['claimed by another replica', { id: elsewhere, account: 'prod' }, 'not_claimed'],
+      ['finished', { id: done, account: 'prod' }, 'not_claimed'],
+      ['of an account no agent here holds', { id: notHere, account: 'not-held-here' }, 'not_held'],
       // The name says prod, the operation is of another account: the claim's condition refuses it.
-      ['named with another account', { id: notHere, account: 'prod' }],
-      ['not there at all', { id: 'e'.repeat(32), account: 'prod' }],
+      ['named with another account', { id: notHere, account: 'prod' }, 'not_claimed'],
+      ['not there at all', { id: 'e'.repeat(32), account: 'prod' }, 'not_claimed'],
     ];
-    for (const [what, operation] of cases) {
+    for (const [what, operation, outcome] of cases) {
       const records = await Promise.all([elsewhere, done, notHere].map((id) => getOperation(world.table, id)));
       const before = w.counted.reads.queue;
+      const counted = await namedCount(w.driver, outcome);
       await send(w.address, [named(operation)]);
       await vi.waitFor(() => expect({ what, reads: w.counted.reads.queue }).toEqual({ what, reads: before + 1 }), WAIT);
+      expect({ what, outcome: await namedCount(w.driver, outcome) }).toEqual({ what, outcome: counted + 1 });
       await settle();
       expect({ what, records: await Promise.all([elsewhere, done, notHere].map((id) => getOperation(world.table, id))) }).toEqual({ what, records });
     }

@@ -50,6 +50,8 @@ export interface DriverMetrics {
   readonly tableErrors: Counter<'operation' | 'type'>;
   /** Datagrams at the wake endpoint, by outcome: accepted, or why ignored (docs/protocol.md#6b-wakes). */
   readonly wakes: Counter<'outcome'>;
+  /** Operations wakes that named an operation, by what came of the name (docs/protocol.md#6b-wakes). */
+  readonly namedWakes: Counter<'outcome'>;
   /** The API's result asks at this replica, by outcome: answered, or why refused (docs/protocol.md#result-asks). */
   readonly resultAsks: Counter<'outcome'>;
   /** Sources of values read at scrape time: the sessions and the assignment queue of this replica. */
@@ -97,6 +99,7 @@ export function createDriverMetrics(registry = new Registry()): DriverMetrics {
     tableRequestDuration: new Histogram({ name: 'vendor_driver_table_request_duration_seconds', help: 'Each try of a table request', labelNames: ['operation'], buckets: TABLE_BUCKETS, registers }),
     tableErrors: new Counter({ name: 'vendor_driver_table_errors_total', help: 'Table tries that failed', labelNames: ['operation', 'type'], registers }),
     wakes: new Counter({ name: 'vendor_driver_wakes_total', help: 'Datagrams at the wake endpoint, by outcome', labelNames: ['outcome'], registers }),
+    namedWakes: new Counter({ name: 'vendor_driver_named_wakes_total', help: 'Operations wakes naming an operation, by what came of the name', labelNames: ['outcome'], registers }),
     resultAsks: new Counter({ name: 'vendor_driver_result_asks_total', help: 'Result asks at the wake port, by outcome', labelNames: ['outcome'], registers }),
   };
 }

@@ -146,15 +146,25 @@ export class OperationDispatcher implements LocalDispatcher {
    * as for a wake without a name.
    */
   claimNamed(named: NamedOperation): void {
+    const counted = (outcome: 'claimed' | 'busy' | 'not_held' | 'not_claimed') => this.#deps.metrics?.namedWakes.inc({ outcome });
     // Being decided already (a read of the queue found it): that decision stands.
-    if (this.#busy.has(named.id)) return;
-    const toQueue = (why: string) => {
+    if (this.#busy.has(named.id)) return counted('busy');
+    const toQueue = (outcome: 'not_held' | 'not_claimed', why: string) => {
+      counted(outcome);
       this.#deps.log.debug({ operationId: named.id, account: named.account }, `named wake not used (${why}): reading the queue`);
       this.wake();
     };
-    if (this.#deps.directory.holders(named.account).length === 0) return toQueue('no agent here holds the account');
+    if (this.#deps.directory.holders(named.account).length === 0) return toQueue('not_held', 'no agent here holds the account');
     const entry: QueueEntry = { id: named.id, account: named.account, state: 'QUEUED', attempt: 0, createdAt: this.#deps.clock.now(), ...(named.requestHash === undefined ? {} : { requestHash: named.requestHash }) };
-    void this.#inTurn(named.id, () => this.#dispatch(entry, undefined, undefined, true, () => toQueue('the claim did not hold')));
+    let used = true;
+    const unused = () => {
+      used = false;
+      toQueue('not_claimed', 'the claim did not hold, or its agent left first');
+    };
+    void this.#inTurn(named.id, async () => {
+      await this.#dispatch(entry, undefined, undefined, true, unused);
+      if (used) counted('claimed');
+    });
   }
 
   /** Hands out a just-stored operation at once, without waiting for the next read of the queue. */
