@@ -1,7 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { PK } from '../../shared/table/core/keys.ts';
-import { getAccounts } from '../../shared/table/accounts/records.ts';
 import { readHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { AGENT_TOKEN, useAccountsWorld } from '../../test/support/accounts-world.ts';
 import { ProtocolAgent } from '../../test/support/protocol-agent.ts';
@@ -34,10 +33,7 @@ describe("the driver's account writes (docs/table.md#generic-conditional-update)
       await vi.waitFor(() => expect(driver.sessions().length).toBe(2), WAIT);
       expect((await world.call('POST', '/vendor/accounts', names.map((name) => ({ name, zoneId: 'z' })))).status).toBe(200);
       expect((await world.call('PATCH', '/vendor/accounts', names.map((name) => ({ name, state: 'ACTIVE' })))).status).toBe(200);
-      await vi.waitFor(async () => {
-        const records = await getAccounts(world.table, names, { consistent: true });
-        expect([...records.values()].filter((r) => r.state === 'ACTIVE' && Object.values(r.agents).filter((e) => e.ok).length === 2)).toHaveLength(N);
-      }, WAIT);
+      await vi.waitFor(async () => expect(await world.confirmedBy(names, 2)).toHaveLength(N), WAIT);
       // The held index is followed from the item each write left, as the driver knew it.
       await vi.waitFor(async () => {
         for (const a of agents) expect((await readHeldAccounts(world.table, a.id)).map((e) => e.name)).toEqual(names);

@@ -1,7 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { PK, PK_PREFIX } from '../../shared/table/core/keys.ts';
-import { getAccounts } from '../../shared/table/accounts/records.ts';
 import { readHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { facetCounts } from '../../shared/table/accounts/facets.ts';
 import { AGENT_TOKEN, useAccountsWorld } from '../support/accounts-world.ts';
@@ -39,10 +38,7 @@ describe('activating many accounts in one replica (docs/table.md#the-held-index)
       await vi.waitFor(() => expect(driver.sessions().length).toBe(2), WAIT);
       const before = new Map(counts);
       expect((await world.call('PATCH', '/vendor/accounts', names.map((name) => ({ name, state: 'ACTIVE' })))).status).toBe(200);
-      await vi.waitFor(async () => {
-        const records = await getAccounts(world.table, names, { consistent: true });
-        expect([...records.values()].filter((r) => r.state === 'ACTIVE' && Object.values(r.agents).filter((e) => e.ok).length === 2)).toHaveLength(N);
-      }, WAIT);
+      await vi.waitFor(async () => expect(await world.confirmedBy(names, 2)).toHaveLength(N), WAIT);
       // Every rule still holds: each agent's held entries and the facet counts follow the items.
       await vi.waitFor(async () => {
         for (const a of agents) expect((await readHeldAccounts(world.table, a.id)).map((e) => e.name)).toEqual(names);

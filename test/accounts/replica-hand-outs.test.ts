@@ -1,7 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { PK } from '../../shared/table/core/keys.ts';
-import { getAccounts } from '../../shared/table/accounts/records.ts';
 import { AGENT_TOKEN, useAccountsWorld } from '../support/accounts-world.ts';
 import { ProtocolAgent } from '../support/protocol-agent.ts';
 import { interceptedTable, operationOf } from '../support/intercepted-table.ts';
@@ -45,8 +44,7 @@ describe('activating many accounts whose agents are on two replicas (docs/protoc
       const before = { ...counts };
       expect((await world.call('PATCH', '/vendor/accounts', names.map((name) => ({ name, state: 'ACTIVE' })))).status).toBe(200);
       await vi.waitFor(async () => {
-        const records = await getAccounts(world.table, names, { consistent: true });
-        const done = [...records.values()].filter((r) => r.state === 'ACTIVE' && Object.values(r.agents).filter((e) => e.ok).length === 2);
+        const done = await world.confirmedBy(names, 2);
         expect(done).toHaveLength(N);
         // Every rule still holds: one caching agent per account, both agents hold it.
         for (const r of done) expect(Object.values(r.agents).filter((e) => e.caching).map((e) => e.agentId)).toEqual([r.cachingAgentId]);

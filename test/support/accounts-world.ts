@@ -33,7 +33,7 @@ import { systemClock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
 import { AUTHORIZATION_HEADER, bearerToken } from '../../shared/protocol/wire.ts';
 import { OperationEvents } from '../../shared/operations/events.ts';
-import { getAccount } from '../../shared/table/accounts/records.ts';
+import { getAccount, getAccounts } from '../../shared/table/accounts/records.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { syncSource } from '../../shared/table/sources/sync.ts';
 import { captureLogger } from '../capture-log.ts';
@@ -233,6 +233,12 @@ export class AccountsWorld {
 
   record(name: string): Promise<AccountRecord | undefined> {
     return getAccount(this.table, name, { consistent: true });
+  }
+
+  /** Those of `names` that are ACTIVE with a confirmation from `agents` agents, read consistently. */
+  async confirmedBy(names: readonly string[], agents: number): Promise<AccountRecord[]> {
+    const records = await getAccounts(this.table, [...names], { consistent: true });
+    return [...records.values()].filter((r) => r.state === 'ACTIVE' && Object.values(r.agents).filter((e) => e.ok).length === agents);
   }
 }
 
