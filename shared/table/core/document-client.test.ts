@@ -289,6 +289,26 @@ describe('the table client’s middleware stack', () => {
     expect(JSON.parse(handler.seen[1]?.body ?? '')).toStrictEqual(JSON.parse(handler.seen[0]?.body ?? ''));
   });
 
+  it('hands an error answer straight to the SDK’s step, which reads it once', async () => {
+    const client = createDocumentClient(local);
+    const failed = { status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'The conditional request failed' } };
+    let answers = 0;
+    answerFromMemory(client, cannedHandler(() => (answers++ === 0 ? failed : { body: {} })));
+    const protocol = (client.config as unknown as { protocol: { deserializeResponse: (...args: unknown[]) => Promise<unknown> } }).protocol;
+    const read = protocol.deserializeResponse.bind(protocol);
+    let reads = 0;
+    protocol.deserializeResponse = (...args: unknown[]) => {
+      reads++;
+      return read(...args);
+    };
+    const update = () => new UpdateCommand({ TableName: TABLE, Key: { pk: 'a', sk: 'b' }, UpdateExpression: 'SET v = :v', ConditionExpression: 'v = :w', ExpressionAttributeValues: { ':v': 2, ':w': 0 } });
+    await expect(client.send(update())).rejects.toBeInstanceOf(ConditionalCheckFailedException);
+    // An answer of 2xx is read once by the table client's own step; an error answer is not tried there first.
+    expect(reads).toBe(1);
+    await client.send(update());
+    expect(reads).toBe(2);
+  });
+
   it('answers the low-level commands as the SDK does', async () => {
     const client = createDocumentClient(local);
     answerFromMemory(client, cannedHandler(() => ({ body: { Table: { TableName: TABLE, TableStatus: 'ACTIVE', CreationDateTime: 1_790_000_000.5 } } })));
