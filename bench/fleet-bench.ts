@@ -131,7 +131,7 @@ interface TableProcess {
 export interface TableCounts {
   counts: Record<string, number>;
   byProcess: Record<string, Record<string, number>>;
-  /** With `BENCH_TABLE_PARTITIONS=1`: items written per partition word per second (bench/fleet-partitions.ts). */
+  /** With `BENCH_TABLE_PARTITIONS=1`: items written per partition key per second (bench/fleet-partitions.ts). */
   writesPerSecond?: WritesPerSecond;
 }
 
@@ -391,7 +391,7 @@ export async function runFleetBench(options: FleetOptions, emit: (l: Line) => vo
       for (const [word, row] of Object.entries(writes)) {
         const pk = samples[word];
         const items = pk === undefined ? undefined : await partitionItemBytes(db, pk);
-        writesByPartition[word] = { ...row, ...(items === undefined ? {} : { item: items, peak_wcu_per_second: row.peak_per_second * items.wcu_per_write }) };
+        writesByPartition[word] = { ...row, ...(items === undefined ? {} : { item: items, busiest_partition_peak_wcu_per_second: row.busiest_partition_peak_per_second * items.wcu_per_write }) };
       }
     }
     out({

@@ -11,22 +11,25 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 describe('bench:fleet, where the writes land', () => {
   it('names the partition word of every item a write writes, and nothing for a read', () => {
     expect(writtenPartitions('UpdateItem', JSON.stringify({ Key: { pk: { S: 'ACCOUNT' }, sk: { S: 'a' } } }))).toEqual(['ACCOUNT']);
-    expect(writtenPartitions('PutItem', JSON.stringify({ Item: { pk: { S: 'HELD#agent-1' }, sk: { S: 'a' } } }))).toEqual(['HELD#']);
+    expect(writtenPartitions('PutItem', JSON.stringify({ Item: { pk: { S: 'HELD#agent-1' }, sk: { S: 'a' } } }))).toEqual(['HELD#agent-1']);
     const batch = { RequestItems: { t: [{ PutRequest: { Item: { pk: { S: 'CHANGE' } } } }, { PutRequest: { Item: { pk: { S: 'CHANGE' } } } }, { DeleteRequest: { Key: { pk: { S: 'HELD#a2' } } } }] } };
-    expect(writtenPartitions('BatchWriteItem', JSON.stringify(batch))).toEqual(['CHANGE', 'CHANGE', 'HELD#']);
+    expect(writtenPartitions('BatchWriteItem', JSON.stringify(batch))).toEqual(['CHANGE', 'CHANGE', 'HELD#a2']);
     expect(writtenPartitions('Query', JSON.stringify({ ExpressionAttributeValues: { ':pk': { S: 'CHANGE' } } }))).toEqual([]);
     expect(writtenPartitions('UpdateItem', 'not json')).toEqual([]);
   });
 
-  it('gives each partition its writes, its busiest second and its mean over the window', () => {
+  it('gives each partition word its writes, its busiest second (all its partitions, and the busiest one) and its mean over the window', () => {
     const perSecond: WritesPerSecond = {};
     countWrites(perSecond, 10_100, ['ACCOUNT', 'ACCOUNT', 'CHANGE']);
     countWrites(perSecond, 11_900, ['ACCOUNT']);
     countWrites(perSecond, 12_000, ['ACCOUNT', 'ACCOUNT', 'ACCOUNT']);
     countWrites(perSecond, 20_000, ['ACCOUNT']); // after the window
+    countWrites(perSecond, 11_000, ['HELD#a1', 'HELD#a2', 'HELD#a1']);
+    countWrites(perSecond, 12_200, ['HELD#a2']);
     expect(partitionWrites(perSecond, 10_000, 12_500)).toEqual({
-      ACCOUNT: { writes: 6, peak_per_second: 3, mean_per_second: 2.4 },
-      CHANGE: { writes: 1, peak_per_second: 1, mean_per_second: 0.4 },
+      ACCOUNT: { writes: 6, partitions: 1, peak_per_second: 3, busiest_partition_peak_per_second: 3, mean_per_second: 2.4 },
+      CHANGE: { writes: 1, partitions: 1, peak_per_second: 1, busiest_partition_peak_per_second: 1, mean_per_second: 0.4 },
+      'HELD#': { writes: 4, partitions: 2, peak_per_second: 3, busiest_partition_peak_per_second: 2, mean_per_second: 1.6 },
     });
   });
 

@@ -15,12 +15,17 @@ interface WriteBody {
   RequestItems?: Record<string, { PutRequest?: { Item?: { pk?: { S?: unknown } } }; DeleteRequest?: { Key?: { pk?: { S?: unknown } } } }[]>;
 }
 
-function word(key: { pk?: { S?: unknown } } | undefined): string {
+function partitionKey(key: { pk?: { S?: unknown } } | undefined): string {
   const pk = key?.pk?.S;
-  return typeof pk === 'string' ? pk.replace(/#.*$/, '#') : '?';
+  return typeof pk === 'string' ? pk : '?';
 }
 
-/** The partition word of each item a write request writes (none for a read or an unreadable body). */
+/** A partition's word: its key without what follows a `#` (`HELD#agent-1` is `HELD#`, one partition per agent). */
+export function partitionWord(pk: string): string {
+  return pk.replace(/#.*$/, '#');
+}
+
+/** The partition key of each item a write request writes (none for a read or an unreadable body). */
 export function writtenPartitions(operation: string, body: string): string[] {
   if (!WRITES.has(operation)) return [];
   let parsed: WriteBody;
@@ -29,11 +34,11 @@ export function writtenPartitions(operation: string, body: string): string[] {
   } catch {
     return [];
   }
-  if (operation !== 'BatchWriteItem') return [word(parsed.Key ?? parsed.Item)];
-  return Object.values(parsed.RequestItems ?? {}).flatMap((requests) => requests.map((r) => word(r.PutRequest?.Item ?? r.DeleteRequest?.Key)));
+  if (operation !== 'BatchWriteItem') return [partitionKey(parsed.Key ?? parsed.Item)];
+  return Object.values(parsed.RequestItems ?? {}).flatMap((requests) => requests.map((r) => partitionKey(r.PutRequest?.Item ?? r.DeleteRequest?.Key)));
 }
 
-/** Writes per partition word per second (seconds since the epoch, as keys). */
+/** Items written per partition key per second (seconds since the epoch, as keys). */
 export type WritesPerSecond = Record<string, Record<string, number>>;
 
 export function countWrites(into: WritesPerSecond, atMs: number, partitions: readonly string[]): void {
@@ -44,8 +49,12 @@ export function countWrites(into: WritesPerSecond, atMs: number, partitions: rea
 
 export interface PartitionWrites {
   writes: number;
-  /** The most writes the partition took in one whole second of the window. */
+  /** The partitions of the word written to (one for `ACCOUNT` and `CHANGE`, one per agent for `HELD#`). */
+  partitions: number;
+  /** The most writes the word's partitions took together in one second of the window. */
   peak_per_second: number;
+  /** The most writes one partition of the word took in one second: what DynamoDB's per-partition limit is about. */
+  busiest_partition_peak_per_second: number;
   mean_per_second: number;
 }
 
@@ -55,14 +64,25 @@ export function partitionWrites(perSecond: WritesPerSecond, fromMs: number, toMs
   const last = Math.floor(toMs / 1000);
   const seconds = Math.max(1, (toMs - fromMs) / 1000);
   const out: Record<string, PartitionWrites> = {};
+  const keys = new Map<string, Set<string>>();
   for (let s = first; s <= last; s++) {
-    for (const [p, n] of Object.entries(perSecond[String(s)] ?? {})) {
-      const row = (out[p] ??= { writes: 0, peak_per_second: 0, mean_per_second: 0 });
+    const inSecond = new Map<string, number>();
+    for (const [pk, n] of Object.entries(perSecond[String(s)] ?? {})) {
+      const word = partitionWord(pk);
+      const row = (out[word] ??= { writes: 0, partitions: 0, peak_per_second: 0, busiest_partition_peak_per_second: 0, mean_per_second: 0 });
       row.writes += n;
-      row.peak_per_second = Math.max(row.peak_per_second, n);
+      row.busiest_partition_peak_per_second = Math.max(row.busiest_partition_peak_per_second, n);
+      inSecond.set(word, (inSecond.get(word) ?? 0) + n);
+      let seen = keys.get(word);
+      if (seen === undefined) keys.set(word, (seen = new Set()));
+      seen.add(pk);
     }
+    for (const [word, n] of inSecond) (out[word] as PartitionWrites).peak_per_second = Math.max((out[word] as PartitionWrites).peak_per_second, n);
   }
-  for (const row of Object.values(out)) row.mean_per_second = Math.round((10 * row.writes) / seconds) / 10;
+  for (const [word, row] of Object.entries(out)) {
+    row.partitions = keys.get(word)?.size ?? 0;
+    row.mean_per_second = Math.round((10 * row.writes) / seconds) / 10;
+  }
   return out;
 }
 

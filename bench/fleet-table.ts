@@ -17,7 +17,7 @@
  * With `BENCH_TABLE_LOG=<file>` it also appends the first `BENCH_TABLE_LOG_PER_KIND` (20) request
  * bodies of each kind and process to that file, one JSON line each, with the answer's size: the
  * shapes `bench/table-cost.ts` replays. With `BENCH_TABLE_PARTITIONS=1` it reads each write's body and
- * counts the items written per partition word per second (bench/fleet-partitions.ts), sent with the
+ * counts the items written per partition key per second (bench/fleet-partitions.ts), sent with the
  * counts as `writesPerSecond`; this too costs the table process CPU.
  */
 import { subscribe } from 'node:diagnostics_channel';
