@@ -42,6 +42,8 @@ import { PK, PK_PREFIX } from '../shared/table/core/keys.ts';
 import { cpuProfileArgs, loadAverage, ownCpuMs, procStats, startDriverProcess, type DriverProcess, type Line } from './support.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** How long each process's idle CPU is measured before the activation. */
+const IDLE_MS = 5000;
 const TOKEN = 'bench-fleet-agent-token-000000001';
 const ADMIN_TOKEN = 'bench-fleet-admin-token-0123456789abcdef';
 /** The zone of the full agents (`<deployment>_<namespace>` of AccountsWorld's agents). */
@@ -349,6 +351,14 @@ export async function runFleetBench(options: FleetOptions, emit: (l: Line) => vo
       if (res.status !== 200) throw new Error(`POST: ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
     }
     const handOuts = [...zones].reduce((sum, [zone, list]) => sum + list.length * (members.get(zone)?.length ?? 0), 0);
+    // What each process spends while nothing is being activated (polls, sweeps, heartbeats): the part of
+    // the CPU figures below that grows with the phase's length, not with its accounts.
+    const idleFrom = processes();
+    const idleStarted = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    const idleSeconds = (performance.now() - idleStarted) / 1000;
+    const idleTo = processes();
+    const idleCpuPerSecond = Object.fromEntries(Object.entries(idleTo).map(([k, v]) => [k, round((v.cpu_ms - (idleFrom[k]?.cpu_ms ?? 0)) / idleSeconds)]));
     const load = loadAverage();
     const countsBefore = await table.counts();
     const cpuBefore = processes();
@@ -417,7 +427,12 @@ export async function runFleetBench(options: FleetOptions, emit: (l: Line) => vo
         // The same by the process that sent them: the bench's own reads are `bench`.
         table_requests_per_account_by_process: perAccountByProcess(countsBefore, countsActive, names.length),
         cpu_ms: Object.fromEntries(Object.entries(cpuActive).map(([k, v]) => [k, round(v.cpu_ms - (cpuBefore[k]?.cpu_ms ?? 0))])),
+        // Less what the process spends idle over as long (`idle_cpu_ms_per_s`), per account: the activation's own CPU.
+        cpu_ms_per_account_less_idle: Object.fromEntries(
+          Object.entries(cpuActive).map(([k, v]) => [k, round((v.cpu_ms - (cpuBefore[k]?.cpu_ms ?? 0) - (idleCpuPerSecond[k] ?? 0) * ((activeAtMs - startedAtMs) / 1000)) / names.length, 3)]),
+        ),
       },
+      idle_cpu_ms_per_s: idleCpuPerSecond,
       processes: Object.fromEntries(Object.entries(cpuAfter).map(([k, v]) => [k, { rss_mib: v.rss_mib, cpu_ms: round(v.cpu_ms - (cpuBefore[k]?.cpu_ms ?? 0)) }])),
       ...(writesByPartition === undefined ? {} : { table_writes_by_partition_until_all_active: writesByPartition }),
       load_average_1m: load,
