@@ -35,9 +35,15 @@ import { ProtocolAgent } from '../test/support/protocol-agent.ts';
 import { tableProcessEnv } from '../test/support/table-env.ts';
 import { startTcpBalancer } from '../test/support/tcp-balancer.ts';
 import { round } from './stats.ts';
+import { itemBytes, partitionWrites, writeUnits, type WritesPerSecond } from './fleet-partitions.ts';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { PK, PK_PREFIX } from '../shared/table/core/keys.ts';
 import { cpuProfileArgs, loadAverage, ownCpuMs, procStats, startDriverProcess, type DriverProcess, type Line } from './support.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** How long each process's idle CPU is measured before the activation. */
+const IDLE_MS = 5000;
 const TOKEN = 'bench-fleet-agent-token-000000001';
 const ADMIN_TOKEN = 'bench-fleet-admin-token-0123456789abcdef';
 /** The zone of the full agents (`<deployment>_<namespace>` of AccountsWorld's agents). */
@@ -127,6 +133,17 @@ interface TableProcess {
 export interface TableCounts {
   counts: Record<string, number>;
   byProcess: Record<string, Record<string, number>>;
+  /** With `BENCH_TABLE_PARTITIONS=1`: items written per partition key per second (bench/fleet-partitions.ts). */
+  writesPerSecond?: WritesPerSecond;
+}
+
+/** The size of up to `limit` items of partition `pk` (DynamoDB's item size), and the write units one write of the largest costs. */
+async function partitionItemBytes(db: TableRef, pk: string, limit = 50): Promise<{ items: number; mean_bytes: number; max_bytes: number; wcu_per_write: number } | undefined> {
+  const page = await db.client.send(new QueryCommand({ TableName: db.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, Limit: limit }));
+  const sizes = (page.Items ?? []).map((item) => itemBytes(marshall(item, { removeUndefinedValues: true, convertClassInstanceToMap: true })));
+  if (sizes.length === 0) return undefined;
+  const max = Math.max(...sizes);
+  return { items: sizes.length, mean_bytes: Math.round(sizes.reduce((a, b) => a + b, 0) / sizes.length), max_bytes: max, wcu_per_write: writeUnits(max) };
 }
 
 /** `perAccount` for each process that sent requests in between. */
@@ -334,10 +351,19 @@ export async function runFleetBench(options: FleetOptions, emit: (l: Line) => vo
       if (res.status !== 200) throw new Error(`POST: ${res.status} ${JSON.stringify(res.json).slice(0, 300)}`);
     }
     const handOuts = [...zones].reduce((sum, [zone, list]) => sum + list.length * (members.get(zone)?.length ?? 0), 0);
+    // What each process spends while nothing is being activated (polls, sweeps, heartbeats): the part of
+    // the CPU figures below that grows with the phase's length, not with its accounts.
+    const idleFrom = processes();
+    const idleStarted = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    const idleSeconds = (performance.now() - idleStarted) / 1000;
+    const idleTo = processes();
+    const idleCpuPerSecond = Object.fromEntries(Object.entries(idleTo).map(([k, v]) => [k, round((v.cpu_ms - (idleFrom[k]?.cpu_ms ?? 0)) / idleSeconds)]));
     const load = loadAverage();
     const countsBefore = await table.counts();
     const cpuBefore = processes();
     const started = performance.now();
+    const startedAtMs = Date.now();
     // One batch after another, as an operator's script would send them; a batch the API answers 503
     // (the table not answering in time) is sent again, and a 409 then says its accounts were
     // activated by the attempt that timed out.
@@ -358,12 +384,26 @@ export async function runFleetBench(options: FleetOptions, emit: (l: Line) => vo
     const allActive = await timed(() => activeAt.size >= names.length, options.phaseLimitMs);
     // What the activation itself cost, before the wait for the last confirmations adds the time-driven
     // requests (heartbeats, sweeps, polls) of however long that wait is.
+    const activeAtMs = Date.now();
     const countsActive = await table.counts();
     const cpuActive = processes();
     const allAgents = await timed(() => answers >= handOuts, options.phaseLimitMs);
     const activeMs = allActive === undefined ? undefined : round(patchMs + allActive);
     const countsAfter = await table.counts();
     const cpuAfter = processes();
+    // Where the writes landed until all were ACTIVE, and what one write of each partition's items costs.
+    let writesByPartition: Record<string, unknown> | undefined;
+    if (countsActive.writesPerSecond !== undefined) {
+      const writes = partitionWrites(countsActive.writesPerSecond, startedAtMs, activeAtMs);
+      const firstAgent = [...protocolAgents.keys()][0];
+      const samples: Record<string, string | undefined> = { ACCOUNT: PK.account, CHANGE: PK.change, SESSION: PK.session, [PK_PREFIX.held]: firstAgent === undefined ? undefined : `${PK_PREFIX.held}${firstAgent}` };
+      writesByPartition = {};
+      for (const [word, row] of Object.entries(writes)) {
+        const pk = samples[word];
+        const items = pk === undefined ? undefined : await partitionItemBytes(db, pk);
+        writesByPartition[word] = { ...row, ...(items === undefined ? {} : { item: items, busiest_partition_peak_wcu_per_second: row.busiest_partition_peak_per_second * items.wcu_per_write }) };
+      }
+    }
     out({
       bench: 'fleet',
       figure: 'activate',
@@ -387,8 +427,14 @@ export async function runFleetBench(options: FleetOptions, emit: (l: Line) => vo
         // The same by the process that sent them: the bench's own reads are `bench`.
         table_requests_per_account_by_process: perAccountByProcess(countsBefore, countsActive, names.length),
         cpu_ms: Object.fromEntries(Object.entries(cpuActive).map(([k, v]) => [k, round(v.cpu_ms - (cpuBefore[k]?.cpu_ms ?? 0))])),
+        // Less what the process spends idle over as long (`idle_cpu_ms_per_s`), per account: the activation's own CPU.
+        cpu_ms_per_account_less_idle: Object.fromEntries(
+          Object.entries(cpuActive).map(([k, v]) => [k, round((v.cpu_ms - (cpuBefore[k]?.cpu_ms ?? 0) - (idleCpuPerSecond[k] ?? 0) * ((activeAtMs - startedAtMs) / 1000)) / names.length, 3)]),
+        ),
       },
+      idle_cpu_ms_per_s: idleCpuPerSecond,
       processes: Object.fromEntries(Object.entries(cpuAfter).map(([k, v]) => [k, { rss_mib: v.rss_mib, cpu_ms: round(v.cpu_ms - (cpuBefore[k]?.cpu_ms ?? 0)) }])),
+      ...(writesByPartition === undefined ? {} : { table_writes_by_partition_until_all_active: writesByPartition }),
       load_average_1m: load,
     });
 

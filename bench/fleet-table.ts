@@ -16,7 +16,9 @@
  * partitions it writes, a BatchGetItem by how many keys it reads; this costs the table process CPU.
  * With `BENCH_TABLE_LOG=<file>` it also appends the first `BENCH_TABLE_LOG_PER_KIND` (20) request
  * bodies of each kind and process to that file, one JSON line each, with the answer's size: the
- * shapes `bench/table-cost.ts` replays.
+ * shapes `bench/table-cost.ts` replays. With `BENCH_TABLE_PARTITIONS=1` it reads each write's body and
+ * counts the items written per partition key per second (bench/fleet-partitions.ts), sent with the
+ * counts as `writesPerSecond`; this too costs the table process CPU.
  */
 import { subscribe } from 'node:diagnostics_channel';
 import { appendFileSync } from 'node:fs';
@@ -25,6 +27,7 @@ import { createInterface } from 'node:readline';
 import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
 import { systemClock } from '../shared/clock.ts';
 import { requestKind } from './fleet-request-kind.ts';
+import { countWrites, writtenPartitions, type WritesPerSecond } from './fleet-partitions.ts';
 
 const table = await startEmbeddedTable({ tcp: true, ttlSweep: { clock: systemClock } });
 const counts: Record<string, number> = {};
@@ -33,6 +36,8 @@ const kinds = process.env.BENCH_TABLE_KINDS === '1';
 const logFile = process.env.BENCH_TABLE_LOG;
 const logPerKind = Number(process.env.BENCH_TABLE_LOG_PER_KIND ?? 20);
 const logged: Record<string, number> = {};
+const partitions = process.env.BENCH_TABLE_PARTITIONS === '1';
+const writesPerSecond: WritesPerSecond = {};
 
 /** `alone`: counted by process only (a request's kind, counted beside its operation). */
 function count(processName: string, key: string, alone = false): void {
@@ -62,7 +67,7 @@ subscribe('http.server.request.start', (message) => {
   const operation = target.slice(target.indexOf('.') + 1) || 'other';
   const sender = /(?:^| )app\/(\S+)/.exec(String(request.headers['user-agent'] ?? ''))?.[1] ?? 'other';
   count(sender, operation);
-  if (!kinds && logFile === undefined) {
+  if (!kinds && !partitions && logFile === undefined) {
     seen.set(request, { operation, sender, body: [] });
     return;
   }
@@ -70,10 +75,12 @@ subscribe('http.server.request.start', (message) => {
   const body: Buffer[] = [];
   seen.set(request, { operation, sender, body });
   request.on('data', (c: Buffer) => body.push(c));
-  if (kinds) {
+  if (kinds || partitions) {
     request.on('end', () => {
-      const kind = requestKind(operation, Buffer.concat(body).toString());
+      const text = Buffer.concat(body).toString();
+      const kind = kinds ? requestKind(operation, text) : undefined;
       if (kind !== undefined) count(sender, kind, true);
+      if (partitions) countWrites(writesPerSecond, Date.now(), writtenPartitions(operation, text));
     });
   }
 });
@@ -91,7 +98,7 @@ subscribe('http.server.response.finish', (message) => {
 process.stdout.write(`${JSON.stringify({ endpoint: table.endpoint, tableName: table.tableName })}\n`);
 
 createInterface({ input: process.stdin }).on('line', (line) => {
-  if (line.trim() === 'counts') process.stdout.write(`${JSON.stringify({ counts, byProcess })}\n`);
+  if (line.trim() === 'counts') process.stdout.write(`${JSON.stringify({ counts, byProcess, ...(partitions ? { writesPerSecond } : {}) })}\n`);
 });
 const stop = (): void => void table.close().then(() => process.exit(0));
 process.on('SIGTERM', stop);

@@ -17,7 +17,7 @@
  */
 import type { AccountRecord } from '../../shared/accounts/model.ts';
 import type { Presence } from './plan.ts';
-import { assignmentGeneration, wantedFor, type AgentPlace } from './wanted.ts';
+import { assignmentGeneration, wantedBy, type AgentPlace, type WantedBy } from './wanted.ts';
 
 export interface HandOutLead {
   /** This replica writes the account now. */
@@ -29,30 +29,34 @@ export interface HandOutLead {
 }
 
 /** Live agents that should hold the account and have no entry for its current generation yet. */
-function waitingAgents(record: AccountRecord, local: ReadonlyMap<string, AgentPlace>, presence: Presence): Map<string, AgentPlace> {
+function waitingAgents(record: AccountRecord, wanted: WantedBy, local: ReadonlyMap<string, AgentPlace>, presence: Presence): Map<string, AgentPlace> {
   const generation = assignmentGeneration(record);
   const waiting = new Map<string, AgentPlace>();
-  for (const [agentId, place] of new Map([...presence.live, ...local])) {
-    if (wantedFor(record, agentId, place) === undefined) continue;
+  const consider = (agentId: string, place: AgentPlace) => {
+    if (!wanted(agentId, place)) return;
     const e = record.agents[agentId];
     if (e === undefined || e.removing === true || (e.assigned ?? 0) < generation) waiting.set(agentId, place);
-  }
+  };
+  // This replica's view of its own agents wins over the session items'.
+  for (const [agentId, place] of presence.live) if (!local.has(agentId)) consider(agentId, place);
+  for (const [agentId, place] of local) consider(agentId, place);
   return waiting;
 }
 
 /** One of this replica's agents holds an entry it should no longer hold: its removal is this replica's to write. */
-function ownRemoval(record: AccountRecord, local: ReadonlyMap<string, AgentPlace>): boolean {
+function ownRemoval(record: AccountRecord, wanted: WantedBy, local: ReadonlyMap<string, AgentPlace>): boolean {
   for (const [agentId, place] of local) {
     const e = record.agents[agentId];
-    if (e !== undefined && e.removing !== true && wantedFor(record, agentId, place) === undefined) return true;
+    if (e !== undefined && e.removing !== true && !wanted(agentId, place)) return true;
   }
   return false;
 }
 
 export function handOutLead(record: AccountRecord, local: ReadonlyMap<string, AgentPlace>, presence: Presence): HandOutLead {
-  const waiting = waitingAgents(record, local, presence);
+  const wanted = wantedBy(record);
+  const waiting = waitingAgents(record, wanted, local, presence);
   // Only this replica takes its agents' entries off an account (a zone changed): it writes at once, as before.
-  if (ownRemoval(record, local)) return { leads: true, others: new Map(), ownWaiting: [...waiting.keys()].some((id) => local.has(id)) };
+  if (ownRemoval(record, wanted, local)) return { leads: true, others: new Map(), ownWaiting: [...waiting.keys()].some((id) => local.has(id)) };
   const ownWaiting = [...waiting.keys()].some((id) => local.has(id));
   const first = [...waiting.keys()].sort()[0];
   if (first === undefined) return { leads: true, others: new Map(), ownWaiting };

@@ -19,7 +19,7 @@
  */
 import type { AccountRecord, AgentResult } from '../../shared/accounts/model.ts';
 import type { AccountChanges } from '../../shared/table/accounts/records.ts';
-import { assignmentGeneration, isMigrated, wantedAnywhere, wantedFor, type AgentPlace } from './wanted.ts';
+import { assignmentGeneration, isMigrated, wantedAnywhere, wantedBy, type AgentPlace } from './wanted.ts';
 
 export interface Presence {
   /** Agents with a live session (from the table, and this replica's own): where each is. */
@@ -85,6 +85,7 @@ export function planAccount(input: PlanInput): AccountChanges | undefined {
   const { record, now, local, presence, answer, handOff } = input;
   const roles = input.roles ?? (() => 0);
   const generation = assignmentGeneration(record);
+  const wanted = wantedBy(record);
   const entries = new Map(Object.entries(record.agents));
   const set = new Set<string>();
   const removed = new Set<string>();
@@ -101,7 +102,7 @@ export function planAccount(input: PlanInput): AccountChanges | undefined {
 
   for (const [agentId, place] of local) {
     const e = entries.get(agentId);
-    if (wantedFor(record, agentId, place) !== undefined) {
+    if (wanted(agentId, place)) {
       if (e === undefined || e.removing || (e.assigned ?? 0) < generation) {
         const kept = e !== undefined && !e.removing ? e : undefined;
         put({
@@ -128,8 +129,10 @@ export function planAccount(input: PlanInput): AccountChanges | undefined {
   }
 
   // Live agents that should hold the account, this replica's first.
-  const targets = new Map<string, AgentPlace>([...local, ...presence.live]);
-  const liveTargets = [...targets].filter(([id, place]) => wantedFor(record, id, place) !== undefined).map(([id]) => id);
+  const liveTargets: string[] = [];
+  // For an agent both here and in the session items, the items' place counts.
+  for (const [id, place] of local) if (wanted(id, presence.live.get(id) ?? place)) liveTargets.push(id);
+  for (const [id, place] of presence.live) if (!local.has(id) && wanted(id, place)) liveTargets.push(id);
 
   const current = record.cachingAgentId;
   const epoch = record.cachingEpoch ?? 0;

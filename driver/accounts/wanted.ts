@@ -13,7 +13,7 @@
  *   agents whose identity allows that zone.
  */
 import { agentSourceId } from '../../shared/table/sources/agent-static.ts';
-import type { AccountRecord } from '../../shared/accounts/model.ts';
+import type { AccountRecord, Definition } from '../../shared/accounts/model.ts';
 import { winningDefinition } from '../../shared/accounts/precedence.ts';
 import type { AssignAccount } from '../../shared/protocol/messages.ts';
 import { accountSettingsMessage } from '../../shared/accounts/settings-message.ts';
@@ -47,20 +47,36 @@ export interface AgentPlace {
   readonly unzoned: boolean;
 }
 
+/** Whether an agent should hold an account: `wantedFor`'s decision without the message it builds. */
+export type WantedBy = (agentId: string, place: AgentPlace) => boolean;
+
+const NOBODY: WantedBy = () => false;
+
+/**
+ * Which agents should hold the account, decided from the item once: settling one account asks it of
+ * every live agent, and building each one's assignment (its settings message) only to ask would cost
+ * a message per live agent per settle.
+ */
+export function wantedBy(record: AccountRecord): WantedBy {
+  const winner = winningDefinition(record.defs);
+  if (winner === undefined) return NOBODY;
+  if (winner[1].kind === 'static-agent-config') return (agentId) => record.defs[agentSourceId(agentId)] !== undefined;
+  if (!isActivated(record)) return NOBODY;
+  const zoneId = record.registration?.zoneId;
+  return zoneId !== undefined ? (_agentId, place) => place.zone === zoneId : (_agentId, place) => place.unzoned;
+}
+
 /** The assignment `agentId` (at `place`) should hold, without the caching role; undefined when it should hold nothing. */
 export function wantedFor(record: AccountRecord, agentId: string, place: AgentPlace): Omit<AssignAccount, 'caching' | 'cachingEpoch'> | undefined {
+  if (!wantedBy(record)(agentId, place)) return undefined;
   const { zone } = place;
-  const winner = winningDefinition(record.defs);
-  if (winner === undefined) return undefined;
+  const winner = winningDefinition(record.defs) as [string, Definition];
   const generation = assignmentGeneration(record);
   if (winner[1].kind === 'static-agent-config') {
-    const own = record.defs[agentSourceId(agentId)];
-    if (own === undefined) return undefined;
+    const own = record.defs[agentSourceId(agentId)] as Definition;
     return { account: record.name, generation, kubeconfigRef: '', settings: accountSettingsMessage(own.settings), zoneId: zone, staticAccount: true };
   }
-  if (!isActivated(record)) return undefined;
   const zoneId = record.registration?.zoneId;
-  if (zoneId !== undefined ? zoneId !== zone : !place.unzoned) return undefined;
   const { kubeconfigFile, ...settings } = winner[1].settings;
   return {
     account: record.name,

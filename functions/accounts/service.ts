@@ -255,7 +255,9 @@ export async function activateAccounts(deps: AccountDeps, batch: readonly Activa
     const problem = activationProblem(record);
     if (problem !== undefined) conflicts.push({ path: `[${i}].name`, message: problem });
     const zoneId = rec.zoneId ?? record.registration?.zoneId;
-    zones.set(zoneId, [...(zones.get(zoneId) ?? []), i]);
+    const indexes = zones.get(zoneId);
+    if (indexes === undefined) zones.set(zoneId, [i]);
+    else indexes.push(i);
   });
   if (conflicts.length > 0) {
     throw new VendorError('conflict', conflicts.map((c) => c.message).join('; '), { issues: conflicts });

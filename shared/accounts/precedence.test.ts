@@ -57,6 +57,22 @@ describe('precedence (docs/api.md#precedence)', () => {
     expect(winner({ 'agent:a1': older, 'agent:a2': newer })).toBe('new');
   });
 
+  it('the winner is the same whatever order the item lists its definitions in', () => {
+    const defs: [string, Definition][] = [
+      ['driver-config', file],
+      ['config-server', server],
+      ['plugin:p', plugin()],
+      ['plugin:q', { ...plugin(1000), settings: { context: 'plugin-q' } }],
+      ['agent:a1', { ...agent, settings: { context: 'agent-a1' }, at: 2 }],
+      ['agent:a2', { ...agent, agentId: 'a2', settings: { context: 'agent-a2' }, at: 2 }],
+    ];
+    const orders = (list: [string, Definition][]): [string, Definition][][] =>
+      list.length <= 1 ? [list] : list.flatMap((first, i) => orders([...list.slice(0, i), ...list.slice(i + 1)]).map((rest) => [first, ...rest]));
+    // Equal precedence (1000), the agent before a plugin that ties it, then the latest, then by source id.
+    for (const order of orders(defs)) expect(winner(Object.fromEntries(order))).toBe('agent-a1');
+    for (const order of orders(defs.slice(0, 3))) expect(winner(Object.fromEntries(order))).toBe('plugin-none');
+  });
+
   it('no definitions, no winner; driver-defined means a driver source defines it', () => {
     expect(winningDefinition({})).toBeUndefined();
     expect(isDriverDefined({ 'agent:a1': agent })).toBe(false);

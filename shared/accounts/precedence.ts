@@ -34,7 +34,13 @@ function compare([idA, a]: [string, Definition], [idB, b]: [string, Definition])
 
 /** The definition served for an account, with its source id; undefined when no source defines it. */
 export function winningDefinition(defs: Record<string, Definition>): [string, Definition] | undefined {
-  return Object.entries(defs).sort(compare)[0];
+  // One pass for the first in `compare`'s order: every assignment decision asks, per agent.
+  let best: [string, Definition] | undefined;
+  for (const id of Object.keys(defs)) {
+    const candidate: [string, Definition] = [id, defs[id] as Definition];
+    if (best === undefined || compare(candidate, best) < 0) best = candidate;
+  }
+  return best;
 }
 
 /** True when one of the driver service's own sources defines the account (what POST/PATCH/DELETE require). */
