@@ -216,6 +216,7 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
     // An abort that came before (while credentials were obtained, say) sends nothing: its listener below would never fire.
     if (req.signal?.aborted) throw kubeTransportError(account, method, req.path, new Error('request cancelled'));
     const started = (plain ? httpRequest : httpsRequest)(url, opts);
+    if (req.trace !== undefined) started.once('finish', req.trace.written);
     return new Promise((resolve, reject) => {
       const timeoutMs = req.timeoutMs ?? 0;
       const timer = timeoutMs > 0 ? setTimeout(() => started.destroy(new Error(`timeout: no answer within ${timeoutMs} ms`)), timeoutMs) : undefined;
@@ -260,6 +261,7 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
       http.destroy();
       throw kubeTransportError(account, method, req.path, e);
     }
+    req.trace?.answered();
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) throw kubeHttpError(account, method, req.path, status, body);
     return { status, headers: res.headers, body, json: <T>() => JSON.parse(body.toString('utf8')) as T };
