@@ -86,6 +86,8 @@ export class DriverStream implements ReliableSink {
   readonly #startedAt: number;
   #welcome: Welcome__Output | undefined;
   #lastReceivedAt: number;
+  /** When the watch looks at its deadlines next (Infinity: only when woken). */
+  #watchUntil = Infinity;
   /** With a trace: when the message being received arrived, before its decoding. */
   #arrivedAt = 0;
   #end: StreamEnd | undefined;
@@ -151,10 +153,12 @@ export class DriverStream implements ReliableSink {
 
   sendReliable(out: AgentBody): { seq: number; acked: Promise<void> } {
     if (this.#end) return { seq: 0, acked: Promise.reject(this.#end.error) };
-    // Only a first unacknowledged message brings the watch's deadline closer; later ones leave it.
-    const first = this.#endpoint.oldestUnackedAt() === undefined;
+    // Only a first unacknowledged message can bring the watch's deadline closer, and only when its
+    // acknowledgement is due before the watch looks next: an operation's result wakes nothing.
+    const { timeoutMs, clock } = this.#options;
+    const first = timeoutMs > 0 && this.#endpoint.oldestUnackedAt() === undefined;
     const sent = this.#endpoint.send(out);
-    if (first) this.#waker.wake();
+    if (first && clock.now() + timeoutMs < this.#watchUntil) this.#waker.wake();
     return sent;
   }
 
@@ -244,7 +248,8 @@ export class DriverStream implements ReliableSink {
         return;
       }
       // A welcome or a send can bring a deadline closer; both wake this loop.
-      await this.#waker.wait(clock, Math.min(...deadlines.map(([at]) => at)) - now, this.#stop.signal);
+      this.#watchUntil = Math.min(...deadlines.map(([at]) => at));
+      await this.#waker.wait(clock, this.#watchUntil - now, this.#stop.signal);
       if (this.#stop.signal.aborted) return;
     }
   }
