@@ -1,6 +1,8 @@
 /**
  * Reads the agent's operation trace (agent/operations/trace.ts, docs/operations.md#the-agents-trace)
- * and prints, per agent, the p50 and p99 of each step of its part of the path, in ms:
+ * and prints, per agent, the p50 and p99 of each step of its part of the path and of the agent's CPU
+ * (`cpu_path`: from the arrival to the result's write; `cpu_per_operation`: from one result's write to
+ * the next), in ms:
  *
  *   VENDOR_AGENT_OPERATION_TRACE=/tmp/trace.jsonl BENCH_WAKES=on npm run bench:operations
  *   node bench/agent-trace.ts /tmp/trace.jsonl [SKIP]
@@ -18,8 +20,9 @@ export function summarizeTrace(records: readonly OperationTraceRecord[], skip = 
   const out: ReturnType<typeof summarizeTrace> = {};
   for (const [agent, all] of byAgent) {
     const kept = all.slice(skip);
-    const names = [...new Set(kept.flatMap((r) => Object.keys(r.steps)))];
-    const at = (p: number) => Object.fromEntries(names.map((s) => [s, round(percentile(kept.map((r) => r.steps[s as keyof OperationTraceRecord['steps']] ?? 0).sort((a, b) => a - b), p), 1)]));
+    const figures = (r: OperationTraceRecord): Record<string, number> => ({ ...r.steps, ...(r.cpu?.path === undefined ? {} : { cpu_path: r.cpu.path }), ...(r.cpu?.sincePrevious === undefined ? {} : { cpu_per_operation: r.cpu.sincePrevious }) });
+    const names = [...new Set(kept.flatMap((r) => Object.keys(figures(r))))];
+    const at = (p: number) => Object.fromEntries(names.map((s) => [s, round(percentile(kept.map((r) => figures(r)[s] ?? 0).sort((a, b) => a - b), p), 2)]));
     out[agent] = { n: kept.length, p50_ms: at(50), p99_ms: at(99) };
   }
   return out;

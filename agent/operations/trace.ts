@@ -28,6 +28,12 @@ export interface OperationTraceRecord {
   /** Wall clock (`performance.timeOrigin + performance.now()`), ms since the epoch. */
   at: Partial<Record<TracePoint, number>>;
   steps: Partial<Record<'queue' | 'budget' | 'prepare' | 'cluster' | 'outcome' | 'report' | 'own', number>>;
+  /**
+   * The agent process's CPU (user and system), ms at 0.01: `path` from the arrival to the result's
+   * write, `sincePrevious` since the previous record's result was written (everything the process did
+   * meanwhile: the work after the result, heartbeats, the cache).
+   */
+  cpu: { path?: number; sincePrevious?: number };
 }
 
 const STEPS: [keyof OperationTraceRecord['steps'], TracePoint, TracePoint][] = [
@@ -43,6 +49,12 @@ const STEPS: [keyof OperationTraceRecord['steps'], TracePoint, TracePoint][] = [
 const OPEN_LIMIT = 1_000;
 
 const tenth = (ms: number) => Math.round(ms * 10) / 10;
+const hundredth = (ms: number) => Math.round(ms * 100) / 100;
+
+function cpuMicros(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
 
 /** What the cluster client tells of a request: written to its socket, its answer read. */
 export interface RequestTrace {
@@ -54,6 +66,9 @@ export class OperationTrace {
   readonly #agentId: string;
   readonly #sink: (record: OperationTraceRecord) => void;
   readonly #open = new Map<string, Partial<Record<TracePoint, number>>>();
+  /** CPU (µs) at each open operation's arrival, and at the last result's write. */
+  readonly #cpuAtArrival = new Map<string, number>();
+  #cpuAtLastResult: number | undefined;
 
   constructor(agentId: string, sink: (record: OperationTraceRecord) => void) {
     this.#agentId = agentId;
@@ -73,14 +88,28 @@ export class OperationTrace {
     let points = this.#open.get(operationId);
     if (points === undefined) {
       if (point !== 'received') return;
-      if (this.#open.size >= OPEN_LIMIT) this.#open.delete(this.#open.keys().next().value as string);
+      if (this.#open.size >= OPEN_LIMIT) {
+        const oldest = this.#open.keys().next().value as string;
+        this.#open.delete(oldest);
+        this.#cpuAtArrival.delete(oldest);
+      }
       this.#open.set(operationId, (points = {}));
+      this.#cpuAtArrival.set(operationId, cpuMicros());
     }
     if (points[point] === undefined || point === 'answered') points[point] = at;
     if (point !== 'resultWritten') return;
+    const cpuNow = cpuMicros();
+    const arrival = this.#cpuAtArrival.get(operationId);
+    const previous = this.#cpuAtLastResult;
+    const cpu: OperationTraceRecord['cpu'] = {
+      ...(arrival === undefined ? {} : { path: hundredth((cpuNow - arrival) / 1000) }),
+      ...(previous === undefined ? {} : { sincePrevious: hundredth((cpuNow - previous) / 1000) }),
+    };
+    this.#cpuAtLastResult = cpuNow;
     this.#open.delete(operationId);
+    this.#cpuAtArrival.delete(operationId);
     // The line is made and written after the result has left.
-    setImmediate(() => this.#sink(this.#record(operationId, points)));
+    setImmediate(() => this.#sink(this.#record(operationId, points, cpu)));
   }
 
   /** The hooks the cluster client calls for the requests of one operation. */
@@ -88,7 +117,7 @@ export class OperationTrace {
     return { written: () => this.mark(operationId, 'requestWritten'), answered: () => this.mark(operationId, 'answered') };
   }
 
-  #record(operationId: string, points: Partial<Record<TracePoint, number>>): OperationTraceRecord {
+  #record(operationId: string, points: Partial<Record<TracePoint, number>>, cpu: OperationTraceRecord['cpu']): OperationTraceRecord {
     const at: OperationTraceRecord['at'] = {};
     for (const p of TRACE_POINTS) if (points[p] !== undefined) at[p] = tenth(points[p]);
     const steps: OperationTraceRecord['steps'] = {};
@@ -99,7 +128,7 @@ export class OperationTrace {
     }
     const { received, resultWritten } = points;
     if (received !== undefined && resultWritten !== undefined) steps.own = tenth(resultWritten - received - (steps.cluster ?? 0));
-    return { agentId: this.#agentId, operationId, at, steps };
+    return { agentId: this.#agentId, operationId, at, steps, cpu };
   }
 }
 

@@ -51,6 +51,9 @@ describe("the agent's operation trace (docs/operations.md#the-agents-trace)", ()
       // The API server's part is the apply's round trip; the rest is the agent's own.
       expect(r.steps.cluster).toBeGreaterThan(0);
       expect(r.steps.own).toBeCloseTo((r.at.resultWritten as number) - (r.at.received as number) - (r.steps.cluster as number), 0);
+      // The process's CPU over the agent's part, and since the previous result.
+      expect(r.cpu.path).toBeGreaterThan(0);
+      if (i > 0) expect(r.cpu.sincePrevious).toBeGreaterThanOrEqual(r.cpu.path as number);
       // Counted only once the result was on the stream (its stamp is rounded to 0.1 ms).
       expect(countedAt[i]).toBeGreaterThanOrEqual((r.at.resultWritten as number) - 0.05);
     }
