@@ -194,6 +194,18 @@ describe('task budgets', () => {
     expect(budget.usage().total).toBe(3);
   });
 
+  it('aborts every stopped task with one reason made once, not an error with a stack trace per task', async () => {
+    const { budget } = setup({});
+    const signals: AbortSignal[] = [];
+    const handles = ['a', 'b'].map((account) =>
+      budget.submit({ account, kind: 'operation', name: 'op', run: (signal) => void signals.push(signal) }),
+    );
+    await vi.waitFor(() => expect(handles.map((h) => h.state)).toEqual(['stopped', 'stopped']));
+    expect(signals.map((s) => s.aborted)).toEqual([true, true]);
+    expect(signals[0]?.reason).toBe(signals[1]?.reason);
+    expect((signals[0]?.reason as Error).message).toBe('task stopped');
+  });
+
   it('reports the cost waiting for budget, per account and in all', async () => {
     const { task, metrics } = setup({ totalBudget: 1 });
     task('prod', 'informer');

@@ -24,6 +24,12 @@ export const TASK_COSTS = {
 
 export type TaskKind = keyof typeof TASK_COSTS;
 
+/**
+ * The reason every stopped task's signal aborts with: one error made once, rather than an error and
+ * its stack trace for each task that ends (each operation's does).
+ */
+const TASK_STOPPED = new Error('task stopped');
+
 export interface TaskSpec {
   account: string;
   kind: TaskKind;
@@ -231,7 +237,7 @@ export class TaskBudget {
     this.#running.delete(task);
     this.#waiting = this.#waiting.filter((t) => t !== task);
     this.#warnedTooBig.delete(task);
-    if (wasRunning) task.controller.abort(new Error('task stopped'));
+    if (wasRunning) task.controller.abort(TASK_STOPPED);
     // Freed budget goes to the queue at once; the periodic check is there for raised budgets.
     if (wasRunning && task.cost > 0 && this.#waiting.length > 0) this.check();
     else this.#changed = true;
