@@ -43,7 +43,7 @@ export interface AgentContext {
    * `secrets` section the agent started with, closed (its private files deleted) when the agent stops.
    */
   readonly secrets: SecretResolver;
-  /** Set by `VENDOR_AGENT_OPERATION_TRACE` (docs/operations.md#the-agents-trace); undefined, as it is normally, traces nothing. */
+  /** Set by `VENDOR_AGENT_OPERATION_TRACE` (docs/operations.md#the-agents-part-of-the-path); undefined, as it is normally, traces nothing. */
   readonly operationTrace?: OperationTrace;
 }
 

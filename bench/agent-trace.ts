@@ -1,5 +1,5 @@
 /**
- * Reads the agent's operation trace (agent/operations/trace.ts, docs/operations.md#the-agents-trace)
+ * Reads the agent's operation trace (agent/operations/trace.ts, docs/operations.md#the-agents-part-of-the-path)
  * and prints, per agent, the p50 and p99 of each step of its part of the path and of the agent's CPU
  * (`cpu_path`: from the arrival to the result's write; `cpu_per_operation`: from one result's write to
  * the next), in ms:

@@ -74,7 +74,7 @@ export interface OperationsWorkerDeps {
   taken: TakenOperations;
   /** `vendor_agent_operations_total` and `vendor_agent_operation_duration_seconds`, by action and result. */
   metrics?: Pick<AgentMetrics, 'operations' | 'operationDuration'>;
-  /** docs/operations.md#the-agents-trace; undefined: nothing is stamped. */
+  /** docs/operations.md#the-agents-part-of-the-path; undefined: nothing is stamped. */
   trace?: OperationTrace;
 }
 

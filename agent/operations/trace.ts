@@ -1,6 +1,6 @@
 /**
  * The agent's own part of each operation's path, stamped at 0.1 ms resolution, for benchmarks
- * (docs/operations.md#the-agents-trace). Off unless `VENDOR_AGENT_OPERATION_TRACE` names a file: then
+ * (docs/operations.md#the-agents-part-of-the-path). Off unless `VENDOR_AGENT_OPERATION_TRACE` names a file: then
  * every operation that reaches its result's write appends one JSON line there. Off, nothing on the
  * path does more than test that the trace is undefined.
  */
