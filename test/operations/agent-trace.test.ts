@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { Agent as HttpsAgent } from 'node:https';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { OPERATION_TRACE_ENV, TRACE_POINTS, type OperationTraceRecord } from '../../agent/operations/trace.ts';
@@ -57,6 +58,19 @@ describe("the agent's operation trace (docs/operations.md#the-agents-part-of-the
       // Counted only once the result was on the stream (its stamp is rounded to 0.1 ms).
       expect(countedAt[i]).toBeGreaterThanOrEqual((r.at.resultWritten as number) - 0.05);
     }
+  });
+
+  it('runs operation after operation over the connection it has: no TLS handshake per operation', async () => {
+    await served(world);
+    await run(world.app, 'prod', { action: 'deploy', manifests: [configMap('first')] });
+    const connections = vi.spyOn(HttpsAgent.prototype, 'createConnection');
+    for (const name of ['c1', 'c2', 'c3', 'c4', 'c5']) expect((await run(world.app, 'prod', { action: 'deploy', manifests: [configMap(name)] })).state).toBe('SUCCEEDED');
+    // The cache's watches open connections of their own as they start (their pool has no socket
+    // limit); the applies, over the bounded pool of lists and writes, open none.
+    const forRequests = connections.mock.contexts.filter((agent) => (agent as HttpsAgent).maxSockets !== Infinity);
+    expect(forRequests).toHaveLength(0);
+    expect(world.kube.requests.count({ verb: 'patch', resource: 'configmaps' })).toBeGreaterThanOrEqual(5);
+    connections.mockRestore();
   });
 
   it('is off without the variable: no trace on the agent, nothing stamped', async () => {
