@@ -23,7 +23,7 @@ const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', meta
 const records = (file: string): OperationTraceRecord[] =>
   existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as OperationTraceRecord) : [];
 
-describe("the agent's operation trace (docs/operations.md#the-agents-part-of-the-path)", () => {
+describe("the agent's part of an operation's path and its trace (docs/operations.md#the-agents-part-of-the-path)", () => {
   it('records each operation once, every point from its arrival to its result on the stream, in path order; its count comes after', async () => {
     const file = join(world.dir, 'trace.jsonl');
     const agent = await served(world, { [OPERATION_TRACE_ENV]: file });
