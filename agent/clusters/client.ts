@@ -58,6 +58,19 @@ function encodeBody(body: KubeRequest['body']): { bytes: Buffer | undefined; jso
   return { bytes: Buffer.from(JSON.stringify(body), 'utf8'), json: true };
 }
 
+/**
+ * Calls `written` once the request is handed to its connection: on a kept-alive one, right after the
+ * buffered request is flushed to it (in the tick that gives the request its socket); on a new one,
+ * once the request is out ('finish', after the handshake). 'finish' alone would wait for the write's
+ * callback, a turn of the event loop later.
+ */
+function traceWrite(http: ClientRequest, written: () => void): void {
+  http.once('socket', (socket) => {
+    if (socket.connecting) http.once('finish', written);
+    else queueMicrotask(written);
+  });
+}
+
 async function readAll(res: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of res) chunks.push(chunk as Buffer);
@@ -216,6 +229,7 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
     // An abort that came before (while credentials were obtained, say) sends nothing: its listener below would never fire.
     if (req.signal?.aborted) throw kubeTransportError(account, method, req.path, new Error('request cancelled'));
     const started = (plain ? httpRequest : httpsRequest)(url, opts);
+    if (req.trace !== undefined) traceWrite(started, req.trace.written);
     return new Promise((resolve, reject) => {
       const timeoutMs = req.timeoutMs ?? 0;
       const timer = timeoutMs > 0 ? setTimeout(() => started.destroy(new Error(`timeout: no answer within ${timeoutMs} ms`)), timeoutMs) : undefined;
@@ -260,6 +274,7 @@ export function createClusterClient(account: string, loaded: LoadedCluster, deps
       http.destroy();
       throw kubeTransportError(account, method, req.path, e);
     }
+    req.trace?.answered();
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) throw kubeHttpError(account, method, req.path, status, body);
     return { status, headers: res.headers, body, json: <T>() => JSON.parse(body.toString('utf8')) as T };

@@ -61,6 +61,8 @@ export interface KubeRequest {
   timeoutMs?: number;
   /** Whether `kubernetes.retries.*` apply (default true). Watches are never retried here. */
   retry?: boolean;
+  /** Told when the request is written to its socket and when its answer has been read (agent/operations/trace.ts). */
+  trace?: { written(): void; answered(): void };
 }
 
 export interface KubeResponse {

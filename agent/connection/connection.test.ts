@@ -88,6 +88,23 @@ describe('agent connection: reconnecting', () => {
   });
 });
 
+describe('agent connection: responses', () => {
+  it('writes each response as it is made and, without an answer timeout, starts no timer for it', async () => {
+    const clock = new ManualClock();
+    const { driver, results } = await h.driver();
+    const agent = h.agent(plain(driver.port), { clock });
+    await vi.waitFor(() => expect(agent.connection.connected).toBe(true), WAIT);
+    await vi.waitFor(() => expect(clock.pendingSleeps).toBeGreaterThan(0), WAIT);
+    const sleeps = vi.spyOn(clock, 'sleep');
+    for (let i = 1; i <= 5; i++) {
+      await agent.connection.respond({ kind: 'assignmentResult', body: { account: `a${i}`, generation: 1, ok: false, message: 'refused' } });
+    }
+    expect(results).toHaveLength(5);
+    // The stream's watch did not go round its loop for them: no deadline of theirs could be nearer.
+    expect(sleeps).not.toHaveBeenCalled();
+  });
+});
+
 describe('agent connection: assignment', () => {
   it('receives an assignment, answers it through the outbox, and the driver records the answer', async () => {
     const { driver, results } = await h.driver();

@@ -10,6 +10,7 @@ import { systemClock, type Clock } from '../../shared/clock.ts';
 import { VendorError, isVendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { AgentBody, Hello, Welcome__Output } from '../../shared/protocol/messages.ts';
+import type { OperationTrace } from '../operations/trace.ts';
 import { channelCredentials, channelOptions } from './channel.ts';
 import { DriverStream, type DriverWork, type StreamEnd } from './driver-stream.ts';
 import { ResponseOutbox } from './outbox.ts';
@@ -30,6 +31,8 @@ export interface ConnectionDeps {
   random?: () => number;
   /** A response to the driver failed and will be sent again (driver.responseRetries). */
   onRetry?(out: AgentBody): void;
+  /** Stamps each operation's arrival and its result's write (agent/operations/trace.ts). */
+  trace?: OperationTrace;
   /** Told about every welcome and every stream end, for health reporting. */
   onState?(state: { connected: true; welcome: Welcome__Output } | { connected: false; end: StreamEnd }): void;
 }
@@ -154,6 +157,7 @@ export class DriverConnection {
       log,
       timeoutMs: (settings.timeoutSeconds ?? CONNECTION_DEFAULTS.timeoutSeconds) * 1000,
       onWork: (work) => this.#deps.onWork(work),
+      ...(this.#deps.trace === undefined ? {} : { trace: this.#deps.trace }),
     });
     const onAbort = () => stream.close(new VendorError('unavailable', 'agent stopping'));
     signal.addEventListener('abort', onAbort, { once: true });

@@ -34,6 +34,7 @@ import {
   PROBLEM_TRAILER,
   bearerHeaderValue,
 } from '../../shared/protocol/wire.ts';
+import type { OperationTrace } from '../operations/trace.ts';
 import { REFUSED_BY_DRIVER, type ReliableSink } from './outbox.ts';
 
 /** Messages from the driver that the agent acts on (assign, remove, operation, resume info). */
@@ -48,6 +49,8 @@ export interface StreamOptions {
   /** 0: no limit. */
   timeoutMs: number;
   onWork(work: DriverWork): Promise<void> | void;
+  /** Stamps each operation's arrival (before its decoding) and its result's write. */
+  trace?: OperationTrace;
 }
 
 export interface StreamEnd {
@@ -83,6 +86,10 @@ export class DriverStream implements ReliableSink {
   readonly #startedAt: number;
   #welcome: Welcome__Output | undefined;
   #lastReceivedAt: number;
+  /** When the watch looks at its deadlines next (Infinity: only when woken). */
+  #watchUntil = Infinity;
+  /** With a trace: when the message being received arrived, before its decoding. */
+  #arrivedAt = 0;
   #end: StreamEnd | undefined;
   #resolveWelcome: (w: Welcome__Output) => void = () => undefined;
   #rejectWelcome: (e: unknown) => void = () => undefined;
@@ -101,14 +108,26 @@ export class DriverStream implements ReliableSink {
     const metadata = new Metadata();
     if (options.token !== undefined) metadata.set(AUTHORIZATION_HEADER, bearerHeaderValue(options.token));
     const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
+    const trace = options.trace;
     this.#call = options.client.makeBidiStreamRequest(
       CONNECT_PATH,
       (m: AgentMessage) => connect.requestSerialize(m),
-      (b: Buffer) => connect.responseDeserialize(b),
+      trace === undefined
+        ? (b: Buffer) => connect.responseDeserialize(b)
+        : (b: Buffer) => {
+            this.#arrivedAt = trace.now();
+            return connect.responseDeserialize(b);
+          },
       metadata,
     );
     this.#endpoint = new SequencedEndpoint<AgentBody>({
-      write: (out, seq, ackSeq) => this.#call.write(agentMessage(out, seq, ackSeq)),
+      write:
+        trace === undefined
+          ? (out, seq, ackSeq) => this.#call.write(agentMessage(out, seq, ackSeq))
+          : (out, seq, ackSeq) => {
+              this.#call.write(agentMessage(out, seq, ackSeq));
+              if (out.kind === 'operationResult') trace.mark(out.body.operationId ?? '', 'resultWritten');
+            },
       reliable: RELIABLE_AGENT_BODIES,
       ack: { kind: 'ack', body: {} },
       clock: options.clock,
@@ -134,10 +153,12 @@ export class DriverStream implements ReliableSink {
 
   sendReliable(out: AgentBody): { seq: number; acked: Promise<void> } {
     if (this.#end) return { seq: 0, acked: Promise.reject(this.#end.error) };
-    // Only a first unacknowledged message brings the watch's deadline closer; later ones leave it.
-    const first = this.#endpoint.oldestUnackedAt() === undefined;
+    // Only a first unacknowledged message can bring the watch's deadline closer, and only when its
+    // acknowledgement is due before the watch looks next: an operation's result wakes nothing.
+    const { timeoutMs, clock } = this.#options;
+    const first = timeoutMs > 0 && this.#endpoint.oldestUnackedAt() === undefined;
     const sent = this.#endpoint.send(out);
-    if (first) this.#waker.wake();
+    if (first && clock.now() + timeoutMs < this.#watchUntil) this.#waker.wake();
     return sent;
   }
 
@@ -184,6 +205,7 @@ export class DriverStream implements ReliableSink {
         return;
       default: {
         const work = env;
+        if (work.kind === 'operation') this.#options.trace?.mark(work.body.operationId, 'received', this.#arrivedAt);
         this.#queue.push(async () => {
           await this.#options.onWork(work);
           if (work.seq > 0) this.#endpoint.processed(work.seq);
@@ -226,7 +248,8 @@ export class DriverStream implements ReliableSink {
         return;
       }
       // A welcome or a send can bring a deadline closer; both wake this loop.
-      await this.#waker.wait(clock, Math.min(...deadlines.map(([at]) => at)) - now, this.#stop.signal);
+      this.#watchUntil = Math.min(...deadlines.map(([at]) => at));
+      await this.#waker.wait(clock, this.#watchUntil - now, this.#stop.signal);
       if (this.#stop.signal.aborted) return;
     }
   }

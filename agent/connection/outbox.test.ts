@@ -56,6 +56,37 @@ describe('ResponseOutbox', () => {
     stop.abort();
   });
 
+  it('writes a response on a live stream before submit returns, and never twice', async () => {
+    const { outbox, stop } = setup();
+    const sink = new Sink('s1');
+    outbox.attach(sink);
+    await new Promise((r) => setImmediate(r));
+    const p = settled(outbox.submit(result('prod')));
+    expect(sink.sent.map((s) => s.account)).toEqual(['prod']);
+    await new Promise((r) => setImmediate(r));
+    expect(sink.sent).toHaveLength(1);
+    sink.sent[0]?.ack();
+    expect(await p).toBe('delivered');
+    stop.abort();
+  });
+
+  it('keeps the order when a response comes while older ones still wait to go out on a new stream', async () => {
+    const { outbox, stop } = setup();
+    const first = new Sink('s1');
+    outbox.attach(first);
+    const a = settled(outbox.submit(result('a')));
+    outbox.detach();
+    first.end();
+    await new Promise((r) => setImmediate(r));
+    const second = new Sink('s2');
+    outbox.attach(second);
+    const b = settled(outbox.submit(result('b')));
+    await vi.waitFor(() => expect(second.sent.map((s) => s.account)).toEqual(['a', 'b']));
+    for (const s of second.sent) s.ack();
+    expect([await a, await b]).toEqual(['delivered', 'delivered']);
+    stop.abort();
+  });
+
   it('sends again, in order, on the next stream when the first ends before acknowledging', async () => {
     const { outbox, stop } = setup();
     const first = new Sink('s1');

@@ -59,11 +59,18 @@ export class ResponseOutbox {
     this.#onRetry = deps.onRetry;
   }
 
-  /** Resolves when the driver has acknowledged `out`; rejects when it is dropped. */
+  /**
+   * Resolves when the driver has acknowledged `out`; rejects when it is dropped. On a live stream with
+   * nothing older waiting to go out, `out` is written before this returns: an operation's result
+   * leaves before whatever its worker does next (docs/operations.md#the-agents-part-of-the-path).
+   */
   submit(out: AgentBody): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#entries.push({ out, failures: 0, notBefore: this.#clock.now(), inFlight: false, done: false, resolve, reject });
-      this.#waker.wake();
+      const entry: Entry = { out, failures: 0, notBefore: this.#clock.now(), inFlight: false, done: false, resolve, reject };
+      const inOrder = this.#entries.every((e) => e.inFlight);
+      this.#entries.push(entry);
+      if (this.#sink !== undefined && inOrder) this.#send(entry, this.#sink);
+      else this.#waker.wake();
     });
   }
 

@@ -37,12 +37,19 @@ export interface AgentMetrics {
   readonly taskBudgetWaiting: Gauge<'account'>;
   /** Tasks by state (running, waiting) and kind. */
   readonly tasks: Gauge<'state' | 'kind'>;
+  /**
+   * `fill` sets the four task gauges above when they are read (a scrape), so that the budget does not
+   * set them on every task's start and end; a later call replaces it.
+   */
+  fillTaskGaugesOnRead(fill: () => void): void;
   /** Configuration reloads by result (applied, rejected). */
   readonly configReloads: Counter<'result'>;
 }
 
 export function createAgentMetrics(registry = new Registry()): AgentMetrics {
   const registers = [registry];
+  let fillTaskGauges: (() => void) | undefined;
+  const collect = () => fillTaskGauges?.();
   collectDefaultMetrics({ register: registry });
   new Gauge({ name: 'vendor_agent_build_info', help: 'Always 1; the version of the running agent', labelNames: ['version'], registers }).set({ version: VERSION }, 1);
   return {
@@ -76,10 +83,13 @@ export function createAgentMetrics(registry = new Registry()): AgentMetrics {
       registers,
     }),
     retries: new Counter({ name: 'vendor_agent_retries_total', help: 'Retried requests', labelNames: ['target', 'account'], registers }),
-    taskBudgetLimit: new Gauge({ name: 'vendor_agent_task_budget_limit', help: 'Task budget in force, 0 for none', labelNames: ['scope'], registers }),
-    taskBudgetUsed: new Gauge({ name: 'vendor_agent_task_budget_used', help: 'Cost of running tasks', labelNames: ['account'], registers }),
-    taskBudgetWaiting: new Gauge({ name: 'vendor_agent_task_budget_waiting', help: 'Cost of tasks waiting for budget', labelNames: ['account'], registers }),
-    tasks: new Gauge({ name: 'vendor_agent_tasks', help: 'Tasks by state and kind', labelNames: ['state', 'kind'], registers }),
+    taskBudgetLimit: new Gauge({ name: 'vendor_agent_task_budget_limit', help: 'Task budget in force, 0 for none', labelNames: ['scope'], registers, collect }),
+    taskBudgetUsed: new Gauge({ name: 'vendor_agent_task_budget_used', help: 'Cost of running tasks', labelNames: ['account'], registers, collect }),
+    taskBudgetWaiting: new Gauge({ name: 'vendor_agent_task_budget_waiting', help: 'Cost of tasks waiting for budget', labelNames: ['account'], registers, collect }),
+    tasks: new Gauge({ name: 'vendor_agent_tasks', help: 'Tasks by state and kind', labelNames: ['state', 'kind'], registers, collect }),
+    fillTaskGaugesOnRead: (fill) => {
+      fillTaskGauges = fill;
+    },
     configReloads: new Counter({ name: 'vendor_agent_config_reloads_total', help: 'Configuration reloads', labelNames: ['result'], registers }),
   };
 }

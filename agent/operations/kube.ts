@@ -9,6 +9,7 @@ import { apiVersionPattern, kindPattern, namespacePattern, objectNameProblem } f
 import { restrictionProblem, type AccountRestrictions } from '../../shared/operations/rules.ts';
 import type { ClusterClient, KubeRequest, KubeResponse } from '../clusters/index.ts';
 import type { ResourceDiscovery, ResourceInfo } from './resource-discovery.ts';
+import type { RequestTrace } from './trace.ts';
 
 /** The field manager of every server-side apply the agent makes. */
 export const FIELD_MANAGER = 'vendor-agent';
@@ -26,6 +27,8 @@ export interface ExecContext {
   signal: AbortSignal;
   /** Agent clock (ms) after which no new request starts; Infinity for none. */
   deadline: number;
+  /** With the operation trace on: told of each request's write and answer. */
+  trace?: RequestTrace;
 }
 
 export interface ObjectId {
@@ -68,7 +71,7 @@ export class OutOfTime extends VendorError {
 export async function call(ctx: ExecContext, req: KubeRequest): Promise<KubeResponse> {
   if (ctx.signal.aborted) throw new VendorError('unavailable', 'not started: the operation was stopped');
   if (ctx.clock.now() >= ctx.deadline) throw new OutOfTime();
-  return ctx.cluster.request({ ...req, signal: ctx.signal });
+  return ctx.cluster.request({ ...req, signal: ctx.signal, ...(ctx.trace === undefined ? {} : { trace: ctx.trace }) });
 }
 
 export function outcome(index: number, obj: ObjectId, result: ObjectResult, extra: Partial<ObjectOutcomeRecord> = {}): ObjectOutcomeRecord {

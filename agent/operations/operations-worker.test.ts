@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../shared/clock.ts';
 import { createLogger } from '../../shared/log.ts';
 import { operationMessage } from '../../shared/operations/message.ts';
@@ -93,10 +93,32 @@ describe('operations worker', () => {
     expect(result).toMatchObject({ operationId: 'op-a', account: 'prod', attempt: 1, ok: true, message: '1 object done' });
     expect(result?.outcomes).toEqual([expect.objectContaining({ index: 0, result: 'created', code: 201 })]);
     expect(kube.store.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'cm-a' })).toBeDefined();
-    // Counted by action and result, with its duration.
-    const text = await s.metrics.registry.metrics();
-    expect(text).toContain('vendor_agent_operations_total{type="deploy",result="success"} 1');
-    expect(text).toContain('vendor_agent_operation_duration_seconds_count{type="deploy",result="success"} 1');
+    // Counted by action and result, with its duration, once the result has gone.
+    await vi.waitFor(async () => {
+      const text = await s.metrics.registry.metrics();
+      expect(text).toContain('vendor_agent_operations_total{type="deploy",result="success"} 1');
+      expect(text).toContain('vendor_agent_operation_duration_seconds_count{type="deploy",result="success"} 1');
+    });
+    await s.close();
+  });
+
+  it('counts and logs an operation only after its result has been handed to the driver', async () => {
+    const s = setup();
+    const seen: string[] = [];
+    const respond = s.host.respond.bind(s.host);
+    s.host.respond = async (body) => {
+      seen.push(body.kind);
+      return respond(body);
+    };
+    const inc = s.metrics.operations.inc.bind(s.metrics.operations);
+    s.metrics.operations.inc = ((...args: Parameters<typeof inc>) => {
+      seen.push('counted');
+      return inc(...args);
+    }) as typeof inc;
+    s.worker.handle(work(deploy('cm-after'), 'op-after'));
+    await s.host.results_(1);
+    // The result went first: counting it is no part of its path.
+    await vi.waitFor(() => expect(seen).toEqual(['operationResult', 'counted']));
     await s.close();
   });
 
@@ -152,7 +174,7 @@ describe('operations worker', () => {
     // The running one still reports, with what it could not do any more; the waiting one never ran.
     const [stopped] = await s.host.results_(1);
     expect(stopped).toMatchObject({ operationId: 'op-d1', ok: false });
-    expect(await s.metrics.registry.metrics()).toContain('vendor_agent_operations_total{type="deploy",result="failure"} 1');
+    await vi.waitFor(async () => expect(await s.metrics.registry.metrics()).toContain('vendor_agent_operations_total{type="deploy",result="failure"} 1'));
     expect(kube.store.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'cm-d2' })).toBeUndefined();
     s.worker.handle(work(deploy('cm-d2'), 'op-d2', 2));
     const results = await s.host.results_(2);

@@ -20,6 +20,7 @@ import type { AgentMetrics } from '../observability/metrics.ts';
 import type { TaskBudget, TaskHandle } from '../tasks/budget.ts';
 import { ResourceDiscovery } from './resource-discovery.ts';
 import { executeOperation } from './execute.ts';
+import type { OperationTrace } from './trace.ts';
 
 /** Finished ids remembered per agent; older ones are forgotten first. */
 export const REMEMBERED_OPERATIONS = 10_000;
@@ -73,6 +74,8 @@ export interface OperationsWorkerDeps {
   taken: TakenOperations;
   /** `vendor_agent_operations_total` and `vendor_agent_operation_duration_seconds`, by action and result. */
   metrics?: Pick<AgentMetrics, 'operations' | 'operationDuration'>;
+  /** docs/operations.md#the-agents-part-of-the-path; undefined: nothing is stamped. */
+  trace?: OperationTrace;
 }
 
 export class OperationsWorker implements AccountWorker {
@@ -120,6 +123,7 @@ export class OperationsWorker implements AccountWorker {
       return;
     }
     this.#deps.taken.take(op.operationId);
+    this.#deps.trace?.mark(op.operationId, 'taken');
     const received = this.#deps.clock.now();
     const submitted = this.#deps.budget.submit({
       account: this.#account.name,
@@ -144,7 +148,8 @@ export class OperationsWorker implements AccountWorker {
   }
 
   async #run(op: Operation__Output, received: number, signal: AbortSignal): Promise<void> {
-    const { clock } = this.#deps;
+    const { clock, trace } = this.#deps;
+    trace?.mark(op.operationId, 'started');
     const startedAt = clock.now();
     const execution = await executeOperation(
       {
@@ -155,9 +160,12 @@ export class OperationsWorker implements AccountWorker {
         clock,
         signal,
         deadline: op.timeoutMs > 0 ? received + op.timeoutMs : Infinity,
+        ...(trace === undefined ? {} : { trace: trace.requests(op.operationId) }),
       },
       op,
     );
+    trace?.mark(op.operationId, 'finished');
+    const finishedAt = clock.now();
     const result: OperationResult = {
       operationId: op.operationId,
       account: op.account,
@@ -166,18 +174,22 @@ export class OperationsWorker implements AccountWorker {
       message: execution.message,
       outcomes: execution.outcomes.map(outcomeToWire),
       startedAtMs: startedAt,
-      finishedAtMs: clock.now(),
+      finishedAtMs: finishedAt,
       budgetWaitMs: startedAt - received,
     };
     this.#tasks.delete(op.operationId);
     this.#started.delete(op.operationId);
     this.#deps.taken.finish(op.operationId, result);
-    const ms = clock.now() - startedAt;
-    this.#log.info({ operationId: op.operationId, ok: result.ok, ms }, `operation finished: ${execution.message}`);
-    const labels = { type: op.action ?? 'unknown', result: result.ok ? 'success' : 'failure' };
-    this.#deps.metrics?.operations.inc(labels);
-    this.#deps.metrics?.operationDuration.observe(labels, ms / 1000);
     this.#respond(result);
+    // The log line and the metrics wait until the result has left for the driver (the stream's
+    // write is flushed before the next turn's immediates run): they are not on the operation's path.
+    setImmediate(() => {
+      const ms = finishedAt - startedAt;
+      this.#log.info({ operationId: op.operationId, ok: result.ok, ms }, `operation finished: ${execution.message}`);
+      const labels = { type: op.action ?? 'unknown', result: result.ok ? 'success' : 'failure' };
+      this.#deps.metrics?.operations.inc(labels);
+      this.#deps.metrics?.operationDuration.observe(labels, ms / 1000);
+    });
   }
 
   #respond(result: OperationResult): void {
@@ -200,4 +212,11 @@ export class OperationsWorker implements AccountWorker {
 
 /** Every held account gets an operations worker: operations work on every kind, cached or not. */
 export const operationsWorkerFactory: AccountWorkerFactory = (account, host, ctx) =>
-  new OperationsWorker(account, { host, budget: ctx.budget, clock: ctx.clock, taken: takenFor(ctx), metrics: ctx.metrics });
+  new OperationsWorker(account, {
+    host,
+    budget: ctx.budget,
+    clock: ctx.clock,
+    taken: takenFor(ctx),
+    metrics: ctx.metrics,
+    ...(ctx.operationTrace === undefined ? {} : { trace: ctx.operationTrace }),
+  });

@@ -171,6 +171,41 @@ describe('task budgets', () => {
     expect(text).toContain('vendor_agent_task_budget_waiting{account="prod"} 2');
   });
 
+  it('sets no gauge as tasks start and stop: the gauges are filled when read, as they stand then', async () => {
+    const { task, metrics, budget } = setup({ totalBudget: 4 });
+    const sets = vi.spyOn(metrics.tasks, 'set');
+    for (let i = 0; i < 20; i++) task('prod', 'operation').stop();
+    const [a] = [task('prod', 'operation'), task('prod', 'informer'), task('dev', 'operation')];
+    expect(sets).not.toHaveBeenCalled();
+    let text = await metrics.registry.metrics();
+    expect(text).toContain('vendor_agent_tasks{state="running",kind="operation"} 1');
+    expect(text).toContain('vendor_agent_tasks{state="waiting",kind="operation"} 1');
+    expect(text).toContain('vendor_agent_task_budget_used{account="prod"} 3');
+    a?.stop();
+    text = await metrics.registry.metrics();
+    expect(text).toContain('vendor_agent_tasks{state="running",kind="operation"} 1');
+    expect(text).toContain('vendor_agent_tasks{state="waiting",kind="operation"} 0');
+    expect(text).toContain('vendor_agent_task_budget_used{account="dev"} 2');
+    expect(text).not.toContain('vendor_agent_task_budget_used{account="prod"} 3');
+    // Read twice without a change in between, filled once.
+    const filled = sets.mock.calls.length;
+    await metrics.registry.metrics();
+    expect(sets.mock.calls.length).toBe(filled);
+    expect(budget.usage().total).toBe(3);
+  });
+
+  it('aborts every stopped task with one reason made once, not an error with a stack trace per task', async () => {
+    const { budget } = setup({});
+    const signals: AbortSignal[] = [];
+    const handles = ['a', 'b'].map((account) =>
+      budget.submit({ account, kind: 'operation', name: 'op', run: (signal) => void signals.push(signal) }),
+    );
+    await vi.waitFor(() => expect(handles.map((h) => h.state)).toEqual(['stopped', 'stopped']));
+    expect(signals.map((s) => s.aborted)).toEqual([true, true]);
+    expect(signals[0]?.reason).toBe(signals[1]?.reason);
+    expect((signals[0]?.reason as Error).message).toBe('task stopped');
+  });
+
   it('reports the cost waiting for budget, per account and in all', async () => {
     const { task, metrics } = setup({ totalBudget: 1 });
     task('prod', 'informer');

@@ -24,6 +24,12 @@ export const TASK_COSTS = {
 
 export type TaskKind = keyof typeof TASK_COSTS;
 
+/**
+ * The reason every stopped task's signal aborts with: one error made once, rather than an error and
+ * its stack trace for each task that ends (each operation's does).
+ */
+const TASK_STOPPED = new Error('task stopped');
+
 export interface TaskSpec {
   account: string;
   kind: TaskKind;
@@ -45,7 +51,7 @@ export interface TaskHandle {
   stop(): void;
 }
 
-type BudgetMetrics = Pick<AgentMetrics, 'taskBudgetLimit' | 'taskBudgetUsed' | 'taskBudgetWaiting' | 'tasks'>;
+type BudgetMetrics = Pick<AgentMetrics, 'taskBudgetLimit' | 'taskBudgetUsed' | 'taskBudgetWaiting' | 'tasks' | 'fillTaskGaugesOnRead'>;
 
 /** A task waiting for budget, as the agent's `/cache` shows it. */
 export interface WaitingTask {
@@ -98,13 +104,15 @@ export class TaskBudget {
   readonly #running = new Set<Task>();
   #waiting: Task[] = [];
   readonly #warnedTooBig = new Set<Task>();
+  /** Whether the gauges may be behind: they are filled when read, not on every start and stop. */
+  #changed = true;
 
   constructor(settings: TasksConfig, deps: { clock: Clock; logger: Logger; metrics?: BudgetMetrics }) {
     this.#settings = settings;
     this.#clock = deps.clock;
     this.#logger = deps.logger;
     this.#metrics = deps.metrics;
-    this.#report();
+    deps.metrics?.fillTaskGaugesOnRead(() => this.#report());
   }
 
   submit(spec: TaskSpec): TaskHandle {
@@ -126,7 +134,7 @@ export class TaskBudget {
       else still.push(task);
     }
     this.#waiting = still;
-    this.#report();
+    this.#changed = true;
   }
 
   /** Stops every task of an account (it was unregistered). Returns how many were stopped. */
@@ -229,15 +237,16 @@ export class TaskBudget {
     this.#running.delete(task);
     this.#waiting = this.#waiting.filter((t) => t !== task);
     this.#warnedTooBig.delete(task);
-    if (wasRunning) task.controller.abort(new Error('task stopped'));
+    if (wasRunning) task.controller.abort(TASK_STOPPED);
     // Freed budget goes to the queue at once; the periodic check is there for raised budgets.
     if (wasRunning && task.cost > 0 && this.#waiting.length > 0) this.check();
-    else this.#report();
+    else this.#changed = true;
   }
 
   #report(): void {
     const m = this.#metrics;
-    if (m === undefined) return;
+    if (m === undefined || !this.#changed) return;
+    this.#changed = false;
     m.taskBudgetLimit.set({ scope: 'total' }, this.#settings.totalBudget);
     m.taskBudgetLimit.set({ scope: 'account' }, this.#settings.budgetPerAccount);
     m.taskBudgetUsed.reset();

@@ -66,6 +66,8 @@ export interface TestAgentOptions {
   assignedAccounts?: Record<string, unknown>;
   /** The agent's token (`AGENT_TOKEN`, the fleet's, by default). */
   token?: string;
+  /** More of the agent's environment (e.g. `VENDOR_AGENT_OPERATION_TRACE`). */
+  env?: Record<string, string>;
 }
 
 export interface TestAgent {
@@ -185,7 +187,7 @@ export class AccountsWorld {
     const running = await startAgent({
       config: parsed.config,
       configPath: path,
-      env: { VENDOR_AGENT_ID: id, VENDOR_DEPLOYMENT_NAME: options.deployment ?? 'vendor-agent', POD_NAMESPACE: options.namespace ?? 'infra' },
+      env: { VENDOR_AGENT_ID: id, VENDOR_DEPLOYMENT_NAME: options.deployment ?? 'vendor-agent', POD_NAMESPACE: options.namespace ?? 'infra', ...options.env },
       hostname: id,
       components: [budgetComponent, driverConnectionComponent, accountHolderWith(options.workers ?? ACCOUNT_WORKERS)],
       watchFile: false,
