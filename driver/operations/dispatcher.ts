@@ -12,6 +12,7 @@
  */
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
+import { pathTrace } from '../../shared/operations/path-trace.ts';
 import type { LocalDispatcher, OperationEvents, OperationReservation, QueuedOperation } from '../../shared/operations/events.ts';
 import { outcomeFromWire, operationMessage, reportOf } from '../../shared/operations/message.ts';
 import { isFinished, queueEntryOf, type Dispatch, type ObjectOutcomeRecord, type OperationRecord, type QueueEntry } from '../../shared/operations/model.ts';
@@ -308,7 +309,9 @@ export class OperationDispatcher implements LocalDispatcher {
     const local = this.#requests.get(e.id);
     const now = clock.now();
     // Of the entry's account: a named wake's entry is made from the wake, and the claim checks it.
+    pathTrace?.('replica.claim_sent', e.id);
     const claimed = await claimWithRequest(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now, local === undefined, e.requestHash, e.account);
+    pathTrace?.('replica.claim_answered', e.id);
     if (claimed === undefined) {
       this.#inFlight.delete(e.id);
       return lost === undefined ? this.#repair(e, live, fresh) : lost();
@@ -329,6 +332,7 @@ export class OperationDispatcher implements LocalDispatcher {
     this.#track(op.id, { agentId: agent.agentId, sessionId: agent.id, account: op.account, attempt: op.attempt });
     const message = operationMessage(op.id, op.account, op.attempt, Math.max(1, this.#deadline(op) - clock.now()), request);
     this.#deps.metrics?.operationsHandedOut.inc();
+    pathTrace?.('replica.operation_sent', op.id);
     // The agent may have stopped holding the account since it was chosen: it would ignore the operation.
     const delivered = this.#deps.directory.holders(op.account).some((a) => a.id === agent.id)
       ? agent.send({ kind: 'operation', body: message })
@@ -454,6 +458,7 @@ export class OperationDispatcher implements LocalDispatcher {
   /** An agent's result: written unless the operation already finished (the first result wins). */
   async recordResult(agentId: string, result: OperationResult__Output): Promise<OperationResultOutcome> {
     const { table, clock, log, events } = this.#deps;
+    pathTrace?.('replica.result_write_sent', result.operationId);
     const op = await finishOperation(
       table,
       result.operationId,
@@ -467,6 +472,7 @@ export class OperationDispatcher implements LocalDispatcher {
       },
       clock.now(),
     );
+    pathTrace?.('replica.result_write_answered', result.operationId);
     if (op === undefined) {
       const current = await getOperation(table, result.operationId);
       const stranger = current !== undefined && !(current.handedTo ?? []).includes(agentId) && current.dispatch?.agentId !== agentId;

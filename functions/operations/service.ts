@@ -5,6 +5,7 @@ import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
 import { requestIssues } from '../../shared/operations/check.ts';
 import type { OperationEvents } from '../../shared/operations/events.ts';
+import { pathTrace } from '../../shared/operations/path-trace.ts';
 import { requestHash } from '../../shared/operations/hash.ts';
 import { isFinished, type OperationRecord } from '../../shared/operations/model.ts';
 import { parseOperationRequest, requestObjects, type OperationRequest } from '../../shared/operations/request.ts';
@@ -117,6 +118,8 @@ export async function submitOperation(
   const submittedBy = callerScope(caller);
   const reservation = deps.events?.reserve(operationIdOf(account.name, submittedBy, key), account.name, now);
   let stored: { record: OperationRecord; created: boolean };
+  const traced = pathTrace === undefined ? undefined : operationIdOf(account.name, submittedBy, key);
+  if (traced !== undefined) pathTrace?.('api.store_sent', traced);
   try {
     stored = await createOperation(deps.table, {
       account: account.name,
@@ -133,6 +136,7 @@ export async function submitOperation(
     throw e;
   }
   const { record: op, created } = stored;
+  if (traced !== undefined) pathTrace?.('api.store_answered', traced);
   if (!created) {
     reservation?.release();
   } else if (reservation !== undefined) {
@@ -248,7 +252,9 @@ export async function submitAndWait(
   signal: AbortSignal,
 ): Promise<{ record: AnsweredOperation; created: boolean }> {
   let created = false;
-  const record = await untilFinished(deps, operationIdOf(authorized.record.name, callerScope(caller), key), waitSeconds, signal, async () => {
+  const id = operationIdOf(authorized.record.name, callerScope(caller), key);
+  pathTrace?.('api.submit', id);
+  const record = await untilFinished(deps, id, waitSeconds, signal, async () => {
     const submitted = await submitOperation(deps, caller, authorized, key, body);
     created = submitted.created;
     return submitted.record;

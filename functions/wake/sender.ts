@@ -10,6 +10,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
+import { pathTrace } from '../../shared/operations/path-trace.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { liveSessions, type Session } from '../../shared/table/agents/sessions.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
@@ -97,6 +98,7 @@ export class WakeSender {
   async #wake(topic: WakeTopic, targets: readonly WakeTarget[], operation: NamedOperation | undefined): Promise<void> {
     const addresses = await this.addresses(targets);
     const datagram = encodeWake(this.#options.secret, topic, this.#options.clock.now(), undefined, operation);
+    if (operation !== undefined) pathTrace?.('api.wake_sent', operation.id);
     await Promise.all(addresses.map((a) => this.#send(datagram, a)));
   }
 
