@@ -4,7 +4,7 @@
  * work to them within a test. Real UDP sockets, real gRPC agents, dynalite.
  */
 import { createSocket } from 'node:dgram';
-import { ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Hono } from 'hono';
 import { describe, expect, it, vi } from 'vitest';
 import { parseDriverGrpcConfig } from '../driver/config.ts';
@@ -29,7 +29,6 @@ import * as v from 'valibot';
 import { AGENT_TOKEN, FAST_ASSIGNMENT, FAST_OPERATIONS, useAccountsWorld } from './support/accounts-world.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from './support/api.ts';
 import { submitOperation } from './support/operations.ts';
-import { interceptedTable, operationOf } from './support/intercepted-table.ts';
 
 const world = useAccountsWorld();
 const SECRET = 'wake-secret-for-tests-0123456789abcdef';
@@ -200,31 +199,6 @@ describe('wakes between the API and driver replicas', () => {
     expect(await getOperation(world.table, reply.json.id as string)).toMatchObject({ attempt: 1, dispatch: { agentId: 'a1' } });
     expect(await namedCount(w.driver, 'claimed')).toBe(1);
     expect(await namedCount(w.driver, 'not_claimed')).toBe(0);
-  });
-
-  it('the named wake goes out once the operation\'s own put holds: the replica claims it while the API still stores its queue entry', async () => {
-    const w = await activeWorld();
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    const table = interceptedTable(world.table, async (command, send) => {
-      if (operationOf(command) === 'Put' && command.input.Item?.pk === PK.operationQueue) await held;
-      return send(command);
-    });
-    const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: SECRET });
-    const app = createApp({ table, clock: systemClock, auth: adminTokenAuth(), wakes });
-    try {
-      const reply = submitOperation(app, 'prod', { action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'early-wake', namespace: 'default' }, data: { a: '1' } }] });
-      // The queue entry's put is held: the POST is not answered, and the operation is claimed and run already.
-      await vi.waitFor(async () => expect((await world.table.client.send(new ScanCommand({ TableName: world.table.tableName }))).Items?.some((i) => i.pk === PK.operation && i.state === 'SUCCEEDED')).toBe(true), WAIT);
-      expect(await namedCount(w.driver, 'claimed')).toBe(1);
-      release();
-      const answered = await reply;
-      expect(answered.status).toBe(202);
-      expect(await getOperation(world.table, answered.json.id as string)).toMatchObject({ state: 'SUCCEEDED', attempt: 1 });
-    } finally {
-      release();
-      wakes.close();
-    }
   });
 
   it('a named wake it cannot use changes nothing and leads to the queue read: claimed elsewhere, finished, an account held nowhere here, another account', async () => {
