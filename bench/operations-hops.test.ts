@@ -39,8 +39,7 @@ describe('the path trace and its per-hop breakdown', () => {
       { at: t0, mark: 'bench.sent', id: key },
       { at: t0 + 0.4, mark: 'adapter.request', id: key },
       { at: t0 + 1, mark: 'api.store_sent', id },
-      { at: t0 + 2.5, mark: 'api.operation_stored', id },
-      { at: t0 + 3.1, mark: 'api.store_answered', id },
+      { at: t0 + 2.5, mark: 'api.store_answered', id },
       { at: t0 + 2.6, mark: 'api.wake_sent', id },
       { at: t0 + 2.8, mark: 'api.ask_sent', id },
       { at: t0 + 3, mark: 'replica.wake_received', id },
@@ -66,8 +65,8 @@ describe('the path trace and its per-hop breakdown', () => {
     expect(hops.p50_ms).toEqual({
       'bench.sent→adapter.request': 0.4,
       'adapter.request→api.store_sent': 0.6,
-      'api.store_sent→api.operation_stored': 1.5,
-      'api.operation_stored→api.wake_sent': 0.1,
+      'api.store_sent→api.store_answered': 1.5,
+      'api.store_answered→api.wake_sent': 0.1,
       'api.wake_sent→replica.wake_received': 0.4,
       'replica.wake_received→replica.claim_sent': 0.2,
       'replica.claim_sent→replica.claim_answered': 1.5,
@@ -79,6 +78,6 @@ describe('the path trace and its per-hop breakdown', () => {
       'agent.received→replica.result_received': 5.5,
     });
     expect(hops.partial).toEqual({ 'replica.operation_sent→replica.result_received': 2, 'replica.operation_sent→agent.received': 1, 'agent.received→replica.result_received': 1 });
-    expect(hops.side_p50_ms).toEqual({ store: 2.1, store_sent_to_ask_sent: 1.8 });
+    expect(hops.side_p50_ms).toEqual({ wake_sent_to_ask_sent: 0.2, store_answered_to_ask_sent: 0.3 });
   });
 });

@@ -23,7 +23,7 @@ export const PATH_MARKS = [
   'api.invoked',
   'api.submit',
   'api.store_sent',
-  'api.operation_stored',
+  'api.store_answered',
   'api.wake_sent',
   'replica.wake_received',
   'replica.claim_sent',
@@ -43,10 +43,10 @@ export const PATH_MARKS = [
   'bench.received',
 ] as const;
 
-/** Spans beside the path: the store with all its puts, whose answer the path waits for only at the end; the result ask, which goes out with the store and waits. */
+/** Marks beside the path: the result ask goes out and waits while the operation is handed out. */
 const SIDE_SPANS = {
-  store: ['api.store_sent', 'api.store_answered'],
-  store_sent_to_ask_sent: ['api.store_sent', 'api.ask_sent'],
+  wake_sent_to_ask_sent: ['api.wake_sent', 'api.ask_sent'],
+  store_answered_to_ask_sent: ['api.store_answered', 'api.ask_sent'],
   ask_sent_to_replica: ['api.ask_sent', 'replica.ask_received'],
 } as const;
 

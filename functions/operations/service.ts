@@ -122,18 +122,6 @@ export async function submitOperation(
   const traced = pathTrace === undefined ? undefined : operationIdOf(account.name, submittedBy, key);
   beforeStore?.();
   if (traced !== undefined) pathTrace?.('api.store_sent', traced);
-  // Queued (no agent of this process takes it): the replicas of the account's agents claim it now
-  // (the wake names it) instead of at their next poll. The wake goes once the operation's own put
-  // holds: the claim needs that item alone, and the queue entry, there for a replica that misses the
-  // wake, is on its way with the account entry.
-  const wake = (op: OperationRecord) => {
-    if (traced !== undefined) pathTrace?.('api.operation_stored', traced);
-    deps.wakes?.wake('operations', [{ zone: record.registration?.zoneId, agents: Object.keys(record.agents) }], {
-      id: op.id,
-      account: op.account,
-      ...(storedApart(compressed) ? { requestHash: op.requestHash } : {}),
-    });
-  };
   try {
     stored = await createOperation(deps.table, {
       account: account.name,
@@ -144,7 +132,7 @@ export async function submitOperation(
       record: { action: request.action, objects: requestObjects(request).length, ...(request.timeoutSeconds === undefined ? {} : { timeoutMs: request.timeoutSeconds * 1000 }) },
       now,
       dispatch: reservation?.dispatch,
-    }, reservation === undefined ? wake : undefined);
+    });
   } catch (e) {
     reservation?.release();
     throw e;
@@ -158,6 +146,13 @@ export async function submitOperation(
     reservation.handOut({ record: op, request });
   } else {
     deps.events?.queued({ record: op, request });
+    // Stored in the queue: the replicas of the account's agents claim it now (the wake names it)
+    // instead of at their next poll.
+    deps.wakes?.wake('operations', [{ zone: record.registration?.zoneId, agents: Object.keys(record.agents) }], {
+      id: op.id,
+      account: op.account,
+      ...(storedApart(compressed) ? { requestHash: op.requestHash } : {}),
+    });
   }
   return { record: op, created };
 }

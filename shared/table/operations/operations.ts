@@ -318,10 +318,9 @@ export function newOperationRecord(input: NewOperation): OperationRecord {
  * answered (`created: false`) if it came with the same request, and its queue entry brought in line
  * (a crash may have left it missing; this request may just have put a stale copy); another request
  * is a `conflict`. An entry whose operation never came (the operation's put failed) is dropped by
- * dispatch. `onCreated` hears of the operation as soon as its own put holds, while the entries' puts
- * may still be on their way (the operation is durable; its entries not yet).
+ * dispatch.
  */
-export async function createOperation(t: TableRef, input: NewOperation, onCreated?: (record: OperationRecord) => void): Promise<{ record: OperationRecord; created: boolean }> {
+export async function createOperation(t: TableRef, input: NewOperation): Promise<{ record: OperationRecord; created: boolean }> {
   const record = newOperationRecord(input);
   const inline = !storedApart(input.request);
   if (!inline) await t.client.send(new PutCommand(putRequestParams(t.tableName, record.id, record.requestHash, input.request, input.now)));
@@ -329,10 +328,7 @@ export async function createOperation(t: TableRef, input: NewOperation, onCreate
   // An entry of a request stored apart names its hash: the claim reads the request alongside (claimWithRequest).
   const entry: QueueEntry = inline ? queueEntryOf(record) : { ...queueEntryOf(record), requestHash: record.requestHash };
   const [created, entryPut] = await Promise.all([
-    tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))).then((held) => {
-      if (held) onCreated?.(record);
-      return held;
-    }),
+    tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))),
     tryConditional(() => t.client.send(new PutCommand(createQueueEntryParams(t.tableName, entry)))),
     t.client.send(new PutCommand(accountEntry)),
   ]);
