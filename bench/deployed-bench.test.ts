@@ -31,7 +31,7 @@ describe('deployed layout figures', () => {
     expect(line.hops_partial).toBeUndefined();
     // One clock for every process: no hop runs backwards.
     expect(Object.entries(line.hops_p50_ms as Record<string, number>).filter(([, ms]) => ms < 0)).toEqual([]);
-    expect(Object.keys(line.hops_side_p50_ms as Record<string, number>).sort()).toEqual(['ask_sent_to_replica', 'store_answered_to_ask_sent', 'wake_sent_to_ask_sent']);
+    expect(Object.keys(line.hops_side_p50_ms as Record<string, number>).sort()).toEqual(['ask_sent_to_replica', 'store_sent_to_ask_sent']);
   }, 180_000);
 
   it('measures PATCH to ACTIVE through the Lambda API until a replica recorded the real agent\'s confirmation', async () => {

@@ -78,6 +78,6 @@ describe('the path trace and its per-hop breakdown', () => {
       'agent.received→replica.result_received': 5.5,
     });
     expect(hops.partial).toEqual({ 'replica.operation_sent→replica.result_received': 2, 'replica.operation_sent→agent.received': 1, 'agent.received→replica.result_received': 1 });
-    expect(hops.side_p50_ms).toEqual({ wake_sent_to_ask_sent: 0.2, store_answered_to_ask_sent: 0.3 });
+    expect(hops.side_p50_ms).toEqual({ store_sent_to_ask_sent: 1.8 });
   });
 });

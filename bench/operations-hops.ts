@@ -43,10 +43,9 @@ export const PATH_MARKS = [
   'bench.received',
 ] as const;
 
-/** Marks beside the path: the result ask goes out and waits while the operation is handed out. */
+/** Spans beside the path: the result ask goes out beside the store (a POST) and waits at the replica. */
 const SIDE_SPANS = {
-  wake_sent_to_ask_sent: ['api.wake_sent', 'api.ask_sent'],
-  store_answered_to_ask_sent: ['api.store_answered', 'api.ask_sent'],
+  store_sent_to_ask_sent: ['api.store_sent', 'api.ask_sent'],
   ask_sent_to_replica: ['api.ask_sent', 'replica.ask_received'],
 } as const;
 
