@@ -194,7 +194,7 @@ async function askedNews(deps: OperationDeps, accountName: string, id: string, w
 }
 
 /**
- * News of the result, as `askedNews` gives it, asked before the operation is stored: where the
+ * News of the result, as `askedNews` gives it, asked as the operation's store goes out: where the
  * account is known before the store (a POST), the replicas take the ask while the store is on its
  * way rather than while they claim the operation. An ask carries nothing the replica acts on but the
  * id it waits for, so one sent for an operation that is never stored (the store failed, the request
@@ -250,7 +250,9 @@ async function untilFinished(
   const notified = waitSeconds > 0 ? deps.events?.waitFinished(id, stop.signal) : undefined;
   const early: EarlyAsk | undefined = waitSeconds > 0 && notified === undefined && earlyAccount !== undefined ? { account: earlyAccount } : undefined;
   const askEarly = () => {
-    if (early !== undefined && early.started === undefined) early.started = askedNews(deps, early.account, id, waitSeconds * 1000, stop.signal);
+    // On the next turn of the event loop: the store's requests are written first, and the ask's own
+    // work overlaps the table's rather than holding them back.
+    if (early !== undefined && early.started === undefined) early.started = new Promise((resolve) => setImmediate(resolve)).then(() => askedNews(deps, early.account, id, waitSeconds * 1000, stop.signal));
   };
   try {
     const op = await read(askEarly);
