@@ -252,7 +252,10 @@ async function untilFinished(
   const askEarly = () => {
     // On the next turn of the event loop: the store's requests are written first, and the ask's own
     // work overlaps the table's rather than holding them back.
-    if (early !== undefined && early.started === undefined) early.started = new Promise((resolve) => setImmediate(resolve)).then(() => askedNews(deps, early.account, id, waitSeconds * 1000, stop.signal));
+    // A request already answered by then (a replay of a finished operation) asks nobody.
+    if (early !== undefined && early.started === undefined) {
+      early.started = new Promise((resolve) => setImmediate(resolve)).then(() => (stop.signal.aborted ? undefined : askedNews(deps, early.account, id, waitSeconds * 1000, stop.signal)));
+    }
   };
   try {
     const op = await read(askEarly);
