@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PATH_MARKS } from './operations-hops.ts';
 import { benchPatchToActiveDeployed, pathRoundTrips, runDeployedOperations, wakesModes, wakesSettings } from './deployed-bench.ts';
 
 // Runs the deployed-layout figures small, to keep them working; only what does not depend on the machine is asserted.
@@ -18,6 +19,19 @@ describe('deployed layout figures', () => {
     expect(floor.ratio_p50).toBeGreaterThan(1);
     // The API, both replicas, the table and the agent are processes of their own.
     expect(Object.keys(line.cpu_ms as Record<string, number>).sort()).toEqual(['agent_1', 'api', 'driver_1', 'driver_2', 'table', 'test_api_server']);
+  }, 180_000);
+
+  it('breaks an operation down per hop from the path trace of the API, both replicas and the bench, every hop passed by every operation', async () => {
+    const lines = await runDeployedOperations({ warmup: 1, rounds: 5, real: false, wakes: 'on', pollIntervalMs: 250, ...wakesSettings('on') }, () => undefined);
+    const line = lines[0] as Record<string, unknown>;
+    expect(line.hops_n).toBe(5);
+    // The agent writes no marks: its hop runs from the stream write to the result's arrival.
+    const path = PATH_MARKS.filter((m) => !m.startsWith('agent.'));
+    expect(Object.keys(line.hops_p50_ms as Record<string, number>)).toEqual(path.slice(1).map((to, i) => `${path[i]}→${to}`));
+    expect(line.hops_partial).toBeUndefined();
+    // One clock for every process: no hop runs backwards.
+    expect(Object.entries(line.hops_p50_ms as Record<string, number>).filter(([, ms]) => ms < 0)).toEqual([]);
+    expect(Object.keys(line.hops_side_p50_ms as Record<string, number>).sort()).toEqual(['ask_sent_to_replica', 'store_sent_to_ask_sent']);
   }, 180_000);
 
   it('measures PATCH to ACTIVE through the Lambda API until a replica recorded the real agent\'s confirmation', async () => {

@@ -26,6 +26,8 @@ import { activateAll, apiRequest, startDeployedPlane, type DeployedPlane, type K
 import { percentile, ratio, round } from './stats.ts';
 import { hopBreakdown, hopRecord, hopRecordsOfFile, type Activation, type HopRecord } from './activation-hops.ts';
 import { loadAverage, type Line } from './support.ts';
+import { traceNow } from '../shared/operations/path-trace.ts';
+import { pathHops, readPathTraces, type PathHops, type TracedMark, type TracedOperation } from './operations-hops.ts';
 
 export type WakesMode = 'on' | 'off' | 'absent';
 
@@ -43,6 +45,8 @@ export interface DeployedOptions {
   env?: Record<string, string>;
   /** `off`: the replicas answer no result asks (`wake.results: false`); shown on the line. */
   resultAsks?: 'off';
+  /** `off`: no path trace, so no `hops_*` on the line (on by default). */
+  pathTrace?: 'off';
 }
 
 /** The plane's settings shared by every figure. */
@@ -77,12 +81,30 @@ function stepPercentiles(steps: Steps, p: number): Record<string, number> {
  * `POST ?wait` of a deploy (one request: stored, then answered once finished, the result read back);
  * throws unless it succeeded. `steps` collects where its time went.
  */
-async function operate(plane: DeployedPlane, account: string, manifest: Record<string, unknown>, steps?: Steps): Promise<void> {
+/** The bench's own marks of the path trace and the operations they belong to (bench/operations-hops.ts). */
+interface BenchTrace {
+  marks: TracedMark[];
+  operations: TracedOperation[];
+}
+
+async function operate(plane: DeployedPlane, account: string, manifest: Record<string, unknown>, steps?: Steps, trace?: BenchTrace): Promise<void> {
+  const key = randomUUID();
   const sent = Date.now();
-  const done = await apiRequest(plane, 'POST', `/vendor/accounts/${account}/operations?wait=60`, { action: 'deploy', manifests: [manifest] }, { 'Idempotency-Key': randomUUID() });
+  trace?.marks.push({ at: traceNow(), mark: 'bench.sent', id: key });
+  const done = await apiRequest(plane, 'POST', `/vendor/accounts/${account}/operations?wait=60`, { action: 'deploy', manifests: [manifest] }, { 'Idempotency-Key': key });
+  trace?.marks.push({ at: traceNow(), mark: 'bench.received', id: key });
   const received = Date.now();
   if (done.status !== 200 || done.json.state !== 'SUCCEEDED') throw new Error(`POST ?wait: ${done.status} ${JSON.stringify(done.json)}`);
   if (steps !== undefined) recordSteps(steps, sent, received, done.json);
+  trace?.operations.push({ id: String(done.json.id), key });
+}
+
+/** The hops of the figure's operations, once every process has written its marks out. */
+async function tracedHops(plane: DeployedPlane, trace: BenchTrace | undefined): Promise<PathHops | undefined> {
+  if (trace === undefined || plane.pathTraceDir === undefined) return undefined;
+  // Each process writes its marks out every 100 ms.
+  await new Promise((r) => setTimeout(r, 300));
+  return pathHops(trace.operations, [...trace.marks, ...readPathTraces(plane.pathTraceDir)]);
 }
 
 const within = (value: number | null, limit: number) => value !== null && value <= limit;
@@ -122,7 +144,8 @@ export async function runDeployedOperations(options: DeployedOptions, emit: (lin
     lines.push(l);
     emit(l);
   };
-  const plane = await startDeployedPlane({ accounts: { test: 1, real: options.real ? 1 : 0 }, ...planeOptions(options) });
+  const traced = options.pathTrace !== 'off';
+  const plane = await startDeployedPlane({ accounts: { test: 1, real: options.real ? 1 : 0 }, ...planeOptions(options), pathTrace: traced });
   try {
     await activateAll(plane);
     if (options.real && plane.realUnavailable !== undefined) {
@@ -138,12 +161,14 @@ export async function runDeployedOperations(options: DeployedOptions, emit: (lin
       const load = loadAverage();
       const cpuBefore = plane.cpuMs();
       const steps = Object.fromEntries(STEPS.map((s) => [s, []])) as unknown as Steps;
+      const trace: BenchTrace | undefined = traced ? { marks: [], operations: [] } : undefined;
       const [path, raw] = await alternate(
         options.rounds,
-        (i) => operate(plane, account.name, deployment(`one-${i}`, account.namespace), steps),
+        (i) => operate(plane, account.name, deployment(`one-${i}`, account.namespace), steps, trace),
         (i) => rawApply(client, deployment(`one-raw-${i}`, account.namespace)),
       );
       const cpuAfter = plane.cpuMs();
+      const hops = await tracedHops(plane, trace);
       const roundTrip = await tableRoundTrips(plane, options.rounds);
       const roundTrips = pathRoundTrips(options.wakes, options.resultAsks !== 'off');
       const floorP50 = raw.p50_ms === null || roundTrip.p50_ms === null ? null : round(raw.p50_ms + roundTrips * roundTrip.p50_ms);
@@ -161,6 +186,7 @@ export async function runDeployedOperations(options: DeployedOptions, emit: (lin
         ...path,
         steps_p50_ms: stepPercentiles(steps, 50),
         steps_p99_ms: stepPercentiles(steps, 99),
+        ...(hops === undefined ? {} : { hops_n: hops.n, hops_p50_ms: hops.p50_ms, hops_p99_ms: hops.p99_ms, ...(hops.partial === undefined ? {} : { hops_partial: hops.partial }), hops_side_p50_ms: hops.side_p50_ms }),
         baseline: { what: `one server-side apply of the same Deployment to the same ${TARGET_NAMES[account.target]}, with the agent's cluster client`, ...raw },
         ratio_p50: ratioP50,
         ratio_p99: ratioP99,

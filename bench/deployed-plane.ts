@@ -21,6 +21,7 @@ import { stringify } from 'yaml';
 import { connectCluster, type ClusterClient } from '../agent/clusters/index.ts';
 import { systemClock } from '../shared/clock.ts';
 import { createLogger } from '../shared/log.ts';
+import { PATH_TRACE_ENV } from '../shared/operations/path-trace.ts';
 import type { CapacityMeter } from '../shared/table/core/capacity.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
 import { findClusterBinaries } from '../test/cluster/binaries.ts';
@@ -68,6 +69,11 @@ export interface DeployedPlaneOptions {
    * can be read back (`agentLogFiles`, the replicas' `onRecord`): bench/activation-hops.ts.
    */
   debugRecords?: boolean;
+  /**
+   * The API, the replicas and the agents write the path trace (shared/operations/path-trace.ts) to
+   * `pathTraceDir`: where an operation's time goes between them (bench/operations-hops.ts).
+   */
+  pathTrace?: boolean;
 }
 
 export interface DeployedPlane {
@@ -80,6 +86,8 @@ export interface DeployedPlane {
   drivers: DriverProcess[];
   accounts: DeployedAccount[];
   spareAccounts: DeployedAccount[];
+  /** Where the processes write the path trace, with `pathTrace`. */
+  pathTraceDir?: string;
   /** Each agent's log file (JSON lines; at debug level with `debugRecords`). */
   agentLogFiles: string[];
   /** The bench's own client of each API server: the same client the agent uses, for the raw applies. */
@@ -125,6 +133,8 @@ export async function startDeployedPlane(options: DeployedPlaneOptions): Promise
     await exited;
   };
   try {
+    const pathTraceDir = options.pathTrace === true ? join(dir, 'path-trace') : undefined;
+    const traceEnv: Record<string, string> = pathTraceDir === undefined ? {} : { [PATH_TRACE_ENV]: pathTraceDir };
     const table = await startBenchTable('process');
     stops.push(() => table.close());
     if (table.pid !== undefined) pids.table = table.pid;
@@ -184,7 +194,7 @@ export async function startDeployedPlane(options: DeployedPlaneOptions): Promise
     const drivers: DriverProcess[] = [];
     const welcomed = new Set<string>();
     for (let r = 0; r < options.replicas; r++) {
-      const driver = await startDriverProcess(table, driverFile, { ...options.env, ...(options.debugRecords === true ? { VENDOR_LOG_LEVEL: 'debug' } : {}) });
+      const driver = await startDriverProcess(table, driverFile, { ...options.env, ...traceEnv, ...(options.debugRecords === true ? { VENDOR_LOG_LEVEL: 'debug' } : {}) });
       driver.onRecord((record) => {
         if (record['msg'] === 'agent session opened') welcomed.add(String(record['agentId']));
       });
@@ -206,6 +216,7 @@ export async function startDeployedPlane(options: DeployedPlaneOptions): Promise
       SST_RESOURCE_VendorAccountManagerRoles: link(MANAGER_ROLE),
       VENDOR_LOG_LEVEL: 'warn',
       ...options.env,
+      ...traceEnv,
     });
     stops.push(stopChild(lambda.process));
     const apiUrl = `http://127.0.0.1:${(JSON.parse(await lambda.firstLine) as { port: number }).port}`;
@@ -221,7 +232,7 @@ export async function startDeployedPlane(options: DeployedPlaneOptions): Promise
       writeFileSync(configPath, stringify(config));
       const agent = spawn(process.execPath, [...cpuProfileArgs(), 'agent/main.ts', '--config', configPath], {
         cwd: ROOT,
-        env: { ...process.env, VENDOR_AGENT_ID: `bench-agent-${i}`, VENDOR_DEPLOYMENT_NAME: 'bench', POD_NAMESPACE: a.zone.replace(/^bench_/, '') },
+        env: { ...process.env, ...traceEnv, VENDOR_AGENT_ID: `bench-agent-${i}`, VENDOR_DEPLOYMENT_NAME: 'bench', POD_NAMESPACE: a.zone.replace(/^bench_/, '') },
         stdio: 'ignore',
       });
       stops.push(stopChild(agent));
@@ -240,7 +251,7 @@ export async function startDeployedPlane(options: DeployedPlaneOptions): Promise
       }
       return out;
     };
-    return { apiUrl, token, table, tableClient: (meter) => table.client(meter), drivers, accounts, spareAccounts, agentLogFiles, raw, ...(realUnavailable === undefined ? {} : { realUnavailable }), cpuMs, close };
+    return { apiUrl, token, table, tableClient: (meter) => table.client(meter), drivers, accounts, spareAccounts, agentLogFiles, raw, ...(pathTraceDir === undefined ? {} : { pathTraceDir }), ...(realUnavailable === undefined ? {} : { realUnavailable }), cpuMs, close };
   } catch (e) {
     await close();
     throw e;

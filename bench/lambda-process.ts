@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pathTrace } from '../shared/operations/path-trace.ts';
 
 interface LambdaResult {
   statusCode: number;
@@ -58,11 +59,15 @@ const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
+    // The path trace (bench only): the request is known by its Idempotency-Key until it has an operation id.
+    const traced = pathTrace === undefined ? undefined : req.headers['idempotency-key'];
+    if (typeof traced === 'string') pathTrace?.('adapter.request', traced);
     handler(eventOf(req, Buffer.concat(chunks)), { awsRequestId: String(requests), getRemainingTimeInMillis: () => 900_000 }).then(
       (result) => {
         const body = result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded === true ? 'base64' : 'utf8');
         const headers: Record<string, string | string[]> = { ...result.headers, ...result.multiValueHeaders, 'content-length': String(body.length) };
         if (result.cookies !== undefined) headers['set-cookie'] = result.cookies;
+        if (typeof traced === 'string') pathTrace?.('adapter.responded', traced);
         res.writeHead(result.statusCode, headers).end(body);
       },
       (err: unknown) => {

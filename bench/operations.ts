@@ -10,10 +10,12 @@ for (const layout of layouts) if (layout !== 'deployed' && layout !== 'in-proces
 // BENCH_RESULT_ASKS=off: with wakes on, the replicas answer no result asks (`wake.results: false`), so
 // waiting requests read the table: the same run's comparison for what the asks save.
 const resultAsks = process.env.BENCH_RESULT_ASKS !== 'off';
+// BENCH_PATH_TRACE=off: the processes write no path trace, and the lines have no `hops_*`.
+const pathTrace = process.env.BENCH_PATH_TRACE === 'off' ? ({ pathTrace: 'off' } as const) : {};
 if (layouts.includes('deployed')) {
   for (const wakes of wakesModes(process.env.BENCH_WAKES, ['on', 'off'])) {
     await runDeployedOperations(
-      { warmup: n('BENCH_WARMUP', 20), rounds: n('BENCH_SINGLE', 200), real: process.env.BENCH_REAL !== '0', wakes, pollIntervalMs: n('BENCH_POLL_MS', 250), ...wakesSettings(wakes, resultAsks), ...(resultAsks ? {} : { resultAsks: 'off' }) },
+      { warmup: n('BENCH_WARMUP', 20), rounds: n('BENCH_SINGLE', 200), real: process.env.BENCH_REAL !== '0', wakes, pollIntervalMs: n('BENCH_POLL_MS', 250), ...wakesSettings(wakes, resultAsks), ...(resultAsks ? {} : { resultAsks: 'off' }), ...pathTrace },
       print,
     );
   }

@@ -13,6 +13,7 @@ import type { AgentIdentity } from '../shared/agents/identity.ts';
 import type { Clock } from '../shared/clock.ts';
 import { VendorError, isVendorError } from '../shared/errors.ts';
 import type { Logger } from '../shared/log.ts';
+import { pathTrace, traceNow } from '../shared/operations/path-trace.ts';
 import {
   PROTOCOL_VERSION,
   RELIABLE_AGENT_BODIES,
@@ -236,6 +237,7 @@ export class AgentSession {
 
   #receive(raw: IncomingAgentMessage): void {
     if (this.#ended) return;
+    const arrived = pathTrace === undefined ? 0 : traceNow();
     const now = this.#deps.clock.now();
     this.#lastReceivedAt = now;
     let env: AgentEnvelope;
@@ -245,6 +247,7 @@ export class AgentSession {
       this.end(e);
       return;
     }
+    if (env.kind === 'operationResult') pathTrace?.('replica.result_received', env.body.operationId, arrived);
     // One renewal at a time: a table that hangs would otherwise collect one per heartbeat.
     if (this.#opened && this.#record !== undefined && !this.#renewing && now - this.#lastRenewAt >= this.#deps.settings.heartbeatIntervalMs) {
       this.#lastRenewAt = now;

@@ -2,6 +2,7 @@ import { handle } from 'hono/aws-lambda';
 import { systemClock } from '../shared/clock.ts';
 import { isVendorError } from '../shared/errors.ts';
 import { createLogger } from '../shared/log.ts';
+import { pathTrace } from '../shared/operations/path-trace.ts';
 import { tableFromEnv } from '../shared/table/core/client.ts';
 import { wakeSecretFromEnv } from '../shared/wake/secret.ts';
 import { createApp } from './app.ts';
@@ -45,7 +46,11 @@ const app = handle(createApp({ table, logger, auth, console: consoleOptionsWithO
  * docs/protocol.md#6b-wakes). Built once per container, reused across invocations.
  */
 export const handler: typeof app = async (event, context) => {
+  // The path trace (bench only) knows the request by its Idempotency-Key here: it has no operation id yet.
+  const traced = pathTrace === undefined ? undefined : (event as { headers?: Record<string, string | undefined> }).headers?.['idempotency-key'];
+  if (traced !== undefined) pathTrace?.('api.invoked', traced);
   const response = await app(event, context);
   await wakes?.settled(WAKE_SETTLE_MS);
+  if (traced !== undefined) pathTrace?.('api.returned', traced);
   return response;
 };

@@ -33,6 +33,7 @@ import { AGENT_TOKEN, FAST_ASSIGNMENT, FAST_OPERATIONS, useAccountsWorld } from 
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from './support/api.ts';
 import { TestIssuer, oidcConfig } from './support/oidc.ts';
 import { getOperation, submitOperation } from './support/operations.ts';
+import { interceptedTable, operationOf } from './support/intercepted-table.ts';
 
 const world = useAccountsWorld();
 const cleanups: (() => unknown)[] = [];
@@ -250,6 +251,33 @@ describe('result asks between the API and a driver replica', () => {
     expect(w.counted.operationReads).toBe(readsWhenAnswered);
     // The answer is the table's record, field for field.
     expect(reply.json).toEqual(await getOperation(w.app, reply.json.id as string));
+  });
+
+  it('a POST ?wait asks the replica while its operation is being stored, not after; a refused POST asks nobody', async () => {
+    const w = await start();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let storing!: () => void;
+    const reached = new Promise<void>((r) => (storing = r));
+    const table = interceptedTable(w.counted.table, async (command, send) => {
+      if (operationOf(command) === 'Put' && command.input.Item?.pk === PK.operation) {
+        storing();
+        await held;
+      }
+      return send(command);
+    });
+    const app = createApp({ table, clock: systemClock, auth: adminTokenAuth(), wakes: w.wakes });
+    const asked = vi.spyOn(w.wakes.results, 'listen');
+    const refused = await submitAndWait(app, { action: 'deploy', manifests: [{ kind: 'ConfigMap' }] });
+    expect(refused.status).toBe(400);
+    expect(asked).not.toHaveBeenCalled();
+    const reply = submitAndWait(app, CONFIG_MAP('asked-early'));
+    await reached;
+    // The operation's put is held: the ask is out already.
+    await vi.waitFor(() => expect(asked).toHaveBeenCalledTimes(1), WAIT);
+    release();
+    expect((await reply).json).toMatchObject({ state: 'SUCCEEDED', agentId: 'a1' });
+    expect(asked).toHaveBeenCalledTimes(1);
   });
 
   it('an answer that is unsigned, altered, replayed or of another operation is never believed: the wait reads the table', async () => {

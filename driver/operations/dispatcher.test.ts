@@ -20,7 +20,7 @@ import {
 } from '../../shared/table/operations/operations.ts';
 import { operationsSectionEntries, type OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
-import { OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
+import { ENTRY_SYNC_AFTER_MS, OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
 import { createDriverMetrics, type DriverMetrics } from '../metrics/metrics.ts';
 import { interceptedTable } from '../../test/support/intercepted-table.ts';
 
@@ -201,6 +201,50 @@ describe('operation dispatcher', () => {
     await until(() => agent.sent.length === 2);
     expect(agent.sent.map((o) => o.operationId)).toEqual([second.id, first.id]);
     expect(await getOperation(s.table, first.id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
+  });
+
+  it('writes the queue entry of a claim that finishes within ENTRY_SYNC_AFTER_MS only to delete it', async () => {
+    const h = holdingTable(await tables.fresh(), () => false);
+    const s = await setup({}, h.table);
+    const agent = new StreamDouble('agent-1');
+    s.directory.agents = [agent];
+    const op = await s.create();
+    s.dispatcher.wake();
+    await until(() => agent.sent.length === 1);
+    // A read of the queue meanwhile finds the entry as the API wrote it, and leaves the operation alone.
+    await s.clock.advance(ENTRY_SYNC_AFTER_MS - 1);
+    s.dispatcher.wake();
+    await s.settle();
+    expect(await openOperations(s.table)).toMatchObject([{ id: op.id, state: 'QUEUED', attempt: 0 }]);
+    expect(agent.sent).toHaveLength(1);
+    expect(await s.dispatcher.recordResult('agent-1', result(agent.sent[0]!))).toBe('recorded');
+    await until(async () => (await openOperations(s.table)).length === 0);
+    await s.clock.advance(ENTRY_SYNC_AFTER_MS);
+    await s.settle();
+    const entryWrites = h.made.filter((input) => input.Key?.pk === 'OPQUEUE');
+    // The delete alone: no update in step with the claim, and one claim only.
+    expect(entryWrites).toHaveLength(1);
+    expect(entryWrites[0]?.UpdateExpression).toBeUndefined();
+    expect(h.made.filter(isClaim)).toHaveLength(1);
+  });
+
+  it('brings the queue entry in step with a claim still running after ENTRY_SYNC_AFTER_MS, or at once when it stops', async () => {
+    const s = await setup();
+    const agent = new StreamDouble('agent-1');
+    s.directory.agents = [agent];
+    const op = await s.create();
+    s.dispatcher.wake();
+    await until(() => agent.sent.length === 1);
+    await s.clock.advance(ENTRY_SYNC_AFTER_MS);
+    await until(async () => (await openOperations(s.table))[0]?.attempt === 1);
+    expect((await openOperations(s.table))[0]).toMatchObject({ id: op.id, state: 'RUNNING', dispatch: { agentId: 'agent-1', replicaId: 'replica-1' } });
+
+    const second = await s.create();
+    s.dispatcher.wake();
+    await until(() => agent.sent.length === 2);
+    // Stopping does not leave the entry behind its operation, nor wait for the deferral.
+    for (const stop of running.splice(0)) await stop();
+    expect((await openOperations(s.table)).find((e) => e.id === second.id)).toMatchObject({ state: 'RUNNING', attempt: 1 });
   });
 
   it('reads a request stored apart from its operation alongside the claim, not after it', async () => {

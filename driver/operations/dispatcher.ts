@@ -12,6 +12,7 @@
  */
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
+import { pathTrace } from '../../shared/operations/path-trace.ts';
 import type { LocalDispatcher, OperationEvents, OperationReservation, QueuedOperation } from '../../shared/operations/events.ts';
 import { outcomeFromWire, operationMessage, reportOf } from '../../shared/operations/message.ts';
 import { isFinished, queueEntryOf, type Dispatch, type ObjectOutcomeRecord, type OperationRecord, type QueueEntry } from '../../shared/operations/model.ts';
@@ -42,6 +43,11 @@ const ABANDONED_AFTER_MS = 60_000;
 /** Outcomes must leave the operation item under DynamoDB's 400 KB; past this (compressed) their messages are shortened. */
 const MAX_STORED_OUTCOMES_BYTES = 300 * 1024;
 const SHORT_MESSAGE = 256;
+/**
+ * How long after a claim its queue entry is brought in step, unless the result came first (then the
+ * entry is only deleted): most operations finish well within it, and each saves a write.
+ */
+export const ENTRY_SYNC_AFTER_MS = 1_000;
 
 /** The outcomes as stored: their messages shortened when all of them would not fit the item. */
 export function boundedOutcomes(outcomes: readonly ObjectOutcomeRecord[]): ObjectOutcomeRecord[] {
@@ -92,6 +98,10 @@ export class OperationDispatcher implements LocalDispatcher {
   #lastPass = -Infinity;
   /** Time between reads of the queue: `pollIntervalMs`, longer while reads keep failing. */
   #passEvery = 0;
+  /** Claims whose queue entry is brought in step later (`#syncEntryLater`), by operation id. */
+  readonly #entrySyncs = new Map<string, AbortController>();
+  /** Aborts when `run` is told to stop: the entries waiting for their update get it at once. */
+  #stopping: AbortSignal | undefined;
 
   constructor(deps: DispatcherDeps) {
     this.#deps = deps;
@@ -175,6 +185,7 @@ export class OperationDispatcher implements LocalDispatcher {
 
   /** Runs until `signal` aborts, then waits for the hand-outs in progress. */
   async run(signal: AbortSignal): Promise<void> {
+    this.#stopping = signal;
     const unsubscribe = this.#deps.events?.onQueued((op) => this.queued(op));
     const detach = this.#deps.events?.attach(this);
     const { clock, config, log } = this.#deps;
@@ -264,6 +275,13 @@ export class OperationDispatcher implements LocalDispatcher {
     // A result taken by this replica has its entry deleted by the result's own path (still in hand until then).
     if (isFinished(e.state)) return this.#inFlight.has(e.id) ? undefined : deleteQueueEntry(table, e.id);
     if (now >= this.#deadline(e)) return this.#timeOut(e, now);
+    const mine = this.#inFlight.get(e.id);
+    if (mine !== undefined && mine.attempt > e.attempt) {
+      // The entry is behind a claim of ours whose update of it is deferred (#syncEntryLater): in hand
+      // while its stream is open; else the operation itself decides.
+      if (directory.isOpen(mine.sessionId)) return;
+      return this.#repair(e, live, fresh);
+    }
     const d = e.dispatch;
     if (e.state === 'QUEUED' || d === undefined) return this.#dispatch(e, undefined, live, fresh);
     let endedAt = d.endedAt;
@@ -308,7 +326,9 @@ export class OperationDispatcher implements LocalDispatcher {
     const local = this.#requests.get(e.id);
     const now = clock.now();
     // Of the entry's account: a named wake's entry is made from the wake, and the claim checks it.
+    pathTrace?.('replica.claim_sent', e.id);
     const claimed = await claimWithRequest(table, e.id, e.attempt, { agentId: agent.agentId, sessionId: agent.id, replicaId, at: now }, now, local === undefined, e.requestHash, e.account);
+    pathTrace?.('replica.claim_answered', e.id);
     if (claimed === undefined) {
       this.#inFlight.delete(e.id);
       return lost === undefined ? this.#repair(e, live, fresh) : lost();
@@ -321,38 +341,66 @@ export class OperationDispatcher implements LocalDispatcher {
 
   /**
    * Sends operation `op`, handed out to `agent` in the table, and follows its delivery. `syncEntry`:
-   * the queue entry is brought in step after the send (a claim of this replica; the API writes the
-   * entry of an operation it stores handed out).
+   * the queue entry is brought in step `ENTRY_SYNC_AFTER_MS` after the send unless the result comes
+   * first (a claim of this replica; the API writes the entry of an operation it stores handed out).
    */
   #send(agent: LocalAgent, op: OperationRecord, request: OperationRequest, syncEntry: boolean): void {
     const { table, clock, log } = this.#deps;
     this.#track(op.id, { agentId: agent.agentId, sessionId: agent.id, account: op.account, attempt: op.attempt });
     const message = operationMessage(op.id, op.account, op.attempt, Math.max(1, this.#deadline(op) - clock.now()), request);
     this.#deps.metrics?.operationsHandedOut.inc();
+    pathTrace?.('replica.operation_sent', op.id);
     // The agent may have stopped holding the account since it was chosen: it would ignore the operation.
     const delivered = this.#deps.directory.holders(op.account).some((a) => a.id === agent.id)
       ? agent.send({ kind: 'operation', body: message })
       : Promise.reject(new Error(`agent ${agent.agentId} no longer holds account ${op.account}`));
-    // The log line (a synchronous write) and the entry's write come on a later turn of the event loop,
-    // so neither is on the way to the agent.
-    const later = new Promise<void>((resolve) => setImmediate(resolve));
-    void later.then(() => log.info({ operationId: op.id, account: op.account, agentId: agent.agentId, attempt: op.attempt, action: request.action }, 'operation handed out'));
-    const synced = syncEntry
-      ? later.then(() => syncQueueEntry(table, op)).then(
-          () => undefined,
-          (err: unknown) => log.warn({ err, operationId: op.id }, 'queue entry not updated'),
-        )
-      : Promise.resolve();
-    this.#keep(synced);
+    // The log line (a synchronous write) comes on a later turn of the event loop, so it is not on the way to the agent.
+    setImmediate(() => log.info({ operationId: op.id, account: op.account, agentId: agent.agentId, attempt: op.attempt, action: request.action }, 'operation handed out'));
+    const synced = syncEntry ? this.#syncEntryLater(op, agent.id) : Promise.resolve();
     delivered.catch(async (err: unknown) => {
-      // Not taken by the agent: the stream ended first. Say so (after the entry's own update), so it goes out again.
+      // Not taken by the agent: the stream ended first. Say so (after the entry's own update, if under
+      // way; a deferred one is dropped), so it goes out again.
       log.warn({ operationId: op.id, agentId: agent.agentId, err: err instanceof Error ? err.message : String(err) }, 'operation not delivered');
       if (this.#inFlight.get(op.id)?.sessionId === agent.id) this.#inFlight.delete(op.id);
+      this.#entrySyncs.get(op.id)?.abort();
       await synced;
       const ended = await endDispatch(table, op.id, op.attempt, clock.now(), `the stream to agent ${agent.agentId} ended before it took the operation`).catch(() => undefined);
       if (ended !== undefined) await syncQueueEntry(table, ended).catch(() => undefined);
       this.wake();
     });
+  }
+
+  /**
+   * Brings the queue entry of claimed operation `op` in step with it `ENTRY_SYNC_AFTER_MS` from now,
+   * or at once when the dispatcher stops, if this replica's hand-out of it is still in flight by then.
+   * Until then the entry says what it said before the claim: a read of the queue here leaves the
+   * operation alone (`#handle`), and another replica's claim of it fails and repairs the entry from
+   * the operation, as for any entry that lags its operation. A result recorded first drops the update
+   * (the entry is deleted instead): one write fewer per operation.
+   */
+  #syncEntryLater(op: OperationRecord, sessionId: string): Promise<void> {
+    const { table, clock, log } = this.#deps;
+    const early = new AbortController();
+    this.#entrySyncs.get(op.id)?.abort();
+    this.#entrySyncs.set(op.id, early);
+    const onStop = () => early.abort();
+    if (this.#stopping?.aborted === true) early.abort();
+    else this.#stopping?.addEventListener('abort', onStop, { once: true });
+    const run = clock
+      .sleep(ENTRY_SYNC_AFTER_MS, early.signal)
+      .catch(() => undefined)
+      .then(async () => {
+        this.#stopping?.removeEventListener('abort', onStop);
+        // Taken off the map by the result's write, or by a later hand-out of the same operation.
+        const current = this.#entrySyncs.get(op.id) === early;
+        if (current) this.#entrySyncs.delete(op.id);
+        const f = this.#inFlight.get(op.id);
+        if (!current || f === undefined || f.sessionId !== sessionId || f.attempt !== op.attempt) return;
+        await syncQueueEntry(table, op);
+      })
+      .catch((err: unknown) => log.warn({ err, operationId: op.id }, 'queue entry not updated'));
+    this.#keep(run);
+    return run;
   }
 
   /** Background work the dispatcher waits for when it stops. */
@@ -454,6 +502,7 @@ export class OperationDispatcher implements LocalDispatcher {
   /** An agent's result: written unless the operation already finished (the first result wins). */
   async recordResult(agentId: string, result: OperationResult__Output): Promise<OperationResultOutcome> {
     const { table, clock, log, events } = this.#deps;
+    pathTrace?.('replica.result_write_sent', result.operationId);
     const op = await finishOperation(
       table,
       result.operationId,
@@ -467,6 +516,7 @@ export class OperationDispatcher implements LocalDispatcher {
       },
       clock.now(),
     );
+    pathTrace?.('replica.result_write_answered', result.operationId);
     if (op === undefined) {
       const current = await getOperation(table, result.operationId);
       const stranger = current !== undefined && !(current.handedTo ?? []).includes(agentId) && current.dispatch?.agentId !== agentId;
@@ -483,6 +533,10 @@ export class OperationDispatcher implements LocalDispatcher {
     }
     events?.finished(op);
     recordOperationEnd(this.#deps.metrics, op, clock.now());
+    // The entry is deleted below: a deferred update of it is not made.
+    const deferred = this.#entrySyncs.get(op.id);
+    this.#entrySyncs.delete(op.id);
+    deferred?.abort();
     // The result is stored: the agent may be told so now; the log line and the queue entry's delete (a
     // pass drops the entry if this fails) come on a later turn of the event loop, so the answers to the
     // agent and to a waiting request go out first. Until the entry is gone the operation counts as in

@@ -11,6 +11,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
+import { pathTrace } from '../../shared/operations/path-trace.ts';
 import { RESULT_ASK_HEADER, RESULT_ASK_PATH, RESULT_FINISHED, RESULT_NOT_YET, verifyResultAsk } from '../../shared/wake/result-ask.ts';
 import { RESULT_ANSWER_HEADER, signResultAnswer } from '../../shared/wake/result-answer.ts';
 import type { WakeConfig } from './config.ts';
@@ -61,12 +62,14 @@ export async function startResultEndpoint(options: ResultEndpointOptions): Promi
     const body = news.answerOf(id);
     if (body === undefined || res.headersSent) return answer(res, 'finished');
     options.counted?.('finished');
+    const signature = signResultAnswer(secret, header, body);
+    pathTrace?.('replica.ask_answered', id);
     res
       .writeHead(RESULT_FINISHED, {
         'content-type': 'application/json',
         'content-length': String(Buffer.byteLength(body)),
         'cache-control': 'no-store',
-        [RESULT_ANSWER_HEADER]: signResultAnswer(secret, header, body),
+        [RESULT_ANSWER_HEADER]: signature,
       })
       .end(body);
   };
@@ -81,6 +84,7 @@ export async function startResultEndpoint(options: ResultEndpointOptions): Promi
     const refusal = nonces.admit(ask.nonce, ask.at, now);
     if (refusal !== undefined) return answer(res, refusal);
     if (news.waiting >= config.maxResultWaiters && !news.finishedHere(ask.operationId)) return answer(res, 'busy');
+    pathTrace?.('replica.ask_received', ask.operationId);
     const gone = new AbortController();
     res.once('close', () => gone.abort());
     if (await news.until(ask.operationId, Math.min(ask.waitMs, config.resultHoldMs), gone.signal)) finished(res, ask.operationId, header ?? '');

@@ -9,6 +9,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
+import { pathTrace, traceNow } from '../../shared/operations/path-trace.ts';
 import { verifyWake, type NamedOperation, type WakeTopic } from '../../shared/wake/message.ts';
 import type { WakeConfig } from './config.ts';
 import { DatagramRate, NonceWindow } from './guard.ts';
@@ -44,6 +45,7 @@ export async function startWakeEndpoint(options: WakeEndpointOptions): Promise<W
     if (o !== 'accepted' && o !== 'rate_limited' && refusalsLogged++ < 5) log.warn({ outcome: o }, 'wake ignored');
   };
   socket.on('message', (datagram, from) => {
+    const arrived = pathTrace === undefined ? 0 : traceNow();
     const now = clock.now();
     if (!rate.take(now)) return outcome('rate_limited');
     const wake = verifyWake(secret, datagram);
@@ -54,6 +56,7 @@ export async function startWakeEndpoint(options: WakeEndpointOptions): Promise<W
     const refusal = nonces.admit(wake.nonce, wake.at, now);
     if (refusal !== undefined) return outcome(refusal);
     outcome('accepted');
+    if (wake.operation !== undefined) pathTrace?.('replica.wake_received', wake.operation.id, arrived);
     log.debug({ topic: wake.topic, named: wake.operation !== undefined }, 'wake accepted');
     onWake(wake.topic, wake.operation);
   });

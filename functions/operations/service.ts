@@ -5,6 +5,7 @@ import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
 import { requestIssues } from '../../shared/operations/check.ts';
 import type { OperationEvents } from '../../shared/operations/events.ts';
+import { pathTrace } from '../../shared/operations/path-trace.ts';
 import { requestHash } from '../../shared/operations/hash.ts';
 import { isFinished, type OperationRecord } from '../../shared/operations/model.ts';
 import { parseOperationRequest, requestObjects, type OperationRequest } from '../../shared/operations/request.ts';
@@ -97,6 +98,7 @@ export async function submitOperation(
   authorized: CachedAccount,
   key: string,
   body: unknown,
+  beforeStore?: () => void,
 ): Promise<{ record: OperationRecord; created: boolean }> {
   const { request, paths } = parseOperationRequest(body);
   let record = authorized.record;
@@ -117,6 +119,9 @@ export async function submitOperation(
   const submittedBy = callerScope(caller);
   const reservation = deps.events?.reserve(operationIdOf(account.name, submittedBy, key), account.name, now);
   let stored: { record: OperationRecord; created: boolean };
+  const traced = pathTrace === undefined ? undefined : operationIdOf(account.name, submittedBy, key);
+  beforeStore?.();
+  if (traced !== undefined) pathTrace?.('api.store_sent', traced);
   try {
     stored = await createOperation(deps.table, {
       account: account.name,
@@ -133,6 +138,7 @@ export async function submitOperation(
     throw e;
   }
   const { record: op, created } = stored;
+  if (traced !== undefined) pathTrace?.('api.store_answered', traced);
   if (!created) {
     reservation?.release();
   } else if (reservation !== undefined) {
@@ -171,20 +177,32 @@ function pollStep(waitedMs: number, news: boolean): number {
 type ResultNews = { record: AnsweredOperation } | 'finished' | 'lost';
 
 /**
- * The news of `op`'s result a replica in another process gives (functions/wake/result-asker.ts),
- * asked of the replicas of the account's live agents; undefined without wakes.
+ * The news of operation `id`'s result a replica in another process gives (functions/wake/result-asker.ts),
+ * asked of the replicas of the live agents of its account `accountName`; undefined without wakes.
  */
-async function askedNews(deps: OperationDeps, op: OperationRecord, waitMs: number, signal: AbortSignal): Promise<{ news: Promise<ResultNews> } | undefined> {
+async function askedNews(deps: OperationDeps, accountName: string, id: string, waitMs: number, signal: AbortSignal): Promise<{ news: Promise<ResultNews> } | undefined> {
   const asker = deps.wakes?.results;
   if (asker === undefined) return undefined;
   // The request has read the account to authorize the caller: usually kept, no read here.
-  const account = await deps.accounts.get(op.account).catch(() => undefined);
+  const account = await deps.accounts.get(accountName).catch(() => undefined);
   if (account === undefined) return undefined;
   const replicas = await asker.replicasOf([{ zone: account.record.registration?.zoneId, agents: Object.keys(account.record.agents) }]);
   // None takes asks (wakes off on the replicas): the table alone, on the tight schedule.
   if (replicas.length === 0) return undefined;
   // Wrapped: an async function would otherwise wait for the answer itself.
-  return { news: asker.listen(op.id, replicas, waitMs, signal) };
+  return { news: asker.listen(id, replicas, waitMs, signal) };
+}
+
+/**
+ * News of the result, as `askedNews` gives it, asked as the operation's store goes out: where the
+ * account is known before the store (a POST), the replicas take the ask while the store is on its
+ * way rather than while they claim the operation. An ask carries nothing the replica acts on but the
+ * id it waits for, so one sent for an operation that is never stored (the store failed, the request
+ * was a replay) only waits until the request ends.
+ */
+interface EarlyAsk {
+  account: string;
+  started?: Promise<{ news: Promise<ResultNews> } | undefined>;
 }
 
 async function waitFinished(
@@ -193,11 +211,12 @@ async function waitFinished(
   waitMs: number,
   signal: AbortSignal,
   notified: Promise<OperationRecord | undefined> | undefined,
+  early: EarlyAsk | undefined,
 ): Promise<AnsweredOperation> {
   const started = deps.clock.now();
   const deadline = started + waitMs;
   let news: Promise<ResultNews> | undefined =
-    notified === undefined ? (await askedNews(deps, op, waitMs, signal))?.news : notified.then((record) => (record === undefined ? 'lost' : { record }));
+    notified === undefined ? (await (early?.started ?? askedNews(deps, op.account, op.id, waitMs, signal)))?.news : notified.then((record) => (record === undefined ? 'lost' : { record }));
   let current = op;
   while (!isFinished(current.state)) {
     const left = deadline - deps.clock.now();
@@ -222,15 +241,25 @@ async function untilFinished(
   id: string,
   waitSeconds: number,
   signal: AbortSignal,
-  read: () => Promise<OperationRecord>,
+  read: (askEarly: () => void) => Promise<OperationRecord>,
+  earlyAccount?: string,
 ): Promise<AnsweredOperation> {
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   signal.addEventListener('abort', onAbort, { once: true });
   const notified = waitSeconds > 0 ? deps.events?.waitFinished(id, stop.signal) : undefined;
+  const early: EarlyAsk | undefined = waitSeconds > 0 && notified === undefined && earlyAccount !== undefined ? { account: earlyAccount } : undefined;
+  const askEarly = () => {
+    // On the next turn of the event loop: the store's requests are written first, and the ask's own
+    // work overlaps the table's rather than holding them back.
+    // A request already answered by then (a replay of a finished operation) asks nobody.
+    if (early !== undefined && early.started === undefined) {
+      early.started = new Promise((resolve) => setImmediate(resolve)).then(() => (stop.signal.aborted ? undefined : askedNews(deps, early.account, id, waitSeconds * 1000, stop.signal)));
+    }
+  };
   try {
-    const op = await read();
-    return waitSeconds > 0 && !isFinished(op.state) ? await waitFinished(deps, op, waitSeconds * 1000, stop.signal, notified) : op;
+    const op = await read(askEarly);
+    return waitSeconds > 0 && !isFinished(op.state) ? await waitFinished(deps, op, waitSeconds * 1000, stop.signal, notified, early) : op;
   } finally {
     stop.abort();
     signal.removeEventListener('abort', onAbort);
@@ -248,11 +277,20 @@ export async function submitAndWait(
   signal: AbortSignal,
 ): Promise<{ record: AnsweredOperation; created: boolean }> {
   let created = false;
-  const record = await untilFinished(deps, operationIdOf(authorized.record.name, callerScope(caller), key), waitSeconds, signal, async () => {
-    const submitted = await submitOperation(deps, caller, authorized, key, body);
-    created = submitted.created;
-    return submitted.record;
-  });
+  const id = operationIdOf(authorized.record.name, callerScope(caller), key);
+  pathTrace?.('api.submit', id);
+  const record = await untilFinished(
+    deps,
+    id,
+    waitSeconds,
+    signal,
+    async (askEarly) => {
+      const submitted = await submitOperation(deps, caller, authorized, key, body, askEarly);
+      created = submitted.created;
+      return submitted.record;
+    },
+    authorized.record.name,
+  );
   return { record, created };
 }
 

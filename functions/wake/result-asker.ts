@@ -10,6 +10,7 @@
  */
 import { Agent, request } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
+import { pathTrace } from '../../shared/operations/path-trace.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH, RESULT_FINISHED, RESULT_NOT_YET } from '../../shared/wake/result-ask.ts';
 import { MAX_RESULT_ANSWER_BYTES, RESULT_ANSWER_HEADER, type AnsweredOperation } from '../../shared/wake/result-answer.ts';
@@ -121,6 +122,7 @@ export class ResultAsker {
             }
           });
           res.once('end', () => {
+            pathTrace?.('api.answer_received', id);
             const signature = res.headers[RESULT_ANSWER_HEADER];
             const record = size === 0 ? undefined : believedAnswer(this.#options.secret, header, id, typeof signature === 'string' ? signature : undefined, Buffer.concat(chunks).toString('utf8'));
             resolve(record === undefined ? 'finished' : { record });
@@ -129,6 +131,7 @@ export class ResultAsker {
       );
       req.once('timeout', () => req.destroy());
       req.once('error', () => resolve('broken'));
+      pathTrace?.('api.ask_sent', id);
       req.end();
     });
   }

@@ -2,14 +2,16 @@
  * The API's side of wakes (docs/protocol.md#6b-wakes). Once work for the driver is durably written
  * (a feed entry, a queued operation) the API sends a signed datagram to the replicas that hold the
  * agent sessions concerned, so they read the table now instead of at their next poll. Which replicas
- * comes from the session items (their `wake` address), read once per zone and kept `cacheMs`. The
- * request never waits for this and it never fails one: a wake that is not sent, or lost, costs at
- * most a poll interval.
+ * comes from the session items (their `wake` address), read once per zone and kept `cacheMs`; a wake
+ * that finds them older than three quarters of that has them read again beside it, so that while
+ * work keeps coming no wake waits for the read. The request never waits for this and it never fails
+ * one: a wake that is not sent, or lost, costs at most a poll interval.
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
+import { pathTrace } from '../../shared/operations/path-trace.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { liveSessions, type Session } from '../../shared/table/agents/sessions.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
@@ -21,6 +23,8 @@ import type { WakeTarget } from './target.ts';
 export const WAKE_SESSIONS_CACHE_MS = 1_000;
 /** How long finding the replicas may take before the wake is given up. */
 export const WAKE_LOOKUP_TIMEOUT_MS = 1_000;
+/** Sessions kept longer than this share of `cacheMs` are read again in the background, still used meanwhile. */
+const REFRESH_AT = 0.75;
 
 export interface WakeSenderOptions {
   table: TableRef;
@@ -34,6 +38,8 @@ export interface WakeSenderOptions {
 export class WakeSender {
   readonly #options: WakeSenderOptions;
   readonly #sessions = new Map<string, { at: number; sessions: readonly Session[] }>();
+  /** Reads of a zone's sessions under way: one at a time per zone. */
+  readonly #reading = new Map<string, Promise<readonly Session[]>>();
   readonly #pending = new Set<Promise<void>>();
   readonly #sockets = new Map<'udp4' | 'udp6', Socket>();
   #failuresLogged = 0;
@@ -97,27 +103,44 @@ export class WakeSender {
   async #wake(topic: WakeTopic, targets: readonly WakeTarget[], operation: NamedOperation | undefined): Promise<void> {
     const addresses = await this.addresses(targets);
     const datagram = encodeWake(this.#options.secret, topic, this.#options.clock.now(), undefined, operation);
+    if (operation !== undefined) pathTrace?.('api.wake_sent', operation.id);
     await Promise.all(addresses.map((a) => this.#send(datagram, a)));
   }
 
   async #zoneSessions(zone: string | undefined): Promise<readonly Session[]> {
-    const { clock, table } = this.#options;
     const key = zone ?? '';
     const known = this.#sessions.get(key);
-    if (known !== undefined && clock.now() - known.at < (this.#options.cacheMs ?? WAKE_SESSIONS_CACHE_MS)) return known.sessions;
+    const cacheMs = this.#options.cacheMs ?? WAKE_SESSIONS_CACHE_MS;
+    const age = known === undefined ? Infinity : this.#options.clock.now() - known.at;
+    if (known === undefined || age >= cacheMs) return this.#read(zone);
+    // Read again beside this wake, not before the next one.
+    if (age >= cacheMs * REFRESH_AT) this.#read(zone).catch(() => undefined);
+    return known.sessions;
+  }
+
+  /** Reads the live sessions of `zone` and keeps them; a read already under way is shared. */
+  #read(zone: string | undefined): Promise<readonly Session[]> {
+    const key = zone ?? '';
+    const under = this.#reading.get(key);
+    if (under !== undefined) return under;
+    const { clock, table } = this.#options;
     const now = clock.now();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('the session items did not come in time')), this.#options.lookupTimeoutMs ?? WAKE_LOOKUP_TIMEOUT_MS);
       timer.unref();
     });
-    try {
-      const sessions = await Promise.race([liveSessions(table, now, zone), timeout]);
-      this.#sessions.set(key, { at: now, sessions });
-      return sessions;
-    } finally {
-      clearTimeout(timer);
-    }
+    const read = Promise.race([liveSessions(table, now, zone), timeout])
+      .then((sessions) => {
+        this.#sessions.set(key, { at: now, sessions });
+        return sessions;
+      })
+      .finally(() => {
+        clearTimeout(timer);
+        this.#reading.delete(key);
+      });
+    this.#reading.set(key, read);
+    return read;
   }
 
   #send(datagram: Buffer, address: string): Promise<void> {
