@@ -16,6 +16,8 @@ export interface SeedOptions {
   namespaces?: number;
   /** Namespace name prefix; `bench-` by default. */
   namespacePrefix?: string;
+  /** Where the pods' five-digit name suffixes come from: random hex digits by default. */
+  podSuffix?: () => string;
 }
 
 export interface SeedResult {
@@ -204,11 +206,23 @@ export async function seedCluster(store: TestStore, options: SeedOptions): Promi
     replicaSets.push(store.create(workload('ReplicaSet', 'apps/v1', ns, `${app}-${hex(10)}`, app, {}, owner)));
     await bump('ReplicaSet');
   }
+  // Five random hex digits, as a ReplicaSet names its pods, repeat within a large seed: drawn again then.
+  const podNames = new Set<string>();
+  const suffix = options.podSuffix ?? (() => hex(5));
+  const podName = (ns: string, prefix: string): string => {
+    for (;;) {
+      const name = `${prefix}-${suffix()}`;
+      if (!podNames.has(`${ns}/${name}`)) {
+        podNames.add(`${ns}/${name}`);
+        return name;
+      }
+    }
+  };
   for (let i = 0; i < (plan.get('Pod') ?? 0); i++) {
     const owner = replicaSets.length === 0 ? undefined : replicaSets[i % replicaSets.length];
     const ns = owner?.metadata.namespace ?? nsOf(i);
     const app = owner?.metadata.labels?.app ?? `app-${i}`;
-    store.create(pod(ns, `${owner?.metadata.name ?? app}-${hex(5)}`, app, owner, i));
+    store.create(pod(ns, podName(ns, owner?.metadata.name ?? app), app, owner, i));
     await bump('Pod');
   }
   for (const kind of ['Service', 'ConfigMap', 'Secret', 'ServiceAccount']) {
