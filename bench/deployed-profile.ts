@@ -105,13 +105,23 @@ export function summarizeProfile(file: string, profile: CpuProfile): ProcessProf
   return { file, process, busyMs: busy / 1000, loadingMs: loading / 1000, byPackage: sorted(byPackage), byOwnFunction: sorted(byOwn) };
 }
 
-function print(p: ProcessProfile, top: number): void {
-  const line = ([name, ms]: [string, number]) => `    ${ms.toFixed(0).padStart(6)} ms ${((100 * ms) / p.busyMs).toFixed(1).padStart(5)} %  ${name}`;
-  console.log(`${p.process} (${p.file}): ${p.busyMs.toFixed(0)} ms busy, ${p.loadingMs.toFixed(0)} ms loading modules left out`);
+/** One row of a breakdown: its time and its share of `busyMs`. */
+export function profileRow(busyMs: number): (row: [string, number]) => string {
+  return ([name, ms]) => `    ${ms.toFixed(0).padStart(6)} ms ${((100 * ms) / busyMs).toFixed(1).padStart(5)} %  ${name}`;
+}
+
+/** The `top` rows by package and by our function, as shares of `busyMs`. */
+export function printPackagesAndFunctions(p: ProcessProfile, top: number, busyMs = p.busyMs): void {
+  const line = profileRow(busyMs);
   console.log('  by package (Node internals charged to their caller):');
   for (const row of p.byPackage.slice(0, top)) console.log(line(row));
   console.log('  by our innermost function (with what it calls):');
   for (const row of p.byOwnFunction.slice(0, top)) console.log(line(row));
+}
+
+function print(p: ProcessProfile, top: number): void {
+  console.log(`${p.process} (${p.file}): ${p.busyMs.toFixed(0)} ms busy, ${p.loadingMs.toFixed(0)} ms loading modules left out`);
+  printPackagesAndFunctions(p, top);
 }
 
 if (import.meta.main) {

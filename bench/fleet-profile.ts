@@ -14,7 +14,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { summarizeProfile } from './deployed-profile.ts';
+import { printPackagesAndFunctions, profileRow, summarizeProfile } from './deployed-profile.ts';
 
 type CpuProfile = Parameters<typeof summarizeProfile>[1];
 type ProfileNode = CpuProfile['nodes'][number];
@@ -99,14 +99,10 @@ if (import.meta.main) {
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
     const { busyMs, steps } = bySteps(profile);
-    const line = ([name, ms]: [string, number]) => `    ${ms.toFixed(0).padStart(6)} ms ${((100 * ms) / busyMs).toFixed(1).padStart(5)} %  ${name}`;
+    const line = profileRow(busyMs);
     console.log(`${processOf(profile)} (${file}): ${busyMs.toFixed(0)} ms busy`);
     console.log('  by step:');
     for (const row of steps) console.log(line(row));
-    const summary = summarizeProfile(file, profile);
-    console.log('  by package (Node internals charged to their caller):');
-    for (const row of summary.byPackage.slice(0, top)) console.log(line(row));
-    console.log('  by our innermost function (with what it calls):');
-    for (const row of summary.byOwnFunction.slice(0, top)) console.log(line(row));
+    printPackagesAndFunctions(summarizeProfile(file, profile), top, busyMs);
   }
 }

@@ -117,11 +117,11 @@ export async function submitOperation(
   const now = deps.clock.now();
   // A driver in this process with an agent of the account: the operation is stored handed out to it.
   const submittedBy = callerScope(caller);
-  const reservation = deps.events?.reserve(operationIdOf(account.name, submittedBy, key), account.name, now);
+  const id = operationIdOf(account.name, submittedBy, key);
+  const reservation = deps.events?.reserve(id, account.name, now);
   let stored: { record: OperationRecord; created: boolean };
-  const traced = pathTrace === undefined ? undefined : operationIdOf(account.name, submittedBy, key);
   beforeStore?.();
-  if (traced !== undefined) pathTrace?.('api.store_sent', traced);
+  pathTrace?.('api.store_sent', id);
   try {
     stored = await createOperation(deps.table, {
       account: account.name,
@@ -138,7 +138,7 @@ export async function submitOperation(
     throw e;
   }
   const { record: op, created } = stored;
-  if (traced !== undefined) pathTrace?.('api.store_answered', traced);
+  pathTrace?.('api.store_answered', id);
   if (!created) {
     reservation?.release();
   } else if (reservation !== undefined) {
