@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { refusalOf } from '../../../test/refusal.ts';
 import { useTestTables } from '../../../test/support/table.ts';
@@ -8,7 +8,7 @@ import type { TableRef } from '../core/client.ts';
 import { PK, PK_PREFIX } from '../core/keys.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
 import { sweepExpiredItems } from '../core/ttl-sweep.ts';
-import { operationQueueKey } from './keys.ts';
+import { operationKey, operationQueueKey } from './keys.ts';
 import {
   claimOperation,
   claimParams,
@@ -89,7 +89,9 @@ describe('operation builders', () => {
     expect(claim.UpdateExpression).toMatch(/ ADD handedTo :agent$/);
     expect(claim.ExpressionAttributeValues?.[':agent']).toEqual(new Set(['a']));
     const fromAgent = finishParams('t', 'id', { state: 'SUCCEEDED', account: 'prod', agentId: 'a' }, 9);
-    expect(fromAgent.ConditionExpression).toBe('#state IN (:queued, :running) AND account = :account AND (contains(handedTo, :agent) OR dispatch.agentId = :agent)');
+    expect(fromAgent.ConditionExpression).toBe('#state IN (:queued, :running) AND account = :account AND contains(handedTo, :agent)');
+    const legacy = finishParams('t', 'id', { state: 'SUCCEEDED', account: 'prod', agentId: 'a' }, 9, true);
+    expect(legacy.ConditionExpression).toBe('#state IN (:queued, :running) AND account = :account AND attribute_not_exists(handedTo) AND dispatch.agentId = :agent');
   });
 });
 
@@ -206,6 +208,18 @@ describe('operations against dynalite', () => {
     expect((await getOperation(t, record.id))?.state).toBe('RUNNING');
     // The agent of the earlier attempt answers first: its result wins.
     expect(await finishOperation(t, record.id, { state: 'FAILED', account: 'prod', agentId: 'a' }, 15)).toMatchObject({ state: 'FAILED', handedTo: ['a', 'b'] });
+  });
+
+  it('takes the result of an operation claimed before handedTo was kept from its dispatch agent only', async () => {
+    const t = await tables.fresh();
+    const { record } = await createOperation(t, input());
+    await claimOperation(t, record.id, 0, dispatch('a'), 11);
+    // As an earlier version left it: the agent named in `dispatch` alone.
+    await t.client.send(new UpdateCommand({ TableName: t.tableName, Key: operationKey(record.id), UpdateExpression: 'REMOVE handedTo' }));
+    expect(await finishOperation(t, record.id, { state: 'SUCCEEDED', account: 'prod', agentId: 'stranger' }, 12)).toBeUndefined();
+    expect(await finishOperation(t, record.id, { state: 'SUCCEEDED', account: 'other', agentId: 'a' }, 12)).toBeUndefined();
+    expect((await getOperation(t, record.id))?.state).toBe('RUNNING');
+    expect(await finishOperation(t, record.id, { state: 'SUCCEEDED', account: 'prod', agentId: 'a' }, 13)).toMatchObject({ state: 'SUCCEEDED' });
   });
 
   it('knows the agent of an operation stored already handed out', async () => {
