@@ -8,6 +8,7 @@ import type { TableRef } from '../core/client.ts';
 import { PK, PK_PREFIX } from '../core/keys.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
 import { sweepExpiredItems } from '../core/ttl-sweep.ts';
+import { listAccountOperations } from './by-account.ts';
 import { operationKey, operationQueueKey } from './keys.ts';
 import {
   claimOperation,
@@ -158,6 +159,37 @@ describe('operations against dynalite', () => {
     expect(await count(t, PK.operation)).toBe(1);
     // Keys belong to an account: another account may use the same one.
     expect((await createOperation(t, input({ account: 'stage', requestHash: 'hash-2' }))).created).toBe(true);
+  });
+
+  it('stores a new operation in two requests: its conditional put, and its queue and account entries in one batch', async () => {
+    const t = await tables.fresh();
+    const sent: string[] = [];
+    t.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(context.commandName ?? '?');
+        return next(args);
+      },
+      { step: 'initialize', name: 'countStoreRequests' },
+    );
+    try {
+      await createOperation(t, input());
+    } finally {
+      t.client.middlewareStack.remove('countStoreRequests');
+    }
+    expect(sent.sort()).toEqual(['BatchWriteItemCommand', 'PutItemCommand']);
+    expect(await count(t, PK.operationQueue)).toBe(1);
+    expect((await listAccountOperations(t, 'prod', { limit: 10 })).records.map((r) => r.id)).toEqual([operationIdOf('prod', 'oidc:alice', 'key-1')]);
+  });
+
+  it('leaves the queue entry as its operation says after a retry, whatever the retry put over it', async () => {
+    const t = await tables.fresh();
+    const { record } = await createOperation(t, input());
+    const claimed = await claimOperation(t, record.id, 0, dispatch('a'), 11);
+    await syncQueueEntry(t, claimed!);
+    // A retry later: its own copy (QUEUED, attempt 0, its own time) is put over the entry, then made the operation's again.
+    expect((await createOperation(t, input({ now: input().now + 5000 }))).created).toBe(false);
+    expect(await openOperations(t)).toEqual([queueEntryOf(claimed!)]);
+    expect(claimed?.createdAt).toBe(record.createdAt);
   });
 
   it('finishes what a crashed request started: an operation without its queue entry gets it back, a finished one does not', async () => {

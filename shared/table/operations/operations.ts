@@ -19,6 +19,7 @@ import {
   GetCommand,
   PutCommand,
   UpdateCommand,
+  type BatchWriteCommandInput,
   type DeleteCommandInput,
   type GetCommandInput,
   type PutCommandInput,
@@ -30,6 +31,7 @@ import type { AgentReport, Dispatch, ObjectOutcomeRecord as ObjectOutcome, Opera
 import { isFinished, queueEntryOf } from '../../operations/model.ts';
 import type { OperationRequest } from '../../operations/request.ts';
 import type { TableRef } from '../core/client.ts';
+import { batchWrite } from '../core/batch.ts';
 import { tryConditional, updateIfCondition } from '../core/conditional.ts';
 import { PK } from '../core/keys.ts';
 import { queryAll } from '../core/query.ts';
@@ -135,8 +137,22 @@ export function getOperationParams(tableName: string, id: string, consistent = t
 }
 
 /** A queue entry expires with its operation, so that none outlives it (one whose finish never removed it, say). */
-export function createQueueEntryParams(tableName: string, entry: QueueEntry): PutCommandInput {
-  return { TableName: tableName, Item: { ...operationQueueKey(entry.id), ...entry, [TTL_ATTRIBUTE]: expiresAt(entry.createdAt) }, ConditionExpression: 'attribute_not_exists(pk)' };
+export function queueEntryItem(entry: QueueEntry): Record<string, unknown> {
+  return { ...operationQueueKey(entry.id), ...entry, [TTL_ATTRIBUTE]: expiresAt(entry.createdAt) };
+}
+
+/**
+ * The two entries a new operation gets beside its own item, its queue entry and its account's list
+ * entry, as one BatchWriteItem of plain puts: one request to the table rather than two, sent beside
+ * the operation's conditional put. Plain puts may replace an entry a request with the same key wrote
+ * first; `createOperation` then rewrites it from the operation that stands.
+ */
+export function createEntriesParams(tableName: string, entry: QueueEntry, record: Pick<OperationRecord, 'id' | 'account' | 'createdAt'>): BatchWriteCommandInput {
+  return {
+    RequestItems: {
+      [tableName]: [{ PutRequest: { Item: queueEntryItem(entry) } }, { PutRequest: { Item: putAccountOperationParams(tableName, record, expiresAt(record.createdAt)).Item } }],
+    },
+  };
 }
 
 /** Brings an existing entry in line with its operation, its expiry too; never brings a deleted entry back. */
@@ -329,13 +345,11 @@ export async function createOperation(t: TableRef, input: NewOperation): Promise
   const record = newOperationRecord(input);
   const inline = !storedApart(input.request);
   if (!inline) await t.client.send(new PutCommand(putRequestParams(t.tableName, record.id, record.requestHash, input.request, input.now)));
-  const accountEntry = putAccountOperationParams(t.tableName, record, expiresAt(record.createdAt));
   // An entry of a request stored apart names its hash: the claim reads the request alongside (claimWithRequest).
-  const entry: QueueEntry = inline ? queueEntryOf(record) : { ...queueEntryOf(record), requestHash: record.requestHash };
-  const [created, entryPut] = await Promise.all([
+  const entryOf = (r: OperationRecord): QueueEntry => (inline ? queueEntryOf(r) : { ...queueEntryOf(r), requestHash: r.requestHash });
+  const [created] = await Promise.all([
     tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))),
-    tryConditional(() => t.client.send(new PutCommand(createQueueEntryParams(t.tableName, entry)))),
-    t.client.send(new PutCommand(accountEntry)),
+    batchWrite(t, createEntriesParams(t.tableName, entryOf(record), record)),
   ]);
   if (created) return { record, created: true };
   const found = await getOperation(t, record.id);
@@ -345,11 +359,12 @@ export async function createOperation(t: TableRef, input: NewOperation): Promise
       details: { operationId: found.id },
     });
   }
-  // The entry this request put is a copy of a record that was never stored: make it the operation's, or drop it.
-  if (entryPut) {
-    if (isFinished(found.state)) await deleteQueueEntry(t, found.id);
-    else await syncQueueEntry(t, found);
-  }
+  // The queue entry this request put is a copy of a record that was never stored, over whatever entry
+  // stood: make it the operation's (its time, attempt and hand-out), or drop it; never bring back one
+  // deleted since (the operation finished meanwhile). An entry that lags meanwhile is what dispatch is
+  // made for: it decides from the operation's conditional writes.
+  if (isFinished(found.state)) await deleteQueueEntry(t, found.id);
+  else await tryConditional(() => t.client.send(new PutCommand({ TableName: t.tableName, Item: queueEntryItem(entryOf(found)), ConditionExpression: 'attribute_exists(pk)' })));
   // This request's account entry carries its own time: replace it with the operation's (which a first
   // request that stopped early may not have written). A list skips an entry whose time is not its operation's.
   if (found.createdAt !== record.createdAt) {
