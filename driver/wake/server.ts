@@ -11,6 +11,7 @@ import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import { pathTrace, traceNow } from '../../shared/operations/path-trace.ts';
 import { verifyWake, type NamedOperation, type WakeTopic } from '../../shared/wake/message.ts';
+import { isReservationVerdict, verifyReservationVerdict, type ReservationVerdict } from '../../shared/wake/reservation-verdict.ts';
 import type { WakeConfig } from './config.ts';
 import { DatagramRate, NonceWindow } from './guard.ts';
 
@@ -22,6 +23,8 @@ export interface WakeEndpointOptions {
   clock: Clock;
   log: Logger;
   onWake(topic: WakeTopic, operation?: NamedOperation): void;
+  /** Hears the API's verdicts on reservations made here (docs/protocol.md#reservations); without it they are ignored as malformed. */
+  onVerdict?(verdict: ReservationVerdict): void;
   /** Hears every datagram's outcome (the metrics). */
   counted?(outcome: WakeOutcome): void;
 }
@@ -48,6 +51,14 @@ export async function startWakeEndpoint(options: WakeEndpointOptions): Promise<W
     const arrived = pathTrace === undefined ? 0 : traceNow();
     const now = clock.now();
     if (!rate.take(now)) return outcome('rate_limited');
+    if (options.onVerdict !== undefined && isReservationVerdict(datagram)) {
+      const verdict = verifyReservationVerdict(secret, datagram);
+      if (verdict === 'malformed' || verdict === 'forged') return outcome(verdict);
+      const refused = nonces.admit(verdict.nonce, verdict.at, now);
+      if (refused !== undefined) return outcome(refused);
+      outcome('accepted');
+      return options.onVerdict(verdict);
+    }
     const wake = verifyWake(secret, datagram);
     if (wake === 'malformed' || wake === 'forged') {
       if (refusalsLogged < 5) log.debug({ from: from.address }, `wake from ${from.address} is ${wake}`);
