@@ -6,6 +6,7 @@
  * gets no answer it believes within `RESERVE_ANSWER_WAIT_MS` is given up: the operation is stored
  * queued, as without reservations.
  */
+import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
 import type { OperationReservation } from '../../shared/operations/events.ts';
@@ -61,8 +62,8 @@ export class Reserver {
     if (address === undefined || parsed === undefined) return undefined;
     const { clock, secret } = this.#options;
     const body = JSON.stringify(operation);
-    const header = encodeReserveAsk(secret, id, operation.account, clock.now(), body);
-    const askNonce = header.split(' ')[4] as string;
+    const askNonce = randomBytes(16).toString('hex');
+    const header = encodeReserveAsk(secret, id, operation.account, clock.now(), body, askNonce);
     const tell = (verdict: ReservationVerdictKind) => {
       if (verdict === 'stored') pathTrace?.('api.stored_sent', id);
       this.#options.tell(encodeReservationVerdict(secret, verdict, id, askNonce, clock.now()), address);
