@@ -37,6 +37,7 @@ const world = useAccountsWorld();
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
+  world.kube.faults.clear();
 });
 const SECRET = 'reservation-secret-for-tests-0123456789ab';
 const ROGUE = 'a-secret-the-replica-does-not-know-012345';
@@ -314,6 +315,24 @@ describe('reservations between the API and a driver replica', () => {
     await world.agent('a1', { target: `127.0.0.1:${w.driver.port}` });
     await vi.waitFor(async () => expect((await getOperation(world.table, id))?.state).toBe('SUCCEEDED'), WAIT);
     expect(await getOperation(world.table, id)).toMatchObject({ attempt: 2 });
+  });
+
+  it('a retry of a POST whose operation is in hand here reserves nothing and sends nothing again', async () => {
+    const w = await start({ pollMs: 200 });
+    world.kube.faults.latency(1_500, { resource: 'configmaps', name: 'retried' });
+    const key = randomUUID();
+    const first = await submitOperation(w.app, 'prod', CONFIG_MAP('retried'), key);
+    expect(first.json).toMatchObject({ state: 'RUNNING', attempts: 1 });
+    await vi.waitFor(async () => expect(await w.handedOut()).toBe(1), WAIT);
+    const again = await submitOperation(w.app, 'prod', CONFIG_MAP('retried'), key);
+    expect(again.json.id).toBe(first.json.id);
+    // Passes come and go while the agent applies: none sends it again.
+    await settle();
+    await settle();
+    expect(await w.handedOut()).toBe(1);
+    expect(await w.reservations('reserved')).toBe(1);
+    await vi.waitFor(async () => expect((await getOperation(world.table, first.json.id as string))?.state).toBe('SUCCEEDED'), WAIT);
+    expect(await w.handedOut()).toBe(1);
   });
 
   it('two concurrent POSTs with one key: one operation, one hand-out', async () => {

@@ -123,10 +123,13 @@ export class OperationDispatcher implements LocalDispatcher {
    * this process, or one that asked over the wake port) is about to store handed out to it (RUNNING,
    * attempt 1). A released reservation whose operation was stored anyway is the pass's to send: no
    * longer in flight here, its entry is one this replica did not send (`#resend`). Undefined when no agent here
-   * holds the account, or the operation is being looked at already (a concurrent request with its key).
+   * holds the account, or the operation is being looked at already or in hand here (a concurrent
+   * request with its key, or a retry).
    */
   reserve(id: string, account: string, now: number): OperationReservation | undefined {
-    if (this.#busy.has(id)) return undefined;
+    // In hand here already (a retry of its request): the retry finds it stored, and its release must
+    // not make this replica forget that it sent it.
+    if (this.#busy.has(id) || this.#inFlight.has(id)) return undefined;
     const agent = this.#leastLoaded(this.#deps.directory.holders(account));
     if (agent === undefined) return undefined;
     this.#busy.add(id);
