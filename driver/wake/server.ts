@@ -2,8 +2,10 @@
  * The replica's wake endpoint (docs/protocol.md#6b-wakes): a UDP socket where the API says "read the
  * work feed, or the operation queue, now". A datagram is counted against the rate first, then its
  * signature, age and nonce are checked; only a wake that passes all of them reaches `onWake`, and
- * every outcome is counted (`vendor_driver_wakes_total`). Nothing is answered, so the socket can
- * neither be used to reflect traffic nor tell a sender anything.
+ * every outcome is counted (`vendor_driver_wakes_total`). The API's verdicts on reservations
+ * (shared/wake/reservation-verdict.ts) come to the same socket, pass the same checks and reach
+ * `onVerdict`. Nothing is answered, so the socket can neither be used to reflect traffic nor tell a
+ * sender anything.
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
@@ -56,7 +58,7 @@ export async function startWakeEndpoint(options: WakeEndpointOptions): Promise<W
       if (verdict === 'malformed' || verdict === 'forged') return outcome(verdict);
       const refused = nonces.admit(verdict.nonce, verdict.at, now);
       if (refused !== undefined) return outcome(refused);
-      outcome('accepted');
+      // Not a wake: what came of it is counted with its reservation.
       return options.onVerdict(verdict);
     }
     const wake = verifyWake(secret, datagram);
