@@ -112,13 +112,16 @@ const within = (value: number | null, limit: number) => value !== null && value 
 /**
  * Table round trips an operation's path makes one after another, each waiting for the one before it:
  * the API stores the operation (its item, queue entry and account entry at once), the replica claims
- * it and writes the result. With wakes on the wake names the operation and the replica claims it
- * without reading its queue first, and its answer to the API's result ask carries the finished
- * operation; without wakes the replica reads its queue before the claim, and without result asks the
- * API reads the result back.
+ * it and writes the result. With wakes and result asks on, the API stores it already handed out to the
+ * agent a replica reserved (no claim: docs/operations.md#handed-out-at-creation), and the replica's
+ * answer to the API's result ask carries the finished operation: two. With wakes on and result asks
+ * off (no reservations either) the wake names the operation and the replica claims it without reading
+ * its queue first; without wakes the replica reads its queue before the claim; without result asks
+ * the API reads the result back.
  */
 export function pathRoundTrips(wakes: WakesMode, resultAsks: boolean): number {
-  return 3 + (wakes === 'on' ? 0 : 1) + (wakes === 'on' && resultAsks ? 0 : 1);
+  if (wakes === 'on' && resultAsks) return 2;
+  return 3 + (wakes === 'on' ? 0 : 1) + 1;
 }
 
 /** `n` conditional UpdateItems of an item of the bench's own, one after another, timed. */

@@ -80,4 +80,32 @@ describe('the path trace and its per-hop breakdown', () => {
     expect(hops.partial).toEqual({ 'replica.operation_sent→replica.result_received': 2, 'replica.operation_sent→agent.received': 1, 'agent.received→replica.result_received': 1 });
     expect(hops.side_p50_ms).toEqual({ store_sent_to_ask_sent: 1.8 });
   });
+
+  it('orders a reserved operation\'s marks: the ask and its answer before the store, "stored" after it, no claim', () => {
+    const at = (mark: string, t: number): TracedMark => ({ at: t, mark, id: 'op-r' });
+    const marks = [
+      at('api.submit', 100),
+      at('api.reserve_sent', 100.2),
+      at('replica.reserve_received', 100.5),
+      at('api.reserve_answered', 100.9),
+      at('api.store_sent', 101),
+      at('api.store_answered', 104),
+      at('api.stored_sent', 104.1),
+      at('replica.stored_received', 104.4),
+      at('replica.operation_sent', 104.5),
+    ];
+    // Written in any order by the processes: the figure follows the path's.
+    const hops = pathHops([{ id: 'op-r', key: 'key-r' }], [...marks].reverse());
+    expect(Object.keys(hops.p50_ms)).toEqual([
+      'api.submit→api.reserve_sent',
+      'api.reserve_sent→replica.reserve_received',
+      'replica.reserve_received→api.reserve_answered',
+      'api.reserve_answered→api.store_sent',
+      'api.store_sent→api.store_answered',
+      'api.store_answered→api.stored_sent',
+      'api.stored_sent→replica.stored_received',
+      'replica.stored_received→replica.operation_sent',
+    ]);
+    expect(hops.p50_ms['api.stored_sent→replica.stored_received']).toBe(0.3);
+  });
 });

@@ -3,17 +3,11 @@
  * table and the wake secret, as deployed; a request waiting for an operation asks the replica (HTTP
  * over TCP on the wake port) and reads the table once told. Real sockets, a real gRPC agent, dynalite.
  */
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Hono } from 'hono';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import * as v from 'valibot';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parseDriverGrpcConfig } from '../driver/config.ts';
-import { DRIVER_MODULES } from '../driver/modules.ts';
-import { wakeSectionSchema } from '../driver/wake/config.ts';
-import { startWakeableDriver } from '../driver/wake/replica.ts';
 import { createApp } from '../functions/app.ts';
 import { createApiAuth } from '../functions/auth/authenticator.ts';
 import type { ApiEnv } from '../functions/auth/caller.ts';
@@ -22,15 +16,17 @@ import { systemClock } from '../shared/clock.ts';
 import { silentLogger } from '../shared/log.ts';
 import { liveSessions } from '../shared/table/agents/sessions.ts';
 import { PK } from '../shared/table/core/keys.ts';
-import { createDocumentClient, type TableRef } from '../shared/table/core/client.ts';
+import type { TableRef } from '../shared/table/core/client.ts';
 import { compress, createOperation, finishOperation } from '../shared/table/operations/operations.ts';
 import { requestHash } from '../shared/operations/hash.ts';
 import { RESULT_ANSWER_HEADER, resultAnswerBody, signResultAnswer } from '../shared/wake/result-answer.ts';
 import { putAgentStaticAccounts } from '../shared/table/sources/agent-static.ts';
 import { parseWakeAddress } from '../shared/wake/address.ts';
 import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH } from '../shared/wake/result-ask.ts';
-import { AGENT_TOKEN, FAST_ASSIGNMENT, FAST_OPERATIONS, useAccountsWorld } from './support/accounts-world.ts';
+import { useAccountsWorld } from './support/accounts-world.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from './support/api.ts';
+import { startWakeReplica } from './support/wake-replica.ts';
+import { watchedTable } from './support/watched-table.ts';
 import { TestIssuer, oidcConfig } from './support/oidc.ts';
 import { getOperation, submitOperation } from './support/operations.ts';
 import { interceptedTable, operationOf } from './support/intercepted-table.ts';
@@ -57,16 +53,9 @@ class CountedTable {
   operationReads = 0;
 
   constructor(tableName: string, endpoint: string) {
-    const client: DynamoDBDocumentClient = createDocumentClient({ endpoint, region: 'local', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const key = (args.input as { Key?: { pk?: unknown } }).Key;
-        if (context.commandName === 'GetItemCommand' && key?.pk === PK.operation) this.operationReads++;
-        return next(args);
-      },
-      { step: 'initialize', name: 'countOperationReads' },
-    );
-    this.table = { client, tableName };
+    this.table = watchedTable(tableName, endpoint, (name, input) => {
+      if (name === 'GetItemCommand' && (input as { Key?: { pk?: unknown } }).Key?.pk === PK.operation) this.operationReads++;
+    });
   }
 }
 
@@ -84,20 +73,7 @@ interface AskWorld {
 
 async function start(wake: Record<string, unknown> = {}): Promise<AskWorld> {
   await world.fresh([{ name: 'prod' }]);
-  const driver = await startWakeableDriver({
-    config: parseDriverGrpcConfig({
-      grpc: { host: '127.0.0.1', port: 0 },
-      auth: { tokens: [AGENT_TOKEN] },
-      sessions: { heartbeatIntervalMs: 200, leaseMs: 5_000 },
-      assignment: { ...FAST_ASSIGNMENT, pollIntervalMs: 200 },
-      operations: { ...FAST_OPERATIONS, pollIntervalMs: RARELY },
-    }),
-    table: world.table,
-    log: world.driverLogs.log,
-    modules: DRIVER_MODULES,
-    wake: v.parse(wakeSectionSchema, { host: '127.0.0.1', port: 0, ...wake }),
-    wakeSecret: SECRET,
-  });
+  const driver = await startWakeReplica(world, { table: world.table, secret: SECRET, assignmentPollMs: 200, operationsPollMs: RARELY, wake });
   const counted = new CountedTable(world.table.tableName, world.tables.endpoint);
   const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: SECRET });
   const app = createApp({ table: counted.table, clock: systemClock, auth: adminTokenAuth(), wakes });

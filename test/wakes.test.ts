@@ -4,30 +4,26 @@
  * work to them within a test. Real UDP sockets, real gRPC agents, dynalite.
  */
 import { createSocket } from 'node:dgram';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Hono } from 'hono';
 import { describe, expect, it, vi } from 'vitest';
-import { parseDriverGrpcConfig } from '../driver/config.ts';
-import { DRIVER_MODULES } from '../driver/modules.ts';
 import type { Driver } from '../driver/server.ts';
-import { wakeSectionSchema } from '../driver/wake/config.ts';
-import { startWakeableDriver } from '../driver/wake/replica.ts';
 import { createApp } from '../functions/app.ts';
 import type { ApiEnv } from '../functions/auth/caller.ts';
 import { WakeSender } from '../functions/wake/sender.ts';
 import { systemClock } from '../shared/clock.ts';
 import { silentLogger } from '../shared/log.ts';
 import { PK } from '../shared/table/core/keys.ts';
-import { createDocumentClient, type TableRef } from '../shared/table/core/client.ts';
+import type { TableRef } from '../shared/table/core/client.ts';
 import { liveSessions } from '../shared/table/agents/sessions.ts';
 import { claimOperation, compress, createOperation, finishOperation, getOperation } from '../shared/table/operations/operations.ts';
 import { requestHash } from '../shared/operations/hash.ts';
 import type { NamedOperation } from '../shared/wake/message.ts';
 import { parseWakeAddress } from '../shared/wake/address.ts';
 import { encodeWake, type WakeTopic } from '../shared/wake/message.ts';
-import * as v from 'valibot';
-import { AGENT_TOKEN, FAST_ASSIGNMENT, FAST_OPERATIONS, useAccountsWorld } from './support/accounts-world.ts';
+import { useAccountsWorld } from './support/accounts-world.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from './support/api.ts';
+import { startWakeReplica } from './support/wake-replica.ts';
+import { watchedTable } from './support/watched-table.ts';
 import { submitOperation } from './support/operations.ts';
 
 const world = useAccountsWorld();
@@ -43,17 +39,11 @@ class CountedTable {
   readonly reads = { feed: 0, queue: 0 };
 
   constructor(tableName: string, endpoint: string) {
-    const client: DynamoDBDocumentClient = createDocumentClient({ endpoint, region: 'local', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const pk = (args.input as { ExpressionAttributeValues?: Record<string, unknown> }).ExpressionAttributeValues?.[':pk'];
-        if (context.commandName === 'QueryCommand' && pk === PK.change) this.reads.feed++;
-        if (context.commandName === 'QueryCommand' && pk === PK.operationQueue) this.reads.queue++;
-        return next(args);
-      },
-      { step: 'initialize', name: 'countReads' },
-    );
-    this.table = { client, tableName };
+    this.table = watchedTable(tableName, endpoint, (name, input) => {
+      const pk = (input as { ExpressionAttributeValues?: Record<string, unknown> }).ExpressionAttributeValues?.[':pk'];
+      if (name === 'QueryCommand' && pk === PK.change) this.reads.feed++;
+      if (name === 'QueryCommand' && pk === PK.operationQueue) this.reads.queue++;
+    });
   }
 }
 
@@ -65,23 +55,20 @@ interface WakeWorld {
   address: { host: string; port: number };
 }
 
-async function start(options: { secret?: string | undefined; apiSecret?: string; pollMs?: number } = {}): Promise<WakeWorld> {
+/**
+ * `wake`: the replica's wake section beyond its address. `{ results: false }` has it take no
+ * reservation asks (as a replica of an earlier version): the API stores operations queued and wakes it.
+ */
+async function start(options: { secret?: string | undefined; apiSecret?: string; pollMs?: number; wake?: Record<string, unknown> } = {}): Promise<WakeWorld> {
   await world.fresh([{ name: 'prod' }]);
   const counted = new CountedTable(world.table.tableName, world.tables.endpoint);
   const pollMs = options.pollMs ?? RARELY;
-  const driver = await startWakeableDriver({
-    config: parseDriverGrpcConfig({
-      grpc: { host: '127.0.0.1', port: 0 },
-      auth: { tokens: [AGENT_TOKEN] },
-      sessions: { heartbeatIntervalMs: 200, leaseMs: 5_000 },
-      assignment: { ...FAST_ASSIGNMENT, pollIntervalMs: pollMs },
-      operations: { ...FAST_OPERATIONS, pollIntervalMs: pollMs },
-    }),
+  const driver = await startWakeReplica(world, {
     table: counted.table,
-    log: world.driverLogs.log,
-    modules: DRIVER_MODULES,
-    wake: v.parse(wakeSectionSchema, { host: '127.0.0.1', port: 0 }),
-    wakeSecret: 'secret' in options ? options.secret : SECRET,
+    secret: 'secret' in options ? options.secret : SECRET,
+    assignmentPollMs: pollMs,
+    operationsPollMs: pollMs,
+    ...(options.wake === undefined ? {} : { wake: options.wake }),
   });
   const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: options.apiSecret ?? SECRET });
   // No operation events: the API and the replica share nothing but the table, as when deployed.
@@ -142,8 +129,8 @@ async function queued(account: string, name: string): Promise<string> {
   return record.id;
 }
 
-async function activeWorld(): Promise<WakeWorld> {
-  const w = await start();
+async function activeWorld(options: Parameters<typeof start>[0] = {}): Promise<WakeWorld> {
+  const w = await start(options);
   await activate(w);
   await vi.waitFor(async () => expect((await world.record('prod'))?.agents['a1']?.ok).toBe(true), WAIT);
   // The reads the activation set off are over before a test counts.
@@ -151,6 +138,8 @@ async function activeWorld(): Promise<WakeWorld> {
   return w;
 }
 const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
+/** A replica that takes no reservation asks: operations reach it queued, through named wakes. */
+const NO_RESERVATIONS = { results: false };
 
 /**
  * The record without the agent's own report of its cluster (`cluster`), which its probe stamps on a
@@ -179,7 +168,7 @@ describe('wakes between the API and driver replicas', () => {
   });
 
   it('an operation is handed out at once through a wake, without waiting for a poll', async () => {
-    const w = await start();
+    const w = await start({ wake: NO_RESERVATIONS });
     await activate(w);
     await vi.waitFor(async () => expect((await world.record('prod'))?.agents['a1']?.ok).toBe(true), WAIT);
     const reply = await submitOperation(w.app, 'prod', { action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'woken', namespace: 'default' }, data: { a: '1' } }] });
@@ -189,7 +178,7 @@ describe('wakes between the API and driver replicas', () => {
   });
 
   it('the wake names the queued operation: the replica claims it at once, without reading the queue', async () => {
-    const w = await activeWorld();
+    const w = await activeWorld({ wake: NO_RESERVATIONS });
     const before = { queue: w.counted.reads.queue, accepted: await wakeCount(w.driver, 'accepted') };
     const reply = await submitOperation(w.app, 'prod', { action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'named', namespace: 'default' }, data: { a: '1' } }] });
     expect(reply.status).toBe(202);

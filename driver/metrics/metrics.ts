@@ -54,6 +54,8 @@ export interface DriverMetrics {
   readonly namedWakes: Counter<'outcome'>;
   /** The API's result asks at this replica, by outcome: answered, or why refused (docs/protocol.md#result-asks). */
   readonly resultAsks: Counter<'outcome'>;
+  /** The API's reservation asks and their verdicts at this replica, by outcome (docs/protocol.md#reservations). */
+  readonly reservations: Counter<'outcome'>;
   /** Sources of values read at scrape time: the sessions and the assignment queue of this replica. */
   follow(sources: { sessions?: () => Iterable<CountedSession>; assignmentQueue?: () => number }): void;
 }
@@ -101,5 +103,6 @@ export function createDriverMetrics(registry = new Registry()): DriverMetrics {
     wakes: new Counter({ name: 'vendor_driver_wakes_total', help: 'Datagrams at the wake endpoint, by outcome', labelNames: ['outcome'], registers }),
     namedWakes: new Counter({ name: 'vendor_driver_named_wakes_total', help: 'Operations wakes naming an operation, by what came of the name', labelNames: ['outcome'], registers }),
     resultAsks: new Counter({ name: 'vendor_driver_result_asks_total', help: 'Result asks at the wake port, by outcome', labelNames: ['outcome'], registers }),
+    reservations: new Counter({ name: 'vendor_driver_reservations_total', help: 'Reservation asks at the wake port and what came of the reservations, by outcome', labelNames: ['outcome'], registers }),
   };
 }

@@ -311,6 +311,8 @@ describe('operation dispatcher', () => {
     expect(created).toBe(true);
     reservation!.handOut({ record, request });
     expect(a.sent).toEqual([expect.objectContaining({ operationId: id, attempt: 1, scale: expect.objectContaining({ replicas: 2 }) })]);
+    // A retry with its key gets no agent while it is in hand: its release would make this replica forget the send.
+    expect(s.events.reserve(id, 'prod', s.clock.now())).toBeUndefined();
     // Passes leave it alone: it is in hand, at the attempt it was stored with.
     s.dispatcher.wake();
     await s.settle();

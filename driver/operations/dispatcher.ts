@@ -3,9 +3,10 @@
  * replica reads the queue of open operations every `operations.pollIntervalMs` (and at once when the
  * API in the same process stores one, or an agent connects), and hands each operation whose account
  * an agent connected here holds to one such agent: it claims the operation with a conditional write
- * first, so two replicas never hand out the same attempt, then sends it. The API in the same process
- * asks for an agent before it stores an operation (`reserve`) and stores it handed out to that agent,
- * which then gets it at once, without a claim. Results are written back here; the first one wins. An
+ * first, so two replicas never hand out the same attempt, then sends it. The API, in the same process
+ * or in another through this replica's reservation asks (driver/wake/reservations.ts), asks for an
+ * agent before it stores an operation (`reserve`) and stores it handed out to that agent, which then
+ * gets it at once, without a claim. Results are written back here; the first one wins. An
  * operation whose stream ended before its result goes out again, to the same agent when it is back,
  * else after `redispatchAfterMs` to another holder; one whose replica is gone goes out again after
  * `orphanAfterMs`; one without a result by its deadline ends TIMED_OUT.
@@ -118,12 +119,17 @@ export class OperationDispatcher implements LocalDispatcher {
   }
 
   /**
-   * Sets an agent of this replica that holds `account` aside for operation `id`, which the API of
-   * this process is about to store handed out to it (RUNNING, attempt 1). Undefined when no agent here
-   * holds the account, or the operation is being looked at already (a concurrent request with its key).
+   * Sets an agent of this replica that holds `account` aside for operation `id`, which the API (of
+   * this process, or one that asked over the wake port) is about to store handed out to it (RUNNING,
+   * attempt 1). A released reservation whose operation was stored anyway is the pass's to send: no
+   * longer in flight here, its entry is one this replica did not send (`#resend`). Undefined when no agent here
+   * holds the account, or the operation is being looked at already or in hand here (a concurrent
+   * request with its key, or a retry).
    */
   reserve(id: string, account: string, now: number): OperationReservation | undefined {
-    if (this.#busy.has(id)) return undefined;
+    // In hand here already (a retry of its request): the retry finds it stored, and its release must
+    // not make this replica forget that it sent it.
+    if (this.#busy.has(id) || this.#inFlight.has(id)) return undefined;
     const agent = this.#leastLoaded(this.#deps.directory.holders(account));
     if (agent === undefined) return undefined;
     this.#busy.add(id);

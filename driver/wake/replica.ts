@@ -2,7 +2,8 @@
  * A driver replica with its wake endpoint (docs/protocol.md#6b-wakes): the endpoint listens first, so
  * its address is known when the first session is recorded; a verified wake reaches the modules
  * through `Driver.wake`. Beside it, on the same port number over TCP, it answers the API's result
- * asks from the operations that finish through it (`wake.results`). Without a secret, or with
+ * asks from the operations that finish through it (`wake.results`) and its reservation asks, setting
+ * an agent aside for an operation the API is about to store handed out (reservations.ts). Without a secret, or with
  * `wake.enabled: false`, it is the driver alone.
  */
 import { systemClock } from '../../shared/clock.ts';
@@ -13,6 +14,8 @@ import { advertisedWakeAddress } from './address.ts';
 import type { WakeConfig } from './config.ts';
 import { resultAnswerBody } from '../../shared/wake/result-answer.ts';
 import { startResultEndpoint, type ResultEndpoint } from './result-endpoint.ts';
+import { reserveAskHandler } from './reserve-endpoint.ts';
+import { HeldReservations } from './reservations.ts';
 import { ResultNews } from './result-news.ts';
 import { startWakeEndpoint, type WakeEndpoint } from './server.ts';
 
@@ -36,19 +39,29 @@ export async function startWakeableDriver(options: WakeableDriverOptions): Promi
   const news = new ResultNews(clock);
   // Heard once the finish's conditional write has held: the record answered is the one it returned.
   const unsubscribe = operationEvents.onFinished((op) => news.finished(op.id, wake.results ? resultAnswerBody(op) : undefined));
+  const countReservation = (outcome: string) => metrics.reservations.inc({ outcome });
+  // Agents set aside for the API in another process: the dispatcher attached to `operationEvents` reserves them.
+  const held = new HeldReservations({ reserve: (id, account, now) => operationEvents.reserve(id, account, now), clock, counted: countReservation });
   const start = async (): Promise<{ endpoint: WakeEndpoint; results: ResultEndpoint | undefined }> => {
     const endpoint = await startWakeEndpoint({
       config: wake,
       secret: wakeSecret,
       clock,
       log: options.log.child({ component: 'wake' }),
-      onWake: (topic, operation) => driver?.wake(topic, operation),
+      onWake: (topic, operation) => {
+        // Stored queued after all: the claim this wake asks for must not find the id held here.
+        if (operation !== undefined) held.releaseFor(operation.id);
+        driver?.wake(topic, operation);
+      },
+      onVerdict: (verdict) => held.verdict(verdict),
       counted: (outcome) => metrics.wakes.inc({ outcome }),
     });
     if (!wake.results) return { endpoint, results: undefined };
     try {
       // TCP on the wake port's number: one port to advertise, one to open in the security group.
-      const results = await startResultEndpoint({ config: wake, port: endpoint.port, secret: wakeSecret, clock, log: options.log.child({ component: 'wake-results' }), news, counted: (outcome) => metrics.resultAsks.inc({ outcome }) });
+      const log = options.log.child({ component: 'wake-results' });
+      const reserve = reserveAskHandler({ maxAgeMs: wake.maxAgeMs, maxPerSecond: wake.maxResultAsksPerSecond, secret: wakeSecret, clock, log, held, refused: countReservation });
+      const results = await startResultEndpoint({ config: wake, port: endpoint.port, secret: wakeSecret, clock, log, news, counted: (outcome) => metrics.resultAsks.inc({ outcome }), reserve });
       return { endpoint, results };
     } catch (e) {
       await endpoint.close();
@@ -70,6 +83,7 @@ export async function startWakeableDriver(options: WakeableDriverOptions): Promi
   const { endpoint, results } = started;
   const closeEndpoints = async () => {
     unsubscribe();
+    held.close();
     await Promise.all([endpoint.close(), results?.close()]);
   };
   const address = advertisedWakeAddress(wake, endpoint.port);

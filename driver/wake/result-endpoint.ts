@@ -14,6 +14,7 @@ import type { Logger } from '../../shared/log.ts';
 import { pathTrace } from '../../shared/operations/path-trace.ts';
 import { RESULT_ASK_HEADER, RESULT_ASK_PATH, RESULT_FINISHED, RESULT_NOT_YET, verifyResultAsk } from '../../shared/wake/result-ask.ts';
 import { RESULT_ANSWER_HEADER, signResultAnswer } from '../../shared/wake/result-answer.ts';
+import { RESERVE_ASK_PATH } from '../../shared/wake/reserve-ask.ts';
 import type { WakeConfig } from './config.ts';
 import { DatagramRate, NonceWindow } from './guard.ts';
 import type { ResultNews } from './result-news.ts';
@@ -30,6 +31,8 @@ export interface ResultEndpointOptions {
   news: ResultNews;
   /** Hears every ask's outcome (the metrics). */
   counted?(outcome: ResultAskOutcome): void;
+  /** Answers reservation asks at `RESERVE_ASK_PATH` (reserve-endpoint.ts); without it they are refused as any other path. */
+  reserve?(req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
 export interface ResultEndpoint {
@@ -91,9 +94,11 @@ export async function startResultEndpoint(options: ResultEndpointOptions): Promi
     else answer(res, 'not_yet');
   };
   const server: Server = createServer({ keepAlive: true, requestTimeout: config.resultHoldMs + 5_000, headersTimeout: 5_000, maxHeaderSize: 4096 }, (req, res) => {
-    req.resume();
-    handle(req, res).catch((err: unknown) => {
-      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'result ask failed');
+    const reserving = options.reserve !== undefined && req.url === RESERVE_ASK_PATH;
+    // A reservation ask's body is read by its handler; nothing else has one worth reading.
+    if (!reserving) req.resume();
+    (reserving ? (options.reserve as NonNullable<typeof options.reserve>)(req, res) : handle(req, res)).catch((err: unknown) => {
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, reserving ? 'reservation ask failed' : 'result ask failed');
       if (!res.headersSent) res.writeHead(500, { 'content-length': '0' }).end();
     });
   });

@@ -2,8 +2,10 @@
  * The replica's wake endpoint (docs/protocol.md#6b-wakes): a UDP socket where the API says "read the
  * work feed, or the operation queue, now". A datagram is counted against the rate first, then its
  * signature, age and nonce are checked; only a wake that passes all of them reaches `onWake`, and
- * every outcome is counted (`vendor_driver_wakes_total`). Nothing is answered, so the socket can
- * neither be used to reflect traffic nor tell a sender anything.
+ * every outcome is counted (`vendor_driver_wakes_total`). The API's verdicts on reservations
+ * (shared/wake/reservation-verdict.ts) come to the same socket, pass the same checks and reach
+ * `onVerdict`. Nothing is answered, so the socket can neither be used to reflect traffic nor tell a
+ * sender anything.
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
@@ -11,6 +13,7 @@ import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import { pathTrace, traceNow } from '../../shared/operations/path-trace.ts';
 import { verifyWake, type NamedOperation, type WakeTopic } from '../../shared/wake/message.ts';
+import { isReservationVerdict, verifyReservationVerdict, type ReservationVerdict } from '../../shared/wake/reservation-verdict.ts';
 import type { WakeConfig } from './config.ts';
 import { DatagramRate, NonceWindow } from './guard.ts';
 
@@ -22,6 +25,8 @@ export interface WakeEndpointOptions {
   clock: Clock;
   log: Logger;
   onWake(topic: WakeTopic, operation?: NamedOperation): void;
+  /** Hears the API's verdicts on reservations made here (docs/protocol.md#reservations); without it they are ignored as malformed. */
+  onVerdict?(verdict: ReservationVerdict): void;
   /** Hears every datagram's outcome (the metrics). */
   counted?(outcome: WakeOutcome): void;
 }
@@ -48,6 +53,14 @@ export async function startWakeEndpoint(options: WakeEndpointOptions): Promise<W
     const arrived = pathTrace === undefined ? 0 : traceNow();
     const now = clock.now();
     if (!rate.take(now)) return outcome('rate_limited');
+    if (options.onVerdict !== undefined && isReservationVerdict(datagram)) {
+      const verdict = verifyReservationVerdict(secret, datagram);
+      if (verdict === 'malformed' || verdict === 'forged') return outcome(verdict);
+      const refused = nonces.admit(verdict.nonce, verdict.at, now);
+      if (refused !== undefined) return outcome(refused);
+      // Not a wake: what came of it is counted with its reservation.
+      return options.onVerdict(verdict);
+    }
     const wake = verifyWake(secret, datagram);
     if (wake === 'malformed' || wake === 'forged') {
       if (refusalsLogged < 5) log.debug({ from: from.address }, `wake from ${from.address} is ${wake}`);

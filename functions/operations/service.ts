@@ -4,7 +4,7 @@ import { toAccount } from '../../shared/accounts/view.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { VendorError } from '../../shared/errors.ts';
 import { requestIssues } from '../../shared/operations/check.ts';
-import type { OperationEvents } from '../../shared/operations/events.ts';
+import type { OperationEvents, OperationReservation } from '../../shared/operations/events.ts';
 import { pathTrace } from '../../shared/operations/path-trace.ts';
 import { requestHash } from '../../shared/operations/hash.ts';
 import { isFinished, type OperationRecord } from '../../shared/operations/model.ts';
@@ -14,7 +14,7 @@ import type { IgnoredPermissionsLog } from '../auth/access.ts';
 import { callerScope, type Caller } from '../auth/caller.ts';
 import { authorizedAccount, type AccountCache, type CachedAccount } from './account-cache.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
-import { compress, createOperation, getOperation, isOperationId, operationIdOf, storedApart } from '../../shared/table/operations/operations.ts';
+import { compress, createOperation, getOperation, isOperationId, operationIdOf, storedApart, type NewOperation } from '../../shared/table/operations/operations.ts';
 import { toOperationView, type OperationView } from './view.ts';
 import type { WakeSender } from '../wake/sender.ts';
 import type { AnsweredOperation } from '../../shared/wake/result-answer.ts';
@@ -87,9 +87,20 @@ function admit(record: AccountRecord, request: OperationRequest, paths: readonly
 }
 
 /**
+ * A reservation asked of a replica in another process (functions/wake/reserver.ts): only with wakes,
+ * no dispatcher in this process (it alone is asked then), and a request stored inline (the replica
+ * sends what the ask carries; a larger one is read from the table by the claim).
+ */
+async function remoteReservation(deps: OperationDeps, account: AccountRecord, id: string, input: NewOperation): Promise<OperationReservation | undefined> {
+  if (deps.wakes === undefined || deps.events?.dispatching === true || storedApart(input.request)) return undefined;
+  const { request, dispatch: _dispatch, ...rest } = input;
+  return deps.wakes.reservations.reserve([{ zone: account.registration?.zoneId, agents: Object.keys(account.agents) }], id, { ...rest, request: Buffer.from(request).toString('base64') });
+}
+
+/**
  * POST: validates the request against the account (the caller's WRITE access checked by the route
  * with `authorizedAccount`), stores it as an operation (once per idempotency key: queued, or already
- * handed out to an agent of a driver in this process), and answers it. `created` is false when the
+ * handed out to an agent a driver in this process or a replica asked sets aside), and answers it. `created` is false when the
  * key already stood for it. A kept account record that refuses the request is read again first.
  */
 export async function submitOperation(
@@ -115,24 +126,26 @@ export async function submitOperation(
     throw new VendorError('payload_too_large', `the operation is too large to store (${compressed.length} bytes compressed, at most ${MAX_STORED_REQUEST_BYTES}); split it into several operations`);
   }
   const now = deps.clock.now();
-  // A driver in this process with an agent of the account: the operation is stored handed out to it.
   const submittedBy = callerScope(caller);
   const id = operationIdOf(account.name, submittedBy, key);
-  const reservation = deps.events?.reserve(id, account.name, now);
+  const input: NewOperation = {
+    account: account.name,
+    submittedBy,
+    idempotencyKey: key,
+    requestHash: requestHash(account.name, request),
+    request: compressed,
+    record: { action: request.action, objects: requestObjects(request).length, ...(request.timeoutSeconds === undefined ? {} : { timeoutMs: request.timeoutSeconds * 1000 }) },
+    now,
+  };
+  // A driver in this process, or a replica of the account's agents asked over the network: the
+  // operation is stored handed out to the agent it sets aside.
+  const local = deps.events?.reserve(id, account.name, now);
+  const reservation = local ?? (await remoteReservation(deps, record, id, input));
   let stored: { record: OperationRecord; created: boolean };
   beforeStore?.();
   pathTrace?.('api.store_sent', id);
   try {
-    stored = await createOperation(deps.table, {
-      account: account.name,
-      submittedBy,
-      idempotencyKey: key,
-      requestHash: requestHash(account.name, request),
-      request: compressed,
-      record: { action: request.action, objects: requestObjects(request).length, ...(request.timeoutSeconds === undefined ? {} : { timeoutMs: request.timeoutSeconds * 1000 }) },
-      now,
-      dispatch: reservation?.dispatch,
-    });
+    stored = await createOperation(deps.table, { ...input, dispatch: reservation?.dispatch });
   } catch (e) {
     reservation?.release();
     throw e;
@@ -142,7 +155,8 @@ export async function submitOperation(
   if (!created) {
     reservation?.release();
   } else if (reservation !== undefined) {
-    deps.events?.handedOut(op);
+    // Its result is recorded in this process: a waiting GET hears it here.
+    if (local !== undefined) deps.events?.handedOut(op);
     reservation.handOut({ record: op, request });
   } else {
     deps.events?.queued({ record: op, request });

@@ -17,6 +17,7 @@ import { liveSessions, type Session } from '../../shared/table/agents/sessions.t
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { encodeWake, type NamedOperation, type WakeTopic } from '../../shared/wake/message.ts';
 import { ResultAsker } from './result-asker.ts';
+import { Reserver } from './reserver.ts';
 import type { WakeTarget } from './target.ts';
 
 /** How long the sessions of a zone, once read, are taken as still current. */
@@ -46,10 +47,14 @@ export class WakeSender {
 
   /** Asks the replicas whether an operation someone waits for has finished (result-asker.ts). */
   readonly results: ResultAsker;
+  /** Asks a replica to set an agent aside for an operation about to be stored (reserver.ts). */
+  readonly reservations: Reserver;
 
   constructor(options: WakeSenderOptions) {
     this.#options = options;
     this.results = new ResultAsker({ replicas: this, secret: options.secret, clock: options.clock });
+    // Its verdicts go out on the wakes' socket and are waited for as wakes are (`settled`).
+    this.reservations = new Reserver({ replicas: this, secret: options.secret, clock: options.clock, tell: (datagram, address) => this.#background(this.#send(datagram, address)) });
   }
 
   /** The live sessions of `zone` as just read by the request (an activation checks them): no read of its own then. */
@@ -63,10 +68,15 @@ export class WakeSender {
    */
   wake(topic: WakeTopic, targets: readonly WakeTarget[], operation?: NamedOperation): void {
     if (targets.length === 0) return;
-    const run = this.#wake(topic, targets, operation).catch((err: unknown) => {
-      // Wakes are an optimisation: the replicas' polls carry the work anyway.
-      if (this.#failuresLogged++ < 5) this.#options.log.warn({ err: err instanceof Error ? err.message : String(err), topic }, 'wake not sent');
-    });
+    this.#background(
+      this.#wake(topic, targets, operation).catch((err: unknown) => {
+        // Wakes are an optimisation: the replicas' polls carry the work anyway.
+        if (this.#failuresLogged++ < 5) this.#options.log.warn({ err: err instanceof Error ? err.message : String(err), topic }, 'wake not sent');
+      }),
+    );
+  }
+
+  #background(run: Promise<void>): void {
     this.#pending.add(run);
     void run.finally(() => this.#pending.delete(run));
   }
@@ -81,6 +91,7 @@ export class WakeSender {
 
   close(): void {
     this.results.close();
+    this.reservations.close();
     for (const s of this.#sockets.values()) s.close();
     this.#sockets.clear();
   }

@@ -4,8 +4,10 @@
  * the operation is stored already handed out and goes to the agent right after (no claim write, no
  * queue read); an operation stored without one wakes the dispatcher at once; and a waiting GET learns
  * that an operation finished without polling the table. Across processes nothing travels here: the
- * dispatcher polls the queue (or is woken), and a replica answers the API's result asks from the
- * operations that finished through it (driver/wake/result-news.ts).
+ * API asks a replica for a reservation over the network (functions/wake/reserver.ts), which that
+ * replica's dispatcher makes through its own `OperationEvents`; the dispatcher polls the queue (or is
+ * woken), and a replica answers the API's result asks from the operations that finished through it
+ * (driver/wake/result-news.ts).
  */
 import { EventEmitter } from 'node:events';
 import type { Dispatch, OperationRecord } from './model.ts';
@@ -53,6 +55,11 @@ export class OperationEvents {
     return () => {
       if (this.#dispatcher === dispatcher) this.#dispatcher = undefined;
     };
+  }
+
+  /** Whether a dispatcher runs in this process (then it alone is asked for reservations). */
+  get dispatching(): boolean {
+    return this.#dispatcher !== undefined;
   }
 
   reserve(id: string, account: string, now: number): OperationReservation | undefined {

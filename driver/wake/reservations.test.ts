@@ -1,0 +1,84 @@
+/**
+ * A replica's held reservations on a manual clock, with a stand-in for the dispatcher's `reserve`:
+ * the hold's end, the verdicts that match and those that do not, a named wake's release.
+ */
+import { describe, expect, it } from 'vitest';
+import type { OperationReservation, QueuedOperation } from '../../shared/operations/events.ts';
+import { compress, operationIdOf } from '../../shared/table/operations/operations.ts';
+import type { VerifiedReserveAsk } from '../../shared/wake/reserve-ask.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
+import { HeldReservations, RESERVATION_HOLD_MS, type ReservationOutcome } from './reservations.ts';
+
+const request = { action: 'scale' as const, targets: [{ kind: 'Deployment', name: 'web', namespace: 'default' }], replicas: 2 };
+
+function ask(key: string, nonce = 'ab'.repeat(16), encoded = Buffer.from(compress(request)).toString('base64')): VerifiedReserveAsk {
+  return {
+    operationId: operationIdOf('prod', 'oidc:alice', key),
+    account: 'prod',
+    at: 1_000,
+    nonce,
+    operation: { account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: key, requestHash: 'c'.repeat(64), record: { action: 'scale', objects: 1 }, now: 1_000, request: encoded },
+  };
+}
+
+function setup(holders = true) {
+  const clock = new ManualClock(1_000);
+  const handedOut: QueuedOperation[] = [];
+  const released: string[] = [];
+  const outcomes: ReservationOutcome[] = [];
+  const held = new HeldReservations({
+    clock,
+    counted: (o) => outcomes.push(o),
+    reserve: (id, _account, now): OperationReservation | undefined =>
+      holders
+        ? { dispatch: { agentId: 'a1', sessionId: 's1', replicaId: 'r1', at: now }, handOut: (op) => handedOut.push(op), release: () => released.push(id) }
+        : undefined,
+  });
+  return { clock, held, handedOut, released, outcomes };
+}
+
+describe('held reservations', () => {
+  it('hands the reservation out on its own "stored", with the record the API stores and the request the ask carried', () => {
+    const s = setup();
+    const a = ask('k1');
+    expect(s.held.take(a)).toEqual({ agentId: 'a1', sessionId: 's1', replicaId: 'r1', at: 1_000 });
+    s.held.verdict({ verdict: 'stored', operationId: a.operationId, askNonce: 'cd'.repeat(16), at: 1_000, nonce: 'ef'.repeat(16) });
+    expect(s.handedOut).toEqual([]);
+    s.held.verdict({ verdict: 'stored', operationId: a.operationId, askNonce: a.nonce, at: 1_000, nonce: 'ef'.repeat(16) });
+    expect(s.handedOut).toEqual([
+      {
+        record: expect.objectContaining({ id: a.operationId, account: 'prod', state: 'RUNNING', attempt: 1, createdAt: 1_000, dispatchedAt: 1_000, handedTo: ['a1'], dispatch: { agentId: 'a1', sessionId: 's1', replicaId: 'r1', at: 1_000 } }),
+        request,
+      },
+    ]);
+    // Settled: another verdict for it changes nothing.
+    s.held.verdict({ verdict: 'release', operationId: a.operationId, askNonce: a.nonce, at: 1_000, nonce: '12'.repeat(16) });
+    expect(s.released).toEqual([]);
+    expect(s.outcomes).toEqual(['reserved', 'unknown', 'handed_out', 'unknown']);
+  });
+
+  it('frees the agent on "release", on a named wake for the id, and by itself when the hold ends', async () => {
+    const s = setup();
+    const [a, b, c] = [ask('k1'), ask('k2'), ask('k3')];
+    for (const x of [a, b, c]) s.held.take(x);
+    s.held.verdict({ verdict: 'release', operationId: a.operationId, askNonce: a.nonce, at: 1_000, nonce: 'ef'.repeat(16) });
+    s.held.releaseFor(b.operationId);
+    expect(s.released).toEqual([a.operationId, b.operationId]);
+    await s.clock.advance(RESERVATION_HOLD_MS - 1);
+    expect(s.held.size).toBe(1);
+    await s.clock.advance(1);
+    expect(s.released).toEqual([a.operationId, b.operationId, c.operationId]);
+    expect(s.held.size).toBe(0);
+    expect(s.handedOut).toEqual([]);
+    expect(s.outcomes).toEqual(['reserved', 'reserved', 'reserved', 'released', 'released', 'expired']);
+  });
+
+  it('reserves nothing when no agent here holds the account, for an id held already, or for a request it cannot read', () => {
+    expect(setup(false).held.take(ask('k1'))).toBeUndefined();
+    const s = setup();
+    s.held.take(ask('k1'));
+    expect(s.held.take(ask('k1', 'cd'.repeat(16)))).toBeUndefined();
+    expect(s.held.take(ask('k2', undefined, Buffer.from('not gzip').toString('base64')))).toBe('malformed');
+    expect(s.held.size).toBe(1);
+  });
+});

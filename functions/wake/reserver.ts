@@ -1,0 +1,135 @@
+/**
+ * The API's side of reservations (docs/protocol.md#reservations): before it stores an operation, the
+ * API asks one replica holding a live session of the account's agents to set an agent aside for it,
+ * and stores it already handed out to that agent, so no replica has to claim it with a write of its
+ * own. Then it tells that replica `stored` (send it now) or `release` in one datagram. An ask that
+ * gets no answer it believes within `RESERVE_ANSWER_WAIT_MS` is given up: the operation is stored
+ * queued, as without reservations.
+ */
+import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import type { Clock } from '../../shared/clock.ts';
+import type { OperationReservation } from '../../shared/operations/events.ts';
+import type { Dispatch } from '../../shared/operations/model.ts';
+import { pathTrace } from '../../shared/operations/path-trace.ts';
+import { parseWakeAddress } from '../../shared/wake/address.ts';
+import { believedReservation, encodeReserveAsk, MAX_RESERVE_ANSWER_BYTES, RESERVE_ANSWER_HEADER, RESERVE_ASK_HEADER, NOT_RESERVED, RESERVE_ASK_PATH, RESERVED, type ReservedOperation } from '../../shared/wake/reserve-ask.ts';
+import { encodeReservationVerdict, type ReservationVerdictKind } from '../../shared/wake/reservation-verdict.ts';
+import type { WakeTarget } from './target.ts';
+
+/**
+ * How long the API waits for a replica's answer before it stores the operation queued. A replica on
+ * the same network answers in well under a millisecond; a claim costs one conditional write, a few
+ * milliseconds on DynamoDB. Waiting longer than a few claims would cost more than it can save.
+ */
+export const RESERVE_ANSWER_WAIT_MS = 50;
+
+export interface ReserverOptions {
+  /** Where the replicas of some agents listen (WakeSender.addresses). */
+  replicas: { addresses(targets: readonly WakeTarget[]): Promise<string[]> };
+  secret: string;
+  clock: Clock;
+  /** Sends one datagram to a replica's wake address, in the background (WakeSender's socket). */
+  tell(datagram: Buffer, address: string): void;
+  waitMs?: number;
+}
+
+/** `refused`: any other status (an earlier version's replica does not know the path); `broken`: no answer. */
+type Answer = { dispatch: Dispatch } | 'not_reserved' | 'refused' | 'unbelieved' | 'broken';
+
+export class Reserver {
+  readonly #options: ReserverOptions;
+  // Connections are kept between asks: a warm Lambda function skips the TCP handshake.
+  readonly #agent = new Agent({ keepAlive: true, maxFreeSockets: 16 });
+
+  constructor(options: ReserverOptions) {
+    this.#options = options;
+  }
+
+  close(): void {
+    this.#agent.destroy();
+  }
+
+  /**
+   * An agent set aside for operation `id` (to be stored as `operation` describes) by a replica of
+   * `targets`, as a reservation the API settles after its put: `handOut` tells the replica `stored`,
+   * `release` tells it `release`. Undefined when no replica answers with one it believes in time.
+   * Never rejects.
+   */
+  async reserve(targets: readonly WakeTarget[], id: string, operation: ReservedOperation): Promise<OperationReservation | undefined> {
+    const [address] = await this.#options.replicas.addresses(targets).catch((): string[] => []);
+    const parsed = address === undefined ? undefined : parseWakeAddress(address);
+    if (address === undefined || parsed === undefined) return undefined;
+    const { clock, secret } = this.#options;
+    const body = JSON.stringify(operation);
+    const askNonce = randomBytes(16).toString('hex');
+    const header = encodeReserveAsk(secret, id, operation.account, clock.now(), body, askNonce);
+    const tell = (verdict: ReservationVerdictKind) => {
+      if (verdict === 'stored') pathTrace?.('api.stored_sent', id);
+      this.#options.tell(encodeReservationVerdict(secret, verdict, id, askNonce, clock.now()), address);
+    };
+    const timeUp = new AbortController();
+    const answered = new AbortController();
+    clock.sleep(this.#options.waitMs ?? RESERVE_ANSWER_WAIT_MS, answered.signal).then(
+      () => timeUp.abort(),
+      () => undefined,
+    );
+    let answer: Answer = 'broken';
+    // A kept connection the replica closed while idle fails on its first use: one more try on a new one.
+    for (let tries = 0; tries < 2 && answer === 'broken' && !timeUp.signal.aborted; tries++) {
+      answer = await this.#ask(parsed, id, header, body, timeUp.signal);
+    }
+    answered.abort();
+    if (typeof answer === 'object') {
+      let settled = false;
+      const once = (verdict: ReservationVerdictKind) => {
+        if (settled) return;
+        settled = true;
+        tell(verdict);
+      };
+      return { dispatch: answer.dispatch, handOut: () => once('stored'), release: () => once('release') };
+    }
+    // It may have reserved an agent for an answer that did not come in time or was not believed: free it.
+    if (answer === 'unbelieved' || timeUp.signal.aborted) tell('release');
+    return undefined;
+  }
+
+  #ask(to: { host: string; port: number }, id: string, header: string, body: string, signal: AbortSignal): Promise<Answer> {
+    return new Promise<Answer>((resolve) => {
+      const req = request(
+        {
+          host: to.host,
+          port: to.port,
+          path: RESERVE_ASK_PATH,
+          method: 'POST',
+          headers: { [RESERVE_ASK_HEADER]: header, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+          agent: this.#agent,
+          signal,
+        },
+        (res) => {
+          res.once('error', () => resolve('broken'));
+          if (res.statusCode !== RESERVED) {
+            res.resume();
+            res.once('end', () => resolve(res.statusCode === NOT_RESERVED ? 'not_reserved' : 'refused'));
+            return;
+          }
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size <= MAX_RESERVE_ANSWER_BYTES) chunks.push(chunk);
+          });
+          res.once('end', () => {
+            pathTrace?.('api.reserve_answered', id);
+            const signature = res.headers[RESERVE_ANSWER_HEADER];
+            const dispatch = size > MAX_RESERVE_ANSWER_BYTES ? undefined : believedReservation(this.#options.secret, header, typeof signature === 'string' ? signature : undefined, Buffer.concat(chunks).toString('utf8'));
+            resolve(dispatch === undefined ? 'unbelieved' : { dispatch });
+          });
+        },
+      );
+      req.once('error', () => resolve('broken'));
+      pathTrace?.('api.reserve_sent', id);
+      req.end(body);
+    });
+  }
+}
