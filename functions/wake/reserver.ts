@@ -7,7 +7,7 @@
  * queued, as without reservations.
  */
 import { randomBytes } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
 import type { OperationReservation } from '../../shared/operations/events.ts';
 import type { Dispatch } from '../../shared/operations/model.ts';
@@ -15,6 +15,7 @@ import { pathTrace } from '../../shared/operations/path-trace.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { believedReservation, encodeReserveAsk, MAX_RESERVE_ANSWER_BYTES, RESERVE_ANSWER_HEADER, RESERVE_ASK_HEADER, NOT_RESERVED, RESERVE_ASK_PATH, RESERVED, type ReservedOperation } from '../../shared/wake/reserve-ask.ts';
 import { encodeReservationVerdict, type ReservationVerdictKind } from '../../shared/wake/reservation-verdict.ts';
+import { requestReplica } from './replica-request.ts';
 import type { WakeTarget } from './target.ts';
 
 /**
@@ -94,42 +95,24 @@ export class Reserver {
     return undefined;
   }
 
-  #ask(to: { host: string; port: number }, id: string, header: string, body: string, signal: AbortSignal): Promise<Answer> {
-    return new Promise<Answer>((resolve) => {
-      const req = request(
-        {
-          host: to.host,
-          port: to.port,
-          path: RESERVE_ASK_PATH,
-          method: 'POST',
-          headers: { [RESERVE_ASK_HEADER]: header, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-          agent: this.#agent,
-          signal,
-        },
-        (res) => {
-          res.once('error', () => resolve('broken'));
-          if (res.statusCode !== RESERVED) {
-            res.resume();
-            res.once('end', () => resolve(res.statusCode === NOT_RESERVED ? 'not_reserved' : 'refused'));
-            return;
-          }
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size <= MAX_RESERVE_ANSWER_BYTES) chunks.push(chunk);
-          });
-          res.once('end', () => {
-            pathTrace?.('api.reserve_answered', id);
-            const signature = res.headers[RESERVE_ANSWER_HEADER];
-            const dispatch = size > MAX_RESERVE_ANSWER_BYTES ? undefined : believedReservation(this.#options.secret, header, typeof signature === 'string' ? signature : undefined, Buffer.concat(chunks).toString('utf8'));
-            resolve(dispatch === undefined ? 'unbelieved' : { dispatch });
-          });
-        },
-      );
-      req.once('error', () => resolve('broken'));
-      pathTrace?.('api.reserve_sent', id);
-      req.end(body);
+  async #ask(to: { host: string; port: number }, id: string, header: string, body: string, signal: AbortSignal): Promise<Answer> {
+    const answer = await requestReplica({
+      ...to,
+      path: RESERVE_ASK_PATH,
+      method: 'POST',
+      headers: { [RESERVE_ASK_HEADER]: header, 'content-type': 'application/json' },
+      body,
+      agent: this.#agent,
+      signal,
+      okStatus: RESERVED,
+      maxBodyBytes: MAX_RESERVE_ANSWER_BYTES,
+      sent: () => pathTrace?.('api.reserve_sent', id),
     });
+    if (answer === 'broken') return 'broken';
+    if (answer.status !== RESERVED) return answer.status === NOT_RESERVED ? 'not_reserved' : 'refused';
+    pathTrace?.('api.reserve_answered', id);
+    const signature = answer.headers[RESERVE_ANSWER_HEADER];
+    const dispatch = answer.body === 'oversized' || answer.body === undefined ? undefined : believedReservation(this.#options.secret, header, typeof signature === 'string' ? signature : undefined, answer.body);
+    return dispatch === undefined ? 'unbelieved' : { dispatch };
   }
 }

@@ -8,13 +8,14 @@
  * operation the API believes has the request read the table. When no replica can be asked, or every
  * one refuses, fails or goes away, the ask is `lost` and the request reads the table on its own schedule.
  */
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
 import { pathTrace } from '../../shared/operations/path-trace.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH, RESULT_FINISHED, RESULT_NOT_YET } from '../../shared/wake/result-ask.ts';
 import { MAX_RESULT_ANSWER_BYTES, RESULT_ANSWER_HEADER, type AnsweredOperation } from '../../shared/wake/result-answer.ts';
 import { believedAnswer } from './answered-operation.ts';
+import { requestReplica } from './replica-request.ts';
 import type { WakeTarget } from './target.ts';
 
 /** The longest one ask is held for; the replica may hold it less (its `wake.resultHoldMs`). */
@@ -96,43 +97,29 @@ export class ResultAsker {
     }
   }
 
-  #ask(address: string, id: string, holdMs: number, signal: AbortSignal): Promise<AskAnswer> {
+  async #ask(address: string, id: string, holdMs: number, signal: AbortSignal): Promise<AskAnswer> {
     const parsed = parseWakeAddress(address);
-    if (parsed === undefined) return Promise.resolve('refused');
+    if (parsed === undefined) return 'refused';
     const header = encodeResultAsk(this.#options.secret, id, holdMs, this.#options.clock.now());
-    return new Promise<AskAnswer>((resolve) => {
-      const req = request(
-        { host: parsed.host, port: parsed.port, path: RESULT_ASK_PATH, method: 'GET', headers: { [RESULT_ASK_HEADER]: header }, agent: this.#agent, signal, timeout: holdMs + RESULT_ASK_GRACE_MS },
-        (res) => {
-          res.once('error', () => resolve('broken'));
-          if (res.statusCode !== RESULT_FINISHED) {
-            res.resume();
-            res.once('end', () => resolve(res.statusCode === RESULT_NOT_YET ? 'not_yet' : 'refused'));
-            return;
-          }
-          // The body is bounded: one over the bound is not read, and the answer is a plain "finished".
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size <= MAX_RESULT_ANSWER_BYTES) chunks.push(chunk);
-            else {
-              resolve('finished');
-              res.destroy();
-            }
-          });
-          res.once('end', () => {
-            pathTrace?.('api.answer_received', id);
-            const signature = res.headers[RESULT_ANSWER_HEADER];
-            const record = size === 0 ? undefined : believedAnswer(this.#options.secret, header, id, typeof signature === 'string' ? signature : undefined, Buffer.concat(chunks).toString('utf8'));
-            resolve(record === undefined ? 'finished' : { record });
-          });
-        },
-      );
-      req.once('timeout', () => req.destroy());
-      req.once('error', () => resolve('broken'));
-      pathTrace?.('api.ask_sent', id);
-      req.end();
+    const answer = await requestReplica({
+      ...parsed,
+      path: RESULT_ASK_PATH,
+      method: 'GET',
+      headers: { [RESULT_ASK_HEADER]: header },
+      agent: this.#agent,
+      signal,
+      timeoutMs: holdMs + RESULT_ASK_GRACE_MS,
+      okStatus: RESULT_FINISHED,
+      maxBodyBytes: MAX_RESULT_ANSWER_BYTES,
+      sent: () => pathTrace?.('api.ask_sent', id),
     });
+    if (answer === 'broken') return 'broken';
+    if (answer.status !== RESULT_FINISHED) return answer.status === RESULT_NOT_YET ? 'not_yet' : 'refused';
+    // An answer over the bound is not read: a plain "finished", and the table is read.
+    if (answer.body === 'oversized') return 'finished';
+    pathTrace?.('api.answer_received', id);
+    const signature = answer.headers[RESULT_ANSWER_HEADER];
+    const record = answer.body === undefined || answer.body === '' ? undefined : believedAnswer(this.#options.secret, header, id, typeof signature === 'string' ? signature : undefined, answer.body);
+    return record === undefined ? 'finished' : { record };
   }
 }
