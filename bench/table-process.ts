@@ -10,8 +10,18 @@ import { systemClock } from '../shared/clock.ts';
 import { openDynaliteIterators } from '../shared/table/core/dynalite-store.ts';
 import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
 
+/**
+ * `BENCH_TABLE_DELAY_MS`: each request waits that long before the table takes it up, standing in for
+ * a table a network hop away (docs/benchmarks.md#operations-npm-run-benchoperations); 0 by default.
+ */
+function requestDelayMs(raw: string | undefined): number {
+  const ms = Number(raw ?? 0);
+  if (!Number.isFinite(ms) || ms < 0 || ms > 1000) throw new Error(`BENCH_TABLE_DELAY_MS must be a number of milliseconds from 0 to 1000, not "${raw}"`);
+  return ms;
+}
+
 // Other processes reach it: over loopback TCP. It owns the table, so it sweeps expired items as DynamoDB would.
-const table = await startEmbeddedTable({ tcp: true, ttlSweep: { clock: systemClock } });
+const table = await startEmbeddedTable({ tcp: true, ttlSweep: { clock: systemClock }, requestDelayMs: requestDelayMs(process.env.BENCH_TABLE_DELAY_MS) });
 process.stdout.write(`${JSON.stringify({ endpoint: table.endpoint, tableName: table.tableName })}\n`);
 const stop = (): void => void table.close().then(() => process.exit(0));
 process.on('SIGTERM', stop);

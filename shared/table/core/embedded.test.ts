@@ -94,4 +94,26 @@ describe('startEmbeddedTable', () => {
       other.destroy();
     }
   });
+
+  it('holds each request back by requestDelayMs, and turns away one still held when it closes', async () => {
+    const t = await startEmbeddedTable({ tcp: true, requestDelayMs: 300 });
+    const other = createDocumentClient({ endpoint: t.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    try {
+      // Timers of one process fire in the order they are due: this one is due first.
+      const timer = new Promise((resolve) => setTimeout(() => resolve('timer'), 100));
+      const put = other.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'p', sk: 'delayed' } })).then(() => 'answer');
+      expect(await Promise.race([put, timer])).toBe('timer');
+      expect(await put).toBe('answer');
+      expect((await other.send(new GetCommand({ TableName: t.tableName, Key: { pk: 'p', sk: 'delayed' } }))).Item).toEqual({ pk: 'p', sk: 'delayed' });
+      const late = other.send(new GetCommand({ TableName: t.tableName, Key: { pk: 'p', sk: 'delayed' } })).then(
+        () => 'answer',
+        (e: Error) => e.name,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await t.close();
+      expect(await late).toBe('ServiceUnavailableException');
+    } finally {
+      other.destroy();
+    }
+  });
 });

@@ -30,6 +30,12 @@ export interface EmbeddedTableOptions {
    * store items with made-up expiry times leave it out.
    */
   ttlSweep?: TtlSweepOptions;
+  /**
+   * Each request waits this long before the table takes it up: for benchmarks that stand the embedded
+   * table in for one a network hop away (DynamoDB answers in a few milliseconds, dynalite on loopback
+   * in one), to show what a path's serial round trips cost there. `npm start` never sets it.
+   */
+  requestDelayMs?: number;
 }
 
 /**
@@ -96,7 +102,7 @@ export async function startEmbeddedTable(options: EmbeddedTableOptions = {}): Pr
 
   let closed = false;
   let sweep: { stop(): Promise<void> } | undefined;
-  const requests = trackRequests(server, () => closed);
+  const requests = trackRequests(server, () => closed, options.requestDelayMs ?? 0);
   const close = async (): Promise<void> => {
     if (closed) return;
     closed = true;
@@ -122,6 +128,8 @@ export async function startEmbeddedTable(options: EmbeddedTableOptions = {}): Pr
   return table;
 }
 
+const CLOSING_ANSWER = '{"__type":"com.amazonaws.dynamodb.v20120810#ServiceUnavailableException","message":"the table is closing"}';
+
 /** How long closing waits for requests dynalite is still working on. */
 const CLOSE_GRACE_MS = 2_000;
 
@@ -129,14 +137,14 @@ const CLOSE_GRACE_MS = 2_000;
  * Stands in front of dynalite's request handler: counts the requests it works on (until it ends their
  * response) and turns requests away once `closing()` says so.
  */
-function trackRequests(server: Server, closing: () => boolean): { settled(maxMs: number): Promise<void> } {
+function trackRequests(server: Server, closing: () => boolean, delayMs: number): { settled(maxMs: number): Promise<void> } {
   const handlers = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners('request');
   let working = 0;
   let onIdle: (() => void) | undefined;
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (closing()) {
-      res.writeHead(503, { 'content-type': 'application/x-amz-json-1.0' }).end('{"__type":"com.amazonaws.dynamodb.v20120810#ServiceUnavailableException","message":"the table is closing"}');
+      res.writeHead(503, { 'content-type': 'application/x-amz-json-1.0' }).end(CLOSING_ANSWER);
       return;
     }
     working++;
@@ -152,7 +160,13 @@ function trackRequests(server: Server, closing: () => boolean): { settled(maxMs:
       finish();
       return end(...args);
     }) as ServerResponse['end'];
-    for (const handler of handlers) handler.call(server, req, res);
+    // A request's body is held by the stream until a handler reads it, so it may wait.
+    const handle = () => {
+      for (const handler of handlers) handler.call(server, req, res);
+    };
+    if (delayMs === 0) return handle();
+    // A request still waiting when the table closes is turned away as a later one is.
+    setTimeout(() => (closing() ? res.writeHead(503, { 'content-type': 'application/x-amz-json-1.0' }).end(CLOSING_ANSWER) : handle()), delayMs);
   });
   return {
     settled: (maxMs) =>
