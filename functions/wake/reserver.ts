@@ -35,6 +35,17 @@ export interface ReserverOptions {
   waitMs?: number;
 }
 
+/**
+ * Which of `n` replicas an operation's reservation is asked of: the same for the same id, and spread
+ * evenly over the replicas of the account's agents (ids are hashes), as claims raced for by every
+ * replica with a holder spread operations before; asking always the first would hand every operation
+ * of a zone to the agents of one replica.
+ */
+export function spreadIndex(id: string, n: number): number {
+  const head = Number.parseInt(id.slice(0, 8), 16);
+  return Number.isFinite(head) ? head % n : 0;
+}
+
 /** `refused`: any other status (an earlier version's replica does not know the path); `broken`: no answer. */
 type Answer = { dispatch: Dispatch } | 'not_reserved' | 'refused' | 'unbelieved' | 'broken';
 
@@ -58,7 +69,8 @@ export class Reserver {
    * Never rejects.
    */
   async reserve(targets: readonly WakeTarget[], id: string, operation: ReservedOperation): Promise<OperationReservation | undefined> {
-    const [address] = await this.#options.replicas.addresses(targets).catch((): string[] => []);
+    const addresses = await this.#options.replicas.addresses(targets).catch((): string[] => []);
+    const address = addresses.length === 0 ? undefined : addresses[spreadIndex(id, addresses.length)];
     const parsed = address === undefined ? undefined : parseWakeAddress(address);
     if (address === undefined || parsed === undefined) return undefined;
     const { clock, secret } = this.#options;
