@@ -15,6 +15,7 @@ import type { Clock } from '../../shared/clock.ts';
 import { kubeconfigReferenceProblem } from '../../shared/accounts/kubeconfig-reference.ts';
 import { VendorError } from '../../shared/errors.ts';
 import { parseSecretReference } from '../../shared/secrets/reference.ts';
+import { yamlValue } from '../../shared/yaml-value.ts';
 import { applyClusterProxy, type ProxyDecision } from '../net/proxy.ts';
 import type { SecretResolver } from '../secrets/index.ts';
 import { assertReferenceAllowed, checkKubeconfigDocument, readAllowedKubeconfig, type AllowedCommands } from './assigned-kubeconfig.ts';
@@ -92,11 +93,8 @@ interface FromFile {
 
 /** The document as plain data, or undefined when it cannot be (too many aliases, say). */
 function plainDocument(doc: ReturnType<typeof parseDocument>): { value: unknown } | undefined {
-  try {
-    return { value: doc.toJS({ maxAliasCount: 100 }) };
-  } catch {
-    return undefined;
-  }
+  const read = yamlValue(doc);
+  return 'problem' in read ? undefined : read;
 }
 
 /** client-node's reading of the document, paths made absolute against `dir`; undefined when it is no kubeconfig. */

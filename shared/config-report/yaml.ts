@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
+import { yamlValue } from '../yaml-value.ts';
 import type { ConfigProblem } from './problems.ts';
 
 export interface YamlOptions {
@@ -25,12 +26,8 @@ export function readYaml(text: string, options: YamlOptions): YamlRead {
     });
     return { problems };
   }
-  try {
-    return { raw: doc.toJS({ maxAliasCount: options.maxAliasCount }) };
-  } catch {
-    // The only failure left after a clean parse: aliases that would expand without bound.
-    return { problems: [{ path: '(YAML)', message: `expected a document whose aliases expand to at most ${options.maxAliasCount} nodes` }] };
-  }
+  const read = yamlValue(doc, options.maxAliasCount);
+  return 'problem' in read ? { problems: [{ path: '(YAML)', message: `expected a document that can be read: ${read.problem}` }] } : { raw: read.value };
 }
 
 /** A configuration file's text, or the one problem of a file that cannot be read. */

@@ -93,6 +93,11 @@ describe('driver config', () => {
     const secret = 'x'.repeat(20) + 'SECRET';
     expect(() => parseDriverConfig(`api:\n  auth:\n    adminToken: "${secret}\n  x: [`, 'f.yml')).toThrow(/not valid YAML: .*line \d+, column \d+$/);
     expect(() => parseDriverConfig(`api:\n  auth:\n    adminToken: "${secret}\n  x: [`, 'f.yml')).not.toThrow(/SECRET/);
+    // YAML that parses but cannot be read as data: an alias to no anchor (named after the secret here), too many aliases.
+    expect(issuesOf(() => parseDriverConfig(`api:\n  auth:\n    adminToken: *${secret}\n`, 'f.yml'))).toEqual([{ path: '(yaml)', message: 'an alias names no anchor set before it' }]);
+    expect(() => parseDriverConfig(`api:\n  auth:\n    adminToken: *${secret}\n`, 'f.yml')).not.toThrow(/SECRET/);
+    const bomb = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]', ...[1, 2, 3, 4].map((i) => `a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`)].join('\n');
+    expect(() => parseDriverConfig(bomb, 'f.yml')).toThrow('f.yml is not valid YAML: its aliases expand to more than 100 nodes');
     expect(issuesOf(() => parseDriverConfig('kubernetes:\n  accounts:\n    - {name: a, kubeconfigFile: /a, kubeConfigFile: /b}\n', 'f.yml'))).toEqual([
       { path: 'kubernetes.accounts[0].kubeConfigFile', message: 'give kubeconfigFile or kubeConfigFile, not both' },
     ]);

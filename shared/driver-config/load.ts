@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type * as v from 'valibot';
 import { parseDocument } from 'yaml';
 import { VendorError } from '../errors.ts';
+import { yamlValue } from '../yaml-value.ts';
 import { duplicateNameIssues } from '../accounts/duplicates.ts';
 import { parseOrThrow } from '../accounts/validate.ts';
 import { driverConfigSchema, type DriverConfig } from './schema.ts';
@@ -34,7 +35,9 @@ export function parseYamlText(text: string, file: string): unknown {
       issues: messages.map((message) => ({ path: '(yaml)', message })),
     });
   }
-  return doc.toJS() ?? {};
+  const read = yamlValue(doc);
+  if ('problem' in read) throw new VendorError('invalid_input', `${file} is not valid YAML: ${read.problem}`, { issues: [{ path: '(yaml)', message: read.problem }] });
+  return read.value ?? {};
 }
 
 /**

@@ -5,6 +5,7 @@
  * apply needs a name; `generateName` cannot be applied), and no object may appear twice.
  */
 import { CST, Lexer, parseAllDocuments } from 'yaml';
+import { yamlValue } from '../yaml-value.ts';
 import type { Issue } from '../errors.ts';
 import { MAX_JSON_DEPTH, valueTooDeep } from '../json-depth.ts';
 import { apiVersionPattern, kindPattern, namespacePattern, objectNameProblem } from './names.ts';
@@ -75,7 +76,12 @@ function fromYaml(text: string, path: string, issues: Issue[]): Located[] {
       }
       return;
     }
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    const read = yamlValue(doc);
+    if ('problem' in read) {
+      issues.push({ path: at, message: `YAML document ${i + 1} cannot be read: ${read.problem}` });
+      return;
+    }
+    const { value } = read;
     // Empty documents (a leading or trailing `---`) hold nothing to apply.
     if (value === null || value === undefined) return;
     // The same bound as a JSON body's, before the request hash and the stored copy recurse into it.

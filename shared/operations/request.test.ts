@@ -58,6 +58,18 @@ describe('parseManifests', () => {
     expect(bad.issues[0]?.message).toMatch(/^YAML document 2 is not valid YAML \(line \d+\)/);
   });
 
+  it('names a YAML document whose aliases cannot be resolved, or that repeats an anchor past the bound, and reads the rest', () => {
+    const unresolved = parseManifests('apiVersion: v1\nkind: Pod\nmetadata: { name: ok }\n---\n*l\n');
+    expect(unresolved.manifests).toHaveLength(1);
+    expect(unresolved.issues).toEqual([{ path: 'manifests[1]', message: 'YAML document 2 cannot be read: an alias names no anchor set before it' }]);
+    // Each level refers to the one before ten times: 10^4 copies of the first from a few hundred bytes.
+    const levels = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i <= 4; i++) levels.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(', ')}]`);
+    const bomb = parseManifests(levels.join('\n'));
+    expect(bomb.issues).toEqual([{ path: 'manifests[0]', message: 'YAML document 1 cannot be read: its aliases expand to more than 100 nodes' }]);
+    expect(() => parseOperationRequest({ action: 'deploy', manifests: '*l' })).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+  });
+
   it('refuses a request with nothing to apply', () => {
     expect(parseManifests('---\n').issues).toEqual([{ path: 'manifests', message: 'holds no manifest' }]);
     expect(parseManifests([]).issues).toEqual([{ path: 'manifests', message: 'holds no manifest' }]);
