@@ -7,6 +7,7 @@ import * as v from 'valibot';
 import { isFinished, OPERATION_STATES } from '../../shared/operations/model.ts';
 import { OPERATION_ACTIONS } from '../../shared/operations/request.ts';
 import { MAX_RESULT_ANSWER_BYTES, resultAnswerSigned, type AnsweredOperation } from '../../shared/wake/result-answer.ts';
+import { signedJsonBody } from '../../shared/wake/signed-json.ts';
 import { objectOutcomeSchema } from '../operations/view.ts';
 
 const int = v.pipe(v.number(), v.integer());
@@ -36,13 +37,6 @@ const answeredOperationSchema = v.object({
  */
 export function believedAnswer(secret: string, ask: string, id: string, signature: string | undefined, body: string): AnsweredOperation | undefined {
   if (body.length > MAX_RESULT_ANSWER_BYTES || !resultAnswerSigned(secret, ask, signature, body)) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-  const parsed = v.safeParse(answeredOperationSchema, json);
-  if (!parsed.success || parsed.output.id !== id || !isFinished(parsed.output.state)) return undefined;
-  return parsed.output;
+  const answered = signedJsonBody(answeredOperationSchema, body);
+  return answered === undefined || answered.id !== id || !isFinished(answered.state) ? undefined : answered;
 }

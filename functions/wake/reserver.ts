@@ -7,7 +7,7 @@
  * queued, as without reservations.
  */
 import { randomBytes } from 'node:crypto';
-import { Agent } from 'node:http';
+import type { Agent } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
 import type { OperationReservation } from '../../shared/operations/events.ts';
 import type { Dispatch } from '../../shared/operations/model.ts';
@@ -15,7 +15,7 @@ import { pathTrace } from '../../shared/operations/path-trace.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { believedReservation, encodeReserveAsk, MAX_RESERVE_ANSWER_BYTES, RESERVE_ANSWER_HEADER, RESERVE_ASK_HEADER, NOT_RESERVED, RESERVE_ASK_PATH, RESERVED, type ReservedOperation } from '../../shared/wake/reserve-ask.ts';
 import { encodeReservationVerdict, type ReservationVerdictKind } from '../../shared/wake/reservation-verdict.ts';
-import { requestReplica } from './replica-request.ts';
+import { replicaConnections, requestReplica } from './replica-request.ts';
 import type { WakeTarget } from './target.ts';
 
 /**
@@ -30,6 +30,8 @@ export interface ReserverOptions {
   replicas: { addresses(targets: readonly WakeTarget[]): Promise<string[]> };
   secret: string;
   clock: Clock;
+  /** The pool of connections to the replicas (`replicaConnections()`), when shared with the other asks; else one of its own. */
+  connections?: Agent;
   /** Sends one datagram to a replica's wake address, in the background (WakeSender's socket). */
   tell(datagram: Buffer, address: string): void;
   waitMs?: number;
@@ -51,11 +53,11 @@ type Answer = { dispatch: Dispatch } | 'not_reserved' | 'refused' | 'unbelieved'
 
 export class Reserver {
   readonly #options: ReserverOptions;
-  // Connections are kept between asks: a warm Lambda function skips the TCP handshake.
-  readonly #agent = new Agent({ keepAlive: true, maxFreeSockets: 16 });
+  readonly #agent: Agent;
 
   constructor(options: ReserverOptions) {
     this.#options = options;
+    this.#agent = options.connections ?? replicaConnections();
   }
 
   close(): void {

@@ -8,14 +8,14 @@
  * operation the API believes has the request read the table. When no replica can be asked, or every
  * one refuses, fails or goes away, the ask is `lost` and the request reads the table on its own schedule.
  */
-import { Agent } from 'node:http';
+import type { Agent } from 'node:http';
 import type { Clock } from '../../shared/clock.ts';
 import { pathTrace } from '../../shared/operations/path-trace.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH, RESULT_FINISHED, RESULT_NOT_YET } from '../../shared/wake/result-ask.ts';
 import { MAX_RESULT_ANSWER_BYTES, RESULT_ANSWER_HEADER, type AnsweredOperation } from '../../shared/wake/result-answer.ts';
 import { believedAnswer } from './answered-operation.ts';
-import { requestReplica } from './replica-request.ts';
+import { replicaConnections, requestReplica } from './replica-request.ts';
 import type { WakeTarget } from './target.ts';
 
 /** The longest one ask is held for; the replica may hold it less (its `wake.resultHoldMs`). */
@@ -28,6 +28,8 @@ export interface ResultAskerOptions {
   replicas: { addresses(targets: readonly WakeTarget[]): Promise<string[]> };
   secret: string;
   clock: Clock;
+  /** The pool of connections to the replicas (`replicaConnections()`), when shared with the other asks; else one of its own. */
+  connections?: Agent;
 }
 
 /** `finished` with the operation when the answer carried one the API believes; `lost` when no replica can tell. */
@@ -38,11 +40,11 @@ type AskAnswer = { record: AnsweredOperation } | 'finished' | 'not_yet' | 'refus
 
 export class ResultAsker {
   readonly #options: ResultAskerOptions;
-  // Connections are kept between asks: a warm Lambda function skips the TCP handshake.
-  readonly #agent = new Agent({ keepAlive: true, maxFreeSockets: 16 });
+  readonly #agent: Agent;
 
   constructor(options: ResultAskerOptions) {
     this.#options = options;
+    this.#agent = options.connections ?? replicaConnections();
   }
 
   /** Where the replicas that may record the results of `targets`' operations take asks; none when that cannot be found out. */

@@ -18,6 +18,7 @@ import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { encodeWake, type NamedOperation, type WakeTopic } from '../../shared/wake/message.ts';
 import { ResultAsker } from './result-asker.ts';
 import { Reserver } from './reserver.ts';
+import { replicaConnections } from './replica-request.ts';
 import type { WakeTarget } from './target.ts';
 
 /** How long the sessions of a zone, once read, are taken as still current. */
@@ -52,9 +53,10 @@ export class WakeSender {
 
   constructor(options: WakeSenderOptions) {
     this.#options = options;
-    this.results = new ResultAsker({ replicas: this, secret: options.secret, clock: options.clock });
+    const connections = replicaConnections();
+    this.results = new ResultAsker({ replicas: this, secret: options.secret, clock: options.clock, connections });
     // Its verdicts go out on the wakes' socket and are waited for as wakes are (`settled`).
-    this.reservations = new Reserver({ replicas: this, secret: options.secret, clock: options.clock, tell: (datagram, address) => this.#background(this.#send(datagram, address)) });
+    this.reservations = new Reserver({ replicas: this, secret: options.secret, clock: options.clock, connections, tell: (datagram, address) => this.#background(this.#send(datagram, address)) });
   }
 
   /** The live sessions of `zone` as just read by the request (an activation checks them): no read of its own then. */

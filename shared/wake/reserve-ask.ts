@@ -19,6 +19,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as v from 'valibot';
 import type { Dispatch } from '../operations/model.ts';
 import { OPERATION_ACTIONS } from '../operations/request.ts';
+import { signedJsonBody } from './signed-json.ts';
 
 export const RESERVE_ASK_HEADER = 'vendor-reserve-ask';
 export const RESERVE_ANSWER_HEADER = 'vendor-reserve-answer';
@@ -101,15 +102,9 @@ export function verifyReserveAsk(secret: string, header: string | undefined, bod
   if (match === null) return 'malformed';
   const [, operationId, account, at, nonce, signature] = match as unknown as [string, string, string, string, string, string];
   if (!timingSafeEqual(signAsk(secret, header.slice(0, header.length - 65), body), Buffer.from(signature, 'hex'))) return 'forged';
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return 'malformed';
-  }
-  const parsed = v.safeParse(reservedOperationSchema, json);
-  if (!parsed.success || parsed.output.account !== account || idOf(parsed.output) !== operationId) return 'malformed';
-  return { operationId, account, at: Number(at), nonce, operation: parsed.output };
+  const operation = signedJsonBody(reservedOperationSchema, body);
+  if (operation === undefined || operation.account !== account || idOf(operation) !== operationId) return 'malformed';
+  return { operationId, account, at: Number(at), nonce, operation };
 }
 
 /** The `Vendor-Reserve-Answer` header for `body` answering the ask whose line was `ask`. */
@@ -122,12 +117,5 @@ export function believedReservation(secret: string, ask: string, signature: stri
   const match = signature === undefined ? null : ANSWER_SHAPE.exec(signature);
   if (match === null || body.length > MAX_RESERVE_ANSWER_BYTES) return undefined;
   if (!timingSafeEqual(hmac(secret, `${ANSWER_VERSION}\n${ask}\n${body}`), Buffer.from(match[1] as string, 'hex'))) return undefined;
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-  const parsed = v.safeParse(dispatchSchema, json);
-  return parsed.success ? parsed.output : undefined;
+  return signedJsonBody(dispatchSchema, body);
 }
