@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../shared/clock.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { RESERVE_ASK_HEADER } from '../../shared/wake/reserve-ask.ts';
 import { Reserver, spreadIndex } from './reserver.ts';
 
@@ -15,13 +16,16 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r)))));
 });
 
-/** A replica that holds no agent of the account (204), and counts the asks it gets. */
-async function replica(): Promise<{ address: string; asks: string[] }> {
+/**
+ * A replica that holds no agent of the account (204, or `status`: 403 as a replica of an earlier
+ * version answers the path, 429 over its rate), and counts the asks it gets.
+ */
+async function replica(status = 204): Promise<{ address: string; asks: string[] }> {
   const asks: string[] = [];
   const server = createServer((req, res) => {
     asks.push(String(req.headers[RESERVE_ASK_HEADER]).split(' ')[1] as string);
     req.resume();
-    req.on('end', () => res.writeHead(204).end());
+    req.on('end', () => res.writeHead(status, { 'content-length': '0' }).end());
   });
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -46,6 +50,37 @@ describe('Reserver', () => {
     await reserver.reserve([{ zone: 'z' }], ids[0]!, operation);
     const asked = [a, b][spreadIndex(ids[0]!, 2)]!;
     expect(asked.asks.filter((id) => id === ids[0])).toHaveLength(2);
+  });
+
+  it('skips a replica that refused for a while (its operations go queued without asking), not one over its rate', async () => {
+    const refusing = await replica(403);
+    const busy = await replica(429);
+    const clock = new ManualClock(1_000_000);
+    const reserver = new Reserver({ replicas: { addresses: async () => [refusing.address] }, secret: SECRET, clock, tell: () => undefined, skipRefusingMs: 30_000 });
+    const busyReserver = new Reserver({ replicas: { addresses: async () => [busy.address] }, secret: SECRET, clock, tell: () => undefined, skipRefusingMs: 30_000 });
+    reservers.push(reserver, busyReserver);
+    for (let i = 0; i < 5; i++) {
+      expect(await reserver.reserve([{ zone: 'z' }], idOf(i), operation)).toBeUndefined();
+      expect(await busyReserver.reserve([{ zone: 'z' }], idOf(i), operation)).toBeUndefined();
+    }
+    expect(refusing.asks).toHaveLength(1);
+    expect(busy.asks).toHaveLength(5);
+    // Asked again once the skip is over, and skipped again when it still refuses.
+    await clock.advance(30_000);
+    expect(await reserver.reserve([{ zone: 'z' }], idOf(9), operation)).toBeUndefined();
+    expect(await reserver.reserve([{ zone: 'z' }], idOf(10), operation)).toBeUndefined();
+    expect(refusing.asks).toEqual([idOf(0), idOf(9)]);
+  });
+
+  it('asks the other replicas of the account while one is skipped', async () => {
+    const refusing = await replica(403);
+    const other = await replica();
+    const clock = new ManualClock(1_000_000);
+    const reserver = new Reserver({ replicas: { addresses: async () => [refusing.address, other.address] }, secret: SECRET, clock, tell: () => undefined });
+    reservers.push(reserver);
+    for (let i = 0; i < 40; i++) await reserver.reserve([{ zone: 'z' }], idOf(i), operation);
+    expect(refusing.asks).toHaveLength(1);
+    expect(other.asks).toHaveLength(39);
   });
 
   it('spreads ids evenly and stays within the replicas', () => {

@@ -25,6 +25,15 @@ import type { WakeTarget } from './target.ts';
  */
 export const RESERVE_ANSWER_WAIT_MS = 50;
 
+/**
+ * How long a replica that refused an ask (403: a replica of an earlier version that does not know
+ * the path, or one that does not take this API's signature or clock) is not asked again: its
+ * operations are stored queued meanwhile, as they would be after the refusal, without the round trip
+ * that only brings the same refusal back. Short, so that a replica upgraded or fixed is asked again
+ * soon.
+ */
+export const REFUSING_REPLICA_SKIPPED_MS = 30_000;
+
 export interface ReserverOptions {
   /** Where the replicas of some agents listen (WakeSender.addresses). */
   replicas: { addresses(targets: readonly WakeTarget[]): Promise<string[]> };
@@ -35,6 +44,8 @@ export interface ReserverOptions {
   /** Sends one datagram to a replica's wake address, in the background (WakeSender's socket). */
   tell(datagram: Buffer, address: string): void;
   waitMs?: number;
+  /** How long a refusing replica is skipped (`REFUSING_REPLICA_SKIPPED_MS`). */
+  skipRefusingMs?: number;
 }
 
 /**
@@ -48,12 +59,19 @@ export function spreadIndex(id: string, n: number): number {
   return Number.isFinite(head) ? head % n : 0;
 }
 
-/** `refused`: any other status (an earlier version's replica does not know the path); `broken`: no answer. */
-type Answer = { dispatch: Dispatch } | 'not_reserved' | 'refused' | 'unbelieved' | 'broken';
+/**
+ * `refused`: 403 or any other status but 429 (an earlier version's replica does not know the path);
+ * `busy`: 429, the replica's rate; `broken`: no answer.
+ */
+type Answer = { dispatch: Dispatch } | 'not_reserved' | 'refused' | 'busy' | 'unbelieved' | 'broken';
+
+const TOO_MANY_REQUESTS = 429;
 
 export class Reserver {
   readonly #options: ReserverOptions;
   readonly #agent: Agent;
+  /** Replicas that refused an ask, by address, with when they may be asked again. */
+  readonly #refusing = new Map<string, number>();
 
   constructor(options: ReserverOptions) {
     this.#options = options;
@@ -71,11 +89,11 @@ export class Reserver {
    * Never rejects.
    */
   async reserve(targets: readonly WakeTarget[], id: string, operation: ReservedOperation): Promise<OperationReservation | undefined> {
-    const addresses = await this.#options.replicas.addresses(targets).catch((): string[] => []);
+    const { clock, secret } = this.#options;
+    const addresses = this.#notRefusing(await this.#options.replicas.addresses(targets).catch((): string[] => []), clock.now());
     const address = addresses.length === 0 ? undefined : addresses[spreadIndex(id, addresses.length)];
     const parsed = address === undefined ? undefined : parseWakeAddress(address);
     if (address === undefined || parsed === undefined) return undefined;
-    const { clock, secret } = this.#options;
     const body = JSON.stringify(operation);
     const askNonce = randomBytes(16).toString('hex');
     const header = encodeReserveAsk(secret, id, operation.account, clock.now(), body, askNonce);
@@ -95,6 +113,7 @@ export class Reserver {
       answer = await this.#ask(parsed, id, header, body, timeUp.signal);
     }
     answered.abort();
+    if (answer === 'refused') this.#refusing.set(address, clock.now() + (this.#options.skipRefusingMs ?? REFUSING_REPLICA_SKIPPED_MS));
     if (typeof answer === 'object') {
       let settled = false;
       const once = (verdict: ReservationVerdictKind) => {
@@ -107,6 +126,13 @@ export class Reserver {
     // It may have reserved an agent for an answer that did not come in time or was not believed: free it.
     if (answer === 'unbelieved' || timeUp.signal.aborted) tell('release');
     return undefined;
+  }
+
+  /** `addresses` without the replicas skipped for a refusal at `now`; the skips that ended are forgotten. */
+  #notRefusing(addresses: readonly string[], now: number): readonly string[] {
+    if (this.#refusing.size === 0) return addresses;
+    for (const [address, until] of this.#refusing) if (until <= now) this.#refusing.delete(address);
+    return addresses.filter((a) => !this.#refusing.has(a));
   }
 
   async #ask(to: { host: string; port: number }, id: string, header: string, body: string, signal: AbortSignal): Promise<Answer> {
@@ -123,7 +149,7 @@ export class Reserver {
       sent: () => pathTrace?.('api.reserve_sent', id),
     });
     if (answer === 'broken') return 'broken';
-    if (answer.status !== RESERVED) return answer.status === NOT_RESERVED ? 'not_reserved' : 'refused';
+    if (answer.status !== RESERVED) return answer.status === NOT_RESERVED ? 'not_reserved' : answer.status === TOO_MANY_REQUESTS ? 'busy' : 'refused';
     pathTrace?.('api.reserve_answered', id);
     const signature = answer.headers[RESERVE_ANSWER_HEADER];
     const dispatch = answer.body === 'oversized' || answer.body === undefined ? undefined : believedReservation(this.#options.secret, header, typeof signature === 'string' ? signature : undefined, answer.body);
