@@ -13,7 +13,7 @@ import { createAgentLogger } from './observability/logger.ts';
 import { createAgentMetrics } from './observability/metrics.ts';
 import { createSecretResolver } from './secrets/index.ts';
 import { TaskBudget } from './tasks/budget.ts';
-import { operationTraceFromEnv } from './operations/trace.ts';
+import { agentPathTraceFromEnv } from './operations/trace.ts';
 import { resolveZone, type ZoneDeps } from './zone/zone.ts';
 
 export const AGENT_ID_ENV = 'VENDOR_AGENT_ID';
@@ -77,7 +77,7 @@ export async function startAgent(options: StartOptions): Promise<RunningAgent> {
   readiness.set('config', () => ({ ok: true, detail: `loaded from ${options.configPath}` }));
   readiness.set('driver', () => ({ ok: false, detail: 'not connected to the driver' }));
   const budget = new TaskBudget(config.tasks, { clock, logger: logger.child({ component: 'tasks' }), metrics });
-  const operationTrace = operationTraceFromEnv(env, agentId);
+  const pathTrace = agentPathTraceFromEnv(env);
   const secrets = createSecretResolver(config.secrets, { logger: logger.child({ component: 'secrets' }), clock, env });
 
   const ctx: AgentContext = {
@@ -93,7 +93,7 @@ export async function startAgent(options: StartOptions): Promise<RunningAgent> {
     clock,
     driverProxy: proxy,
     secrets,
-    ...(operationTrace === undefined ? {} : { operationTrace }),
+    ...(pathTrace === undefined ? {} : { pathTrace }),
   };
 
   const controller = new AbortController();

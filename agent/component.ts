@@ -7,7 +7,7 @@ import type { SecretResolver } from './secrets/index.ts';
 import type { Readiness } from './observability/health.ts';
 import type { AgentMetrics } from './observability/metrics.ts';
 import type { TaskBudget } from './tasks/budget.ts';
-import type { OperationTrace } from './operations/trace.ts';
+import type { AgentPathTrace } from './operations/trace.ts';
 import type { Zone } from './zone/zone.ts';
 
 /** One concern of the running agent (a server, the driver connection, the cluster cache, ...). */
@@ -43,8 +43,8 @@ export interface AgentContext {
    * `secrets` section the agent started with, closed (its private files deleted) when the agent stops.
    */
   readonly secrets: SecretResolver;
-  /** Set by `VENDOR_AGENT_OPERATION_TRACE` (docs/operations.md#the-agents-part-of-the-path); undefined, as it is normally, traces nothing. */
-  readonly operationTrace?: OperationTrace;
+  /** Set by `VENDOR_PATH_TRACE` (docs/operations.md#the-agents-part-of-the-path); undefined, as it is normally, traces nothing. */
+  readonly pathTrace?: AgentPathTrace;
 }
 
 /** Builds a component from the context, or returns undefined when the configuration does not call for it. */

@@ -21,19 +21,21 @@ describe('deployed layout figures', () => {
     expect(Object.keys(line.cpu_ms as Record<string, number>).sort()).toEqual(['agent_1', 'api', 'driver_1', 'driver_2', 'table', 'test_api_server']);
   }, 180_000);
 
-  it('breaks an operation down per hop from the path trace of the API, both replicas and the bench, every hop passed by every operation', async () => {
+  it('breaks an operation down per hop from the path trace of the API, both replicas, the agent and the bench, every hop passed by every operation', async () => {
     const lines = await runDeployedOperations({ warmup: 1, rounds: 5, real: false, wakes: 'on', pollIntervalMs: 250, ...wakesSettings('on') }, () => undefined);
     const line = lines[0] as Record<string, unknown>;
     expect(line.hops_n).toBe(5);
-    // The agent writes no marks: its hop runs from the stream write to the result's arrival. Every
-    // operation is stored handed out to the agent a replica reserved: no wake, no claim.
+    // Every operation is stored handed out to the agent a replica reserved: no wake, no claim.
     const queuedOnly = new Set(['api.wake_sent', 'replica.wake_received', 'replica.claim_sent', 'replica.claim_answered']);
-    const path = PATH_MARKS.filter((m) => !m.startsWith('agent.') && !queuedOnly.has(m));
+    const path = PATH_MARKS.filter((m) => !queuedOnly.has(m));
     expect(Object.keys(line.hops_p50_ms as Record<string, number>)).toEqual(path.slice(1).map((to, i) => `${path[i]}→${to}`));
     expect(line.hops_partial).toBeUndefined();
     // One clock for every process: no hop runs backwards.
     expect(Object.entries(line.hops_p50_ms as Record<string, number>).filter(([, ms]) => ms < 0)).toEqual([]);
     expect(Object.keys(line.hops_side_p50_ms as Record<string, number>).sort()).toEqual(['ask_sent_to_replica', 'store_sent_to_ask_sent']);
+    // The agent's CPU of every operation: over its part of the path, and since its previous result.
+    expect(Object.keys(line.agent_cpu_p50_ms as Record<string, number>).sort()).toEqual(['cpu_path', 'cpu_per_operation']);
+    expect((line.agent_cpu_p50_ms as Record<string, number>).cpu_path).toBeGreaterThan(0);
   }, 180_000);
 
   it('measures PATCH to ACTIVE through the Lambda API until a replica recorded the real agent\'s confirmation', async () => {

@@ -45,7 +45,7 @@ export interface DeployedOptions {
   env?: Record<string, string>;
   /** `off`: the replicas answer no result asks (`wake.results: false`); shown on the line. */
   resultAsks?: 'off';
-  /** `off`: no path trace, so no `hops_*` on the line (on by default). */
+  /** `off`: no path trace, so no `hops_*` nor `agent_cpu_*` on the line (on by default). */
   pathTrace?: 'off';
 }
 
@@ -189,7 +189,7 @@ export async function runDeployedOperations(options: DeployedOptions, emit: (lin
         ...path,
         steps_p50_ms: stepPercentiles(steps, 50),
         steps_p99_ms: stepPercentiles(steps, 99),
-        ...(hops === undefined ? {} : { hops_n: hops.n, hops_p50_ms: hops.p50_ms, hops_p99_ms: hops.p99_ms, ...(hops.partial === undefined ? {} : { hops_partial: hops.partial }), hops_side_p50_ms: hops.side_p50_ms }),
+        ...(hops === undefined ? {} : { hops_n: hops.n, hops_p50_ms: hops.p50_ms, hops_p99_ms: hops.p99_ms, ...(hops.partial === undefined ? {} : { hops_partial: hops.partial }), hops_side_p50_ms: hops.side_p50_ms, agent_cpu_p50_ms: hops.agent_cpu_p50_ms, agent_cpu_p99_ms: hops.agent_cpu_p99_ms }),
         baseline: { what: `one server-side apply of the same Deployment to the same ${TARGET_NAMES[account.target]}, with the agent's cluster client`, ...raw },
         ratio_p50: ratioP50,
         ratio_p99: ratioP99,

@@ -16,6 +16,8 @@ describe('the path trace and its per-hop breakdown', () => {
     try {
       const a = openPathTrace(dir, 'a');
       const b = openPathTrace(dir, 'b');
+      // One writer per file: the agent's trace and its process's are the same one.
+      expect(openPathTrace(dir, 'a')).toBe(a);
       a('api.store_sent', 'op-1', 1_000.25);
       b('replica.claim_sent', 'op-1', 1_003.5);
       a('api.store_answered', 'op-1');
@@ -79,6 +81,44 @@ describe('the path trace and its per-hop breakdown', () => {
     });
     expect(hops.partial).toEqual({ 'replica.operation_sent→replica.result_received': 2, 'replica.operation_sent→agent.received': 1, 'agent.received→replica.result_received': 1 });
     expect(hops.side_p50_ms).toEqual({ store_sent_to_ask_sent: 1.8 });
+  });
+
+  it("splits the agent's round trip at its marks, in path order, and gathers its CPU figures apart from the hops, of the figure's operations only", () => {
+    // Written by the agent's process in its own order (the result's mark before the rest): the figure follows the path's.
+    const after: [string, number][] = [
+      ['replica.operation_sent', 0],
+      ['agent.result_written', 5.1],
+      ['agent.received', 0.5],
+      ['agent.taken', 0.7],
+      ['agent.started', 0.8],
+      ['agent.patch_sent', 1.5],
+      ['agent.patch_answered', 4.5],
+      ['agent.finished', 4.7],
+      ['replica.result_received', 6],
+    ];
+    const agentPath = (id: string, t0: number, cpu: number): TracedMark[] => [
+      ...after.map(([mark, ms]) => ({ at: t0 + ms, mark, id })),
+      { at: cpu, mark: 'agent.cpu_path', id },
+      { at: 2 * cpu, mark: 'agent.cpu_per_operation', id },
+    ];
+    // The warm-up's operation is not among the figure's: neither its hops nor its CPU count.
+    const marks = [...agentPath('warm-up', 0, 100), ...agentPath('op-1', 1_000, 1), ...agentPath('op-2', 2_000, 2), ...agentPath('op-3', 3_000, 3)];
+    const hops = pathHops(['op-1', 'op-2', 'op-3'].map((id) => ({ id, key: `key-${id}` })), marks);
+    expect(hops.n).toBe(3);
+    // In path order.
+    expect(Object.entries(hops.p50_ms)).toEqual([
+      ['replica.operation_sent→agent.received', 0.5],
+      ['agent.received→agent.taken', 0.2],
+      ['agent.taken→agent.started', 0.1],
+      ['agent.started→agent.patch_sent', 0.7],
+      ['agent.patch_sent→agent.patch_answered', 3],
+      ['agent.patch_answered→agent.finished', 0.2],
+      ['agent.finished→agent.result_written', 0.4],
+      ['agent.result_written→replica.result_received', 0.9],
+    ]);
+    expect(hops.partial).toBeUndefined();
+    expect(hops.agent_cpu_p50_ms).toEqual({ cpu_path: 2, cpu_per_operation: 4 });
+    expect(hops.agent_cpu_p99_ms).toEqual({ cpu_path: 3, cpu_per_operation: 6 });
   });
 
   it('orders a reserved operation\'s marks: the ask and its answer before the store, "stored" after it, no claim', () => {

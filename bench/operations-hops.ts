@@ -4,11 +4,13 @@
  * `VENDOR_PATH_TRACE`). A hop runs from the previous mark the operation passed to the next one on
  * the path. A process marks what it sends just before it sends it (a mark after the write could come
  * after the receiver's, which the machine may run first) and what it receives as it takes it in. A
- * mark that is absent (an agent that writes none, a wake that did not name it) gives its
- * time to the next hop, whose name then says which two marks it spans.
+ * mark that is absent (an operation that failed before its cluster request, a wake that did not name
+ * it) gives its time to the next hop, whose name then says which two marks it spans. The agent's CPU
+ * figures (agent/operations/trace.ts), written beside its marks, are gathered apart from the hops.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AGENT_CPU_FIGURES, AGENT_PATH_MARKS } from '../agent/operations/trace.ts';
 import { PATH_TRACE_SUFFIX } from '../shared/operations/path-trace.ts';
 import { percentile, round } from './stats.ts';
 
@@ -34,10 +36,7 @@ export const PATH_MARKS = [
   'replica.claim_sent',
   'replica.claim_answered',
   'replica.operation_sent',
-  'agent.received',
-  'agent.patch_sent',
-  'agent.patch_answered',
-  'agent.result_written',
+  ...AGENT_PATH_MARKS,
   'replica.result_received',
   'replica.result_write_sent',
   'replica.result_write_answered',
@@ -94,11 +93,24 @@ export interface PathHops {
   /** How many operations passed both marks of each hop, where fewer than all did. */
   partial?: Record<string, number>;
   side_p50_ms: Record<string, number>;
+  /** The agent's CPU per operation (`cpu_path`, `cpu_per_operation`), of the operations that carry it. */
+  agent_cpu_p50_ms: Record<string, number>;
+  agent_cpu_p99_ms: Record<string, number>;
 }
 
 const ms = (values: number[], p: number) => round(percentile([...values].sort((a, b) => a - b), p), 2);
+const percentiles = (values: Map<string, number[]>, p: number) => Object.fromEntries([...values].map(([k, v]) => [k, ms(v, p)]));
 
-/** The p50 and p99 of every hop of `operations`, from `marks` (each mark's first time per operation). */
+function add(values: Map<string, number[]>, name: string, value: number): void {
+  let of = values.get(name);
+  if (of === undefined) values.set(name, (of = []));
+  of.push(value);
+}
+
+/**
+ * The p50 and p99 of every hop of `operations`, from `marks` (each mark's first time per operation),
+ * and of the agent's CPU figures among them.
+ */
 export function pathHops(operations: readonly TracedOperation[], marks: readonly TracedMark[]): PathHops {
   const byId = new Map<string, Map<string, number>>();
   for (const m of marks) {
@@ -108,6 +120,7 @@ export function pathHops(operations: readonly TracedOperation[], marks: readonly
   }
   const hops = new Map<string, number[]>();
   const side = new Map<string, number[]>();
+  const agentCpu = new Map<string, number[]>();
   let n = 0;
   for (const op of operations) {
     const at = new Map([...(byId.get(op.key) ?? []), ...(byId.get(op.id) ?? [])]);
@@ -117,29 +130,27 @@ export function pathHops(operations: readonly TracedOperation[], marks: readonly
     for (const mark of PATH_MARKS) {
       const t = at.get(mark);
       if (t === undefined) continue;
-      if (previous !== undefined) {
-        const name = `${previous}→${mark}`;
-        let values = hops.get(name);
-        if (values === undefined) hops.set(name, (values = []));
-        values.push(t - (at.get(previous) as number));
-      }
+      if (previous !== undefined) add(hops, `${previous}→${mark}`, t - (at.get(previous) as number));
       previous = mark;
     }
     for (const [name, [from, to]] of Object.entries(SIDE_SPANS)) {
       const a = at.get(from);
       const b = at.get(to);
-      if (a === undefined || b === undefined) continue;
-      let values = side.get(name);
-      if (values === undefined) side.set(name, (values = []));
-      values.push(b - a);
+      if (a !== undefined && b !== undefined) add(side, name, b - a);
+    }
+    for (const [name, mark] of Object.entries(AGENT_CPU_FIGURES)) {
+      const amount = at.get(mark);
+      if (amount !== undefined) add(agentCpu, name, amount);
     }
   }
   const partial = Object.fromEntries([...hops].filter(([, v]) => v.length < n).map(([k, v]) => [k, v.length]));
   return {
     n,
-    p50_ms: Object.fromEntries([...hops].map(([k, v]) => [k, ms(v, 50)])),
-    p99_ms: Object.fromEntries([...hops].map(([k, v]) => [k, ms(v, 99)])),
+    p50_ms: percentiles(hops, 50),
+    p99_ms: percentiles(hops, 99),
     ...(Object.keys(partial).length === 0 ? {} : { partial }),
-    side_p50_ms: Object.fromEntries([...side].map(([k, v]) => [k, ms(v, 50)])),
+    side_p50_ms: percentiles(side, 50),
+    agent_cpu_p50_ms: percentiles(agentCpu, 50),
+    agent_cpu_p99_ms: percentiles(agentCpu, 99),
   };
 }

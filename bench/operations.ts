@@ -10,7 +10,7 @@ for (const layout of layouts) if (layout !== 'deployed' && layout !== 'in-proces
 // BENCH_RESULT_ASKS=off: with wakes on, the replicas answer no result asks (`wake.results: false`), so
 // waiting requests read the table: the same run's comparison for what the asks save.
 const resultAsks = process.env.BENCH_RESULT_ASKS !== 'off';
-// BENCH_PATH_TRACE=off: the processes write no path trace, and the lines have no `hops_*`.
+// BENCH_PATH_TRACE=off: the processes write no path trace, and the lines have no `hops_*` nor `agent_cpu_*`.
 const pathTrace = process.env.BENCH_PATH_TRACE === 'off' ? ({ pathTrace: 'off' } as const) : {};
 if (layouts.includes('deployed')) {
   for (const wakes of wakesModes(process.env.BENCH_WAKES, ['on', 'off'])) {

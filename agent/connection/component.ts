@@ -42,7 +42,7 @@ export const driverConnectionComponent: ComponentFactory = (ctx) => {
     },
     log,
     clock: ctx.clock,
-    ...(ctx.operationTrace === undefined ? {} : { trace: ctx.operationTrace }),
+    ...(ctx.pathTrace === undefined ? {} : { trace: ctx.pathTrace }),
     onRetry: (out) => ctx.metrics.retries.inc({ target: 'driver', account: 'account' in out.body ? String(out.body.account) : '' }),
     onState: (s) => {
       if (s.connected) {

@@ -10,7 +10,7 @@ import { systemClock, type Clock } from '../../shared/clock.ts';
 import { VendorError, isVendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { AgentBody, Hello, Welcome__Output } from '../../shared/protocol/messages.ts';
-import type { OperationTrace } from '../operations/trace.ts';
+import type { AgentPathTrace } from '../operations/trace.ts';
 import { channelCredentials, channelOptions } from './channel.ts';
 import { DriverStream, type DriverWork, type StreamEnd } from './driver-stream.ts';
 import { ResponseOutbox } from './outbox.ts';
@@ -31,8 +31,8 @@ export interface ConnectionDeps {
   random?: () => number;
   /** A response to the driver failed and will be sent again (driver.responseRetries). */
   onRetry?(out: AgentBody): void;
-  /** Stamps each operation's arrival and its result's write (agent/operations/trace.ts). */
-  trace?: OperationTrace;
+  /** Marks each operation's arrival and its result's write (agent/operations/trace.ts). */
+  trace?: AgentPathTrace;
   /** Told about every welcome and every stream end, for health reporting. */
   onState?(state: { connected: true; welcome: Welcome__Output } | { connected: false; end: StreamEnd }): void;
 }

@@ -34,7 +34,7 @@ import {
   PROBLEM_TRAILER,
   bearerHeaderValue,
 } from '../../shared/protocol/wire.ts';
-import type { OperationTrace } from '../operations/trace.ts';
+import type { AgentPathTrace } from '../operations/trace.ts';
 import { REFUSED_BY_DRIVER, type ReliableSink } from './outbox.ts';
 
 /** Messages from the driver that the agent acts on (assign, remove, operation, resume info). */
@@ -49,8 +49,8 @@ export interface StreamOptions {
   /** 0: no limit. */
   timeoutMs: number;
   onWork(work: DriverWork): Promise<void> | void;
-  /** Stamps each operation's arrival (before its decoding) and its result's write. */
-  trace?: OperationTrace;
+  /** Marks each operation's arrival (before its decoding) and its result's write. */
+  trace?: AgentPathTrace;
 }
 
 export interface StreamEnd {
@@ -125,8 +125,10 @@ export class DriverStream implements ReliableSink {
         trace === undefined
           ? (out, seq, ackSeq) => this.#call.write(agentMessage(out, seq, ackSeq))
           : (out, seq, ackSeq) => {
+              // Marked as it is sent, like every send of the path; its CPU is counted after the write.
+              const at = out.kind === 'operationResult' ? trace.now() : 0;
               this.#call.write(agentMessage(out, seq, ackSeq));
-              if (out.kind === 'operationResult') trace.mark(out.body.operationId ?? '', 'resultWritten');
+              if (out.kind === 'operationResult') trace.mark(out.body.operationId ?? '', 'resultWritten', at);
             },
       reliable: RELIABLE_AGENT_BODIES,
       ack: { kind: 'ack', body: {} },

@@ -27,7 +27,7 @@ export interface ExecContext {
   signal: AbortSignal;
   /** Agent clock (ms) after which no new request starts; Infinity for none. */
   deadline: number;
-  /** With the operation trace on: told of each request's write and answer. */
+  /** With the path trace on: told of each request's write and answer. */
   trace?: RequestTrace;
 }
 

@@ -20,7 +20,7 @@ import type { AgentMetrics } from '../observability/metrics.ts';
 import type { TaskBudget, TaskHandle } from '../tasks/budget.ts';
 import { ResourceDiscovery } from './resource-discovery.ts';
 import { executeOperation } from './execute.ts';
-import type { OperationTrace } from './trace.ts';
+import type { AgentPathTrace } from './trace.ts';
 
 /** Finished ids remembered per agent; older ones are forgotten first. */
 export const REMEMBERED_OPERATIONS = 10_000;
@@ -74,8 +74,8 @@ export interface OperationsWorkerDeps {
   taken: TakenOperations;
   /** `vendor_agent_operations_total` and `vendor_agent_operation_duration_seconds`, by action and result. */
   metrics?: Pick<AgentMetrics, 'operations' | 'operationDuration'>;
-  /** docs/operations.md#the-agents-part-of-the-path; undefined: nothing is stamped. */
-  trace?: OperationTrace;
+  /** docs/operations.md#the-agents-part-of-the-path; undefined: nothing is marked. */
+  trace?: AgentPathTrace;
 }
 
 export class OperationsWorker implements AccountWorker {
@@ -218,5 +218,5 @@ export const operationsWorkerFactory: AccountWorkerFactory = (account, host, ctx
     clock: ctx.clock,
     taken: takenFor(ctx),
     metrics: ctx.metrics,
-    ...(ctx.operationTrace === undefined ? {} : { trace: ctx.operationTrace }),
+    ...(ctx.pathTrace === undefined ? {} : { trace: ctx.pathTrace }),
   });

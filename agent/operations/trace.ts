@@ -1,54 +1,50 @@
 /**
- * The agent's own part of each operation's path, stamped at 0.1 ms resolution, for benchmarks
- * (docs/operations.md#the-agents-part-of-the-path). Off unless `VENDOR_AGENT_OPERATION_TRACE` names a file: then
- * every operation that reaches its result's write appends one JSON line there. Off, nothing on the
- * path does more than test that the trace is undefined.
+ * The agent's part of each operation's path, as marks of the path trace (shared/operations/path-trace.ts,
+ * docs/operations.md#the-agents-part-of-the-path): on with `VENDOR_PATH_TRACE=<dir>` like every other
+ * process of the path, the agent's process writing its own file there on the same monotonic clock.
+ * Off, the agent has no trace and nothing on the path does more than test that it is undefined.
  */
-import { createWriteStream } from 'node:fs';
-
-export const OPERATION_TRACE_ENV = 'VENDOR_AGENT_OPERATION_TRACE';
+import { pathTraceFromEnv, traceNow, type PathTrace } from '../../shared/operations/path-trace.ts';
 
 /**
- * In path order: the operation message's arrival on the stream (before its decoding), taken by the
- * operations worker, its task started by the budget, its first cluster request written to the socket,
- * its last answer read, the execution finished, and the result written on the stream.
+ * The agent's points and their marks, in path order: the operation message's arrival on the stream
+ * (before its decoding), taken by the operations worker, its task started by the budget, its first
+ * cluster request written to the socket (the apply's PATCH for a deploy), its last answer read, the
+ * execution finished, and the result about to be written on the stream.
  */
-export const TRACE_POINTS = ['received', 'taken', 'started', 'requestWritten', 'answered', 'finished', 'resultWritten'] as const;
-export type TracePoint = (typeof TRACE_POINTS)[number];
+const MARKS = {
+  received: 'agent.received',
+  taken: 'agent.taken',
+  started: 'agent.started',
+  requestWritten: 'agent.patch_sent',
+  answered: 'agent.patch_answered',
+  finished: 'agent.finished',
+  resultWritten: 'agent.result_written',
+} as const;
+export type AgentTracePoint = keyof typeof MARKS;
+
+/** The agent's marks in path order, as the hop reader (bench/operations-hops.ts) places them. */
+export const AGENT_PATH_MARKS = [
+  MARKS.received,
+  MARKS.taken,
+  MARKS.started,
+  MARKS.requestWritten,
+  MARKS.answered,
+  MARKS.finished,
+  MARKS.resultWritten,
+] as const;
 
 /**
- * The steps between the points, in ms: `queue` (decoding, validation, the stream's queue and the
- * account's), `budget`, `prepare` (discovery, checks, the request's body, the socket write), `cluster`
- * (the API server and the answer's reading), `outcome` (the answer's parsing), `report` (the result
- * through the outbox onto the stream); `own` is everything but `cluster`.
+ * Figures the agent writes with each operation's result, an amount of its process's CPU (user and
+ * system, ms at 0.01) in place of a time: `agent.cpu_path` from the arrival to the result's write,
+ * `agent.cpu_per_operation` since the previous traced result's write (everything the process did
+ * meanwhile: the work after the result, heartbeats, the cache).
  */
-export interface OperationTraceRecord {
-  agentId: string;
-  operationId: string;
-  /** Wall clock (`performance.timeOrigin + performance.now()`), ms since the epoch. */
-  at: Partial<Record<TracePoint, number>>;
-  steps: Partial<Record<'queue' | 'budget' | 'prepare' | 'cluster' | 'outcome' | 'report' | 'own', number>>;
-  /**
-   * The agent process's CPU (user and system), ms at 0.01: `path` from the arrival to the result's
-   * write, `sincePrevious` since the previous record's result was written (everything the process did
-   * meanwhile: the work after the result, heartbeats, the cache).
-   */
-  cpu: { path?: number; sincePrevious?: number };
-}
-
-const STEPS: [keyof OperationTraceRecord['steps'], TracePoint, TracePoint][] = [
-  ['queue', 'received', 'taken'],
-  ['budget', 'taken', 'started'],
-  ['prepare', 'started', 'requestWritten'],
-  ['cluster', 'requestWritten', 'answered'],
-  ['outcome', 'answered', 'finished'],
-  ['report', 'finished', 'resultWritten'],
-];
+export const AGENT_CPU_FIGURES = { cpu_path: 'agent.cpu_path', cpu_per_operation: 'agent.cpu_per_operation' } as const;
 
 /** Operations traced at once at most; one that never reaches its result's write is forgotten first. */
 const OPEN_LIMIT = 1_000;
 
-const tenth = (ms: number) => Math.round(ms * 10) / 10;
 const hundredth = (ms: number) => Math.round(ms * 100) / 100;
 
 function cpuMicros(): number {
@@ -62,54 +58,64 @@ export interface RequestTrace {
   answered(): void;
 }
 
-export class OperationTrace {
-  readonly #agentId: string;
-  readonly #sink: (record: OperationTraceRecord) => void;
-  readonly #open = new Map<string, Partial<Record<TracePoint, number>>>();
-  /** CPU (µs) at each open operation's arrival, and at the last result's write. */
-  readonly #cpuAtArrival = new Map<string, number>();
+/** An operation between its arrival and its result's write. */
+interface OpenOperation {
+  receivedAt: number;
+  cpuAtArrival: number;
+  /** Taken by the worker here: only then is its path written. */
+  taken: boolean;
+  requestWritten: boolean;
+  /** The last answer read so far, written when the execution finishes. */
+  answeredAt: number | undefined;
+}
+
+export class AgentPathTrace {
+  readonly #write: PathTrace;
+  readonly #open = new Map<string, OpenOperation>();
   #cpuAtLastResult: number | undefined;
 
-  constructor(agentId: string, sink: (record: OperationTraceRecord) => void) {
-    this.#agentId = agentId;
-    this.#sink = sink;
+  constructor(write: PathTrace) {
+    this.#write = write;
   }
 
   now(): number {
-    return performance.timeOrigin + performance.now();
+    return traceNow();
   }
 
   /**
-   * Stamps `point` of an operation: the first stamp of each point stands, except `answered`, whose
-   * last does (an operation of several requests). Only `received` opens an operation's record;
-   * `resultWritten` closes it (a result sent again later finds none and is not recorded again).
+   * Marks `point` of an operation, at `at` (a time from `now`) or now. One path per operation:
+   * `received` opens it (a second arrival while it is open, a hand-out again, does not move it), and
+   * its marks are written from `taken` on, so an operation handed out again after it finished here,
+   * whose result is only sent again, writes none. `requestWritten` is the first request's,
+   * `answered` the last answer's (an operation of several requests). `resultWritten` closes it and
+   * adds the CPU figures.
    */
-  mark(operationId: string, point: TracePoint, at = this.now()): void {
-    let points = this.#open.get(operationId);
-    if (points === undefined) {
-      if (point !== 'received') return;
-      if (this.#open.size >= OPEN_LIMIT) {
-        const oldest = this.#open.keys().next().value as string;
-        this.#open.delete(oldest);
-        this.#cpuAtArrival.delete(oldest);
-      }
-      this.#open.set(operationId, (points = {}));
-      this.#cpuAtArrival.set(operationId, cpuMicros());
+  mark(operationId: string, point: AgentTracePoint, at = traceNow()): void {
+    const op = this.#open.get(operationId);
+    if (op === undefined) {
+      if (point === 'received') this.#opened(operationId, at);
+      return;
     }
-    if (points[point] === undefined || point === 'answered') points[point] = at;
-    if (point !== 'resultWritten') return;
-    const cpuNow = cpuMicros();
-    const arrival = this.#cpuAtArrival.get(operationId);
-    const previous = this.#cpuAtLastResult;
-    const cpu: OperationTraceRecord['cpu'] = {
-      ...(arrival === undefined ? {} : { path: hundredth((cpuNow - arrival) / 1000) }),
-      ...(previous === undefined ? {} : { sincePrevious: hundredth((cpuNow - previous) / 1000) }),
-    };
-    this.#cpuAtLastResult = cpuNow;
-    this.#open.delete(operationId);
-    this.#cpuAtArrival.delete(operationId);
-    // The line is made and written after the result has left.
-    setImmediate(() => this.#sink(this.#record(operationId, points, cpu)));
+    if (point === 'taken') {
+      if (op.taken) return;
+      op.taken = true;
+      this.#write(MARKS.received, operationId, op.receivedAt);
+    } else if (point === 'resultWritten') {
+      this.#open.delete(operationId);
+      if (op.taken) this.#resultWritten(operationId, op, at);
+      return;
+    } else if (!op.taken || point === 'received') {
+      return;
+    } else if (point === 'requestWritten') {
+      if (op.requestWritten) return;
+      op.requestWritten = true;
+    } else if (point === 'answered') {
+      op.answeredAt = at;
+      return;
+    } else if (point === 'finished' && op.answeredAt !== undefined) {
+      this.#write(MARKS.answered, operationId, op.answeredAt);
+    }
+    this.#write(MARKS[point], operationId, at);
   }
 
   /** The hooks the cluster client calls for the requests of one operation. */
@@ -117,27 +123,22 @@ export class OperationTrace {
     return { written: () => this.mark(operationId, 'requestWritten'), answered: () => this.mark(operationId, 'answered') };
   }
 
-  #record(operationId: string, points: Partial<Record<TracePoint, number>>, cpu: OperationTraceRecord['cpu']): OperationTraceRecord {
-    const at: OperationTraceRecord['at'] = {};
-    for (const p of TRACE_POINTS) if (points[p] !== undefined) at[p] = tenth(points[p]);
-    const steps: OperationTraceRecord['steps'] = {};
-    for (const [name, from, to] of STEPS) {
-      const a = points[from];
-      const b = points[to];
-      if (a !== undefined && b !== undefined) steps[name] = tenth(b - a);
-    }
-    const { received, resultWritten } = points;
-    if (received !== undefined && resultWritten !== undefined) steps.own = tenth(resultWritten - received - (steps.cluster ?? 0));
-    return { agentId: this.#agentId, operationId, at, steps, cpu };
+  #opened(operationId: string, at: number): void {
+    if (this.#open.size >= OPEN_LIMIT) this.#open.delete(this.#open.keys().next().value as string);
+    this.#open.set(operationId, { receivedAt: at, cpuAtArrival: cpuMicros(), taken: false, requestWritten: false, answeredAt: undefined });
+  }
+
+  #resultWritten(operationId: string, op: OpenOperation, at: number): void {
+    const cpuNow = cpuMicros();
+    this.#write(MARKS.resultWritten, operationId, at);
+    this.#write(AGENT_CPU_FIGURES.cpu_path, operationId, hundredth((cpuNow - op.cpuAtArrival) / 1000));
+    if (this.#cpuAtLastResult !== undefined) this.#write(AGENT_CPU_FIGURES.cpu_per_operation, operationId, hundredth((cpuNow - this.#cpuAtLastResult) / 1000));
+    this.#cpuAtLastResult = cpuNow;
   }
 }
 
-/** The trace `VENDOR_AGENT_OPERATION_TRACE` asks for (JSON lines appended to that file), or undefined. */
-export function operationTraceFromEnv(env: NodeJS.ProcessEnv, agentId: string): OperationTrace | undefined {
-  const file = env[OPERATION_TRACE_ENV];
-  if (file === undefined || file === '') return undefined;
-  const out = createWriteStream(file, { flags: 'a' });
-  // A trace that cannot be written must not stop the agent; the operations go on untraced.
-  out.on('error', () => undefined);
-  return new OperationTrace(agentId, (record) => out.write(`${JSON.stringify(record)}\n`));
+/** The agent's marks on the path trace `VENDOR_PATH_TRACE` of `env` asks for, or undefined. */
+export function agentPathTraceFromEnv(env: NodeJS.ProcessEnv): AgentPathTrace | undefined {
+  const write = pathTraceFromEnv(env);
+  return write === undefined ? undefined : new AgentPathTrace(write);
 }

@@ -66,7 +66,7 @@ export interface TestAgentOptions {
   assignedAccounts?: Record<string, unknown>;
   /** The agent's token (`AGENT_TOKEN`, the fleet's, by default). */
   token?: string;
-  /** More of the agent's environment (e.g. `VENDOR_AGENT_OPERATION_TRACE`). */
+  /** More of the agent's environment (e.g. `VENDOR_PATH_TRACE`). */
   env?: Record<string, string>;
 }
 
