@@ -32,6 +32,7 @@ import { encodeWake } from '../shared/wake/message.ts';
 import { encodeReservationVerdict } from '../shared/wake/reservation-verdict.ts';
 import { encodeReserveAsk, RESERVE_ASK_HEADER, RESERVE_ASK_PATH, MAX_RESERVE_BODY_BYTES, type ReservedOperation } from '../shared/wake/reserve-ask.ts';
 import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH } from '../shared/wake/result-ask.ts';
+import { HEADERS_TIMEOUT_MS } from '../driver/wake/result-endpoint.ts';
 import { useAccountsWorld } from './support/accounts-world.ts';
 import { hostileString, hostileValue, PROTOTYPE_KEYS } from './support/hostile.ts';
 import { secretScanner } from './support/secret-scanner.ts';
@@ -132,7 +133,7 @@ interface RawRequest {
   then: 'end' | 'open';
 }
 
-function exchange(address: { host: string; port: number }, raw: RawRequest, waitForClose = false): Promise<Answer> {
+function exchange(address: { host: string; port: number }, raw: RawRequest, waitForClose = false, withinMs = ANSWER_WITHIN_MS): Promise<Answer> {
   return new Promise((resolve) => {
     const started = Date.now();
     const socket = connect(address.port, address.host);
@@ -150,7 +151,7 @@ function exchange(address: { host: string; port: number }, raw: RawRequest, wait
       socket.destroy();
       resolve(answered === undefined ? { status, ms: Date.now() - started, hung } : { ...answered, closed: !hung });
     };
-    const timer = setTimeout(() => finish(undefined, true), ANSWER_WITHIN_MS);
+    const timer = setTimeout(() => finish(undefined, true), withinMs);
     socket.setEncoding('latin1');
     socket.on('data', (chunk: string) => {
       if (answered !== undefined) return;
@@ -668,4 +669,12 @@ describe('the wake port under hostile input', () => {
     const text = JSON.stringify(operation);
     expect((await exchange(w.address, rawRequest({ path: RESERVE_ASK_PATH, header: RESERVE_ASK_HEADER, line: encodeReserveAsk(SECRET, id, 'prod', now(), text), body: text }, plainFraming('POST')))).status).toBe(200);
   });
+
+  it('a request whose headers never finish is answered 408 and closed once the header bound has passed, not held until a slow sweep', async () => {
+    const w = await start();
+    const line = encodeResultAsk(SECRET, w.queued, 0, now());
+    // Cut in the middle of its headers; the client then waits with its side open.
+    const answer = await exchange(w.address, { parts: [{ bytes: Buffer.from(`GET ${RESULT_ASK_PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\n${RESULT_ASK_HEADER}: ${line.slice(0, 40)}`, 'latin1'), pauseMs: 0 }], then: 'open' }, true, HEADERS_TIMEOUT_MS * 3);
+    expect(answer).toMatchObject({ status: 408, hung: false, closed: true });
+  }, 30_000);
 });
