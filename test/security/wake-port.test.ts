@@ -54,9 +54,11 @@ const ROGUE = 'a-secret-the-replica-does-not-know-0123456';
 /** In every body and header the run sends: it must never reach the log. */
 const CANARY = `canary${randomBytes(6).toString('hex')}`;
 const WAIT = { timeout: 20_000, interval: 10 };
-/** `wake.resultHoldMs`: short, so that the replica's request timeout (this plus 5 s) is within ANSWER_WITHIN_MS. */
-const HOLD_MS = 200;
-/** The longest a hostile request may go unanswered: the endpoint's bounds, with room for a loaded machine. */
+/**
+ * The longest a hostile request may go unanswered: the endpoints' own bounds for a request whose
+ * headers came (at once, or a reservation's body within RESERVE_BODY_WAIT_MS), with room for a loaded
+ * machine, and well short of the server's request timeout (`wake.resultHoldMs`, 20 s, plus 5 s).
+ */
 const ANSWER_WITHIN_MS = 8_000;
 const RARELY = 60_000;
 
@@ -79,7 +81,7 @@ async function start(): Promise<PortWorld> {
     assignmentPollMs: 200,
     operationsPollMs: RARELY,
     // Rates high enough that every message is checked, not dropped unchecked.
-    wake: { maxPerSecond: 100_000, maxResultAsksPerSecond: 100_000, resultHoldMs: HOLD_MS },
+    wake: { maxPerSecond: 100_000, maxResultAsksPerSecond: 100_000 },
   });
   cleanups.push(() => driver.close(100));
   await world.agent('a1', { target: `127.0.0.1:${driver.port}` });
