@@ -652,7 +652,7 @@ describe('the wake port under hostile input', () => {
     expect(await w.handedOut()).toBe(0);
   }, 120_000);
 
-  it('a reservation ask whose body stops short is refused and its connection closed once RESERVE_BODY_WAIT_MS has passed, not held until the server times it out (seed 6)', async () => {
+  it('a reservation ask whose body stops short is refused and its connection closed once RESERVE_BODY_WAIT_MS has passed, not held until the server times it out (seed 2)', async () => {
     const w = await start();
     const refused = await w.count('reservations', 'malformed');
     const a = reserveAsk('cut-short');
