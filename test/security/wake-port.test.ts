@@ -345,6 +345,11 @@ const datagram: fc.Arbitrary<DatagramRecipe> = fc.oneof(
   },
   { weight: 3, arbitrary: fc.tuple(fc.nat(wrongShapes.length - 1), fc.constantFrom(...HOSTILE_TOKENS)).map(([i, token]) => (t: Targets) => Buffer.from(signed((wrongShapes[i] as (t: Targets, token: string) => string)(t, token)), 'utf8')) },
   { weight: 2, arbitrary: fc.nat().map((i) => (t: Targets) => t.captured[i % t.captured.length] as Buffer) },
+  // Signed and fresh, but misdirected: `stored` for the held id under another ask's nonce, or for another id under its nonce.
+  {
+    weight: 1,
+    arbitrary: fc.boolean().map((otherNonce) => (t: Targets) => encodeReservationVerdict(SECRET, 'stored', otherNonce ? t.reserved.id : hex(16), otherNonce ? hex(16) : t.reserved.askNonce, now())),
+  },
 );
 
 // ---- hostile HTTP requests ----
