@@ -24,8 +24,6 @@ export interface ReserveAskHandlerOptions {
   clock: Clock;
   log: Logger;
   held: HeldReservations;
-  /** How long the body may take to arrive (RESERVE_BODY_WAIT_MS by default). */
-  bodyWaitMs?: number;
   /** Hears every refused ask (the metrics; what came of accepted ones the reservations count). */
   refused?(outcome: ReserveAskRefusal): void;
 }
@@ -89,7 +87,7 @@ export function reserveAskHandler(options: ReserveAskHandlerOptions): (req: Inco
     const raw = req.headers[RESERVE_ASK_HEADER];
     const header = typeof raw === 'string' ? raw : undefined;
     if (header === undefined || req.method !== 'POST') return refuse(req, res, 'malformed');
-    const body = await boundedBody(req, MAX_RESERVE_BODY_BYTES, clock, options.bodyWaitMs ?? RESERVE_BODY_WAIT_MS);
+    const body = await boundedBody(req, MAX_RESERVE_BODY_BYTES, clock, RESERVE_BODY_WAIT_MS);
     if (body === undefined) return refuse(req, res, 'malformed', true);
     const ask = verifyReserveAsk(secret, header, body, (op) => operationIdOf(op.account, op.submittedBy, op.idempotencyKey));
     if (ask === 'malformed' || ask === 'forged') return refuse(req, res, ask);
