@@ -17,12 +17,11 @@ import type { ApiEnv } from '../functions/auth/caller.ts';
 import { WakeSender } from '../functions/wake/sender.ts';
 import { systemClock } from '../shared/clock.ts';
 import { silentLogger } from '../shared/log.ts';
-import { requestHash } from '../shared/operations/hash.ts';
 import type { Dispatch } from '../shared/operations/model.ts';
 import { liveSessions } from '../shared/table/agents/sessions.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
 import { PK } from '../shared/table/core/keys.ts';
-import { compress, createOperation, getOperation, operationIdOf } from '../shared/table/operations/operations.ts';
+import { createOperation, getOperation } from '../shared/table/operations/operations.ts';
 import { parseWakeAddress } from '../shared/wake/address.ts';
 import { encodeWake } from '../shared/wake/message.ts';
 import { encodeReserveAsk, RESERVE_ANSWER_HEADER, RESERVE_ASK_HEADER, RESERVE_ASK_PATH, signReserveAnswer, type ReservedOperation } from '../shared/wake/reserve-ask.ts';
@@ -32,6 +31,7 @@ import { TEST_ADMIN_TOKEN, adminTokenAuth } from './support/api.ts';
 import { startWakeReplica } from './support/wake-replica.ts';
 import { watchedTable } from './support/watched-table.ts';
 import { submitOperation } from './support/operations.ts';
+import { reservedOperation } from './support/reserved-operation.ts';
 
 const world = useAccountsWorld();
 const cleanups: (() => unknown)[] = [];
@@ -111,19 +111,7 @@ async function start(options: { pollMs?: number } = {}): Promise<ReserveWorld> {
 }
 
 /** An operation of account prod as the API describes it in an ask, with its id. */
-function described(name: string, key = randomUUID()): { id: string; operation: ReservedOperation } {
-  const request = CONFIG_MAP(name);
-  const operation: ReservedOperation = {
-    account: 'prod',
-    submittedBy: 'admin:test',
-    idempotencyKey: key,
-    requestHash: requestHash('prod', request),
-    record: { action: 'deploy', objects: 1 },
-    now: Date.now(),
-    request: Buffer.from(compress(request)).toString('base64'),
-  };
-  return { id: operationIdOf('prod', 'admin:test', key), operation };
-}
+const described = (name: string) => reservedOperation(name);
 
 /** Stores the operation as the API does: handed out to `dispatch` when given, else queued. */
 async function store(operation: ReservedOperation, dispatch?: Dispatch): Promise<string> {

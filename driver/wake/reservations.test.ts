@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { OperationReservation, QueuedOperation } from '../../shared/operations/events.ts';
+import { requestHash } from '../../shared/operations/hash.ts';
 import { compress, operationIdOf } from '../../shared/table/operations/operations.ts';
 import type { VerifiedReserveAsk } from '../../shared/wake/reserve-ask.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
@@ -17,7 +18,7 @@ function ask(key: string, nonce = 'ab'.repeat(16), encoded = Buffer.from(compres
     account: 'prod',
     at: 1_000,
     nonce,
-    operation: { account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: key, requestHash: 'c'.repeat(64), record: { action: 'scale', objects: 1 }, now: 1_000, request: encoded },
+    operation: { account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: key, requestHash: requestHash('prod', request), record: { action: 'scale', objects: 1 }, now: 1_000, request: encoded },
   };
 }
 

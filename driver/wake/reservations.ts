@@ -10,10 +10,11 @@
 import type { Clock } from '../../shared/clock.ts';
 import type { Dispatch, OperationRecord } from '../../shared/operations/model.ts';
 import type { OperationReservation } from '../../shared/operations/events.ts';
+import { requestHash } from '../../shared/operations/hash.ts';
 import { pathTrace } from '../../shared/operations/path-trace.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';
 import { decompress, newOperationRecord } from '../../shared/table/operations/operations.ts';
-import type { VerifiedReserveAsk } from '../../shared/wake/reserve-ask.ts';
+import type { ReservedOperation, VerifiedReserveAsk } from '../../shared/wake/reserve-ask.ts';
 import type { ReservationVerdict } from '../../shared/wake/reservation-verdict.ts';
 
 /**
@@ -42,6 +43,22 @@ interface Held {
   hold: AbortController;
 }
 
+/**
+ * The request an ask carries, when it is the one the operation's hash names (the hash the API made of
+ * the request it stores) and of the action its record says; else undefined. The agent is sent this
+ * copy while the table keeps the API's, so the two must be one request.
+ */
+function carriedRequest(operation: ReservedOperation, bytes: Buffer): OperationRequest | undefined {
+  let request: unknown;
+  try {
+    request = decompress<unknown>(bytes);
+  } catch {
+    return undefined;
+  }
+  if (request === null || typeof request !== 'object' || Array.isArray(request) || (request as { action?: unknown }).action !== operation.record.action) return undefined;
+  return requestHash(operation.account, request) === operation.requestHash ? (request as OperationRequest) : undefined;
+}
+
 export class HeldReservations {
   readonly #options: HeldReservationsOptions;
   readonly #held = new Map<string, Held>();
@@ -58,17 +75,13 @@ export class HeldReservations {
   /**
    * Sets an agent aside for the operation of a verified ask: its hand-out, or undefined when no agent
    * here holds the account (or the id is being decided here already). `malformed` when the request
-   * the ask carries cannot be read.
+   * the ask carries cannot be read, or is not the one its hash and action name.
    */
   take(ask: VerifiedReserveAsk): Dispatch | undefined | 'malformed' {
     const { operation } = ask;
     const bytes = Buffer.from(operation.request, 'base64');
-    let request: OperationRequest;
-    try {
-      request = decompress<OperationRequest>(bytes);
-    } catch {
-      return 'malformed';
-    }
+    const request = carriedRequest(operation, bytes);
+    if (request === undefined) return 'malformed';
     if (this.#held.has(ask.operationId)) return this.#counted('not_held', undefined);
     const reservation = this.#options.reserve(ask.operationId, ask.account, operation.now);
     if (reservation === undefined) return this.#counted('not_held', undefined);

@@ -40,6 +40,9 @@ export interface ResultEndpoint {
   close(): Promise<void>;
 }
 
+/** How long a request's headers may take to arrive: the API sends them in one write. */
+export const HEADERS_TIMEOUT_MS = 5_000;
+
 const REFUSED: Record<Exclude<ResultAskOutcome, 'finished' | 'not_yet'>, number> = {
   malformed: 403,
   forged: 403,
@@ -93,7 +96,10 @@ export async function startResultEndpoint(options: ResultEndpointOptions): Promi
     if (await news.until(ask.operationId, Math.min(ask.waitMs, config.resultHoldMs), gone.signal)) finished(res, ask.operationId, header ?? '');
     else answer(res, 'not_yet');
   };
-  const server: Server = createServer({ keepAlive: true, requestTimeout: config.resultHoldMs + 5_000, headersTimeout: 5_000, maxHeaderSize: 4096 }, (req, res) => {
+  // Node checks the header and request timeouts only every `connectionsCheckingInterval` (30 s by
+  // default): a connection that never finishes its headers would be held six times their bound.
+  const timeouts = { requestTimeout: config.resultHoldMs + 5_000, headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1_000 };
+  const server: Server = createServer({ keepAlive: true, ...timeouts, maxHeaderSize: 4096 }, (req, res) => {
     const reserving = options.reserve !== undefined && req.url === RESERVE_ASK_PATH;
     // A reservation ask's body is read by its handler; nothing else has one worth reading.
     if (!reserving) req.resume();

@@ -18,7 +18,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as v from 'valibot';
 import type { Dispatch } from '../operations/model.ts';
-import { OPERATION_ACTIONS } from '../operations/request.ts';
+import { MAX_MANIFESTS, MAX_TARGETS, MAX_TIMEOUT_SECONDS, OPERATION_ACTIONS } from '../operations/request.ts';
 import { signedJsonBody } from './signed-json.ts';
 
 export const RESERVE_ASK_HEADER = 'vendor-reserve-ask';
@@ -45,7 +45,13 @@ const ANSWER_VERSION = 'vrsa1';
 const SHAPE = /^vrs1 ([0-9a-f]{32}) ([A-Za-z0-9._-]{1,253}) (\d{1,15}) ([0-9a-f]{32}) ([0-9a-f]{64})$/;
 const ANSWER_SHAPE = /^vrsa1 ([0-9a-f]{64})$/;
 
-const int = v.pipe(v.number(), v.integer(), v.minValue(0));
+/**
+ * Whole numbers up to `max`. Every number is bounded: a time past the safe integers, or a time-out
+ * past the longest an operation may have, is no operation the API stores, and handed to an agent it
+ * ends the agent's stream.
+ */
+const upTo = (max: number) => v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(max));
+const time = upTo(Number.MAX_SAFE_INTEGER);
 
 /**
  * The operation as the API will store it, less its hand-out: the fields `newOperationRecord` makes
@@ -57,8 +63,8 @@ export const reservedOperationSchema = v.strictObject({
   submittedBy: v.pipe(v.string(), v.maxLength(1024)),
   idempotencyKey: v.pipe(v.string(), v.maxLength(255)),
   requestHash: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/)),
-  record: v.strictObject({ action: v.picklist(OPERATION_ACTIONS), objects: int, timeoutMs: v.optional(int) }),
-  now: int,
+  record: v.strictObject({ action: v.picklist(OPERATION_ACTIONS), objects: upTo(Math.max(MAX_MANIFESTS, MAX_TARGETS)), timeoutMs: v.optional(upTo(MAX_TIMEOUT_SECONDS * 1000)) }),
+  now: time,
   request: v.pipe(v.string(), v.base64(), v.maxLength(MAX_RESERVE_BODY_BYTES)),
 });
 export type ReservedOperation = v.InferOutput<typeof reservedOperationSchema>;
@@ -67,7 +73,7 @@ const dispatchSchema = v.strictObject({
   agentId: v.pipe(v.string(), v.minLength(1), v.maxLength(253)),
   sessionId: v.pipe(v.string(), v.minLength(1), v.maxLength(253)),
   replicaId: v.pipe(v.string(), v.minLength(1), v.maxLength(253)),
-  at: int,
+  at: time,
 });
 
 function hmac(secret: string, text: string): Buffer {
