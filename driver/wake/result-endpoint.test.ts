@@ -1,10 +1,11 @@
 import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../shared/log.ts';
 import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH } from '../../shared/wake/result-ask.ts';
 import { RESULT_ANSWER_HEADER, resultAnswerSigned } from '../../shared/wake/result-answer.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
-import { startResultEndpoint, type ResultAskOutcome } from './result-endpoint.ts';
+import { CONNECTIONS_PER_WAITER, startResultEndpoint, type ResultAskOutcome } from './result-endpoint.ts';
 import { ResultNews } from './result-news.ts';
 
 const SECRET = 'result-endpoint-secret-0123456789abcdef';
@@ -103,6 +104,27 @@ describe('the result-ask endpoint', () => {
       news.finished('op-2');
       expect(await fullAsk(e.port, encodeResultAsk(SECRET, 'op-2', 10_000, clock.now()))).toEqual({ status: 200, body: '', signature: undefined });
     } finally {
+      await e.close();
+    }
+  });
+
+  it('holds at most CONNECTIONS_PER_WAITER connections per ask it may hold: more are closed as they come', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const { e, news } = await endpoint(clock, { maxResultWaiters: 2 });
+    const idle: Socket[] = [];
+    try {
+      for (let i = 0; i < 2 * CONNECTIONS_PER_WAITER; i++) {
+        const socket = connect(e.port, '127.0.0.1');
+        await new Promise((resolve) => socket.once('connect', resolve));
+        idle.push(socket);
+      }
+      news.finished('op-1');
+      // Full: an ask gets no answer but a closed connection.
+      await expect(ask(e.port, encodeResultAsk(SECRET, 'op-1', 10_000, clock.now()))).rejects.toThrow();
+      for (const socket of idle.splice(0)) socket.destroy();
+      await vi.waitFor(async () => expect(await ask(e.port, encodeResultAsk(SECRET, 'op-1', 10_000, clock.now()))).toBe(200), { timeout: 5000 });
+    } finally {
+      for (const socket of idle) socket.destroy();
       await e.close();
     }
   });

@@ -42,6 +42,11 @@ export interface ResultEndpoint {
 
 /** How long a request's headers may take to arrive: the API sends them in one write. */
 export const HEADERS_TIMEOUT_MS = 5_000;
+/**
+ * Open connections at most, per ask the endpoint may hold (`wake.maxResultWaiters`): an API instance
+ * holds a result ask and a reservation ask to a replica at once at most, each on a kept connection.
+ */
+export const CONNECTIONS_PER_WAITER = 2;
 
 const REFUSED: Record<Exclude<ResultAskOutcome, 'finished' | 'not_yet'>, number> = {
   malformed: 403,
@@ -110,6 +115,9 @@ export async function startResultEndpoint(options: ResultEndpointOptions): Promi
   });
   // An idle connection from the API is kept for its next ask, not forever.
   server.keepAliveTimeout = 30_000;
+  // Connections are bounded too, not only the asks held on them: idle or slow ones past the bound are
+  // closed as they come, and the API's asks that meet a full endpoint fall back to the table.
+  server.maxConnections = config.maxResultWaiters * CONNECTIONS_PER_WAITER;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, config.host, () => {
