@@ -5,6 +5,8 @@
  * more than the message it expects.
  */
 import { Agent, type IncomingHttpHeaders, request } from 'node:http';
+import type { Clock } from '../../shared/clock.ts';
+import type { WakeTarget } from './target.ts';
 
 /**
  * The keep-alive connections to the replicas: one pool for the result asks and the reservation asks
@@ -12,6 +14,16 @@ import { Agent, type IncomingHttpHeaders, request } from 'node:http';
  */
 export function replicaConnections(): Agent {
   return new Agent({ keepAlive: true, maxFreeSockets: 16 });
+}
+
+/** What every ask of the API to the replicas needs: where they listen, the wake secret, a clock and a pool of connections. */
+export interface ReplicaAskOptions {
+  /** Where the replicas of some agents listen (WakeSender.addresses). */
+  replicas: { addresses(targets: readonly WakeTarget[]): Promise<string[]> };
+  secret: string;
+  clock: Clock;
+  /** The pool of connections to the replicas (`replicaConnections()`), when shared with the other asks; else one of its own. */
+  connections?: Agent;
 }
 
 export interface ReplicaRequest {

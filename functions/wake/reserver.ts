@@ -8,14 +8,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Agent } from 'node:http';
-import type { Clock } from '../../shared/clock.ts';
 import type { OperationReservation } from '../../shared/operations/events.ts';
 import type { Dispatch } from '../../shared/operations/model.ts';
 import { pathTrace } from '../../shared/operations/path-trace.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { believedReservation, encodeReserveAsk, MAX_RESERVE_ANSWER_BYTES, RESERVE_ANSWER_HEADER, RESERVE_ASK_HEADER, NOT_RESERVED, RESERVE_ASK_PATH, RESERVED, type ReservedOperation } from '../../shared/wake/reserve-ask.ts';
 import { encodeReservationVerdict, type ReservationVerdictKind } from '../../shared/wake/reservation-verdict.ts';
-import { replicaConnections, requestReplica } from './replica-request.ts';
+import { replicaConnections, requestReplica, type ReplicaAskOptions } from './replica-request.ts';
 import type { WakeTarget } from './target.ts';
 
 /**
@@ -34,13 +33,7 @@ export const RESERVE_ANSWER_WAIT_MS = 50;
  */
 export const REFUSING_REPLICA_SKIPPED_MS = 30_000;
 
-export interface ReserverOptions {
-  /** Where the replicas of some agents listen (WakeSender.addresses). */
-  replicas: { addresses(targets: readonly WakeTarget[]): Promise<string[]> };
-  secret: string;
-  clock: Clock;
-  /** The pool of connections to the replicas (`replicaConnections()`), when shared with the other asks; else one of its own. */
-  connections?: Agent;
+export interface ReserverOptions extends ReplicaAskOptions {
   /** Sends one datagram to a replica's wake address, in the background (WakeSender's socket). */
   tell(datagram: Buffer, address: string): void;
   waitMs?: number;

@@ -9,13 +9,12 @@
  * one refuses, fails or goes away, the ask is `lost` and the request reads the table on its own schedule.
  */
 import type { Agent } from 'node:http';
-import type { Clock } from '../../shared/clock.ts';
 import { pathTrace } from '../../shared/operations/path-trace.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { encodeResultAsk, RESULT_ASK_HEADER, RESULT_ASK_PATH, RESULT_FINISHED, RESULT_NOT_YET } from '../../shared/wake/result-ask.ts';
 import { MAX_RESULT_ANSWER_BYTES, RESULT_ANSWER_HEADER, type AnsweredOperation } from '../../shared/wake/result-answer.ts';
 import { believedAnswer } from './answered-operation.ts';
-import { replicaConnections, requestReplica } from './replica-request.ts';
+import { replicaConnections, requestReplica, type ReplicaAskOptions } from './replica-request.ts';
 import type { WakeTarget } from './target.ts';
 
 /** The longest one ask is held for; the replica may hold it less (its `wake.resultHoldMs`). */
@@ -23,14 +22,7 @@ export const RESULT_ASK_HOLD_MS = 20_000;
 /** How long past its hold an answer may take before the replica is taken as gone. */
 export const RESULT_ASK_GRACE_MS = 2_000;
 
-export interface ResultAskerOptions {
-  /** Where the replicas of some agents listen (WakeSender.addresses). */
-  replicas: { addresses(targets: readonly WakeTarget[]): Promise<string[]> };
-  secret: string;
-  clock: Clock;
-  /** The pool of connections to the replicas (`replicaConnections()`), when shared with the other asks; else one of its own. */
-  connections?: Agent;
-}
+export type ResultAskerOptions = ReplicaAskOptions;
 
 /** `finished` with the operation when the answer carried one the API believes; `lost` when no replica can tell. */
 export type ResultNewsOutcome = { record: AnsweredOperation } | 'finished' | 'lost';
