@@ -2,10 +2,11 @@
  * A replica's held reservations on a manual clock, with a stand-in for the dispatcher's `reserve`:
  * the hold's end, the verdicts that match and those that do not, a named wake's release.
  */
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { OperationReservation, QueuedOperation } from '../../shared/operations/events.ts';
 import { requestHash } from '../../shared/operations/hash.ts';
-import { compress, operationIdOf } from '../../shared/table/operations/operations.ts';
+import { compress, operationIdOf, storedApart } from '../../shared/table/operations/operations.ts';
 import type { VerifiedReserveAsk } from '../../shared/wake/reserve-ask.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { HeldReservations, RESERVATION_HOLD_MS, type ReservationOutcome } from './reservations.ts';
@@ -81,5 +82,16 @@ describe('held reservations', () => {
     expect(s.held.take(ask('k1', 'cd'.repeat(16)))).toBeUndefined();
     expect(s.held.take(ask('k2', undefined, Buffer.from('not gzip').toString('base64')))).toBe('malformed');
     expect(s.held.size).toBe(1);
+  });
+
+  it('does not take a request larger than the API keeps inline, even one its hash names', () => {
+    // Random hex packs to about half: well over the inline limit once compressed.
+    const large = { action: 'scale' as const, targets: [{ kind: 'Deployment', name: randomBytes(6_000).toString('hex'), namespace: 'default' }], replicas: 2 };
+    const compressed = compress(large);
+    expect(storedApart(compressed)).toBe(true);
+    const a = ask('k1', undefined, Buffer.from(compressed).toString('base64'));
+    const s = setup();
+    expect(s.held.take({ ...a, operation: { ...a.operation, requestHash: requestHash('prod', large) } })).toBe('malformed');
+    expect(s.held.size).toBe(0);
   });
 });

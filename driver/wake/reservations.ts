@@ -13,7 +13,7 @@ import type { OperationReservation } from '../../shared/operations/events.ts';
 import { requestHash } from '../../shared/operations/hash.ts';
 import { pathTrace } from '../../shared/operations/path-trace.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';
-import { decompress, newOperationRecord } from '../../shared/table/operations/operations.ts';
+import { decompress, MAX_INLINE_REQUEST_JSON_BYTES, newOperationRecord, storedApart } from '../../shared/table/operations/operations.ts';
 import type { ReservedOperation, VerifiedReserveAsk } from '../../shared/wake/reserve-ask.ts';
 import type { ReservationVerdict } from '../../shared/wake/reservation-verdict.ts';
 
@@ -46,12 +46,14 @@ interface Held {
 /**
  * The request an ask carries, when it is the one the operation's hash names (the hash the API made of
  * the request it stores) and of the action its record says; else undefined. The agent is sent this
- * copy while the table keeps the API's, so the two must be one request.
+ * copy while the table keeps the API's, so the two must be one request. The API reserves only
+ * requests it keeps inline, so a larger one is no ask of its, and is not decompressed at all.
  */
 function carriedRequest(operation: ReservedOperation, bytes: Buffer): OperationRequest | undefined {
+  if (storedApart(bytes)) return undefined;
   let request: unknown;
   try {
-    request = decompress<unknown>(bytes);
+    request = decompress<unknown>(bytes, MAX_INLINE_REQUEST_JSON_BYTES);
   } catch {
     return undefined;
   }

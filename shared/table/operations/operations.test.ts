@@ -14,6 +14,7 @@ import {
   claimOperation,
   claimParams,
   compress,
+  decompress,
   createOperation,
   deleteQueueEntry,
   endDispatch,
@@ -23,6 +24,7 @@ import {
   getOperation,
   getOperationWithRequest,
   INLINE_REQUEST_BYTES,
+  MAX_INLINE_REQUEST_JSON_BYTES,
   isOperationId,
   newOperationRecord,
   openOperations,
@@ -55,6 +57,13 @@ async function count(t: TableRef, pk: string): Promise<number> {
 }
 
 describe('operation builders', () => {
+  it('decompresses within a bound when given one, and refuses what would pass it', () => {
+    const bomb = compress('0'.repeat(2 * 1024 * 1024));
+    expect(() => decompress(bomb, 1024 * 1024)).toThrow(RangeError);
+    expect(decompress<string>(bomb)).toHaveLength(2 * 1024 * 1024);
+    expect(decompress<string>(bomb, MAX_INLINE_REQUEST_JSON_BYTES)).toHaveLength(2 * 1024 * 1024);
+  });
+
   it('derives the id from the account, the caller and the key alone', () => {
     const id = operationIdOf('prod', 'oidc:alice', 'key-1');
     expect(id).toMatch(/^[0-9a-f]{32}$/);

@@ -78,8 +78,16 @@ export function compress(value: unknown): Uint8Array {
   return gzipSync(JSON.stringify(value));
 }
 
-export function decompress<T>(bytes: Uint8Array): T {
-  return JSON.parse(gunzipSync(bytes).toString('utf8')) as T;
+/**
+ * What an inline request can ever become once decompressed: deflate packs at most 1,032 bytes into
+ * one, so a request the API keeps inline is never larger. A reader of a request from outside the
+ * table passes it to `decompress` as its bound.
+ */
+export const MAX_INLINE_REQUEST_JSON_BYTES = INLINE_REQUEST_BYTES * 1032;
+
+/** Reads a compressed value; with `maxBytes`, one that would decompress past it throws instead. */
+export function decompress<T>(bytes: Uint8Array, maxBytes?: number): T {
+  return JSON.parse(gunzipSync(bytes, maxBytes === undefined ? {} : { maxOutputLength: maxBytes }).toString('utf8')) as T;
 }
 
 // ---- pure builders ----
