@@ -66,16 +66,19 @@ describe('an operation stored without the API’s checks, handed out by the driv
       // Thirty years: a time-out no driver may give.
       ['timeoutMs', stored(world, 'deploy', { manifests: [configMap('never')], forceConflicts: false }, 1e12)],
     ];
-    for (const [field, id] of cases) {
-      const view = await finished(world.app, await id);
+    const ids: string[] = [];
+    for (const [field, stored] of cases) {
+      const id = await stored;
+      ids.push(id);
+      const view = await finished(world.app, id);
       expect(view, field).toMatchObject({ state: 'FAILED', attempts: 1, agentId: 'agent-a', outcomes: [] });
       expect(view.message, field).toMatch(REFUSED);
       expect(view.message, field).toMatch(new RegExp(`${field.replace('.', '\\.')}: must be at most \\d+$`));
     }
     // Nothing of them reached the cluster, nothing went out twice, and the stream never ended.
     expect(world.kube.requests.log().filter((r) => r.method !== 'GET')).toEqual([]);
-    const handedOut = world.driverLogs.lines.filter((l) => l.msg === 'operation handed out');
-    expect(handedOut).toHaveLength(cases.length);
+    const handedOut = world.driverLogs.lines.filter((l) => l.msg === 'operation handed out' && ids.includes(l.operationId as string));
+    expect(handedOut.map((l) => l.operationId).sort()).toEqual([...ids].sort());
     expect(agent.logs().filter((l) => String(l.msg).startsWith('operation refused: invalid_input: '))).toHaveLength(cases.length);
     expect(agent.logs().some((l) => String(l.msg).startsWith('driver broke the protocol'))).toBe(false);
     expect((await run(world.app, 'prod', { action: 'deploy', manifests: [configMap('after')] })).state).toBe('SUCCEEDED');
