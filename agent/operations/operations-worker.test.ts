@@ -162,6 +162,22 @@ describe('operations worker', () => {
     await s.close();
   });
 
+  it('refuses an operation with a number out of range at once, with no task and no cluster request, and runs the next', async () => {
+    const s = setup({ totalBudget: 2, budgetPerAccount: 0, queueCheckFrequencyMs: 5 });
+    const bad = work(deploy('cm-refused'), 'op-refused');
+    s.worker.handle({ ...bad, body: { ...bad.body, timeoutMs: 2 ** 64 } });
+    // Answered before anything was queued: the budget never saw it.
+    expect(s.budget.usage()).toMatchObject({ running: 0, waiting: 0 });
+    const [refused] = await s.host.results_(1);
+    expect(refused).toMatchObject({ operationId: 'op-refused', attempt: 1, ok: false, outcomes: [], budgetWaitMs: 0, message: 'invalid_input: the operation is invalid: timeoutMs: must be at most 604800000' });
+    expect(kube.requests.count()).toBe(0);
+    expect(await s.metrics.registry.metrics()).toContain('vendor_agent_operations_total{type="deploy",result="failure"} 1');
+    s.worker.handle(work(deploy('cm-after-refused'), 'op-after-refused'));
+    const results = await s.host.results_(2);
+    expect(results[1]).toMatchObject({ operationId: 'op-after-refused', ok: true });
+    await s.close();
+  });
+
   it('forgets an operation stopped before it started, so it can run when handed out again', async () => {
     const s = setup({ totalBudget: 2, budgetPerAccount: 0, queueCheckFrequencyMs: 5 });
     kube.faults.latency(40, { verb: 'patch' });

@@ -10,6 +10,7 @@
  * has finished the repeat is answered with the same result.
  */
 import type { Clock } from '../../shared/clock.ts';
+import type { VendorError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import { outcomeToWire } from '../../shared/operations/message.ts';
 import type { Operation__Output, OperationResult } from '../../shared/protocol/messages.ts';
@@ -18,6 +19,7 @@ import type { AgentContext } from '../component.ts';
 import type { DriverWork } from '../connection/driver-stream.ts';
 import type { AgentMetrics } from '../observability/metrics.ts';
 import type { TaskBudget, TaskHandle } from '../tasks/budget.ts';
+import { checkOperationMessage, refusalMessage } from './operation-check.ts';
 import { ResourceDiscovery } from './resource-discovery.ts';
 import { executeOperation } from './execute.ts';
 import type { AgentPathTrace } from './trace.ts';
@@ -106,6 +108,12 @@ export class OperationsWorker implements AccountWorker {
   handle(work: DriverWork): void {
     if (work.kind !== 'operation') return;
     const op = work.body;
+    const check = checkOperationMessage(op);
+    if (check.verdict === 'drop') {
+      // Nothing to answer it with: the driver would refuse such a result, so only the log says.
+      this.#log.warn({ issues: check.error.issues }, `operation dropped: ${check.error.message}; no result can name it`);
+      return;
+    }
     const task = this.#tasks.get(op.operationId);
     // Stopped by the budget (the account's tasks were stopped) before it ever started: it never ran.
     if (task !== undefined && task.state === 'stopped' && !this.#started.has(op.operationId)) {
@@ -120,6 +128,10 @@ export class OperationsWorker implements AccountWorker {
     if (taken?.state === 'done') {
       this.#log.info({ operationId: op.operationId, attempt: op.attempt }, 'operation handed out again after it finished here; sending its result again');
       this.#respond(taken.result);
+      return;
+    }
+    if (check.verdict === 'refuse') {
+      this.#refuse(op, check.error);
       return;
     }
     this.#deps.taken.take(op.operationId);
@@ -190,6 +202,27 @@ export class OperationsWorker implements AccountWorker {
       this.#deps.metrics?.operations.inc(labels);
       this.#deps.metrics?.operationDuration.observe(labels, ms / 1000);
     });
+  }
+
+  /** Answers at once, without a task: nothing of it runs. A repeat is answered with the same result. */
+  #refuse(op: Operation__Output, error: VendorError): void {
+    const now = this.#deps.clock.now();
+    const message = refusalMessage(error);
+    const result: OperationResult = {
+      operationId: op.operationId,
+      account: op.account,
+      attempt: op.attempt,
+      ok: false,
+      message,
+      outcomes: [],
+      startedAtMs: now,
+      finishedAtMs: now,
+      budgetWaitMs: 0,
+    };
+    this.#deps.taken.finish(op.operationId, result);
+    this.#respond(result);
+    this.#log.warn({ operationId: op.operationId, attempt: op.attempt, code: error.code, issues: error.issues }, `operation refused: ${message}`);
+    this.#deps.metrics?.operations.inc({ type: op.action ?? 'unknown', result: 'failure' });
   }
 
   #respond(result: OperationResult): void {

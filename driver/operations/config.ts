@@ -3,6 +3,7 @@
  * deployment operations (docs/operations.md).
  */
 import * as v from 'valibot';
+import { MAX_OPERATION_TIMEOUT_MS } from '../../shared/operations/request.ts';
 
 const int = (min: number, max: number) =>
   v.pipe(v.number(), v.integer('must be an integer'), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`));
@@ -16,7 +17,7 @@ export const DEFAULT_OPERATION_TIMEOUT_MS = 1200 * 3000 + 5 * 60_000;
 
 export const OperationsConfigSchema = v.strictObject({
   /** An operation without a result this long after it was stored ends TIMED_OUT (a request may ask for another). */
-  timeoutMs: v.optional(int(1000, 7 * 86_400_000), DEFAULT_OPERATION_TIMEOUT_MS),
+  timeoutMs: v.optional(int(1000, MAX_OPERATION_TIMEOUT_MS), DEFAULT_OPERATION_TIMEOUT_MS),
   /** How often each replica reads the queue of open operations. */
   pollIntervalMs: v.optional(int(10, 60_000), 250),
   /** After the stream an operation went out on ended without its result, wait this long for the agent to come back before handing it to another agent. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { refusal } from '../../test/refusal.ts';
 import { requestIssues } from './check.ts';
 import { parseManifests } from './manifests.ts';
-import { parseOperationRequest } from './request.ts';
+import { MAX_REVISION, parseOperationRequest } from './request.ts';
 
 const deployment = (name: string, namespace?: string) => ({
   apiVersion: 'apps/v1',
@@ -112,6 +112,14 @@ describe('parseOperationRequest', () => {
   it('fills in the revision of an undo', () => {
     const target = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' };
     expect(parseOperationRequest({ action: 'rolloutUndo', target }).request).toEqual({ action: 'rolloutUndo', target, toRevision: 0 });
+  });
+
+  it('refuses a revision no 64-bit field could carry exactly, which the agent would refuse too', () => {
+    const target = { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' };
+    expect(parseOperationRequest({ action: 'rolloutUndo', target, toRevision: MAX_REVISION }).request).toMatchObject({ toRevision: MAX_REVISION });
+    expect(refusal(() => parseOperationRequest({ action: 'rolloutUndo', target, toRevision: 1e300 })).issues).toEqual([
+      { path: 'toRevision', message: `must be at most ${MAX_REVISION}` },
+    ]);
   });
 });
 

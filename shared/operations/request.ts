@@ -25,6 +25,18 @@ export const MAX_TARGETS = 100;
 /** Longest `timeoutSeconds` a request may ask for: a day. */
 export const MAX_TIMEOUT_SECONDS = 86_400;
 export const MAX_REPLICAS = 1_000_000;
+/**
+ * Highest `toRevision`: a Deployment's revision counts up from 1 and never gets near it. A larger
+ * number is no revision, and past 2^53 - 1 it cannot even be carried exactly (64-bit protocol fields
+ * are read as JavaScript numbers).
+ */
+export const MAX_REVISION = Number.MAX_SAFE_INTEGER;
+/**
+ * Longest time an operation may be given, from its storing to its deadline: the driver's
+ * `operations.timeoutMs` may be set up to it, a request's `timeoutSeconds` asks for less. The time
+ * left that the driver hands the agent (`timeout_ms`) is never more.
+ */
+export const MAX_OPERATION_TIMEOUT_MS = 7 * 86_400_000;
 
 const namespaceSchema = v.pipe(
   v.string(),
@@ -114,7 +126,7 @@ export const operationBodySchema = v.variant(
     v.strictObject({
       action: v.literal('rolloutUndo'),
       target: objectRefSchema,
-      toRevision: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0, 'must be at least 0'))),
+      toRevision: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0, 'must be at least 0'), v.maxValue(MAX_REVISION, `must be at most ${MAX_REVISION}`))),
       timeoutSeconds,
     }),
   ],

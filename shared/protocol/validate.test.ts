@@ -86,15 +86,19 @@ describe('parseDriverMessage', () => {
 describe('operations', () => {
   const operation = { operationId: 'op-1', account: 'prod', attempt: 1, deploy: { manifests: ['{}'] } };
 
-  it('accepts an operation naming its action, and refuses one without an action or attempt', () => {
+  it('passes an operation on whatever its fields hold: the agent refuses a bad one as that operation alone', () => {
     const env = fromDriver({ seq: 1, operation });
     expect(env.kind).toBe('operation');
     if (env.kind !== 'operation') return;
     expect(env.body.action).toBe('deploy');
-    expect(refusal(() => fromDriver({ seq: 1, operation: { operationId: 'op-1', account: 'prod', attempt: 1 } })).message).toContain(
-      'operation names no action',
+    // No action, attempt 0, a time-out past 2^53 - 1: none of them is the stream's problem.
+    const odd = fromDriver({ seq: 1, operation: { operationId: 'op-1', account: 'prod', attempt: 0, timeoutMs: Number.MAX_VALUE } });
+    expect(odd).toMatchObject({ kind: 'operation', body: { attempt: 0, timeoutMs: 18446744073709552000 } });
+    expect(odd.body).not.toHaveProperty('action', expect.anything());
+    // Every other body is still held to 2^53 - 1.
+    expect(refusal(() => fromDriver({ seq: 1, assignAccount: { account: 'prod', generation: Number.MAX_VALUE } })).message).toBe(
+      'malformed assignAccount: assignAccount.generation is larger than 2^53 - 1',
     );
-    expect(refusal(() => fromDriver({ seq: 1, operation: { ...operation, attempt: 0 } })).issues[0]?.path).toBe('operation.attempt');
   });
 
   it('accepts a result with outcomes and refuses one with an unnamed outcome', () => {

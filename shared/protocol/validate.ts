@@ -21,8 +21,12 @@ import { protocolError } from './problems.ts';
 const MAX_ID = 256;
 const MAX_TEXT = 8192;
 
-const id = v.pipe(v.string(), v.nonEmpty('is required'), v.maxLength(MAX_ID, `is longer than ${MAX_ID} characters`));
-const positive = v.pipe(v.number(), v.integer(), v.minValue(1, 'must be at least 1'));
+/** An id or name the peer reads from a message: what the driver requires of an operation result's. */
+export const protocolIdSchema = v.pipe(v.string(), v.nonEmpty('is required'), v.maxLength(MAX_ID, `is longer than ${MAX_ID} characters`));
+/** A count that starts at 1 (generations, attempts, parts). */
+export const protocolPositiveSchema = v.pipe(v.number(), v.integer(), v.minValue(1, 'must be at least 1'));
+const id = protocolIdSchema;
+const positive = protocolPositiveSchema;
 /** A compact object is about 1 KB; anything near this is not compact and is refused by name. */
 const MAX_OBJECT = 64 * 1024;
 const scopeRef = v.looseObject({ kind: id });
@@ -87,11 +91,13 @@ const DRIVER_BODIES: Record<DriverBodyKind, v.GenericSchema> = {
   assignAccount: v.looseObject({ account: id, generation: positive }),
   removeAccount: v.looseObject({ account: id, generation: positive }),
   resumeInfo: v.looseObject({ queryId: positive, account: id }),
-  operation: v.pipe(
-    v.looseObject({ operationId: id, account: id, attempt: positive }),
-    v.check((o) => typeof (o as { action?: unknown }).action === 'string', 'operation names no action'),
-  ),
+  // The agent checks each operation itself and refuses a bad one as that operation's result: a bad
+  // operation costs itself only, never the stream and every account on it (docs/operations.md#operations-the-agent-refuses).
+  operation: v.looseObject({}),
 };
+
+/** Bodies whose receiver checks every field, numbers included, and refuses a bad one on its own. */
+const CHECKED_BY_RECEIVER: ReadonlySet<string> = new Set<DriverBodyKind>(['operation']);
 
 /**
  * Where a body holds a number above 2^53 - 1, if anywhere. 64-bit fields arrive as JavaScript
@@ -132,7 +138,7 @@ function parseEnvelope<K extends string>(
       issues,
     });
   }
-  const unsafe = unsafeNumberAt(body, kind);
+  const unsafe = CHECKED_BY_RECEIVER.has(kind) ? undefined : unsafeNumberAt(body, kind);
   if (unsafe !== undefined) {
     const issues: Issue[] = [{ path: unsafe, message: 'is larger than 2^53 - 1' }];
     throw protocolError('malformed', `malformed ${kind}: ${unsafe} is larger than 2^53 - 1`, { issues });
