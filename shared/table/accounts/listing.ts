@@ -19,8 +19,8 @@ import { accountFromItem, getAccounts, readAccountRun } from './records.ts';
 
 /**
  * One page of accounts in name order with the total: the rank index gives the name before the page
- * and the total, then one Query per shard reads the page's items after it (each at most `limit`),
- * merged by name.
+ * and the total, then one Query per shard reads the page's items after it (each its share of the
+ * page, `queryAccountsParams`), merged by name.
  */
 export async function listAccountPage(t: TableRef, page: number, limit: number): Promise<{ records: AccountRecord[]; total: number }> {
   const start = await locatePage(t, (page - 1) * limit);

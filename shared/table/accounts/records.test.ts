@@ -2,14 +2,35 @@ import { describe, expect, it } from 'vitest';
 import { faultyTable } from '../../../test/support/store-faults.ts';
 import { useTestTables } from '../../../test/support/table.ts';
 import type { Definition } from '../../accounts/model.ts';
-import { allAccounts, createAccount, getAccount, getAccounts, mutateAccount, readAccountsAfter, setDefinition, updateAccount, updateAccountParams } from './records.ts';
-import { accountKey } from './keys.ts';
+import { allAccounts, createAccount, getAccount, getAccounts, mutateAccount, queryAccountsParams, readAccountsAfter, setDefinition, updateAccount, updateAccountParams } from './records.ts';
+import { ACCOUNT_PARTITIONS, accountKey } from './keys.ts';
+import { queryAccountRangeParams } from './listing.ts';
+import { accountNamesParams } from './rank.ts';
 import { skewedNames } from '../../../test/support/sharded-items.ts';
 import { ACCOUNT_SHARDS } from '../core/keys.ts';
 
 const def: Definition = { kind: 'driver-config', settings: { context: 'c' }, at: 1 };
 
 describe('account builders', () => {
+  it('reads a page in name order as one Query per shard after the name before it, each asked for its share', () => {
+    const queries = queryAccountsParams('t', 100, 'acct-07', true);
+    expect(queries).toEqual(
+      ACCOUNT_PARTITIONS.map((pk) => ({
+        TableName: 't',
+        KeyConditionExpression: 'pk = :pk AND sk > :after',
+        ExpressionAttributeValues: { ':pk': pk, ':after': 'acct-07' },
+        Limit: 23,
+        ConsistentRead: true,
+      })),
+    );
+    expect(queryAccountsParams('t', 5)[3]).toEqual({ TableName: 't', KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'ACCOUNT#3' }, Limit: 5 });
+    expect(queryAccountRangeParams('t', 'a', 'b', ['ACCOUNT#2'])).toEqual([
+      { TableName: 't', KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last', ExpressionAttributeValues: { ':pk': 'ACCOUNT#2', ':first': 'a', ':last': 'b' } },
+    ]);
+    expect(queryAccountRangeParams('t', 'a', 'b')).toHaveLength(ACCOUNT_SHARDS);
+    expect(accountNamesParams('t', 1).map((q) => [q.ExpressionAttributeValues?.[':pk'], q.ProjectionExpression, q.Limit])).toEqual(ACCOUNT_PARTITIONS.map((pk) => [pk, 'sk', 1]));
+  });
+
   it('conditions the generic update on the version and raises it', () => {
     const p = updateAccountParams('t', 'prod', 7, { state: 'FAILED', lastAssignmentMsg: null, cachingEpoch: 3 }, 100);
     expect(p.ConditionExpression).toBe('version = :expected');
