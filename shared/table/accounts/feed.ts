@@ -135,14 +135,14 @@ export async function appendChanges(t: TableRef, changes: readonly Change[]): Pr
  * idempotent to replay).
  */
 export async function changesSince(t: TableRef, cursor: string, limit = 100): Promise<{ changes: Change[]; cursor: string; more: boolean }> {
-  const { items, more } = await queryShards(t, changesSinceParams(t.tableName, cursor, limit), limit);
+  const { items, more, after } = await queryShards(t, changesSinceParams(t.tableName, cursor, limit), limit);
   const changes = items.map((i) => ({
     name: i.name as string,
     action: i.action as ChangeAction,
     generation: i.generation as number,
     at: i.at as number,
   }));
-  return { changes, cursor: (items.at(-1)?.sk as string | undefined) ?? cursor, more };
+  return { changes, cursor: after ?? cursor, more };
 }
 
 /**
@@ -151,9 +151,8 @@ export async function changesSince(t: TableRef, cursor: string, limit = 100): Pr
  * fraction of the items.
  */
 export async function changeKeysSince(t: TableRef, cursor: string, limit = 100): Promise<{ keys: ChangeKey[]; cursor: string; more: boolean }> {
-  const { items, more } = await queryShards(t, changeKeysSinceParams(t.tableName, cursor, limit), limit);
-  const keys = items.map((i) => parseChangeKey(i.sk as string));
-  return { keys, cursor: keys.at(-1)?.sk ?? cursor, more };
+  const { items, more, after } = await queryShards(t, changeKeysSinceParams(t.tableName, cursor, limit), limit);
+  return { keys: items.map((i) => parseChangeKey(i.sk as string)), cursor: after ?? cursor, more };
 }
 
 /** Deletes entries older than `beforeMs` in every shard (where the table has no TTL deletion, as in dynalite). */

@@ -363,17 +363,17 @@ export async function deleteAccount(t: TableRef, name: string, expectedVersion: 
 
 /**
  * Up to `limit` accounts in name order after `startAfter`, from every shard at once. Fewer come back
- * when a shard's page was cut before the others' (1 MB): `more` says whether to go on after the last
- * one, so a reader that does reads every account once.
+ * when a shard's page was cut before the others': `more` says whether to go on, after `after`, so a
+ * reader that does reads every account once.
  */
 export async function readAccountsAfter(
   t: TableRef,
   limit: number,
   startAfter?: string,
   consistent = false,
-): Promise<{ records: AccountRecord[]; more: boolean }> {
+): Promise<{ records: AccountRecord[]; more: boolean; after: string | undefined }> {
   const page = await queryShards(t, queryAccountsParams(t.tableName, limit, startAfter, consistent), limit);
-  return { records: page.items.map(accountFromItem), more: page.more };
+  return { records: page.items.map(accountFromItem), more: page.more, after: page.after ?? startAfter };
 }
 
 /**
@@ -394,8 +394,8 @@ export async function readAccountRun(
     const end = options.past === undefined ? -1 : read.records.findIndex(options.past);
     const kept = (end === -1 ? read.records : read.records.slice(0, end)).filter(options.keep ?? (() => true));
     records.push(...kept);
-    if (end !== -1 || !read.more || read.records.length === 0) break;
-    after = (read.records.at(-1) as AccountRecord).name;
+    if (end !== -1 || !read.more) break;
+    after = read.after;
   }
   return records;
 }
@@ -407,9 +407,9 @@ export async function readAccountRun(
 export async function* allAccounts(t: TableRef, pageSize = 500, options: { consistent?: boolean } = {}): AsyncGenerator<AccountRecord[]> {
   let startAfter: string | undefined;
   for (;;) {
-    const { records, more } = await readAccountsAfter(t, pageSize, startAfter, options.consistent);
+    const { records, more, after } = await readAccountsAfter(t, pageSize, startAfter, options.consistent);
     if (records.length > 0) yield records;
-    if (!more || records.length === 0) return;
-    startAfter = (records.at(-1) as AccountRecord).name;
+    if (!more) return;
+    startAfter = after;
   }
 }

@@ -28,9 +28,13 @@ describe('reads merged from several partitions', () => {
       { items: [{ sk: 'a' }, { sk: 'd' }], cutAt: 'd' },
       { items: [{ sk: 'b' }, { sk: 'c' }, { sk: 'e' }, { sk: 'f' }] },
     ];
-    expect(mergeShardPages(pages, 10)).toEqual({ items: [{ sk: 'a' }, { sk: 'b' }, { sk: 'c' }, { sk: 'd' }], more: true });
-    expect(mergeShardPages(pages, 2)).toEqual({ items: [{ sk: 'a' }, { sk: 'b' }], more: true });
-    expect(mergeShardPages([{ items: [{ sk: 'b' }] }, { items: [{ sk: 'a' }] }], 2)).toEqual({ items: [{ sk: 'a' }, { sk: 'b' }], more: false });
+    expect(mergeShardPages(pages, 10)).toEqual({ items: [{ sk: 'a' }, { sk: 'b' }, { sk: 'c' }, { sk: 'd' }], more: true, after: 'd' });
+    expect(mergeShardPages(pages, 2)).toEqual({ items: [{ sk: 'a' }, { sk: 'b' }], more: true, after: 'b' });
+    expect(mergeShardPages([{ items: [{ sk: 'b' }] }, { items: [{ sk: 'a' }] }], 2)).toEqual({ items: [{ sk: 'a' }, { sk: 'b' }], more: false, after: 'b' });
+    expect(mergeShardPages([{ items: [] }, { items: [] }], 2)).toEqual({ items: [], more: false, after: undefined });
+    // A page cut where the table stopped before any item it returns: every partition is read up to
+    // that key, so the reader goes on from there, even with nothing to show.
+    expect(mergeShardPages([{ items: [], cutAt: 'c' }, { items: [{ sk: 'd' }] }], 2)).toEqual({ items: [], more: true, after: 'c' });
   });
 
   it('asks each partition for its share of a page and half again, never more than the page', () => {
@@ -61,7 +65,7 @@ describe('reads merged from several partitions', () => {
             const page = mergeShardPages(partitions.map((sorted) => queryShard(sorted, cursor, perShard, cutAfter, keyOnLimit)), limit);
             expect(page.items.length).toBeLessThanOrEqual(limit);
             read.push(...page.items.map((item) => item.sk as string));
-            cursor = (page.items.at(-1)?.sk as string | undefined) ?? cursor;
+            cursor = page.after ?? cursor;
             if (!page.more) break;
           }
           expect(read).toEqual(keys.filter((sk) => sk > from).sort());

@@ -20,20 +20,31 @@ export interface ShardPage {
 
 const bySortKey = (a: Item, b: Item): number => ((a.sk as string) < (b.sk as string) ? -1 : (a.sk as string) > (b.sk as string) ? 1 : 0);
 
+/** A merged page: its items, whether items may follow, and the sort key to read on after. */
+export interface MergedPage {
+  items: Item[];
+  more: boolean;
+  /** Every item up to this sort key has been read (the last item's, or the lowest cut); undefined when nothing was. */
+  after: string | undefined;
+}
+
 /**
  * The partitions' pages as one page in sort-key order: only the items up to the lowest sort key at
  * which a page was cut (past it, that partition may hold items not read yet, which would belong
- * between the others), and at most `limit`. `more` is true when items may follow the last one, so a
- * reader that goes on after the last item's sort key reads every item once, in order.
+ * between the others), and at most `limit`. `more` is true when items may follow; a reader that goes
+ * on after `after` reads every item once, in order.
  */
-export function mergeShardPages(pages: readonly ShardPage[], limit: number): { items: Item[]; more: boolean } {
+export function mergeShardPages(pages: readonly ShardPage[], limit: number): MergedPage {
   let frontier: string | undefined;
   for (const page of pages) if (page.cutAt !== undefined && (frontier === undefined || page.cutAt < frontier)) frontier = page.cutAt;
   const merged = pages
     .flatMap((page) => page.items)
     .filter((item) => frontier === undefined || (item.sk as string) <= frontier)
     .sort(bySortKey);
-  return { items: merged.slice(0, limit), more: frontier !== undefined || merged.length > limit };
+  const items = merged.slice(0, limit);
+  const full = merged.length > limit;
+  const after = full || frontier === undefined ? (items.at(-1)?.sk as string | undefined) : frontier;
+  return { items, more: frontier !== undefined || full, after };
 }
 
 /** One partition's page as the merge takes it: cut when the table says there is more, or when it filled `limit`. */
@@ -56,7 +67,7 @@ export function shardLimit(limit: number, shards: number): number {
  * One page of a sharded read: `inputs` (one Query per partition, each with its `Limit`) sent together
  * and merged, at most `limit` items.
  */
-export async function queryShards(t: TableRef, inputs: readonly QueryCommandInput[], limit: number): Promise<{ items: Item[]; more: boolean }> {
+export async function queryShards(t: TableRef, inputs: readonly QueryCommandInput[], limit: number): Promise<MergedPage> {
   const pages = await Promise.all(
     inputs.map(async (input) => {
       const out = await t.client.send(new QueryCommand(input));
