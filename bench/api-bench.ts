@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { Agent, request } from 'node:http';
 import { createApp } from '../functions/app.ts';
 import { createApiAuth } from '../functions/auth/authenticator.ts';
@@ -18,7 +18,8 @@ import { liveSessions, putSession } from '../shared/table/agents/sessions.ts';
 import { runBounded } from '../shared/table/core/bounded.ts';
 import { syncSource } from '../shared/table/sources/sync.ts';
 import { queryAll } from '../shared/table/core/query.ts';
-import { PK } from '../shared/table/core/keys.ts';
+import { queryAllShards } from '../shared/table/core/sharded-query.ts';
+import { ACCOUNT_PARTITIONS, accountKey } from '../shared/table/accounts/keys.ts';
 import { ratio, round, summarize, type Series } from './stats.ts';
 
 export interface ApiBenchOptions {
@@ -178,6 +179,9 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
     const send = (method: string, body: unknown) => call(method, '/vendor/accounts', body);
     try {
       const { tableName, client } = table;
+      // The account list's reads: one Query per shard, sent together (docs/table.md#where-the-writes-land).
+      const sendTogether = (inputs: readonly QueryCommandInput[]) => Promise.all(inputs.map((input) => client.send(new QueryCommand(input))));
+      const everyAccountParams = (): QueryCommandInput[] => ACCOUNT_PARTITIONS.map((pk) => ({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }));
       const n = options.reads;
       const pick = (i: number) => accountName((i * 7919) % options.accounts);
       const deepPage = Math.min(50, Math.ceil(options.accounts / 100));
@@ -220,14 +224,14 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
       out(
         figure(
           'list_page_1_limit_100',
-          'GetItem(rank directory) + Query(limit 100)',
+          'GetItem(rank directory) + 8 x Query(one per shard, together)',
           await measurePair(
             n,
             meter,
             () => get('/vendor/accounts?page=1&limit=100'),
             async () => {
               await client.send(new GetCommand(getRankDirParams(tableName, false)));
-              await client.send(new QueryCommand(queryAccountsParams(tableName, 100)));
+              await sendTogether(queryAccountsParams(tableName, 100));
             },
           ),
         ),
@@ -240,7 +244,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
       out(
         figure(
           `list_page_${deepPage}_limit_100`,
-          'GetItem(rank directory) + GetItem(rank chunk) + Query(ExclusiveStartKey, limit 100)',
+          'GetItem(rank directory) + GetItem(rank chunk) + 8 x Query(sk > the name before the page, one per shard, together)',
           await measurePair(
             n,
             meter,
@@ -248,7 +252,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
             async () => {
               await client.send(new GetCommand(getRankDirParams(tableName, false)));
               await client.send(new GetCommand(getRankChunkParams(tableName, chunk?.id ?? '', false)));
-              await client.send(new QueryCommand(queryAccountsParams(tableName, 100, start.startAfter)));
+              await sendTogether(queryAccountsParams(tableName, 100, start.startAfter));
             },
           ),
         ),
@@ -259,7 +263,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
       await client.send(new GetCommand(getRankDirParams(tableName, false)));
       const directory = meter.since(before);
       before = meter.snapshot();
-      await queryAll(table, { TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.account }, Select: 'COUNT' });
+      await queryAllShards(table, everyAccountParams().map((input) => ({ ...input, Select: 'COUNT' as const })));
       const countAll = meter.since(before);
       emit({
         bench: 'api',
@@ -325,7 +329,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
       // is what they cost before that index: reading and judging every account item. By name prefix: a
       // run of the rank index, so the baseline is the directory, the two chunks that bound the run, and
       // the page.
-      const everyAccount = () => queryAll(table, { TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.account } });
+      const everyAccount = () => queryAllShards(table, everyAccountParams());
       const active = 2 * b * BATCH;
       for (const [name, query, matches] of [
         ['list_state_ACTIVE', 'state=ACTIVE', active],
@@ -348,7 +352,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
         out(
           figure(
             `list_name_prefix_page_${page}_limit_100`,
-            'GetItem(rank directory) + 2 x GetItem(rank chunk) + Query(ExclusiveStartKey, limit 100)',
+            'GetItem(rank directory) + 2 x GetItem(rank chunk) + 8 x Query(sk > the name before the page, one per shard, together)',
             await measurePair(
               n,
               meter,
@@ -356,7 +360,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
               async () => {
                 await client.send(new GetCommand(getRankDirParams(tableName, false)));
                 await Promise.all([prefix, `${prefix}\uffff`].map((bound) => client.send(new GetCommand(getRankChunkParams(tableName, chunkOf(bound), false)))));
-                await client.send(new QueryCommand(queryAccountsParams(tableName, 100, at.startAfter)));
+                await sendTogether(queryAccountsParams(tableName, 100, at.startAfter));
               },
             ),
           ),
@@ -389,7 +393,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
         out(
           figure(
             `list_page_${page}_limit_100_caller_without_roles`,
-            `Query(access index, ${hidden.size} entries) + GetItem(rank directory) + ${chunkIds.length} x GetItem(rank chunk) + Query(name range of ${located.span})`,
+            `Query(access index, ${hidden.size} entries) + GetItem(rank directory) + ${chunkIds.length} x GetItem(rank chunk) + Query(name range of ${located.span}, one per shard holding a name of the page)`,
             await measurePair(
               n,
               meter,
@@ -398,7 +402,7 @@ export async function runApiBench(options: ApiBenchOptions, emit: (line: Record<
                 await queryAll(table, queryAccessParams(tableName));
                 await client.send(new GetCommand(getRankDirParams(tableName, false)));
                 await Promise.all(chunkIds.map((id) => client.send(new GetCommand(getRankChunkParams(tableName, id, false)))));
-                await queryAll(table, queryAccountRangeParams(tableName, located.names[0] as string, located.names.at(-1) as string));
+                await queryAllShards(table, queryAccountRangeParams(tableName, located.names[0] as string, located.names.at(-1) as string, [...new Set(located.names.map((name) => accountKey(name).pk))]));
               },
             ),
           ),

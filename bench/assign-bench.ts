@@ -42,6 +42,7 @@ import { systemClock } from '../shared/clock.ts';
 import { createLogger } from '../shared/log.ts';
 import { CapacityMeter } from '../shared/table/core/capacity.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
+import { getAccountParams } from '../shared/table/accounts/records.ts';
 import { syncSource } from '../shared/table/sources/sync.ts';
 import { runBounded } from '../shared/table/core/bounded.ts';
 import { startTestApiServer, type TestApiServer } from '../test/kube/index.ts';
@@ -173,7 +174,7 @@ export async function benchPatchToActive(rounds: number, emit: (l: Line) => void
     const reads: number[] = [];
     for (let i = 0; i < 50; i++) {
       const t = performance.now();
-      await plane.table.client.send(new GetCommand({ TableName: plane.table.tableName, Key: { pk: 'ACCOUNT', sk: names[0] }, ConsistentRead: true }));
+      await plane.table.client.send(new GetCommand(getAccountParams(plane.table.tableName, names[0] as string, true)));
       reads.push(performance.now() - t);
     }
     const checks: number[] = [];

@@ -39,6 +39,7 @@ import { itemBytes, partitionWrites, writeUnits, type WritesPerSecond } from './
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { PK, PK_PREFIX } from '../shared/table/core/keys.ts';
+import { accountKey, changeKey } from '../shared/table/accounts/keys.ts';
 import { cpuProfileArgs, loadAverage, ownCpuMs, procStats, startDriverProcess, type DriverProcess, type Line } from './support.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -396,7 +397,8 @@ export async function runFleetBench(options: FleetOptions, emit: (l: Line) => vo
     if (countsActive.writesPerSecond !== undefined) {
       const writes = partitionWrites(countsActive.writesPerSecond, startedAtMs, activeAtMs);
       const firstAgent = [...protocolAgents.keys()][0];
-      const samples: Record<string, string | undefined> = { ACCOUNT: PK.account, CHANGE: PK.change, SESSION: PK.session, [PK_PREFIX.held]: firstAgent === undefined ? undefined : `${PK_PREFIX.held}${firstAgent}` };
+      // The account items and the feed: the partitions of the first account's shard.
+      const samples: Record<string, string | undefined> = { [PK_PREFIX.account]: accountKey(names[0] as string).pk, [PK_PREFIX.change]: changeKey(0, names[0] as string, 0).pk, SESSION: PK.session, [PK_PREFIX.held]: firstAgent === undefined ? undefined : `${PK_PREFIX.held}${firstAgent}` };
       writesByPartition = {};
       for (const [word, row] of Object.entries(writes)) {
         const pk = samples[word];

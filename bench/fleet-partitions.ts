@@ -1,9 +1,11 @@
 /**
  * Where `bench:fleet`'s table writes land (`BENCH_TABLE_PARTITIONS=1`): each write request's items by
- * the word of their partition key (`ACCOUNT`, `CHANGE`, `HELD#`, `SESSION`, ...: what follows a `#`
- * dropped, as bench/fleet-request-kind.ts names them), counted per second of the table's clock, so a
- * run can say the peak writes per second each partition took, and what that is in DynamoDB's write
- * capacity units (one per 1 KB of the item written: docs/table.md#where-the-writes-land).
+ * the word of their partition key (`ACCOUNT#` and `CHANGE#` for the 8 shards of each, `HELD#` for the
+ * agents' partitions, `SESSION`, ...: what follows a `#` dropped, as bench/fleet-request-kind.ts names
+ * them), counted per partition per second of the table's clock, so a run can say how many partitions
+ * of a word took writes, the peak writes per second of the busiest one (what DynamoDB's per-partition
+ * limit is about), and what that is in write capacity units (one per 1 KB of the item written:
+ * docs/table.md#where-the-writes-land).
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 
@@ -49,7 +51,7 @@ export function countWrites(into: WritesPerSecond, atMs: number, partitions: rea
 
 export interface PartitionWrites {
   writes: number;
-  /** The partitions of the word written to (one for `ACCOUNT` and `CHANGE`, one per agent for `HELD#`). */
+  /** The partitions of the word written to (up to 8 for `ACCOUNT#` and `CHANGE#`, one per agent for `HELD#`, one for `SESSION`). */
   partitions: number;
   /** The most writes the word's partitions took together in one second of the window. */
   peak_per_second: number;

@@ -3,7 +3,7 @@
  * `BENCH_TABLE_KINDS=1`): the operation and the partitions of the keys it names.
  */
 
-/** The partition a DynamoDB JSON key names, without what follows its `#` (`HELD#a1` is `HELD#`). */
+/** The partition a DynamoDB JSON key names, without what follows its `#` (`HELD#a1` is `HELD#`, `ACCOUNT#3` is `ACCOUNT#`). */
 function partition(key: unknown): string {
   const pk = (key as { pk?: { S?: unknown } } | undefined)?.pk?.S;
   return typeof pk === 'string' ? pk.replace(/#.*$/, '#') : '?';

@@ -7,6 +7,11 @@ import { useTestTables } from '../test/support/table.ts';
 import { parseDriverFile } from './config.ts';
 import { startDriverProcess } from './main.ts';
 import { interceptedTable } from '../test/support/intercepted-table.ts';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PK } from '../shared/table/core/keys.ts';
+import { createDocumentClient } from '../shared/table/core/client.ts';
+import { getAccount, newAccountRecord } from '../shared/table/accounts/records.ts';
+import { everyAccountItem } from '../test/support/sharded-items.ts';
 
 /** A logger keeping every record it is given. */
 function recordingLogger(): { log: pino.Logger; records: Record<string, unknown>[] } {
@@ -41,5 +46,28 @@ describe("a driver replica's start with driver-defined accounts", () => {
       expect(loaded, `start ${round}`).toMatchObject(expected);
       expect(loaded?.ms, `start ${round}`).toBeGreaterThan(0);
     }
+  });
+
+  it('moves the account items of a table written before the shards to their shards before it syncs its file', async () => {
+    // A client of its own: the replica instruments its client's stack, which the first test's replicas did to the shared one.
+    const table = { ...(await tables.fresh()), client: createDocumentClient({ endpoint: tables.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }) };
+    // `start-0` was registered and activated before; the file defines it too.
+    for (const name of ['start-0', 'kept-1']) {
+      await table.client.send(
+        new PutCommand({ TableName: table.tableName, Item: { pk: PK.unshardedAccount, sk: name, ...newAccountRecord(name, 1), version: 3, state: 'ACTIVE', registration: { zoneId: 'z', at: 1 } } }),
+      );
+    }
+    const file = parseDriverFile(stringify({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: ['start-sync-token-0123456789abcdef'] }, kubernetes: { accounts: [{ name: 'start-0', kubeconfigFile: '/k/file' }] } }), 'vendor-driver.yml');
+    const { log, records } = recordingLogger();
+    const driver = await startDriverProcess({ file, table, log, clock: new ManualClock(1_000_000) });
+    await driver.close(0);
+    expect(records.find((r) => r.msg === 'account items moved to their shards')).toMatchObject({ moved: 2 });
+    expect(await getAccount(table, 'kept-1')).toMatchObject({ version: 3, state: 'ACTIVE', registration: { zoneId: 'z' } });
+    // The old item (registered, active: the driver has since settled it, with no agent of its zone),
+    // with the file's definition added to it: not a fresh item beside it.
+    const started = await getAccount(table, 'start-0');
+    expect(started).toMatchObject({ registration: { zoneId: 'z' }, defs: { 'driver-config': { settings: { kubeconfigFile: '/k/file' } } } });
+    expect(started?.version).toBeGreaterThan(3);
+    expect((await everyAccountItem(table)).map((item) => item.sk)).toEqual(['kept-1', 'start-0']);
   });
 });

@@ -19,11 +19,10 @@ import { faultyTable, type StoreFault, type StoreFaults } from '../test/support/
 import { TestTables } from '../test/support/table.ts';
 import { ManualClock } from '../test/support/manual-clock.ts';
 import { getAccount } from '../shared/table/accounts/records.ts';
-import { PK } from '../shared/table/core/keys.ts';
 import { STORE_MAX_ATTEMPTS, type TableRef } from '../shared/table/core/client.ts';
 import { putSession } from '../shared/table/agents/sessions.ts';
 import { syncSource } from '../shared/table/sources/sync.ts';
-import { queryAll } from '../shared/table/core/query.ts';
+import { everyFeedItem } from '../test/support/sharded-items.ts';
 import { createApp } from './app.ts';
 import type { ApiEnv } from './auth/caller.ts';
 import { openApiDocument } from './openapi/document.ts';
@@ -198,7 +197,7 @@ describe('a write whose answer is lost (applied, then the connection dropped)', 
       expect(res.status, res.text).toBe(200);
       expect(res.json).toMatchObject([{ name: 'acct-0', state: 'ACTIVE' }]);
       const record = await getAccount(h.healthy, 'acct-0');
-      const feed = await queryAll(h.healthy, { TableName: h.healthy.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.change }, ConsistentRead: true });
+      const feed = await everyFeedItem(h.healthy);
       expect(feed.filter((c) => c.name === 'acct-0' && c.action === 'assign').map((c) => c.generation)).toContain(record?.generation);
 
       // The same for a re-registration of the active account: its new settings must reach the agents.
@@ -207,7 +206,7 @@ describe('a write whose answer is lost (applied, then the connection dropped)', 
       h.faults.clear();
       expect(again.status, again.text).toBe(200);
       const after = await getAccount(h.healthy, 'acct-0');
-      const feedAfter = await queryAll(h.healthy, { TableName: h.healthy.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.change }, ConsistentRead: true });
+      const feedAfter = await everyFeedItem(h.healthy);
       expect(feedAfter.filter((c) => c.name === 'acct-0' && c.action === 'assign').map((c) => c.generation)).toContain(after?.generation);
     } finally {
       await h.close();
@@ -285,7 +284,7 @@ describe('acknowledged writes under intermittent faults', () => {
         const statuses: Record<string, number> = {};
         for (const op of [...log.values()].flat()) statuses[op.status] = (statuses[op.status] ?? 0) + 1;
         console.info(`faults injected ${JSON.stringify(h.faults.injected())}, answers ${JSON.stringify(statuses)}`);
-        const feed = await queryAll(h.healthy, { TableName: h.healthy.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.change }, ConsistentRead: true });
+        const feed = await everyFeedItem(h.healthy);
         for (const [name, ops] of log) {
           for (const op of ops) expect([200, 400, 409, 503], `${name} ${op.kind}`).toContain(op.status);
           const record = await getAccount(h.healthy, name);

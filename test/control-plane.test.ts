@@ -5,6 +5,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { EXAMPLE_ADMIN_TOKEN } from '../scripts/control-plane.ts';
 import { DEFAULT_MAX_BODY_BYTES } from '../functions/app.ts';
 import { startTestApiServer, type TestApiServer } from './kube/index.ts';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { startEmbeddedTable } from '../shared/table/core/embedded.ts';
+import { PK } from '../shared/table/core/keys.ts';
+import { newAccountRecord } from '../shared/table/accounts/records.ts';
 import { PLANE_AUTH as AUTH, PLANE_TOKEN as TOKEN, planeHttp as http, runPlaneToExit as refused, startPlane as start, stopAll, stopPlane as stop } from './support/control-plane-process.ts';
 
 afterEach(stopAll);
@@ -40,6 +44,23 @@ describe('local control plane (npm start)', () => {
     const patch = await http(`${second.url}/vendor/accounts`, 'PATCH', [{ name: 'prod', state: 'ACTIVE' }]);
     expect(patch.status).toBe(409); // no agent is connected
     expect(await stop(second.child)).toBe(0);
+  });
+
+  it('moves the account items of a data folder written before the shards to their shards, keeping what they hold', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
+    writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n`);
+    // The table as the earlier layout left it: every account item in the one partition `ACCOUNT`.
+    const before = await startEmbeddedTable({ path: join(cwd, '.data', 'table') });
+    for (const name of ['prod', 'old-one']) {
+      const record = { ...newAccountRecord(name, 1), version: 2, registration: { zoneId: 'agents_ns', at: 1 } };
+      await before.client.send(new PutCommand({ TableName: before.tableName, Item: { pk: PK.unshardedAccount, sk: name, ...record } }));
+    }
+    await before.close();
+    const plane = await start(cwd);
+    expect(plane.output()).toContain('account items moved to their shards');
+    expect((await http(`${plane.url}/vendor/accounts/prod`)).json).toMatchObject({ name: 'prod', zoneId: 'agents_ns', config: { kubeconfigFile: '/k/prod.yml' } });
+    expect((await http(`${plane.url}/vendor/accounts`)).json).toMatchObject({ total: 2, items: [{ name: 'old-one', zoneId: 'agents_ns' }, { name: 'prod' }] });
+    expect(await stop(plane.child)).toBe(0);
   });
 
   it('uses the committed example when there is no vendor-driver.yml, and VENDOR_DATA_DIR for data', async () => {

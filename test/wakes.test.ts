@@ -13,6 +13,7 @@ import { WakeSender } from '../functions/wake/sender.ts';
 import { systemClock } from '../shared/clock.ts';
 import { silentLogger } from '../shared/log.ts';
 import { PK } from '../shared/table/core/keys.ts';
+import { CHANGE_PARTITIONS } from '../shared/table/accounts/keys.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
 import { liveSessions } from '../shared/table/agents/sessions.ts';
 import { claimOperation, compress, createOperation, finishOperation, getOperation } from '../shared/table/operations/operations.ts';
@@ -41,7 +42,8 @@ class CountedTable {
   constructor(tableName: string, endpoint: string) {
     this.table = watchedTable(tableName, endpoint, (name, input) => {
       const pk = (input as { ExpressionAttributeValues?: Record<string, unknown> }).ExpressionAttributeValues?.[':pk'];
-      if (name === 'QueryCommand' && pk === PK.change) this.reads.feed++;
+      // Every read of the feed queries each of its shards once: one read is one Query of the first.
+      if (name === 'QueryCommand' && pk === CHANGE_PARTITIONS[0]) this.reads.feed++;
       if (name === 'QueryCommand' && pk === PK.operationQueue) this.reads.queue++;
     });
   }

@@ -12,7 +12,7 @@ import { changeKey } from '../../shared/table/accounts/keys.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 
 /**
- * Entries per Query. A burst (a PATCH of 1,000 accounts) stays inside the re-read window for
+ * Entries per read (a Query of each feed shard, merged). A burst (a PATCH of 1,000 accounts) stays inside the re-read window for
  * `clockSkewMs`, so every poll in that time reads it again: large pages keep that to a few round
  * trips (DynamoDB returns at most 1 MB per page; an entry is about 120 bytes).
  */
@@ -53,7 +53,7 @@ export class FeedReader {
         names.add(c.name);
         this.#newest = Math.max(this.#newest, c.at);
       }
-      if (page.keys.length < PAGE) break;
+      if (!page.more) break;
       cursor = page.cursor;
     }
     const horizon = Math.min(this.#newest, this.#clock.now()) - this.#skewMs;

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { TableRef } from '../../shared/table/core/client.ts';
-import { PK } from '../../shared/table/core/keys.ts';
+import { isAccountPartition } from '../../shared/table/accounts/keys.ts';
 import { readHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { AGENT_TOKEN, useAccountsWorld } from '../../test/support/accounts-world.ts';
 import { ProtocolAgent } from '../../test/support/protocol-agent.ts';
@@ -14,7 +14,7 @@ const WAIT = { timeout: 30_000, interval: 50 };
 function recordingTable(t: TableRef): { table: TableRef; updates: { condition: string; returned: unknown }[] } {
   const updates: { condition: string; returned: unknown }[] = [];
   const table = interceptedTable(t, (command, send) => {
-    if (operationOf(command) === 'Update' && command.input.Key?.pk === PK.account) {
+    if (operationOf(command) === 'Update' && isAccountPartition(command.input.Key?.pk)) {
       updates.push({ condition: String(command.input.ConditionExpression ?? ''), returned: command.input.ReturnValues });
     }
     return send(command);

@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { activationBatchSchema, registrationBatchSchema } from '../../shared/accounts/schema.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { getAccount, updateAccount } from '../../shared/table/accounts/records.ts';
+import { isAccountPartition } from '../../shared/table/accounts/keys.ts';
 import { changesSince, cursorAt } from '../../shared/table/accounts/feed.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { putSession } from '../../shared/table/agents/sessions.ts';
@@ -30,11 +31,11 @@ async function feedNames(t: TableRef): Promise<string[]> {
 
 /**
  * The table as the API sees it, with a hook before each account write (an UpdateItem of an
- * `ACCOUNT` item) that may hold it back; the hook gets the account name.
+ * account item) that may hold it back; the hook gets the account name.
  */
 function hookedTable(t: TableRef, before: (account: string) => Promise<void>): TableRef {
   return interceptedTable(t, async (command, send) => {
-    if (command instanceof UpdateCommand && command.input.Key?.['pk'] === 'ACCOUNT') await before(String(command.input.Key['sk']));
+    if (command instanceof UpdateCommand && isAccountPartition(command.input.Key?.['pk'])) await before(String(command.input.Key?.['sk']));
     return send(command);
   });
 }

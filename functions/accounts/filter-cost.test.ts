@@ -7,6 +7,7 @@ import type { AccountRecord } from '../../shared/accounts/model.ts';
 import { followAccountFacets } from '../../shared/table/accounts/facets.ts';
 import { RANGE_READ_FACTOR } from '../../shared/table/accounts/listing.ts';
 import { getAccount, updateAccount } from '../../shared/table/accounts/records.ts';
+import { isAccountPartition } from '../../shared/table/accounts/keys.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { syncSource } from '../../shared/table/sources/sync.ts';
 import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
@@ -23,8 +24,8 @@ function countingAccountReads(t: TableRef): { table: TableRef; read: () => numbe
   let read = 0;
   const table = interceptedTable(t, async (command, send) => {
     const out = (await send(command)) as { Items?: { pk?: string }[]; Responses?: Record<string, { pk?: string }[]> };
-    if (command instanceof QueryCommand) read += (out.Items ?? []).filter((i) => i.pk === 'ACCOUNT').length;
-    if (command instanceof BatchGetCommand) read += Object.values(out.Responses ?? {}).flat().filter((i) => i.pk === 'ACCOUNT').length;
+    if (command instanceof QueryCommand) read += (out.Items ?? []).filter((i) => isAccountPartition(i.pk)).length;
+    if (command instanceof BatchGetCommand) read += Object.values(out.Responses ?? {}).flat().filter((i) => isAccountPartition(i.pk)).length;
     return out;
   });
   return { table, read: () => read };

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { PK, PK_PREFIX } from '../../shared/table/core/keys.ts';
+import { isAccountPartition } from '../../shared/table/accounts/keys.ts';
 import { readHeldAccounts } from '../../shared/table/accounts/held.ts';
 import { facetCounts } from '../../shared/table/accounts/facets.ts';
 import { AGENT_TOKEN, useAccountsWorld } from '../support/accounts-world.ts';
@@ -18,7 +19,7 @@ function countingTable(t: TableRef): { table: TableRef; counts: Map<string, numb
     const op = operationOf(command);
     counts.set(op, (counts.get(op) ?? 0) + 1);
     const pk = String(command.input.Item?.pk ?? command.input.Key?.pk ?? '');
-    const kind = pk === PK.account ? 'account' : pk === PK.rank ? 'index' : pk.startsWith(PK_PREFIX.held) ? 'held' : undefined;
+    const kind = isAccountPartition(pk) ? 'account' : pk === PK.rank ? 'index' : pk.startsWith(PK_PREFIX.held) ? 'held' : undefined;
     if (kind !== undefined) counts.set(`${op}:${kind}`, (counts.get(`${op}:${kind}`) ?? 0) + 1);
     return send(command);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { TableRef } from '../../shared/table/core/client.ts';
-import { PK } from '../../shared/table/core/keys.ts';
+import { isAccountPartition } from '../../shared/table/accounts/keys.ts';
 import { AGENT_TOKEN, useAccountsWorld } from '../support/accounts-world.ts';
 import { ProtocolAgent } from '../support/protocol-agent.ts';
 import { interceptedTable, operationOf } from '../support/intercepted-table.ts';
@@ -13,7 +13,7 @@ const WAIT = { timeout: 60_000, interval: 50 };
 function countingItemWrites(t: TableRef): { table: TableRef; counts: { written: number; refused: number } } {
   const counts = { written: 0, refused: 0 };
   const table = interceptedTable(t, async (command, send) => {
-    const item = operationOf(command) === 'Update' && command.input.Key?.pk === PK.account;
+    const item = operationOf(command) === 'Update' && isAccountPartition(command.input.Key?.pk);
     if (item) counts.written++;
     try {
       return await send(command);

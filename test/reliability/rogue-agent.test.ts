@@ -24,6 +24,7 @@
  * Replay a failure with the seed printed: `ROGUE_SEED=<seed> ROGUE_RUNS=<runs> npx vitest run test/reliability/rogue-agent.test.ts`.
  */
 import { readHeldAccounts } from '../../shared/table/accounts/held.ts';
+import { isAccountPartition, isChangePartition } from '../../shared/table/accounts/keys.ts';
 import { status as grpcStatus, type StatusObject } from '@grpc/grpc-js';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
@@ -266,10 +267,10 @@ function guarded(snapshot: TableSnapshot): Map<string, unknown> {
       delete item.renewedAt;
       delete item.lastProcessedSeq;
       delete item[TTL_ATTRIBUTE];
-    } else if (pk === 'ACCOUNT' || pk === 'ACCESS' || pk === 'CLEANUP') {
+    } else if (isAccountPartition(pk) || pk === 'ACCESS' || pk === 'CLEANUP') {
       // The rogue's own static accounts come and go (and a gone one is marked for its cache's cleanup).
       if (sk !== '#BUILT' && !others.has(sk)) continue;
-    } else if (pk === 'CHANGE') {
+    } else if (isChangePartition(pk)) {
       // `<13-digit ms>#<name>#<10-digit generation>`
       if (!others.has(sk.slice(14, -11))) continue;
     } else if (pk === 'AGENTID') {
@@ -418,7 +419,7 @@ describe('a rogue agent with a valid credential of its own identity', () => {
     // number of account items, not equal it at every instant.
     await vi.waitFor(async () => {
       const items = (await tableSnapshot(world.table)).items;
-      const accounts = [...items.keys()].filter((k) => k.startsWith('ACCOUNT|'));
+      const accounts = [...items.keys()].filter((k) => isAccountPartition(k.split('|')[0]));
       // On a mismatch, the names the rank index holds and the account items, side by side.
       const ranked = [...items].filter(([k]) => k.startsWith('RANK')).map(([k, json]) => `${k} ${json.slice(0, 600)}`);
       expect((await world.call('GET', '/vendor/accounts?limit=1')).json.total, `accounts ${JSON.stringify(accounts)}; rank ${JSON.stringify(ranked)}`).toBe(accounts.length);

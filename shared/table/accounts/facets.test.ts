@@ -1,5 +1,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
+import { accountKey } from './keys.ts';
 import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
 import type { AccountState } from '../../accounts/schema.ts';
@@ -178,7 +179,7 @@ describe('facet index against dynalite', () => {
 
   it('is built at start-up when missing while accounts exist, and left alone when present', async () => {
     const t = await tables.fresh();
-    await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'ACCOUNT', sk: 'x', name: 'x', version: 1, generation: 0, defs: {}, agents: {}, updatedAt: 1 } }));
+    await t.client.send(new PutCommand({ TableName: t.tableName, Item: { ...accountKey('x'), name: 'x', version: 1, generation: 0, defs: {}, agents: {}, updatedAt: 1 } }));
     expect(await ensureFacetIndex(t)).toBe(true);
     expect(await facetCounts(t)).toEqual(new Map([[facetTag({ source: 'driver' }), 1]]));
     expect(await ensureFacetIndex(t)).toBe(false);

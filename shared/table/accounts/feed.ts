@@ -5,15 +5,16 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { batchWrite } from '../core/batch.ts';
 import type { TableRef } from '../core/client.ts';
-import { PK } from '../core/keys.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
-import { changeKey, padMs } from './keys.ts';
+import { queryShards, shardLimit } from '../core/sharded-query.ts';
+import { CHANGE_PARTITIONS, changeKey, padMs } from './keys.ts';
 
 /**
  * The assignment work feed. The API appends one entry per account it activates, re-registers while
  * active, or removes; driver replicas read "everything since my cursor" and act on the account's
  * current item (the entry's generation tells a stale entry from a fresh one). Entries are keyed by
- * time, name and generation, so appending the same entry twice is the same item.
+ * time, name and generation, so appending the same entry twice is the same item, in the feed shard of
+ * the name's account shard (keys.ts), so an account's entries stay in one partition, in order.
  *
  * The account write and the feed write are two writes: a crash between them leaves an account whose
  * change is not in the feed, which the driver's periodic full reconcile repairs. A small activation
@@ -53,19 +54,23 @@ export function cursorAt(ms: number): string {
   return padMs(ms);
 }
 
-export function changesSinceParams(tableName: string, cursor: string, limit: number): QueryCommandInput {
-  return {
+/**
+ * Entries after `cursor`: a Query per feed shard (`sk > cursor`, each asked for its share of `limit`,
+ * `shardLimit`), to be sent together and merged by sort key.
+ */
+export function changesSinceParams(tableName: string, cursor: string, limit: number): QueryCommandInput[] {
+  return CHANGE_PARTITIONS.map((pk) => ({
     TableName: tableName,
     KeyConditionExpression: 'pk = :pk AND sk > :cursor',
-    ExpressionAttributeValues: { ':pk': PK.change, ':cursor': cursor },
-    Limit: limit,
+    ExpressionAttributeValues: { ':pk': pk, ':cursor': cursor },
+    Limit: shardLimit(limit, CHANGE_PARTITIONS.length),
     ConsistentRead: true,
-  };
+  }));
 }
 
 /** The same read, keys only: an entry's sort key holds its time, name and generation. */
-export function changeKeysSinceParams(tableName: string, cursor: string, limit: number): QueryCommandInput {
-  return { ...changesSinceParams(tableName, cursor, limit), ProjectionExpression: 'sk' };
+export function changeKeysSinceParams(tableName: string, cursor: string, limit: number): QueryCommandInput[] {
+  return changesSinceParams(tableName, cursor, limit).map((input) => ({ ...input, ProjectionExpression: 'sk' }));
 }
 
 /** An entry as its sort key tells it: `<13-digit ms>#<name>#<10-digit generation>`. */
@@ -123,42 +128,47 @@ export async function appendChanges(t: TableRef, changes: readonly Change[]): Pr
 }
 
 /**
- * Entries after `cursor`, oldest first, and the cursor to pass next time. Writers' clocks differ a
- * little, so a reader should start a little before its last cursor (entries are idempotent to replay).
+ * Entries after `cursor`, oldest first, and the cursor to pass next time: at most `limit`, read from
+ * every shard at once and merged, and never past a sort key where a shard's page was cut, so that
+ * reading on from the cursor reads every entry once. `more` says whether entries may follow. Writers'
+ * clocks differ a little, so a reader should start a little before its last cursor (entries are
+ * idempotent to replay).
  */
-export async function changesSince(t: TableRef, cursor: string, limit = 100): Promise<{ changes: Change[]; cursor: string }> {
-  const out = await t.client.send(new QueryCommand(changesSinceParams(t.tableName, cursor, limit)));
-  const items = out.Items ?? [];
+export async function changesSince(t: TableRef, cursor: string, limit = 100): Promise<{ changes: Change[]; cursor: string; more: boolean }> {
+  const { items, more, after } = await queryShards(t, changesSinceParams(t.tableName, cursor, limit), limit);
   const changes = items.map((i) => ({
     name: i.name as string,
     action: i.action as ChangeAction,
     generation: i.generation as number,
     at: i.at as number,
   }));
-  const last = items.at(-1);
-  return { changes, cursor: last === undefined ? cursor : (last.sk as string) };
+  return { changes, cursor: after ?? cursor, more };
 }
 
 /**
  * `changesSince` for a reader that needs only which accounts changed (the driver's feed reader): the
- * Query returns the sort keys alone, so re-reading a window of 1,000 entries moves and decodes a
+ * Queries return the sort keys alone, so re-reading a window of 1,000 entries moves and decodes a
  * fraction of the items.
  */
-export async function changeKeysSince(t: TableRef, cursor: string, limit = 100): Promise<{ keys: ChangeKey[]; cursor: string }> {
-  const out = await t.client.send(new QueryCommand(changeKeysSinceParams(t.tableName, cursor, limit)));
-  const keys = (out.Items ?? []).map((i) => parseChangeKey(i.sk as string));
-  return { keys, cursor: keys.at(-1)?.sk ?? cursor };
+export async function changeKeysSince(t: TableRef, cursor: string, limit = 100): Promise<{ keys: ChangeKey[]; cursor: string; more: boolean }> {
+  const { items, more, after } = await queryShards(t, changeKeysSinceParams(t.tableName, cursor, limit), limit);
+  return { keys: items.map((i) => parseChangeKey(i.sk as string)), cursor: after ?? cursor, more };
 }
 
-/** Deletes entries older than `beforeMs` (where the table has no TTL deletion, as in dynalite). */
+/** Deletes entries older than `beforeMs` in every shard (where the table has no TTL deletion, as in dynalite). */
 export async function pruneChanges(t: TableRef, beforeMs: number): Promise<number> {
+  const deleted = await Promise.all(CHANGE_PARTITIONS.map((pk) => pruneShard(t, pk, beforeMs)));
+  return deleted.reduce((a, b) => a + b, 0);
+}
+
+async function pruneShard(t: TableRef, pk: string, beforeMs: number): Promise<number> {
   let deleted = 0;
   for (;;) {
     const out = await t.client.send(
       new QueryCommand({
         TableName: t.tableName,
         KeyConditionExpression: 'pk = :pk AND sk < :before',
-        ExpressionAttributeValues: { ':pk': PK.change, ':before': padMs(beforeMs) },
+        ExpressionAttributeValues: { ':pk': pk, ':before': padMs(beforeMs) },
         ProjectionExpression: 'pk, sk',
         Limit: 25,
       }),

@@ -1,10 +1,41 @@
-import { PK, PK_PREFIX, type Key } from '../core/keys.ts';
+import { ACCOUNT_SHARDS, PK, PK_PREFIX, type Key } from '../core/keys.ts';
 
 // Keys of the account items and of what is kept beside them: the rank index, the access index and the
 // assignment work feed.
 
+/**
+ * The shard of an account name: FNV-1a (32 bits) of its UTF-16 code units, modulo `ACCOUNT_SHARDS`.
+ * Stable for ever: an item is found only under the shard its name hashes to.
+ */
+export function accountShard(name: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) {
+    hash ^= name.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % ACCOUNT_SHARDS;
+}
+
+const SHARDS = Array.from({ length: ACCOUNT_SHARDS }, (_, k) => k);
+
+/** The partitions of the account items, one per shard: every list read queries them all and merges. */
+export const ACCOUNT_PARTITIONS: readonly string[] = SHARDS.map((k) => `${PK_PREFIX.account}${k}`);
+
+/** The partitions of the work feed, one per shard. */
+export const CHANGE_PARTITIONS: readonly string[] = SHARDS.map((k) => `${PK_PREFIX.change}${k}`);
+
 export function accountKey(name: string): Key {
-  return { pk: PK.account, sk: name };
+  return { pk: ACCOUNT_PARTITIONS[accountShard(name)] as string, sk: name };
+}
+
+/** Whether `pk` is one of the account items' partitions. */
+export function isAccountPartition(pk: unknown): boolean {
+  return typeof pk === 'string' && ACCOUNT_PARTITIONS.includes(pk);
+}
+
+/** Whether `pk` is one of the work feed's partitions. */
+export function isChangePartition(pk: unknown): boolean {
+  return typeof pk === 'string' && CHANGE_PARTITIONS.includes(pk);
 }
 
 export const RANK_DIR_KEY: Key = { pk: PK.rank, sk: 'DIR' };
@@ -36,6 +67,7 @@ export function padMs(ms: number): string {
   return String(Math.max(0, Math.trunc(ms))).padStart(13, '0');
 }
 
+/** In the feed partition of the name's shard, so an account's entries stay in one partition, in order. */
 export function changeKey(at: number, name: string, generation: number): Key {
-  return { pk: PK.change, sk: `${padMs(at)}#${name}#${String(generation).padStart(10, '0')}` };
+  return { pk: CHANGE_PARTITIONS[accountShard(name)] as string, sk: `${padMs(at)}#${name}#${String(generation).padStart(10, '0')}` };
 }

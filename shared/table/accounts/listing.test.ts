@@ -5,6 +5,9 @@ import type { TableRef } from '../core/client.ts';
 import { chunksForPage, listAccountPage, listVisibleAccountPage, locateVisiblePage, pageNames, visibleCounts } from './listing.ts';
 import { rankChange, readDir, type RankChunk, type RankDir } from './rank.ts';
 import { createAccount } from './records.ts';
+import { accountKey } from './keys.ts';
+import { skewedNames } from '../../../test/support/sharded-items.ts';
+import { ACCOUNT_SHARDS } from '../core/keys.ts';
 
 const dir: RankDir = {
   version: 1,
@@ -86,8 +89,10 @@ describe('visible pages against dynalite', () => {
     expect(await itemReadUnits(sparse)).toEqual({ names: ['n-000', 'n-020', 'n-040'], units: 1.5 });
     const dense = new Set(all.filter((_, i) => i % 2 === 1));
     expect(await locateVisiblePage(t, 0, 3, dense)).toEqual({ total: 31, names: ['n-000', 'n-002', 'n-004'], span: 5 });
-    // One range read of five small items.
-    expect(await itemReadUnits(dense)).toEqual({ names: ['n-000', 'n-002', 'n-004'], units: 0.5 });
+    // A range read of the five small items' names in each shard that holds a name of the page (half a
+    // unit each): not more than the reads by key would cost.
+    const shards = new Set(['n-000', 'n-002', 'n-004'].map((name) => accountKey(name).pk)).size;
+    expect(await itemReadUnits(dense)).toEqual({ names: ['n-000', 'n-002', 'n-004'], units: 0.5 * shards });
   });
 });
 
@@ -106,5 +111,25 @@ describe('pages of every account against dynalite', () => {
     expect(page2.records.map((r) => r.name)).toEqual(names.slice(10, 20));
     expect((await listAccountPage(t, 3, 10)).records.map((r) => r.name)).toEqual(names.slice(20));
     expect((await listAccountPage(t, 4, 10)).records).toEqual([]);
+  });
+
+  it('pages through accounts in every shard, each page merged from all of them in name order, every account once', async () => {
+    const t = await tables.fresh();
+    // Most in one shard, a few in each other: that shard's pages are cut long before the others'.
+    const names = skewedNames('s-', 90, 4);
+    expect(new Set(names.map((name) => accountKey(name).pk)).size).toBe(ACCOUNT_SHARDS);
+    await Promise.all(names.map((name) => createAccount(t, name, 1)));
+    await rankChange(t, names, [], { maxChunkNames: 8 });
+    // From 40 on, each shard is asked for its share of the page and half again.
+    for (const limit of [1, 5, 9, 40, 100, names.length]) {
+      const pages: string[][] = [];
+      for (let page = 1; page <= Math.ceil(names.length / limit) + 1; page++) {
+        const got = await listAccountPage(t, page, limit);
+        expect(got.total).toBe(names.length);
+        pages.push(got.records.map((r) => r.name));
+      }
+      expect(pages.map((p) => p.length), `limit ${limit}`).toEqual([...Array.from({ length: Math.ceil(names.length / limit) }, (_, i) => Math.min(limit, names.length - i * limit)), 0]);
+      expect(pages.flat(), `limit ${limit}`).toEqual(names);
+    }
   });
 });

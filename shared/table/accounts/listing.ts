@@ -1,11 +1,11 @@
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AccountRecord } from '../../accounts/model.ts';
 import { VendorError } from '../../errors.ts';
 import type { TableRef } from '../core/client.ts';
-import { PK } from '../core/keys.ts';
-import { queryAll } from '../core/query.ts';
+import { queryAllShards } from '../core/sharded-query.ts';
+import { ACCOUNT_PARTITIONS, accountKey } from './keys.ts';
 import { chunkIndexFor, locatePage, readChunk, readDir, type RankChunk, type RankDir, type RankEntry } from './rank.ts';
-import { accountFromItem, getAccounts, queryAccountsParams } from './records.ts';
+import { accountFromItem, getAccounts, readAccountRun } from './records.ts';
 
 /**
  * Pages of the account list (GET /vendor/accounts), from the rank index. A caller who may read every
@@ -19,21 +19,13 @@ import { accountFromItem, getAccounts, queryAccountsParams } from './records.ts'
 
 /**
  * One page of accounts in name order with the total: the rank index gives the name before the page
- * and the total, then one Query reads exactly the page's items.
+ * and the total, then one Query per shard reads the page's items after it (each its share of the
+ * page, `queryAccountsParams`), merged by name.
  */
 export async function listAccountPage(t: TableRef, page: number, limit: number): Promise<{ records: AccountRecord[]; total: number }> {
   const start = await locatePage(t, (page - 1) * limit);
   if (start.pastEnd) return { records: [], total: start.total };
-  const records: AccountRecord[] = [];
-  let exclusiveStart = start.startAfter;
-  // A Query stops at 1 MB; continue until the page is full or the partition ends.
-  while (records.length < limit) {
-    const out = await t.client.send(new QueryCommand(queryAccountsParams(t.tableName, limit - records.length, exclusiveStart)));
-    for (const item of out.Items ?? []) records.push(accountFromItem(item));
-    if (out.LastEvaluatedKey === undefined) break;
-    exclusiveStart = out.LastEvaluatedKey.sk as string;
-  }
-  return { records, total: start.total };
+  return { records: await readAccountRun(t, limit, start.startAfter), total: start.total };
 }
 
 /**
@@ -140,12 +132,13 @@ export async function locateVisiblePage(t: TableRef, offset: number, limit: numb
   throw new VendorError('unavailable', 'rank index is changing too fast to read; try again');
 }
 
-export function queryAccountRangeParams(tableName: string, first: string, last: string): QueryCommandInput {
-  return {
+/** The accounts named `first` to `last`: one Query of that name range per shard in `shards` (all by default). */
+export function queryAccountRangeParams(tableName: string, first: string, last: string, shards: readonly string[] = ACCOUNT_PARTITIONS): QueryCommandInput[] {
+  return shards.map((pk) => ({
     TableName: tableName,
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last',
-    ExpressionAttributeValues: { ':pk': PK.account, ':first': first, ':last': last },
-  };
+    ExpressionAttributeValues: { ':pk': pk, ':first': first, ':last': last },
+  }));
 }
 
 /**
@@ -173,7 +166,9 @@ export async function readNamedAccounts(t: TableRef, names: readonly string[], s
   let found: Map<string, AccountRecord>;
   if (span <= RANGE_READ_FACTOR * names.length) {
     // Few other names in between: one range read costs less than a read per key (each rounds up to 4 KB).
-    const items = await queryAll(t, queryAccountRangeParams(t.tableName, names[0] as string, names.at(-1) as string));
+    // Only the shards that hold a wanted name are read.
+    const shards = [...new Set(names.map((name) => accountKey(name).pk))];
+    const items = await queryAllShards(t, queryAccountRangeParams(t.tableName, names[0] as string, names.at(-1) as string, shards));
     found = new Map(items.filter((item) => wanted.has(item.sk as string)).map((item) => [item.sk as string, accountFromItem(item)]));
   } else {
     found = await getAccounts(t, names);

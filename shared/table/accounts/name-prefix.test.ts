@@ -5,16 +5,21 @@ import type { TableRef } from '../core/client.ts';
 import { listPrefixAccountPage, prefixRanks } from './name-prefix.ts';
 import { rankChange, readDir } from './rank.ts';
 import { createAccount } from './records.ts';
+import { isAccountPartition } from './keys.ts';
+import { ACCOUNT_SHARDS } from '../core/keys.ts';
+import { shardLimit } from '../core/sharded-query.ts';
 import { interceptedTable } from '../../../test/support/intercepted-table.ts';
 
 const tables = useTestTables();
 
-/** Counts the account items each Query returns, to show a page reads only the page. */
-function countingItems(t: TableRef): { table: TableRef; read: () => number } {
-  let read = 0;
+/** Keeps the names of the account items each Query returns, to show a page reads only from the page on. */
+function countingItems(t: TableRef): { table: TableRef; read: () => string[] } {
+  const read: string[] = [];
   const table = interceptedTable(t, async (command, send) => {
-    const out = (await send(command)) as { Items?: unknown[] };
-    if (command instanceof QueryCommand && (command.input.ExpressionAttributeValues as Record<string, unknown>)[':pk'] === 'ACCOUNT') read += out.Items?.length ?? 0;
+    const out = (await send(command)) as { Items?: { sk?: unknown }[] };
+    if (command instanceof QueryCommand && isAccountPartition((command.input.ExpressionAttributeValues as Record<string, unknown>)[':pk'])) {
+      read.push(...(out.Items ?? []).map((item) => String(item.sk)));
+    }
     return out;
   });
   return { table, read: () => read };
@@ -38,7 +43,12 @@ describe('pages of a name prefix from the rank index', () => {
           const got = await listPrefixAccountPage(counting.table, prefix, page, limit);
           const want = expected.slice((page - 1) * limit, page * limit);
           expect({ prefix, limit, page, names: got.records.map((r) => r.name), total: got.total }).toEqual({ prefix, limit, page, names: want, total: expected.length });
-          expect(counting.read()).toBe(want.length);
+          // Each shard is asked for its share of the page after the name before it: nothing before the
+          // page is read, and no shard reads more than its share.
+          const before = sorted[below + (page - 1) * limit - 1];
+          expect(counting.read().filter((name) => before !== undefined && name <= before)).toEqual([]);
+          expect(counting.read().length).toBeLessThanOrEqual(ACCOUNT_SHARDS * shardLimit(limit, ACCOUNT_SHARDS));
+          expect(counting.read()).toEqual(expect.arrayContaining(want));
         }
       }
     }

@@ -5,12 +5,11 @@
  * below the bound in that chunk, so the run costs the directory and two chunks, and a page of it
  * what a page of the whole list costs.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { AccountRecord } from '../../accounts/model.ts';
 import { VendorError } from '../../errors.ts';
 import type { TableRef } from '../core/client.ts';
 import { chunkIndexFor, locatePage, readChunk, readDir, type RankDir, type RankEntry } from './rank.ts';
-import { accountFromItem, queryAccountsParams } from './records.ts';
+import { readAccountRun } from './records.ts';
 
 /** Above every character of an account name: `prefix + PREFIX_END` is past every name with the prefix. */
 const PREFIX_END = '\uffff';
@@ -44,16 +43,10 @@ export async function listPrefixAccountPage(t: TableRef, prefix: string, page: n
   if (offset >= end) return { records: [], total };
   const start = await locatePage(t, offset);
   if (start.pastEnd) return { records: [], total };
-  const records: AccountRecord[] = [];
-  let exclusiveStart = start.startAfter;
-  const want = Math.min(limit, end - offset);
-  while (records.length < want) {
-    const out = await t.client.send(new QueryCommand(queryAccountsParams(t.tableName, want - records.length, exclusiveStart)));
-    const items = (out.Items ?? []).map(accountFromItem);
-    // The index may trail a write by a moment: the page holds only names with the prefix.
-    records.push(...items.filter((r) => r.name.startsWith(prefix)));
-    if (out.LastEvaluatedKey === undefined || items.some((r) => r.name > prefix + PREFIX_END)) break;
-    exclusiveStart = out.LastEvaluatedKey.sk as string;
-  }
+  // The index may trail a write by a moment: the page holds only names with the prefix.
+  const records = await readAccountRun(t, Math.min(limit, end - offset), start.startAfter, {
+    keep: (r) => r.name.startsWith(prefix),
+    past: (r) => r.name > prefix + PREFIX_END,
+  });
   return { records, total };
 }

@@ -1,5 +1,6 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
+import { accountKey } from './keys.ts';
 import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
 import type { TableRef } from '../core/client.ts';
@@ -130,7 +131,7 @@ describe('rank index against dynalite', () => {
     const t = await tables.fresh();
     expect(await ensureRankIndex(t)).toBe(false);
     const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
-    await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'ACCOUNT', sk: 'x' } }));
+    await t.client.send(new PutCommand({ TableName: t.tableName, Item: accountKey('x') }));
     expect(await ensureRankIndex(t)).toBe(true);
     expect(await rankTotal(t)).toBe(1);
     expect(await ensureRankIndex(t)).toBe(false);
@@ -140,7 +141,7 @@ describe('rank index against dynalite', () => {
     const t = await tables.fresh();
     const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
     for (const name of ['b', 'a', 'c']) {
-      await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'ACCOUNT', sk: name } }));
+      await t.client.send(new PutCommand({ TableName: t.tableName, Item: accountKey(name) }));
     }
     await rankChange(t, ['stale'], []);
     expect(await rebuildRankIndex(t)).toEqual({ total: 3, chunks: 1 });

@@ -3,11 +3,11 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
-  QueryCommand,
   UpdateCommand,
   type DeleteCommandInput,
   type GetCommandInput,
   type PutCommandInput,
+  type QueryCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { backoffDelay, type BackoffPolicy } from '../../backoff.ts';
@@ -15,9 +15,9 @@ import { systemClock } from '../../clock.ts';
 import { VendorError } from '../../errors.ts';
 import type { TableRef } from '../core/client.ts';
 import { tryConditional } from '../core/conditional.ts';
-import { PK, type Key } from '../core/keys.ts';
-import { queryAll } from '../core/query.ts';
-import { RANK_DIR_KEY, rankChunkKey } from './keys.ts';
+import type { Key } from '../core/keys.ts';
+import { queryAllShards, queryShards } from '../core/sharded-query.ts';
+import { ACCOUNT_PARTITIONS, RANK_DIR_KEY, rankChunkKey } from './keys.ts';
 
 /**
  * The rank index: account names in sorted chunks, and a directory listing each chunk's lower bound,
@@ -425,19 +425,23 @@ export async function rankTotal(t: TableRef): Promise<number> {
   return dir === undefined ? 0 : totalOf(dir);
 }
 
+/** Every account name (keys only), a Query per shard; with `limit`, at most that many of each. */
+export function accountNamesParams(tableName: string, limit?: number): QueryCommandInput[] {
+  return ACCOUNT_PARTITIONS.map((pk) => ({
+    TableName: tableName,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ProjectionExpression: 'sk',
+    ...(limit === undefined ? {} : { Limit: limit }),
+  }));
+}
+
 /**
  * Rewrites the index from the account items: the repair for counts left stale by a crash and the way
  * to compact small chunks. Reads every account key, so it is an operator's or a periodic job's tool.
  */
 export async function rebuildRankIndex(t: TableRef): Promise<{ total: number; chunks: number }> {
-  const names = (
-    await queryAll(t, {
-      TableName: t.tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': PK.account },
-      ProjectionExpression: 'sk',
-    })
-  ).map((item) => item.sk as string);
+  const names = (await queryAllShards(t, accountNamesParams(t.tableName))).map((item) => item.sk as string);
   return rewriteRankSpace(t, NAME_RANK, names);
 }
 
@@ -467,10 +471,8 @@ export async function rewriteRankSpace(t: TableRef, space: RankSpace, names: rea
  */
 export async function ensureRankIndex(t: TableRef): Promise<boolean> {
   if ((await readDir(t, true)) !== undefined) return false;
-  const out = await t.client.send(
-    new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.account }, Limit: 1 }),
-  );
-  if ((out.Items ?? []).length === 0) return false;
+  const { items } = await queryShards(t, accountNamesParams(t.tableName, 1), 1);
+  if (items.length === 0) return false;
   await rebuildRankIndex(t);
   return true;
 }

@@ -2,11 +2,35 @@ import { describe, expect, it } from 'vitest';
 import { faultyTable } from '../../../test/support/store-faults.ts';
 import { useTestTables } from '../../../test/support/table.ts';
 import type { Definition } from '../../accounts/model.ts';
-import { allAccounts, createAccount, getAccount, getAccounts, mutateAccount, setDefinition, updateAccount, updateAccountParams } from './records.ts';
+import { allAccounts, createAccount, getAccount, getAccounts, mutateAccount, queryAccountsParams, readAccountsAfter, setDefinition, updateAccount, updateAccountParams } from './records.ts';
+import { ACCOUNT_PARTITIONS, accountKey } from './keys.ts';
+import { queryAccountRangeParams } from './listing.ts';
+import { accountNamesParams } from './rank.ts';
+import { skewedNames } from '../../../test/support/sharded-items.ts';
+import { ACCOUNT_SHARDS } from '../core/keys.ts';
 
 const def: Definition = { kind: 'driver-config', settings: { context: 'c' }, at: 1 };
 
 describe('account builders', () => {
+  it('reads a page in name order as one Query per shard after the name before it, each asked for its share', () => {
+    const queries = queryAccountsParams('t', 100, 'acct-07', true);
+    expect(queries).toEqual(
+      ACCOUNT_PARTITIONS.map((pk) => ({
+        TableName: 't',
+        KeyConditionExpression: 'pk = :pk AND sk > :after',
+        ExpressionAttributeValues: { ':pk': pk, ':after': 'acct-07' },
+        Limit: 23,
+        ConsistentRead: true,
+      })),
+    );
+    expect(queryAccountsParams('t', 5)[3]).toEqual({ TableName: 't', KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'ACCOUNT#3' }, Limit: 5 });
+    expect(queryAccountRangeParams('t', 'a', 'b', ['ACCOUNT#2'])).toEqual([
+      { TableName: 't', KeyConditionExpression: 'pk = :pk AND sk BETWEEN :first AND :last', ExpressionAttributeValues: { ':pk': 'ACCOUNT#2', ':first': 'a', ':last': 'b' } },
+    ]);
+    expect(queryAccountRangeParams('t', 'a', 'b')).toHaveLength(ACCOUNT_SHARDS);
+    expect(accountNamesParams('t', 1).map((q) => [q.ExpressionAttributeValues?.[':pk'], q.ProjectionExpression, q.Limit])).toEqual(ACCOUNT_PARTITIONS.map((pk) => [pk, 'sk', 1]));
+  });
+
   it('conditions the generic update on the version and raises it', () => {
     const p = updateAccountParams('t', 'prod', 7, { state: 'FAILED', lastAssignmentMsg: null, cachingEpoch: 3 }, 100);
     expect(p.ConditionExpression).toBe('version = :expected');
@@ -120,5 +144,32 @@ describe('accounts against dynalite', () => {
     for await (const page of allAccounts(t, 10)) pages.push(page.map((r) => r.name));
     expect(pages.map((p) => p.length)).toEqual([10, 10, 5]);
     expect(pages.flat()).toEqual(names);
+  });
+
+  it('reads pages after a name from every shard, merged in name order, and paging on reads every account once', async () => {
+    const t = await tables.fresh();
+    // Most in one shard, a few in each other: that shard's pages are cut long before the others'.
+    const names = skewedNames('p-', 80, 3);
+    expect(new Set(names.map((name) => accountKey(name).pk)).size).toBe(ACCOUNT_SHARDS);
+    await Promise.all(names.map((name) => createAccount(t, name, 1)));
+    // At 40 each shard is asked for 12 (its share and half again).
+    for (const limit of [1, 3, 8, 40, names.length, names.length + 1]) {
+      const read: string[] = [];
+      let after: string | undefined;
+      for (let rounds = 0; ; rounds++) {
+        expect(rounds).toBeLessThanOrEqual(names.length);
+        const page = await readAccountsAfter(t, limit, after);
+        expect(page.records.length).toBeLessThanOrEqual(limit);
+        read.push(...page.records.map((r) => r.name));
+        if (!page.more) break;
+        after = page.records.at(-1)?.name;
+      }
+      expect(read, `limit ${limit}`).toEqual(names);
+      const pages: string[][] = [];
+      for await (const page of allAccounts(t, limit)) pages.push(page.map((r) => r.name));
+      expect(pages.flat(), `limit ${limit}`).toEqual(names);
+    }
+    // From the middle: only the names after it.
+    expect((await readAccountsAfter(t, 5, names[20])).records.map((r) => r.name)).toEqual(names.slice(21, 26));
   });
 });

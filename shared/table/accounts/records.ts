@@ -3,7 +3,6 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
-  QueryCommand,
   UpdateCommand,
   type BatchGetCommandInput,
   type DeleteCommandInput,
@@ -18,12 +17,12 @@ import { VendorError } from '../../errors.ts';
 import { batchGet } from '../core/batch.ts';
 import type { TableRef } from '../core/client.ts';
 import { isConditionFailure } from '../core/conditional.ts';
-import { PK } from '../core/keys.ts';
-import { accountKey } from './keys.ts';
+import { queryShards, shardLimit } from '../core/sharded-query.ts';
+import { ACCOUNT_PARTITIONS, accountKey } from './keys.ts';
 
 /**
- * Account items: one per name in the `ACCOUNT` partition, holding every source's definition (`defs`,
- * keyed by source id), the migration registration and state, and the per-agent assignment results
+ * Account items: one per name, in the partition of its name's shard (`ACCOUNT#<shard>`, keys.ts),
+ * holding every source's definition (`defs`, keyed by source id), the migration registration and state, and the per-agent assignment results
  * (`agents`, keyed by agentId). Every write raises `version`; writers that decide from what they read
  * condition on it.
  */
@@ -210,16 +209,19 @@ export function accountAfter(record: AccountRecord, changes: AccountChanges, now
   return after as unknown as AccountRecord;
 }
 
-/** One page of accounts in name order, starting after `startAfter`. */
-export function queryAccountsParams(tableName: string, limit: number, startAfter?: string, consistent = false): QueryCommandInput {
-  return {
+/**
+ * One page of accounts in name order after `startAfter`: a Query per shard (`sk > startAfter`, each
+ * asked for its share of `limit`, `shardLimit`), to be sent together and merged by name
+ * (`readAccountsAfter`).
+ */
+export function queryAccountsParams(tableName: string, limit: number, startAfter?: string, consistent = false): QueryCommandInput[] {
+  return ACCOUNT_PARTITIONS.map((pk) => ({
     TableName: tableName,
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': PK.account },
-    Limit: limit,
+    KeyConditionExpression: startAfter === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
+    ExpressionAttributeValues: { ':pk': pk, ...(startAfter === undefined ? {} : { ':after': startAfter }) },
+    Limit: shardLimit(limit, ACCOUNT_PARTITIONS.length),
     ...(consistent ? { ConsistentRead: true } : {}),
-    ...(startAfter === undefined ? {} : { ExclusiveStartKey: accountKey(startAfter) }),
-  };
+  }));
 }
 
 // ---- I/O ----
@@ -360,16 +362,54 @@ export async function deleteAccount(t: TableRef, name: string, expectedVersion: 
 }
 
 /**
+ * Up to `limit` accounts in name order after `startAfter`, from every shard at once. Fewer come back
+ * when a shard's page was cut before the others': `more` says whether to go on, after `after`, so a
+ * reader that does reads every account once.
+ */
+export async function readAccountsAfter(
+  t: TableRef,
+  limit: number,
+  startAfter?: string,
+  consistent = false,
+): Promise<{ records: AccountRecord[]; more: boolean; after: string | undefined }> {
+  const page = await queryShards(t, queryAccountsParams(t.tableName, limit, startAfter, consistent), limit);
+  return { records: page.items.map(accountFromItem), more: page.more, after: page.after ?? startAfter };
+}
+
+/**
+ * Up to `count` accounts in name order after `startAfter`, reading on while a shard's page was cut
+ * before the others'. `keep` leaves accounts out (they do not count); the read ends at the first
+ * account `past` is true of, which is left out too.
+ */
+export async function readAccountRun(
+  t: TableRef,
+  count: number,
+  startAfter?: string,
+  options: { keep?: (record: AccountRecord) => boolean; past?: (record: AccountRecord) => boolean } = {},
+): Promise<AccountRecord[]> {
+  const records: AccountRecord[] = [];
+  let after = startAfter;
+  while (records.length < count) {
+    const read = await readAccountsAfter(t, count - records.length, after);
+    const end = options.past === undefined ? -1 : read.records.findIndex(options.past);
+    const kept = (end === -1 ? read.records : read.records.slice(0, end)).filter(options.keep ?? (() => true));
+    records.push(...kept);
+    if (end !== -1 || !read.more) break;
+    after = read.after;
+  }
+  return records;
+}
+
+/**
  * Every account, in name order, a page at a time: for the driver's periodic full reconcile. It reads
- * the whole partition, so it is for background work, never for a request.
+ * every shard whole, so it is for background work, never for a request.
  */
 export async function* allAccounts(t: TableRef, pageSize = 500, options: { consistent?: boolean } = {}): AsyncGenerator<AccountRecord[]> {
   let startAfter: string | undefined;
   for (;;) {
-    const out = await t.client.send(new QueryCommand(queryAccountsParams(t.tableName, pageSize, startAfter, options.consistent)));
-    const records = (out.Items ?? []).map(accountFromItem);
+    const { records, more, after } = await readAccountsAfter(t, pageSize, startAfter, options.consistent);
     if (records.length > 0) yield records;
-    if (out.LastEvaluatedKey === undefined) return;
-    startAfter = out.LastEvaluatedKey.sk as string;
+    if (!more) return;
+    startAfter = after;
   }
 }

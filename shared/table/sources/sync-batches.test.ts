@@ -4,7 +4,7 @@ import { useTestTables } from '../../../test/support/table.ts';
 import type { AccountSettings } from '../../accounts/settings.ts';
 import { toAccount } from '../../accounts/view.ts';
 import type { TableRef } from '../core/client.ts';
-import { PK } from '../core/keys.ts';
+import { isAccountPartition } from '../accounts/keys.ts';
 import { readAccessIndex } from '../accounts/access.ts';
 import { changesSince, cursorAt } from '../accounts/feed.ts';
 import { rankTotal } from '../accounts/rank.ts';
@@ -167,7 +167,7 @@ describe('a source sync of many definitions against dynalite', () => {
     // Another source creates one more of the names while this sync runs: just before its first account put.
     let raced = false;
     const c = counted(t, async (command) => {
-      if (raced || !(command instanceof PutCommand) || (command.input as { Item?: { pk?: string } }).Item?.pk !== PK.account) return undefined;
+      if (raced || !(command instanceof PutCommand) || !isAccountPartition((command.input as { Item?: { pk?: string } }).Item?.pk)) return undefined;
       raced = true;
       await putAgentStaticAccounts(t, 'agent-2', 'zone-b', [{ name: 'acct-199', context: 'raced-in' }], 1);
       return undefined;

@@ -1,7 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
-import { PK } from '../core/keys.ts';
+import { everyAccountItem } from '../../../test/support/sharded-items.ts';
 import { changesSince, cursorAt } from '../accounts/feed.ts';
 import { rankTotal } from '../accounts/rank.ts';
 import { getAccount, updateAccount } from '../accounts/records.ts';
@@ -107,12 +107,7 @@ describe('source sync against dynalite', () => {
     let seed = 20261124;
     const jitter = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % 6000) / 1000;
     const after = <T>(ms: number, write: () => Promise<T>) => new Promise<T>((resolve, reject) => setTimeout(() => write().then(resolve, reject), ms));
-    const accountItems = async () =>
-      (
-        await t.client.send(
-          new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.account }, ConsistentRead: true }),
-        )
-      ).Items?.length;
+    const accountItems = async () => (await everyAccountItem(t)).length;
     for (let round = 0; round < 100; round++) {
       await Promise.all([
         after(jitter(), () => putAgentStaticAccounts(t, 'agent-a', 'z', names.map((name) => ({ name })), round)),
@@ -137,7 +132,7 @@ describe('source sync against dynalite', () => {
         putAgentStaticAccounts(t, 'agent-a', 'z', names.slice(0, 4).map((name) => ({ name })), round),
       ]);
       const members = (await query('SOURCE#agent:agent-a')).map((item) => item.sk as string).sort();
-      const accounts = await query(PK.account);
+      const accounts = await everyAccountItem(t);
       const defined = accounts.filter((item) => (item.defs as Record<string, unknown>)['agent:agent-a'] !== undefined).map((item) => item.sk as string).sort();
       expect(members, `round ${round}`).toEqual(defined);
       expect(await rankTotal(t), `round ${round}`).toBe(accounts.length);
