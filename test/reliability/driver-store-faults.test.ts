@@ -18,7 +18,7 @@ import { finished, submitOperation } from '../support/operations.ts';
 import { faultyTable, type StoreFault } from '../support/store-faults.ts';
 import { STORE_BACKOFF_MAX_MS } from '../../driver/backoff.ts';
 import { STORE_MAX_ATTEMPTS } from '../../shared/table/core/client.ts';
-import { ACCOUNT_SHARDS } from '../../shared/table/core/keys.ts';
+import { CHANGE_SHARDS } from '../../shared/table/core/keys.ts';
 
 const world = useAccountsWorld();
 const WAIT = { timeout: 60_000, interval: 50 };
@@ -32,7 +32,7 @@ const HEARTBEAT_MS = 1_000;
  * A read of the work feed is one Query per feed shard (docs/table.md#where-the-writes-land). A loop at
  * its normal pace would pass it alone: the feed is read every 25 ms here.
  */
-const MAX_TRIES_IN_WINDOW = STORE_MAX_ATTEMPTS * ((ACCOUNT_SHARDS + 2 + 2) * (Math.ceil(WATCH_MS / (STORE_BACKOFF_MAX_MS / 2)) + 1) + 2 * (WATCH_MS / HEARTBEAT_MS + 1));
+const MAX_TRIES_IN_WINDOW = STORE_MAX_ATTEMPTS * ((CHANGE_SHARDS + 2 + 2) * (Math.ceil(WATCH_MS / (STORE_BACKOFF_MAX_MS / 2)) + 1) + 2 * (WATCH_MS / HEARTBEAT_MS + 1));
 
 const OUTAGES: { name: string; fault: StoreFault }[] = [
   { name: 'stops answering', fault: { kind: 'hang' } },

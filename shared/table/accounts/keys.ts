@@ -1,4 +1,4 @@
-import { ACCOUNT_SHARDS, PK, PK_PREFIX, type Key } from '../core/keys.ts';
+import { ACCOUNT_SHARDS, CHANGE_SHARDS, PK, PK_PREFIX, type Key } from '../core/keys.ts';
 
 // Keys of the account items and of what is kept beside them: the rank index, the access index and the
 // assignment work feed.
@@ -16,13 +16,13 @@ export function accountShard(name: string): number {
   return hash % ACCOUNT_SHARDS;
 }
 
-const SHARDS = Array.from({ length: ACCOUNT_SHARDS }, (_, k) => k);
+const shards = (n: number, prefix: string): readonly string[] => Array.from({ length: n }, (_, k) => `${prefix}${k}`);
 
 /** The partitions of the account items, one per shard: every list read queries them all and merges. */
-export const ACCOUNT_PARTITIONS: readonly string[] = SHARDS.map((k) => `${PK_PREFIX.account}${k}`);
+export const ACCOUNT_PARTITIONS = shards(ACCOUNT_SHARDS, PK_PREFIX.account);
 
-/** The partitions of the work feed, one per shard. */
-export const CHANGE_PARTITIONS: readonly string[] = SHARDS.map((k) => `${PK_PREFIX.change}${k}`);
+/** The partitions of the work feed, one per feed shard: every feed poll queries them all and merges. */
+export const CHANGE_PARTITIONS = shards(CHANGE_SHARDS, PK_PREFIX.change);
 
 export function accountKey(name: string): Key {
   return { pk: ACCOUNT_PARTITIONS[accountShard(name)] as string, sk: name };
@@ -69,5 +69,5 @@ export function padMs(ms: number): string {
 
 /** In the feed partition of the name's shard, so an account's entries stay in one partition, in order. */
 export function changeKey(at: number, name: string, generation: number): Key {
-  return { pk: CHANGE_PARTITIONS[accountShard(name)] as string, sk: `${padMs(at)}#${name}#${String(generation).padStart(10, '0')}` };
+  return { pk: CHANGE_PARTITIONS[accountShard(name) % CHANGE_SHARDS] as string, sk: `${padMs(at)}#${name}#${String(generation).padStart(10, '0')}` };
 }

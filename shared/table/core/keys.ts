@@ -34,14 +34,21 @@ export const PK = {
 } as const;
 
 /**
- * How many partitions the account items, and the work feed beside them, are spread over. DynamoDB
- * takes at most 1,000 write units a second per partition, and an activation writes an account item
- * about 4 times: 8 partitions take 8,000 a second, so 10,000 accounts activate in 5 s as far as the
- * partition rate goes, where one partition took 40 s. The price is on the reads: a range read of the
- * list is 8 Queries (one per shard, merged by name) instead of 1, and a feed poll 8 instead of 1
- * (docs/table.md#where-the-writes-land).
+ * How many partitions the account items are spread over. DynamoDB takes at most 1,000 write units a
+ * second per partition, and an activation writes an account item about 4 times: 8 partitions take
+ * 8,000 a second, so 10,000 accounts activate in 5 s as far as the partition rate goes, where one
+ * partition took 40 s. The price is on the reads: a range read of the list is 8 Queries (one per
+ * shard, merged by name) instead of 1 (docs/table.md#where-the-writes-land).
  */
 export const ACCOUNT_SHARDS = 8;
+
+/**
+ * How many partitions the work feed is spread over. An activation appends about 2 entries per account,
+ * half the writes of its item, so half the account shards give the feed the same 2,000 accounts a
+ * second; every feed poll queries each of them, so more would cost every idle replica reads for no
+ * faster activation. It divides `ACCOUNT_SHARDS`: an account's entries stay in one partition, in order.
+ */
+export const CHANGE_SHARDS = ACCOUNT_SHARDS / 2;
 
 /**
  * Partitions of one account, one source or one shard each: the prefix, then the account name, source
@@ -50,7 +57,7 @@ export const ACCOUNT_SHARDS = 8;
 export const PK_PREFIX = {
   /** The account items of one shard (`ACCOUNT_SHARDS`), one item each, sorted by name: `ACCOUNT#<shard>`. */
   account: 'ACCOUNT#',
-  /** The assignment work feed of the accounts of one shard, sorted by time: `CHANGE#<shard>`. */
+  /** The assignment work feed of the accounts of one feed shard (`CHANGE_SHARDS`), sorted by time: `CHANGE#<shard>`. */
   change: 'CHANGE#',
   /** Membership of account names in one definition source: `SOURCE#<sourceId>`. */
   source: 'SOURCE#',
