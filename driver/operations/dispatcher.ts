@@ -82,6 +82,8 @@ interface InFlight {
   mark: number;
 }
 
+const REQUEST_MISSING = 'the request of this operation is not in the table; it was not run';
+
 export class OperationDispatcher implements LocalDispatcher {
   readonly #deps: DispatcherDeps;
   readonly #waker = new Waker();
@@ -341,7 +343,7 @@ export class OperationDispatcher implements LocalDispatcher {
     }
     this.#requests.delete(e.id);
     const request = local ?? claimed.request;
-    if (request === undefined) return this.#requestMissing(claimed.record);
+    if (request === undefined) return this.#cannotRun(claimed.record, REQUEST_MISSING);
     this.#send(agent, claimed.record, request, true);
   }
 
@@ -353,7 +355,13 @@ export class OperationDispatcher implements LocalDispatcher {
   #send(agent: LocalAgent, op: OperationRecord, request: OperationRequest, syncEntry: boolean): void {
     const { table, clock, log } = this.#deps;
     this.#track(op.id, { agentId: agent.agentId, sessionId: agent.id, account: op.account, attempt: op.attempt });
-    const message = operationMessage(op.id, op.account, op.attempt, Math.max(1, this.#deadline(op) - clock.now()), request);
+    let message: ReturnType<typeof operationMessage>;
+    try {
+      message = operationMessage(op.id, op.account, op.attempt, Math.max(1, this.#deadline(op) - clock.now()), request);
+    } catch (err) {
+      void this.#cannotRun(op, err instanceof Error ? err.message : String(err)).catch((e: unknown) => log.warn({ err: e, operationId: op.id }, 'operation not finished'));
+      return;
+    }
     this.#deps.metrics?.operationsHandedOut.inc();
     pathTrace?.('replica.operation_sent', op.id);
     // The agent may have stopped holding the account since it was chosen: it would ignore the operation.
@@ -427,7 +435,7 @@ export class OperationDispatcher implements LocalDispatcher {
     const same = op !== undefined && op.state === 'RUNNING' && op.attempt === e.attempt && op.dispatch?.sessionId === d.sessionId && op.dispatch.endedAt === undefined;
     if (!same) return this.#repair(e, live, fresh);
     const request = stored?.request;
-    if (request === undefined) return this.#requestMissing(op);
+    if (request === undefined) return this.#cannotRun(op, REQUEST_MISSING);
     const agent = this.#deps.directory.holders(e.account).find((a) => a.id === d.sessionId);
     if (agent === undefined) {
       // Its agent no longer holds the account: it goes out again.
@@ -439,11 +447,10 @@ export class OperationDispatcher implements LocalDispatcher {
     this.#send(agent, op, request, false);
   }
 
-  /** A claimed operation without its request cannot run anywhere: it ends FAILED. */
-  async #requestMissing(op: OperationRecord): Promise<void> {
+  /** A claimed operation whose request cannot be sent (not in the table, or not one the wire carries) runs nowhere: it ends FAILED. */
+  async #cannotRun(op: OperationRecord, message: string): Promise<void> {
     const { table, clock, log, events } = this.#deps;
     this.#inFlight.delete(op.id);
-    const message = 'the request of this operation is not in the table; it was not run';
     log.error({ operationId: op.id, account: op.account }, message);
     const done = await finishOperation(table, op.id, { state: 'FAILED', message }, clock.now());
     if (done !== undefined) events?.finished(done);

@@ -2,6 +2,7 @@
  * Operations on the wire (docs/protocol.md, Operations): the stored request as the `Operation` the
  * driver sends, and the agent's `ObjectOutcome`s as the `ObjectOutcomeRecord`s the control plane stores.
  */
+import { VendorError } from '../errors.ts';
 import type { ObjectOutcome, ObjectOutcome__Output, ObjectRef, Operation, OperationResult__Output } from '../protocol/messages.ts';
 import { OBJECT_RESULTS, type AgentReport, type ObjectOutcomeRecord, type ObjectResult } from './model.ts';
 import type { ObjectRefJson, OperationRequest } from './request.ts';
@@ -10,8 +11,27 @@ function ref(r: ObjectRefJson): ObjectRef {
   return { apiVersion: r.apiVersion, kind: r.kind, namespace: r.namespace ?? '', name: r.name };
 }
 
+/** The largest whole numbers a `uint32` and, as a JavaScript number, a `uint64` field carry unchanged. */
+const UINT32_MAX = 2 ** 32 - 1;
+const UINT64_EXACT_MAX = Number.MAX_SAFE_INTEGER;
+
+/**
+ * `value` when the wire carries it as it is. The encoder would otherwise change it without a word
+ * (1e300 or NaN in a `uint32` becomes 0, -1 becomes 2^32 - 1), and the agent, which checks the numbers
+ * it gets (docs/operations.md#operations-the-agent-refuses), could not tell a count of 0 it was sent
+ * from one that was not: a request that is not what the API stored (the table altered or damaged) is
+ * not sent at all.
+ */
+function onWire(value: number, max: number, field: string): number {
+  if (Number.isInteger(value) && value >= 0 && value <= max) return value;
+  throw new VendorError('invalid_input', `the stored request cannot be sent: ${field} is ${String(value)}, not a whole number from 0 to ${max}`, {
+    issues: [{ path: field, message: `must be a whole number from 0 to ${max}` }],
+  });
+}
+
+/** The `Operation` for the agent; throws `invalid_input` for a number the wire would change. */
 export function operationMessage(id: string, account: string, attempt: number, timeoutMs: number, request: OperationRequest): Operation {
-  const base = { operationId: id, account, attempt, timeoutMs };
+  const base = { operationId: id, account, attempt: onWire(attempt, UINT32_MAX, 'attempt'), timeoutMs: onWire(timeoutMs, UINT64_EXACT_MAX, 'timeoutMs') };
   switch (request.action) {
     case 'deploy':
       return {
@@ -21,13 +41,13 @@ export function operationMessage(id: string, account: string, attempt: number, t
     case 'delete':
       return { ...base, delete: { targets: request.targets.map(ref), propagationPolicy: request.propagationPolicy ?? '' } };
     case 'scale':
-      return { ...base, scale: { targets: request.targets.map(ref), replicas: request.replicas } };
+      return { ...base, scale: { targets: request.targets.map(ref), replicas: onWire(request.replicas, UINT32_MAX, 'scale.replicas') } };
     case 'patch':
       return { ...base, patch: { target: ref(request.target), patchType: request.patchType, patch: JSON.stringify(request.patch) } };
     case 'rolloutRestart':
       return { ...base, rolloutRestart: { targets: request.targets.map(ref) } };
     case 'rolloutUndo':
-      return { ...base, rolloutUndo: { target: ref(request.target), toRevision: request.toRevision } };
+      return { ...base, rolloutUndo: { target: ref(request.target), toRevision: onWire(request.toRevision ?? 0, UINT64_EXACT_MAX, 'rolloutUndo.toRevision') } };
   }
 }
 

@@ -59,10 +59,8 @@ describe('an operation stored without the API’s checks, handed out by the driv
     const { driver, agent, session } = await served(world);
     world.kube.requests.clear();
     const cases: [string, Promise<string>][] = [
-      // 1e300 leaves the driver as the largest 64-bit number, past 2^53 - 1.
-      ['rolloutUndo.toRevision', stored(world, 'rolloutUndo', { target: web, toRevision: 1e300 })],
-      // A negative count becomes 2^32 - 1 on the wire.
-      ['scale.replicas', stored(world, 'scale', { targets: [web], replicas: -1 })],
+      // Past the API's bound, but a number the wire carries as it is.
+      ['scale.replicas', stored(world, 'scale', { targets: [web], replicas: 2_000_000 })],
       // Thirty years: a time-out no driver may give.
       ['timeoutMs', stored(world, 'deploy', { manifests: [configMap('never')], forceConflicts: false }, 1e12)],
     ];
@@ -82,6 +80,46 @@ describe('an operation stored without the API’s checks, handed out by the driv
     expect(agent.logs().filter((l) => String(l.msg).startsWith('operation refused: invalid_input: '))).toHaveLength(cases.length);
     expect(agent.logs().some((l) => String(l.msg).startsWith('driver broke the protocol'))).toBe(false);
     expect((await run(world.app, 'prod', { action: 'deploy', manifests: [configMap('after')] })).state).toBe('SUCCEEDED');
+    expect(stream(driver, agent)).toEqual(session);
+  });
+});
+
+describe('a stored request with a number the wire would change', () => {
+  it('is not sent: the driver records it FAILED naming the field, the agent never sees it, and the next operation runs', async () => {
+    const { driver, agent, session } = await served(world);
+    world.kube.requests.clear();
+    const store = async (action: OperationAction, request: Record<string, unknown>): Promise<string> => {
+      const full = { action, ...request };
+      const { record } = await createOperation(world.table, {
+        account: 'prod',
+        submittedBy: 'test:unchecked',
+        idempotencyKey: randomUUID(),
+        requestHash: requestHash('prod', full),
+        request: compress(full),
+        record: { action, objects: 1 },
+        now: Date.now(),
+      });
+      return record.id;
+    };
+    const cases: [string, string][] = [
+      // The encoder would send 0: a scale to zero that nobody asked for, which the agent could not tell from one asked for.
+      ['scale.replicas', await store('scale', { targets: [web], replicas: 1e300 })],
+      // -1 would arrive as 2^32 - 1, 1.5 as 1.
+      ['scale.replicas', await store('scale', { targets: [web], replicas: -1 })],
+      ['scale.replicas', await store('scale', { targets: [web], replicas: 1.5 })],
+      // Past 2^53 - 1, a JavaScript number is no longer the revision stored.
+      ['rolloutUndo.toRevision', await store('rolloutUndo', { target: web, toRevision: 1e300 })],
+    ];
+    for (const [field, id] of cases) {
+      const view = await finished(world.app, id);
+      expect(view, field).toMatchObject({ state: 'FAILED', outcomes: [] });
+      expect(view.message, field).toMatch(new RegExp(`^the stored request cannot be sent: ${field.replace('.', '\\.')} is `));
+    }
+    const ids = cases.map(([, id]) => id);
+    expect(world.driverLogs.lines.filter((l) => l.msg === 'operation handed out' && ids.includes(l.operationId as string))).toEqual([]);
+    expect(agent.logs().filter((l) => ids.includes(l.operationId as string))).toEqual([]);
+    expect(world.kube.requests.log().filter((r) => r.method !== 'GET')).toEqual([]);
+    expect((await run(world.app, 'prod', { action: 'deploy', manifests: [configMap('after-unsent')] })).state).toBe('SUCCEEDED');
     expect(stream(driver, agent)).toEqual(session);
   });
 });
