@@ -3,23 +3,13 @@
  * as 0, -1 as 2^32 - 1, 1.5 as 1) is refused by name rather than sent.
  */
 import { describe, expect, it } from 'vitest';
-import { VendorError } from '../errors.ts';
+import { refusal } from '../../test/refusal.ts';
 import { operationMessage } from './message.ts';
 import type { OperationRequest } from './request.ts';
 
 const web = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web' };
 const scale = (replicas: number): OperationRequest => ({ action: 'scale', targets: [web], replicas });
 const undo = (toRevision: number): OperationRequest => ({ action: 'rolloutUndo', target: web, toRevision });
-
-function refusal(fn: () => unknown): VendorError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof VendorError) return err;
-    throw err;
-  }
-  throw new Error('not refused');
-}
 
 describe('an operation on the wire', () => {
   it('carries every number that the wire holds as it is', () => {

@@ -39,22 +39,22 @@ const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', meta
 const web = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web' };
 const REFUSED = /^invalid_input: the operation is invalid: /;
 
-describe('an operation stored without the API’s checks, handed out by the driver', () => {
-  /** Stores `request` as the API would, minus its checks, with `timeoutMs` on the record when given. */
-  async function stored(w: AccountsWorld, action: OperationAction, request: Record<string, unknown>, timeoutMs?: number): Promise<string> {
-    const full = { action, ...request };
-    const { record } = await createOperation(w.table, {
-      account: 'prod',
-      submittedBy: 'test:unchecked',
-      idempotencyKey: randomUUID(),
-      requestHash: requestHash('prod', full),
-      request: compress(full),
-      record: { action, objects: 1, ...(timeoutMs === undefined ? {} : { timeoutMs }) },
-      now: Date.now(),
-    });
-    return record.id;
-  }
+/** Stores `request` as the API would, minus its checks, with `timeoutMs` on the record when given. */
+async function stored(w: AccountsWorld, action: OperationAction, request: Record<string, unknown>, timeoutMs?: number): Promise<string> {
+  const full = { action, ...request };
+  const { record } = await createOperation(w.table, {
+    account: 'prod',
+    submittedBy: 'test:unchecked',
+    idempotencyKey: randomUUID(),
+    requestHash: requestHash('prod', full),
+    request: compress(full),
+    record: { action, objects: 1, ...(timeoutMs === undefined ? {} : { timeoutMs }) },
+    now: Date.now(),
+  });
+  return record.id;
+}
 
+describe('an operation stored without the API’s checks, handed out by the driver', () => {
   it('is refused by the agent, recorded FAILED once, and the next operation runs on the same stream', async () => {
     const { driver, agent, session } = await served(world);
     world.kube.requests.clear();
@@ -88,27 +88,14 @@ describe('a stored request with a number the wire would change', () => {
   it('is not sent: the driver records it FAILED naming the field, the agent never sees it, and the next operation runs', async () => {
     const { driver, agent, session } = await served(world);
     world.kube.requests.clear();
-    const store = async (action: OperationAction, request: Record<string, unknown>): Promise<string> => {
-      const full = { action, ...request };
-      const { record } = await createOperation(world.table, {
-        account: 'prod',
-        submittedBy: 'test:unchecked',
-        idempotencyKey: randomUUID(),
-        requestHash: requestHash('prod', full),
-        request: compress(full),
-        record: { action, objects: 1 },
-        now: Date.now(),
-      });
-      return record.id;
-    };
     const cases: [string, string][] = [
       // The encoder would send 0: a scale to zero that nobody asked for, which the agent could not tell from one asked for.
-      ['scale.replicas', await store('scale', { targets: [web], replicas: 1e300 })],
+      ['scale.replicas', await stored(world, 'scale', { targets: [web], replicas: 1e300 })],
       // -1 would arrive as 2^32 - 1, 1.5 as 1.
-      ['scale.replicas', await store('scale', { targets: [web], replicas: -1 })],
-      ['scale.replicas', await store('scale', { targets: [web], replicas: 1.5 })],
+      ['scale.replicas', await stored(world, 'scale', { targets: [web], replicas: -1 })],
+      ['scale.replicas', await stored(world, 'scale', { targets: [web], replicas: 1.5 })],
       // Past 2^53 - 1, a JavaScript number is no longer the revision stored.
-      ['rolloutUndo.toRevision', await store('rolloutUndo', { target: web, toRevision: 1e300 })],
+      ['rolloutUndo.toRevision', await stored(world, 'rolloutUndo', { target: web, toRevision: 1e300 })],
     ];
     for (const [field, id] of cases) {
       const view = await finished(world.app, id);
