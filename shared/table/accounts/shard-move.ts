@@ -1,7 +1,7 @@
-import { DeleteCommand, PutCommand, QueryCommand, type DeleteCommandInput, type PutCommandInput, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { runBounded } from '../core/bounded.ts';
+import { DeleteCommand, PutCommand, type DeleteCommandInput, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../core/client.ts';
 import { tryConditional } from '../core/conditional.ts';
+import { drainPartition } from '../core/partition-drain.ts';
 import { PK } from '../core/keys.ts';
 import { accountKey } from './keys.ts';
 
@@ -20,20 +20,6 @@ import { accountKey } from './keys.ts';
  * The work feed's old partition (`CHANGE`) is not moved: a replica's feed reader starts from the time
  * it starts, its first full reconcile settles every account, and the old entries expire by their TTL.
  */
-
-const PAGE = 100;
-const CONCURRENCY = 8;
-
-/** The first items of the old partition, read strongly: what is left to move. */
-export function unshardedAccountsParams(tableName: string): QueryCommandInput {
-  return {
-    TableName: tableName,
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': PK.unshardedAccount },
-    ConsistentRead: true,
-    Limit: PAGE,
-  };
-}
 
 function versionOf(item: Record<string, unknown>): number | undefined {
   return typeof item.version === 'number' ? item.version : undefined;
@@ -68,16 +54,8 @@ export function deleteUnshardedParams(tableName: string, item: Record<string, un
  * from there (0 for a table written in shards, at the cost of one Query).
  */
 export async function moveUnshardedAccounts(t: TableRef): Promise<number> {
-  let moved = 0;
-  for (;;) {
-    const items = (await t.client.send(new QueryCommand(unshardedAccountsParams(t.tableName)))).Items ?? [];
-    if (items.length === 0) return moved;
-    await runBounded(
-      items.map((item) => async () => {
-        await tryConditional(() => t.client.send(new PutCommand(moveToShardParams(t.tableName, item))));
-        if (await tryConditional(() => t.client.send(new DeleteCommand(deleteUnshardedParams(t.tableName, item))))) moved++;
-      }),
-      CONCURRENCY,
-    );
-  }
+  return drainPartition(t, PK.unshardedAccount, async (item) => {
+    await tryConditional(() => t.client.send(new PutCommand(moveToShardParams(t.tableName, item))));
+    return tryConditional(() => t.client.send(new DeleteCommand(deleteUnshardedParams(t.tableName, item))));
+  });
 }
