@@ -20,7 +20,6 @@ import { silentLogger } from '../shared/log.ts';
 import type { Dispatch } from '../shared/operations/model.ts';
 import { liveSessions } from '../shared/table/agents/sessions.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
-import { PK } from '../shared/table/core/keys.ts';
 import { createOperation, getOperation } from '../shared/table/operations/operations.ts';
 import { parseWakeAddress } from '../shared/wake/address.ts';
 import { encodeWake } from '../shared/wake/message.ts';
@@ -32,6 +31,7 @@ import { startWakeReplica } from './support/wake-replica.ts';
 import { watchedTable } from './support/watched-table.ts';
 import { submitOperation } from './support/operations.ts';
 import { reservedOperation } from './support/reserved-operation.ts';
+import { isOperationPartition } from '../shared/table/operations/keys.ts';
 
 const world = useAccountsWorld();
 const cleanups: (() => unknown)[] = [];
@@ -52,7 +52,7 @@ const CONFIG_MAP = (name: string) => ({ action: 'deploy' as const, manifests: [{
 function countedTable(): { table: TableRef; updates: number } {
   const counted = { table: world.table, updates: 0 };
   counted.table = watchedTable(world.table.tableName, world.tables.endpoint, (name, input) => {
-    if ((name === 'UpdateItemCommand' || name === 'UpdateCommand') && (input.Key as { pk?: unknown } | undefined)?.pk === PK.operation) counted.updates++;
+    if ((name === 'UpdateItemCommand' || name === 'UpdateCommand') && isOperationPartition((input.Key as { pk?: unknown } | undefined)?.pk)) counted.updates++;
   });
   return counted;
 }

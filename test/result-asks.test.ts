@@ -15,7 +15,6 @@ import { WakeSender } from '../functions/wake/sender.ts';
 import { systemClock } from '../shared/clock.ts';
 import { silentLogger } from '../shared/log.ts';
 import { liveSessions } from '../shared/table/agents/sessions.ts';
-import { PK } from '../shared/table/core/keys.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
 import { compress, createOperation, finishOperation } from '../shared/table/operations/operations.ts';
 import { requestHash } from '../shared/operations/hash.ts';
@@ -30,6 +29,7 @@ import { watchedTable } from './support/watched-table.ts';
 import { TestIssuer, oidcConfig } from './support/oidc.ts';
 import { getOperation, submitOperation } from './support/operations.ts';
 import { interceptedTable, operationOf } from './support/intercepted-table.ts';
+import { isOperationPartition } from '../shared/table/operations/keys.ts';
 
 const world = useAccountsWorld();
 const cleanups: (() => unknown)[] = [];
@@ -54,7 +54,7 @@ class CountedTable {
 
   constructor(tableName: string, endpoint: string) {
     this.table = watchedTable(tableName, endpoint, (name, input) => {
-      if (name === 'GetItemCommand' && (input as { Key?: { pk?: unknown } }).Key?.pk === PK.operation) this.operationReads++;
+      if (name === 'GetItemCommand' && isOperationPartition((input as { Key?: { pk?: unknown } }).Key?.pk)) this.operationReads++;
     });
   }
 }
@@ -236,7 +236,7 @@ describe('result asks between the API and a driver replica', () => {
     let storing!: () => void;
     const reached = new Promise<void>((r) => (storing = r));
     const table = interceptedTable(w.counted.table, async (command, send) => {
-      if (operationOf(command) === 'Put' && command.input.Item?.pk === PK.operation) {
+      if (operationOf(command) === 'Put' && isOperationPartition(command.input.Item?.pk)) {
         storing();
         await held;
       }

@@ -12,7 +12,6 @@ import type { ApiEnv } from '../functions/auth/caller.ts';
 import { WakeSender } from '../functions/wake/sender.ts';
 import { systemClock } from '../shared/clock.ts';
 import { silentLogger } from '../shared/log.ts';
-import { PK } from '../shared/table/core/keys.ts';
 import { CHANGE_PARTITIONS } from '../shared/table/accounts/keys.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
 import { liveSessions } from '../shared/table/agents/sessions.ts';
@@ -26,6 +25,7 @@ import { TEST_ADMIN_TOKEN, adminTokenAuth } from './support/api.ts';
 import { startWakeReplica } from './support/wake-replica.ts';
 import { watchedTable } from './support/watched-table.ts';
 import { submitOperation } from './support/operations.ts';
+import { OPERATION_QUEUE_PARTITIONS } from '../shared/table/operations/keys.ts';
 
 const world = useAccountsWorld();
 const SECRET = 'wake-secret-for-tests-0123456789abcdef';
@@ -42,9 +42,9 @@ class CountedTable {
   constructor(tableName: string, endpoint: string) {
     this.table = watchedTable(tableName, endpoint, (name, input) => {
       const pk = (input as { ExpressionAttributeValues?: Record<string, unknown> }).ExpressionAttributeValues?.[':pk'];
-      // Every read of the feed queries each of its shards once: one read is one Query of the first.
+      // Every read of the feed or the queue queries each of its shards once: one read is one Query of the first.
       if (name === 'QueryCommand' && pk === CHANGE_PARTITIONS[0]) this.reads.feed++;
-      if (name === 'QueryCommand' && pk === PK.operationQueue) this.reads.queue++;
+      if (name === 'QueryCommand' && pk === OPERATION_QUEUE_PARTITIONS[0]) this.reads.queue++;
     });
   }
 }

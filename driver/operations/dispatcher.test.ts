@@ -23,6 +23,8 @@ import type { AgentDirectory, LocalAgent } from './directory.ts';
 import { ENTRY_SYNC_AFTER_MS, OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
 import { createDriverMetrics, type DriverMetrics } from '../metrics/metrics.ts';
 import { interceptedTable } from '../../test/support/intercepted-table.ts';
+import { OPERATION_QUEUE_PARTITIONS, isOperationQueuePartition, isOperationRequestPartition, operationQueueKey } from '../../shared/table/operations/keys.ts';
+import { keysOverEveryShard } from '../../test/support/sharded-items.ts';
 
 const tables = useTestTables();
 
@@ -163,6 +165,23 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 }
 
 describe('operation dispatcher', () => {
+  it('hands out the operations of every queue shard, oldest first', async () => {
+    const s = await setup({ concurrency: 1 });
+    const agent = new StreamDouble('agent-1');
+    const made: string[] = [];
+    for (const key of keysOverEveryShard('prod', 'oidc:alice', 2)) {
+      const { record } = await createOperation(s.table, { account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: key, requestHash: 'h', request: compress(request), record: { action: 'scale', objects: 1 }, now: s.clock.now() });
+      made.push(record.id);
+      await s.clock.advance(1);
+    }
+    expect(new Set(made.map((id) => operationQueueKey(id).pk))).toEqual(new Set(OPERATION_QUEUE_PARTITIONS));
+    s.directory.agents = [agent];
+    s.dispatcher.wake();
+    await until(() => agent.sent.length === made.length);
+    expect(agent.sent.map((op) => op.operationId)).toEqual(made);
+    for (const id of made) expect(await getOperation(s.table, id)).toMatchObject({ state: 'RUNNING', attempt: 1, dispatch: { agentId: 'agent-1' } });
+  });
+
   it('hands a just-stored operation to a holder at once, and records its result', async () => {
     const s = await setup();
     const agent = new StreamDouble('agent-1');
@@ -221,7 +240,7 @@ describe('operation dispatcher', () => {
     await until(async () => (await openOperations(s.table)).length === 0);
     await s.clock.advance(ENTRY_SYNC_AFTER_MS);
     await s.settle();
-    const entryWrites = h.made.filter((input) => input.Key?.pk === 'OPQUEUE');
+    const entryWrites = h.made.filter((input) => isOperationQueuePartition(input.Key?.pk));
     // The delete alone: no update in step with the claim, and one claim only.
     expect(entryWrites).toHaveLength(1);
     expect(entryWrites[0]?.UpdateExpression).toBeUndefined();
@@ -268,13 +287,13 @@ describe('operation dispatcher', () => {
     s.dispatcher.wake();
     await h.reached;
     // While the claim is held, the request's own item is read already.
-    await until(() => h.made.some((input) => input.Key?.pk === 'OPREQUEST'));
+    await until(() => h.made.some((input) => isOperationRequestPartition(input.Key?.pk)));
     expect(agent.sent).toEqual([]);
     h.release();
     await until(() => agent.sent.length === 1);
     expect(agent.sent[0]).toMatchObject({ operationId: op.id, attempt: 1, deploy: { manifests: [JSON.stringify(manifest)] } });
     // One read of the request, no second one after the claim.
-    expect(h.made.filter((input) => input.Key?.pk === 'OPREQUEST')).toHaveLength(1);
+    expect(h.made.filter((input) => isOperationRequestPartition(input.Key?.pk))).toHaveLength(1);
   });
 
   it('counts what it does in the driver metrics: open operations by state, hand-outs, ends with their duration from creation', async () => {

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestTables } from '../../test/support/table.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
+import { everyOperationItem, everyOperationRequestItem, everyQueueEntryItem } from '../../test/support/sharded-items.ts';
 import { OperationEvents, type QueuedOperation } from '../../shared/operations/events.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
-import { PK } from '../../shared/table/core/keys.ts';
 import { claimOperation, finishOperation, getOperation } from '../../shared/table/operations/operations.ts';
 import { putAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 import { syncSource } from '../../shared/table/sources/sync.ts';
@@ -70,14 +69,9 @@ class ManualClockWait {
   }
 }
 
-async function count(t: TableRef, pk: string): Promise<number> {
-  const out = await t.client.send(new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }));
-  return out.Items?.length ?? 0;
-}
-
-/** Operations, request items (only for requests too large to keep inline) and queue entries. */
+/** Operations, request items (only for requests too large to keep inline) and queue entries, of every shard. */
 async function stored(t: TableRef): Promise<number[]> {
-  return Promise.all([PK.operation, PK.operationRequest, PK.operationQueue].map((pk) => count(t, pk)));
+  return (await Promise.all([everyOperationItem(t), everyOperationRequestItem(t), everyQueueEntryItem(t)])).map((items) => items.length);
 }
 
 const deployment = (name: string, namespace = 'shop') => ({

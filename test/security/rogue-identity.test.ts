@@ -270,10 +270,10 @@ describe('a rogue holding a credential of its own identity', () => {
     await vi.waitFor(() => expect(driver.sessions().map((s) => s.agentId)).toEqual(['good-agent']), WAIT);
     const now = await guarded();
     for (const [key, value] of before) {
-      if (key.startsWith('SESSION|rogue') || key.startsWith('AGENTID|rogue') || key.startsWith('OPQUEUE|') || key.startsWith('OPERATION|')) continue;
+      if (key.startsWith('SESSION|rogue') || key.startsWith('AGENTID|rogue') || key.startsWith('OPQUEUE#') || key.startsWith('OPERATION#')) continue;
       expect(now.get(key), key).toEqual(value);
     }
-    expect([...now.keys()].filter((k) => !before.has(k) && !k.startsWith('SESSION|') && !k.startsWith('OPERATION|') && !k.startsWith('OPQUEUE|'))).toEqual([]);
+    expect([...now.keys()].filter((k) => !before.has(k) && !k.startsWith('SESSION|') && !k.startsWith('OPERATION#') && !k.startsWith('OPQUEUE#'))).toEqual([]);
     expect(await getOperation(world.app, done.id)).toEqual(done);
     expect(await getOperation(world.app, pending.json.id as string)).not.toMatchObject({ message: 'planted' });
   });

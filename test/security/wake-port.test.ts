@@ -25,7 +25,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Driver } from '../../driver/server.ts';
 import { liveSessions } from '../../shared/table/agents/sessions.ts';
-import { PK, PK_PREFIX } from '../../shared/table/core/keys.ts';
+import { PK_PREFIX } from '../../shared/table/core/keys.ts';
 import { compress, createOperation } from '../../shared/table/operations/operations.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { encodeWake } from '../../shared/wake/message.ts';
@@ -103,7 +103,7 @@ const described = (name: string) => reservedOperation(name, { data: { canary: CA
 /** The operation items, their requests and their queue and account entries: what a wrongly accepted message would change. */
 async function operationItems(): Promise<TableSnapshot['items']> {
   const all = (await tableSnapshot(world.table)).items;
-  const prefixes = [`${PK.operation}|`, `${PK.operationRequest}|`, `${PK.operationQueue}|`, PK_PREFIX.operationByAccount];
+  const prefixes = [PK_PREFIX.operation, PK_PREFIX.operationRequest, PK_PREFIX.operationQueue, PK_PREFIX.operationByAccount];
   return new Map([...all].filter(([key]) => prefixes.some((p) => key.startsWith(p))));
 }
 

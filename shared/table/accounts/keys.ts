@@ -1,4 +1,4 @@
-import { ACCOUNT_SHARDS, CHANGE_SHARDS, PK, PK_PREFIX, type Key } from '../core/keys.ts';
+import { ACCOUNT_SHARDS, CHANGE_SHARDS, PK, PK_PREFIX, shardPartitions, type Key } from '../core/keys.ts';
 
 // Keys of the account items and of what is kept beside them: the rank index, the access index and the
 // assignment work feed.
@@ -16,13 +16,11 @@ export function accountShard(name: string): number {
   return hash % ACCOUNT_SHARDS;
 }
 
-const shards = (n: number, prefix: string): readonly string[] => Array.from({ length: n }, (_, k) => `${prefix}${k}`);
-
 /** The partitions of the account items, one per shard: every list read queries them all and merges. */
-export const ACCOUNT_PARTITIONS = shards(ACCOUNT_SHARDS, PK_PREFIX.account);
+export const ACCOUNT_PARTITIONS = shardPartitions(ACCOUNT_SHARDS, PK_PREFIX.account);
 
 /** The partitions of the work feed, one per feed shard: every feed poll queries them all and merges. */
-export const CHANGE_PARTITIONS = shards(CHANGE_SHARDS, PK_PREFIX.change);
+export const CHANGE_PARTITIONS = shardPartitions(CHANGE_SHARDS, PK_PREFIX.change);
 
 export function accountKey(name: string): Key {
   return { pk: ACCOUNT_PARTITIONS[accountShard(name)] as string, sk: name };

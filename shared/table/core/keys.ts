@@ -17,12 +17,14 @@ export const PK = {
   agentBinding: 'AGENTID',
   /** The access index: one item per account whose permissions restrict reading, sorted by name. */
   access: 'ACCESS',
-  /** Deployment operations, one item each, by id (a hash of the account and the Idempotency-Key). */
-  operation: 'OPERATION',
-  /** Requests too large to keep in their operation item, by `<id>#<requestHash>`, written once. */
-  operationRequest: 'OPREQUEST',
-  /** One entry per operation not finished yet: what the driver replicas dispatch from. */
-  operationQueue: 'OPQUEUE',
+  /**
+   * Where the operation items, their large requests and their queue entries were before the shards
+   * (`PK_PREFIX.operation`, `.operationRequest`, `.operationQueue`); a driver replica moves what it
+   * finds here to the shards at start (shared/table/operations/shard-move.ts), nothing else reads them.
+   */
+  unshardedOperation: 'OPERATION',
+  unshardedOperationRequest: 'OPREQUEST',
+  unshardedOperationQueue: 'OPQUEUE',
   /** One lock per definition source, by source id: syncs of one source run one at a time. */
   sourceLock: 'SOURCELOCK',
   /** Agent identities (who an agent credential speaks for and what it allows), by name. */
@@ -51,6 +53,18 @@ export const ACCOUNT_SHARDS = 8;
 export const CHANGE_SHARDS = ACCOUNT_SHARDS / 2;
 
 /**
+ * How many partitions the operations are spread over: their items, their large requests and their
+ * queue entries, `OPERATION_SHARDS` partitions each. An operation writes its item about 3 times
+ * (created, handed out, finished: 1–2 write units each with a small request inside) and its queue entry
+ * 2 or 3 times, so one partition each bound the fleet to roughly 300–500 operations a second; 4 take
+ * 1,200–2,000. The price is on the dispatch poll: each replica reads the whole queue every
+ * `operations.pollIntervalMs` (250 ms), one Query per queue shard, so every shard more is 4 Queries a
+ * second per idle replica. 8 would lift the bound past what a replica's dispatch and its agents get
+ * through for twice those reads at rest (docs/table.md#where-the-operations-writes-land).
+ */
+export const OPERATION_SHARDS = 4;
+
+/**
  * Partitions of one account, one source or one shard each: the prefix, then the account name, source
  * id or shard number.
  */
@@ -67,6 +81,12 @@ export const PK_PREFIX = {
   cache: 'CACHE#',
   /** The latest pod metrics of one account: `PODMETRICS#<account>`. */
   podMetrics: 'PODMETRICS#',
+  /** The operation items of one shard (`OPERATION_SHARDS`), by id: `OPERATION#<shard>`. */
+  operation: 'OPERATION#',
+  /** The requests too large to keep in their operation item, of one shard, by `<id>#<requestHash>`: `OPREQUEST#<shard>`. */
+  operationRequest: 'OPREQUEST#',
+  /** The queue entries (one per operation not finished yet) of one shard, by id: `OPQUEUE#<shard>`. */
+  operationQueue: 'OPQUEUE#',
   /** One entry per operation of one account, newest last by creation time: `OPACCOUNT#<account>`. */
   operationByAccount: 'OPACCOUNT#',
   /** The accounts one agent holds, by account name: `HELD#<agentId>`. */
@@ -76,4 +96,9 @@ export const PK_PREFIX = {
 export interface Key {
   pk: string;
   sk: string;
+}
+
+/** The `n` partitions of one sharded space: `<prefix>0` to `<prefix><n - 1>`. */
+export function shardPartitions(n: number, prefix: string): readonly string[] {
+  return Array.from({ length: n }, (_, k) => `${prefix}${k}`);
 }

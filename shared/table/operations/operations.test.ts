@@ -2,14 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { refusalOf } from '../../../test/refusal.ts';
+import { keysOverEveryShard } from '../../../test/support/sharded-items.ts';
 import { useTestTables } from '../../../test/support/table.ts';
 import { queueEntryOf, type Dispatch, type ObjectOutcomeRecord as ObjectOutcome } from '../../operations/model.ts';
 import type { TableRef } from '../core/client.ts';
-import { PK, PK_PREFIX } from '../core/keys.ts';
+import { PK_PREFIX } from '../core/keys.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
 import { sweepExpiredItems } from '../core/ttl-sweep.ts';
 import { listAccountOperations } from './by-account.ts';
-import { operationKey, operationQueueKey } from './keys.ts';
+import { OPERATION_PARTITIONS, OPERATION_QUEUE_PARTITIONS, OPERATION_REQUEST_PARTITIONS, operationKey, operationQueueKey } from './keys.ts';
 import {
   claimOperation,
   claimParams,
@@ -51,9 +52,15 @@ function input(over: Partial<NewOperation> = {}): NewOperation {
 
 const dispatch = (agentId: string): Dispatch => ({ agentId, sessionId: `s-${agentId}`, replicaId: 'r1', at: 5 });
 
-async function count(t: TableRef, pk: string): Promise<number> {
-  const out = await t.client.send(new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }));
-  return out.Items?.length ?? 0;
+/** The items of every partition of one kind (the shards of the operations, their requests or their queue). */
+async function count(t: TableRef, pks: readonly string[]): Promise<number> {
+  const counts = await Promise.all(
+    pks.map(async (pk) => {
+      const out = await t.client.send(new QueryCommand({ TableName: t.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }));
+      return out.Items?.length ?? 0;
+    }),
+  );
+  return counts.reduce((a, b) => a + b, 0);
 }
 
 describe('operation builders', () => {
@@ -116,7 +123,7 @@ describe('operations against dynalite', () => {
     expect(await getOperation(t, record.id)).toEqual(record);
     expect((await getOperationWithRequest(t, record.id))?.request).toEqual(request);
     expect(await openOperations(t)).toEqual([{ id: record.id, account: 'prod', state: 'QUEUED', attempt: 0, createdAt: record.createdAt }]);
-    expect(await count(t, PK.operationRequest)).toBe(0);
+    expect(await count(t, OPERATION_REQUEST_PARTITIONS)).toBe(0);
   });
 
   it('keeps a request too large for the operation item in an item of its own, keyed by its hash', async () => {
@@ -124,8 +131,8 @@ describe('operations against dynalite', () => {
     const big = { action: 'deploy' as const, manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'shop' }, data: { blob: randomBytes(INLINE_REQUEST_BYTES).toString('base64') } }], forceConflicts: false };
     const { record } = await createOperation(t, input({ request: compress(big), record: { action: 'deploy', objects: 1 } }));
     expect((await getOperationWithRequest(t, record.id))?.request).toEqual(big);
-    expect(await count(t, PK.operationRequest)).toBe(1);
-    const raw = await t.client.send(new GetCommand({ TableName: t.tableName, Key: { pk: PK.operation, sk: record.id } }));
+    expect(await count(t, OPERATION_REQUEST_PARTITIONS)).toBe(1);
+    const raw = await t.client.send(new GetCommand({ TableName: t.tableName, Key: operationKey(record.id) }));
     expect(raw.Item?.request).toBeUndefined();
     // Another request racing for the same key writes its own request item, never over this one.
     const other = { ...big, forceConflicts: true };
@@ -152,8 +159,8 @@ describe('operations against dynalite', () => {
     const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => createOperation(t, input({ idempotencyKey: 'key-2', now: input().now + i, ...(i % 2 === 0 ? { dispatch: dispatch(`agent-${i}`) } : {}) }))));
     expect(new Set(racing.map((r) => r.record.id)).size).toBe(1);
     expect(racing.filter((r) => r.created)).toHaveLength(1);
-    expect(await count(t, PK.operation)).toBe(2);
-    expect(await count(t, PK.operationQueue)).toBe(2);
+    expect(await count(t, OPERATION_PARTITIONS)).toBe(2);
+    expect(await count(t, OPERATION_QUEUE_PARTITIONS)).toBe(2);
     // The queue entry is the winner's, whichever request put it.
     const winner = racing.find((r) => r.created)!.record;
     expect((await openOperations(t)).find((e) => e.id === winner.id)).toEqual(queueEntryOf(winner));
@@ -165,7 +172,7 @@ describe('operations against dynalite', () => {
     const err = await refusalOf(createOperation(t, input({ requestHash: 'hash-2' })));
     expect(err.code).toBe('conflict');
     expect(err.details).toEqual({ operationId: first.record.id });
-    expect(await count(t, PK.operation)).toBe(1);
+    expect(await count(t, OPERATION_PARTITIONS)).toBe(1);
     // Keys belong to an account: another account may use the same one.
     expect((await createOperation(t, input({ account: 'stage', requestHash: 'hash-2' }))).created).toBe(true);
   });
@@ -186,7 +193,7 @@ describe('operations against dynalite', () => {
       t.client.middlewareStack.remove('countStoreRequests');
     }
     expect(sent.sort()).toEqual(['BatchWriteItemCommand', 'PutItemCommand']);
-    expect(await count(t, PK.operationQueue)).toBe(1);
+    expect(await count(t, OPERATION_QUEUE_PARTITIONS)).toBe(1);
     expect((await listAccountOperations(t, 'prod', { limit: 10 })).records.map((r) => r.id)).toEqual([operationIdOf('prod', 'oidc:alice', 'key-1')]);
   });
 
@@ -214,10 +221,13 @@ describe('operations against dynalite', () => {
     expect(await openOperations(t)).toEqual([]);
   });
 
-  it('reads the queue oldest first', async () => {
+  it('reads the queue oldest first, across every shard', async () => {
     const t = await tables.fresh();
+    const ordered = keysOverEveryShard('prod', 'oidc:alice', 2);
+    expect(ordered).toHaveLength(2 * OPERATION_QUEUE_PARTITIONS.length);
     const made = [];
-    for (let i = 0; i < 6; i++) made.push((await createOperation(t, input({ idempotencyKey: `k${i}`, now: 1000 + i }))).record.id);
+    for (const [i, key] of ordered.entries()) made.push((await createOperation(t, input({ idempotencyKey: key, now: 1000 + i }))).record.id);
+    for (const pk of OPERATION_QUEUE_PARTITIONS) expect(await count(t, [pk])).toBe(2);
     expect((await openOperations(t)).map((e) => e.id)).toEqual(made);
   });
 
@@ -285,7 +295,7 @@ describe('operations against dynalite', () => {
     expect(await endDispatch(t, record.id, 1, 16, 'late')).toBeUndefined();
     expect(await getOperation(t, record.id)).toEqual(done);
     // Outcomes are stored compressed.
-    const raw = await t.client.send(new GetCommand({ TableName: t.tableName, Key: { pk: PK.operation, sk: record.id } }));
+    const raw = await t.client.send(new GetCommand({ TableName: t.tableName, Key: operationKey(record.id) }));
     expect(raw.Item?.outcomes).toBeInstanceOf(Uint8Array);
     // A finished operation's queue entry is not brought back by a late sync.
     await deleteQueueEntry(t, record.id);
@@ -297,7 +307,7 @@ describe('operations against dynalite', () => {
     const t = await tables.fresh();
     // Random bytes do not compress: the request gets an item of its own.
     const { record } = await createOperation(t, input({ request: randomBytes(INLINE_REQUEST_BYTES + 1) }));
-    const partitions = [PK.operation, PK.operationRequest, PK.operationQueue, `${PK_PREFIX.operationByAccount}prod`];
+    const partitions = [OPERATION_PARTITIONS, OPERATION_REQUEST_PARTITIONS, OPERATION_QUEUE_PARTITIONS, [`${PK_PREFIX.operationByAccount}prod`]];
     const left = async () => Promise.all(partitions.map((pk) => count(t, pk)));
     expect(await left()).toEqual([1, 1, 1, 1]);
     expect(await sweepExpiredItems(t, record.createdAt + OPERATION_RETENTION_MS - 1000)).toBe(0);

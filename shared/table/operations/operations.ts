@@ -1,15 +1,16 @@
 /**
- * Deployment operations in the table (docs/table.md, "Operations"). Three kinds of item:
+ * Deployment operations in the table (docs/table.md, "Operations"). Three kinds of item, each kind
+ * spread over `OPERATION_SHARDS` partitions by the id's shard (keys.ts):
  *
- * - the operation (`OPERATION` / id): state, hand-out, report and outcomes, and the request itself
+ * - the operation (`OPERATION#<shard>` / id): state, hand-out, report and outcomes, and the request itself
  *   when it is small (gzip-compressed). Its id is a hash of the account and the Idempotency-Key, so
  *   the one conditional put that creates it is also what makes a key stand for one operation. Every
  *   state change is one conditional update, so states only move forward and two writers never both win;
- * - a request too large to keep in the operation (`OPREQUEST` / `<id>#<requestHash>`), written once
+ * - a request too large to keep in the operation (`OPREQUEST#<shard>` / `<id>#<requestHash>`), written once
  *   before the operation, so the operation item that is updated several times stays small (an update
  *   costs the item's size);
- * - its queue entry (`OPQUEUE` / id) while it is not finished: the few fields dispatch decides from,
- *   so a driver replica finds open work with one Query of a small partition. The operation item is
+ * - its queue entry (`OPQUEUE#<shard>` / id) while it is not finished: the few fields dispatch decides
+ *   from, so a driver replica finds open work with one Query of each small queue partition. The operation item is
  *   the truth; the entry is a copy that a writer repairs when it finds it stale.
  */
 import { createHash } from 'node:crypto';
@@ -33,10 +34,9 @@ import type { OperationRequest } from '../../operations/request.ts';
 import type { TableRef } from '../core/client.ts';
 import { batchWrite } from '../core/batch.ts';
 import { tryConditional, updateIfCondition } from '../core/conditional.ts';
-import { PK } from '../core/keys.ts';
-import { queryAll } from '../core/query.ts';
+import { queryAllShards } from '../core/sharded-query.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
-import { accountOperationKey, operationKey, operationQueueKey, operationRequestKey } from './keys.ts';
+import { OPERATION_QUEUE_PARTITIONS, accountOperationKey, operationKey, operationQueueKey, operationRequestKey } from './keys.ts';
 import { putAccountOperationParams } from './account-entries.ts';
 
 /** Operations and their requests are kept this long (TTL where the table has it); so is what a key stands for. */
@@ -185,14 +185,14 @@ export function deleteQueueEntryParams(tableName: string, id: string): DeleteCom
   return { TableName: tableName, Key: operationQueueKey(id) };
 }
 
-/** Every open operation. Strongly consistent: a replica must not miss a fresh one. */
-export function openOperationsParams(tableName: string): QueryCommandInput {
-  return {
+/** Every open operation: one Query per queue shard. Strongly consistent: a replica must not miss a fresh one. */
+export function openOperationsParams(tableName: string): QueryCommandInput[] {
+  return OPERATION_QUEUE_PARTITIONS.map((pk) => ({
     TableName: tableName,
     KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': PK.operationQueue },
+    ExpressionAttributeValues: { ':pk': pk },
     ConsistentRead: true,
-  };
+  }));
 }
 
 /**
@@ -384,9 +384,12 @@ export async function createOperation(t: TableRef, input: NewOperation): Promise
   return { record: found, created: false };
 }
 
-/** Every open operation, oldest first (ids are hashes: the partition's order is not time order). */
+/**
+ * Every open operation of every queue shard (read together), oldest first: ids are hashes, so the
+ * partitions' order is not time order.
+ */
 export async function openOperations(t: TableRef): Promise<QueueEntry[]> {
-  const items = await queryAll(t, openOperationsParams(t.tableName));
+  const items = await queryAllShards(t, openOperationsParams(t.tableName));
   return items
     .map(({ pk: _pk, sk: _sk, [TTL_ATTRIBUTE]: _ttl, ...entry }) => entry as unknown as QueueEntry)
     .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
