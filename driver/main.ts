@@ -16,6 +16,7 @@ import { VERSION } from '../shared/version.ts';
 import { tableFromEnv, type TableRef } from '../shared/table/core/client.ts';
 import { syncDefinitionSources } from '../shared/table/sources/definition-sources.ts';
 import { moveUnshardedAccounts } from '../shared/table/accounts/shard-move.ts';
+import { moveUnshardedOperations } from '../shared/table/operations/shard-move.ts';
 import { endpointConfig, type DriverFile, type DriverGrpcConfig } from './config.ts';
 import { DRIVER_MODULES } from './modules.ts';
 import { serveDriverMetrics } from './metrics/serve.ts';
@@ -62,9 +63,9 @@ export interface DriverProcessOptions {
 }
 
 /**
- * Moves account items a table written before the shards keeps in one partition to their shards, syncs
- * the file's driver-defined accounts into the table, starts keeping those of its configuration server
- * and plugins synced, and starts the endpoint with every module.
+ * Moves the account and operation items a table written before the shards keeps in one partition each
+ * to their shards, syncs the file's driver-defined accounts into the table, starts keeping those of its
+ * configuration server and plugins synced, and starts the endpoint with every module.
  */
 export async function startDriverProcess(options: DriverProcessOptions): Promise<Driver> {
   const { file, table, log } = options;
@@ -74,9 +75,11 @@ export async function startDriverProcess(options: DriverProcessOptions): Promise
     ...base,
     grpc: { ...base.grpc, ...(options.host === undefined ? {} : { host: options.host }), ...(options.port === undefined ? {} : { port: options.port }) },
   };
-  // Before anything reads or writes an account item: a table written before the shards keeps them in one partition.
+  // Before anything reads or writes an account or operation item: a table written before the shards keeps them in one partition each.
   const moved = await moveUnshardedAccounts(table);
   if (moved > 0) log.info({ moved }, 'account items moved to their shards');
+  const movedOperations = await moveUnshardedOperations(table);
+  if (movedOperations.requests + movedOperations.operations + movedOperations.queueEntries > 0) log.info(movedOperations, 'operation items moved to their shards');
   const syncStart = clock.now();
   const synced = (await syncDefinitionSources(table, [driverConfigSource(file)], syncStart))['driver-config'];
   // With thousands of definitions the first replica's sync is what its start waits for (docs/deploy.md#account-definition-sources).

@@ -7,11 +7,13 @@ import { useTestTables } from '../test/support/table.ts';
 import { parseDriverFile } from './config.ts';
 import { startDriverProcess } from './main.ts';
 import { interceptedTable } from '../test/support/intercepted-table.ts';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { PK } from '../shared/table/core/keys.ts';
 import { createDocumentClient } from '../shared/table/core/client.ts';
 import { getAccount, newAccountRecord } from '../shared/table/accounts/records.ts';
 import { everyAccountItem } from '../test/support/sharded-items.ts';
+import { operationKey, operationQueueKey } from '../shared/table/operations/keys.ts';
+import { compress, createOperation, getOperation, openOperations } from '../shared/table/operations/operations.ts';
 
 /** A logger keeping every record it is given. */
 function recordingLogger(): { log: pino.Logger; records: Record<string, unknown>[] } {
@@ -69,5 +71,24 @@ describe("a driver replica's start with driver-defined accounts", () => {
     expect(started).toMatchObject({ registration: { zoneId: 'z' }, defs: { 'driver-config': { settings: { kubeconfigFile: '/k/file' } } } });
     expect(started?.version).toBeGreaterThan(3);
     expect((await everyAccountItem(table)).map((item) => item.sk)).toEqual(['kept-1', 'start-0']);
+  });
+
+  it('moves the operations of a table written before the shards to their shards before it serves', async () => {
+    const table = { ...(await tables.fresh()), client: createDocumentClient({ endpoint: tables.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }) };
+    const stored = await createOperation(table, { account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: 'k', requestHash: 'h', request: compress({ action: 'scale', targets: [], replicas: 1 }), record: { action: 'scale', objects: 1 }, now: 1_000_000 });
+    // As the earlier layout kept them: the operation and its queue entry in one partition each.
+    for (const [key, pk] of [[operationKey(stored.record.id), PK.unshardedOperation], [operationQueueKey(stored.record.id), PK.unshardedOperationQueue]] as const) {
+      const item = (await table.client.send(new GetCommand({ TableName: table.tableName, Key: key, ConsistentRead: true }))).Item;
+      await table.client.send(new PutCommand({ TableName: table.tableName, Item: { ...item, pk } }));
+      await table.client.send(new DeleteCommand({ TableName: table.tableName, Key: key }));
+    }
+    expect(await getOperation(table, stored.record.id)).toBeUndefined();
+    const file = parseDriverFile(stringify({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: ['start-sync-token-0123456789abcdef'] } }), 'vendor-driver.yml');
+    const { log, records } = recordingLogger();
+    const driver = await startDriverProcess({ file, table, log, clock: new ManualClock(1_000_000) });
+    await driver.close(0);
+    expect(records.find((r) => r.msg === 'operation items moved to their shards')).toMatchObject({ requests: 0, operations: 1, queueEntries: 1 });
+    expect(await getOperation(table, stored.record.id)).toEqual(stored.record);
+    expect((await openOperations(table)).map((e) => e.id)).toEqual([stored.record.id]);
   });
 });

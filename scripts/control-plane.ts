@@ -25,6 +25,7 @@ import { privateDataFolder } from './data-folder.ts';
 import { ensureRankIndex, rankTotal } from '../shared/table/accounts/rank.ts';
 import { ensureFacetIndex } from '../shared/table/accounts/facets.ts';
 import { moveUnshardedAccounts } from '../shared/table/accounts/shard-move.ts';
+import { moveUnshardedOperations } from '../shared/table/operations/shard-move.ts';
 import { syncDefinitionSources } from '../shared/table/sources/definition-sources.ts';
 import { LOCAL_ACCOUNT, LOCAL_ZONE, localAccountSource, localIdentity, localKubeconfig, localToken, startLocalAgent, type LocalAgent } from './local-agent.ts';
 
@@ -141,6 +142,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   try {
     const moved = await moveUnshardedAccounts(table);
     if (moved > 0) logger.info({ moved }, 'account items moved to their shards');
+    const movedOperations = await moveUnshardedOperations(table);
+    if (movedOperations.requests + movedOperations.operations + movedOperations.queueEntries > 0) logger.info(movedOperations, 'operation items moved to their shards');
     if (await ensureRankIndex(table)) logger.warn('rank index was missing and has been rebuilt');
     if (await ensureAccessIndex(table)) logger.info('access index built');
     if (await ensureFacetIndex(table)) logger.info('facet index built');

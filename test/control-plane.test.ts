@@ -46,7 +46,7 @@ describe('local control plane (npm start)', () => {
     expect(await stop(second.child)).toBe(0);
   });
 
-  it('moves the account items of a data folder written before the shards to their shards, keeping what they hold', async () => {
+  it('moves the account and operation items of a data folder written before the shards to their shards, keeping what they hold', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'control-plane-'));
     writeFileSync(join(cwd, 'vendor-driver.yml'), `${AUTH}kubernetes:\n  accounts:\n    - name: prod\n      kubeconfigFile: /k/prod.yml\n`);
     // The table as the earlier layout left it: every account item in the one partition `ACCOUNT`.
@@ -55,9 +55,14 @@ describe('local control plane (npm start)', () => {
       const record = { ...newAccountRecord(name, 1), version: 2, registration: { zoneId: 'agents_ns', at: 1 } };
       await before.client.send(new PutCommand({ TableName: before.tableName, Item: { pk: PK.unshardedAccount, sk: name, ...record } }));
     }
+    // And an operation of prod, finished, as that layout kept it: in the one partition `OPERATION`.
+    const operation = { id: 'a'.repeat(32), account: 'prod', action: 'scale', objects: 1, state: 'SUCCEEDED', attempt: 1, idempotencyKey: 'k', requestHash: 'h', createdAt: 1, updatedAt: 2, finishedAt: 2 };
+    await before.client.send(new PutCommand({ TableName: before.tableName, Item: { pk: PK.unshardedOperation, sk: operation.id, ...operation } }));
     await before.close();
     const plane = await start(cwd);
     expect(plane.output()).toContain('account items moved to their shards');
+    expect(plane.output()).toContain('operation items moved to their shards');
+    expect((await http(`${plane.url}/vendor/operations/${operation.id}`)).json).toMatchObject({ id: operation.id, account: 'prod', state: 'SUCCEEDED' });
     expect((await http(`${plane.url}/vendor/accounts/prod`)).json).toMatchObject({ name: 'prod', zoneId: 'agents_ns', config: { kubeconfigFile: '/k/prod.yml' } });
     expect((await http(`${plane.url}/vendor/accounts`)).json).toMatchObject({ total: 2, items: [{ name: 'old-one', zoneId: 'agents_ns' }, { name: 'prod' }] });
     expect(await stop(plane.child)).toBe(0);
