@@ -30,7 +30,6 @@ import { operationKey, operationQueueKey, operationRequestKey } from './keys.ts'
 
 type Item = Record<string, unknown>;
 
-
 /** The old key of a large request: `OPREQUEST` / `<id>#<requestHash>`. */
 function oldRequestKey(id: string, requestHash: string): { pk: string; sk: string } {
   return { pk: PK.unshardedOperationRequest, sk: `${id}#${requestHash}` };
@@ -38,7 +37,9 @@ function oldRequestKey(id: string, requestHash: string): { pk: string; sk: strin
 
 /** A large request under its shard's key, unless the shard holds it already (the same id and hash carry the same request). */
 export function moveRequestParams(tableName: string, item: Item): PutCommandInput {
-  const [id = '', requestHash = ''] = String(item.sk).split('#');
+  const sk = String(item.sk);
+  const cut = sk.indexOf('#');
+  const [id, requestHash] = cut < 0 ? [sk, ''] : [sk.slice(0, cut), sk.slice(cut + 1)];
   return { TableName: tableName, Item: { ...item, ...operationRequestKey(id, requestHash) }, ConditionExpression: 'attribute_not_exists(pk)' };
 }
 
