@@ -2,7 +2,7 @@
  * Each account's operations in creation order (docs/table.md, "Operations"): one small entry per
  * operation in the account's own partition (`OPACCOUNT#<account>`, sorted by `<createdAt>#<id>`),
  * written with the operation and expiring with it. Operation ids are hashes, so the operation
- * partition itself has no useful order; a page of the newest operations is one Query of the entries
+ * partitions themselves have no useful order; a page of the newest operations is one Query of the entries
  * and one batch read of the operations they name.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';

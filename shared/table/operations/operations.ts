@@ -2,16 +2,17 @@
  * Deployment operations in the table (docs/table.md, "Operations"). Three kinds of item, each kind
  * spread over `OPERATION_SHARDS` partitions by the id's shard (keys.ts):
  *
- * - the operation (`OPERATION#<shard>` / id): state, hand-out, report and outcomes, and the request itself
- *   when it is small (gzip-compressed). Its id is a hash of the account and the Idempotency-Key, so
- *   the one conditional put that creates it is also what makes a key stand for one operation. Every
- *   state change is one conditional update, so states only move forward and two writers never both win;
- * - a request too large to keep in the operation (`OPREQUEST#<shard>` / `<id>#<requestHash>`), written once
- *   before the operation, so the operation item that is updated several times stays small (an update
- *   costs the item's size);
+ * - the operation (`OPERATION#<shard>` / id): state, hand-out, report and outcomes, and the request
+ *   itself when it is small (gzip-compressed). Its id is a hash of the account and the
+ *   Idempotency-Key, so the one conditional put that creates it is also what makes a key stand for one
+ *   operation. Every state change is one conditional update, so states only move forward and two
+ *   writers never both win;
+ * - a request too large to keep in the operation (`OPREQUEST#<shard>` / `<id>#<requestHash>`), written
+ *   once before the operation, so the operation item that is updated several times stays small (an
+ *   update costs the item's size);
  * - its queue entry (`OPQUEUE#<shard>` / id) while it is not finished: the few fields dispatch decides
- *   from, so a driver replica finds open work with one Query of each small queue partition. The operation item is
- *   the truth; the entry is a copy that a writer repairs when it finds it stale.
+ *   from, so a driver replica finds open work with one Query of each small queue partition. The
+ *   operation item is the truth; the entry is a copy that a writer repairs when it finds it stale.
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
