@@ -75,7 +75,9 @@ async function start(options: { pollMs?: number } = {}): Promise<ReserveWorld> {
   const counted = countedTable();
   const pollMs = options.pollMs ?? RARELY;
   const driver = await startWakeReplica(world, { table: counted.table, secret: SECRET, assignmentPollMs: 200, operationsPollMs: pollMs });
-  const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: SECRET });
+  // The replica's answer is waited for as long as a loaded machine may take to give it: these tests are
+  // about what a reservation does, not about the 50 ms after which the API stores an operation queued.
+  const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: SECRET, reserveWaitMs: 10_000 });
   // No operation events: the API and the replica share nothing but the table, as when deployed.
   const app = createApp({ table: world.table, clock: systemClock, auth: adminTokenAuth(), wakes });
   cleanups.push(async () => {

@@ -147,7 +147,10 @@ export class OperationsWorker implements AccountWorker {
       },
     });
     this.#tasks.set(op.operationId, submitted);
-    this.#log.info({ operationId: op.operationId, attempt: op.attempt, action: op.action, waiting: submitted.state === 'waiting' }, 'operation taken');
+    // Logged on a later turn of the event loop: the run has started above and is at its first cluster
+    // request's way out, which the log's synchronous write would hold back.
+    const waiting = submitted.state === 'waiting';
+    setImmediate(() => this.#log.info({ operationId: op.operationId, attempt: op.attempt, action: op.action, waiting }, 'operation taken'));
   }
 
   async #track(run: Promise<void>): Promise<void> {

@@ -35,6 +35,8 @@ export interface WakeSenderOptions {
   secret: string;
   cacheMs?: number;
   lookupTimeoutMs?: number;
+  /** How long a reservation's answer is waited for (`RESERVE_ANSWER_WAIT_MS`). */
+  reserveWaitMs?: number;
 }
 
 export class WakeSender {
@@ -56,7 +58,14 @@ export class WakeSender {
     const connections = replicaConnections();
     this.results = new ResultAsker({ replicas: this, secret: options.secret, clock: options.clock, connections });
     // Its verdicts go out on the wakes' socket and are waited for as wakes are (`settled`).
-    this.reservations = new Reserver({ replicas: this, secret: options.secret, clock: options.clock, connections, tell: (datagram, address) => this.#background(this.#send(datagram, address)) });
+    this.reservations = new Reserver({
+      replicas: this,
+      secret: options.secret,
+      clock: options.clock,
+      connections,
+      tell: (datagram, address) => this.#background(this.#send(datagram, address)),
+      ...(options.reserveWaitMs === undefined ? {} : { waitMs: options.reserveWaitMs }),
+    });
   }
 
   /** The live sessions of `zone` as just read by the request (an activation checks them): no read of its own then. */
