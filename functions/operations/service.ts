@@ -144,30 +144,21 @@ export async function submitOperation(
   let stored: { record: OperationRecord; created: boolean };
   beforeStore?.();
   pathTrace?.('api.store_sent', id);
-  // Handed out once the operation's own put has won, while its entries are still being written: the
-  // agent's work overlaps that write (docs/operations.md#handed-out-at-creation).
-  const handOut =
-    reservation === undefined
-      ? undefined
-      : (op: OperationRecord) => {
-          pathTrace?.('api.store_answered', id);
-          // Its result is recorded in this process: a waiting GET hears it here.
-          if (local !== undefined) deps.events?.handedOut(op);
-          reservation.handOut({ record: op, request });
-        };
   try {
-    stored = await createOperation(deps.table, { ...input, dispatch: reservation?.dispatch }, handOut);
+    stored = await createOperation(deps.table, { ...input, dispatch: reservation?.dispatch });
   } catch (e) {
-    // Nothing when the operation went out already: it stands, and runs.
     reservation?.release();
     throw e;
   }
   const { record: op, created } = stored;
+  pathTrace?.('api.store_answered', id);
   if (!created) {
-    pathTrace?.('api.store_answered', id);
     reservation?.release();
-  } else if (reservation === undefined) {
-    pathTrace?.('api.store_answered', id);
+  } else if (reservation !== undefined) {
+    // Its result is recorded in this process: a waiting GET hears it here.
+    if (local !== undefined) deps.events?.handedOut(op);
+    reservation.handOut({ record: op, request });
+  } else {
     deps.events?.queued({ record: op, request });
     // Stored in the queue: the replicas of the account's agents claim it now (the wake names it)
     // instead of at their next poll.

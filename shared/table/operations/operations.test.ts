@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { refusalOf } from '../../../test/refusal.ts';
-import { interceptedTable, operationOf } from '../../../test/support/intercepted-table.ts';
 import { keysOverEveryShard } from '../../../test/support/sharded-items.ts';
 import { useTestTables } from '../../../test/support/table.ts';
 import { queueEntryOf, type Dispatch, type ObjectOutcomeRecord as ObjectOutcome } from '../../operations/model.ts';
@@ -196,27 +195,6 @@ describe('operations against dynalite', () => {
     expect(sent.sort()).toEqual(['BatchWriteItemCommand', 'PutItemCommand']);
     expect(await count(t, OPERATION_QUEUE_PARTITIONS)).toBe(1);
     expect((await listAccountOperations(t, 'prod', { limit: 10 })).records.map((r) => r.id)).toEqual([operationIdOf('prod', 'oidc:alice', 'key-1')]);
-  });
-
-  it('tells of a won put before its entries are written, and of a lost one never', async () => {
-    const t = await tables.fresh();
-    let releaseEntries!: () => void;
-    const entriesHeld = new Promise<void>((resolve) => (releaseEntries = resolve));
-    const held = interceptedTable(t, async (command, send) => {
-      if (operationOf(command) === 'BatchWrite') await entriesHeld;
-      return send(command);
-    });
-    const told: string[] = [];
-    const first = createOperation(held, input({ dispatch: dispatch('a') }), (r) => told.push(r.id));
-    // The put is answered while the entries' write waits: the hand-out is told of it then.
-    await expect.poll(() => told).toEqual([operationIdOf('prod', 'oidc:alice', 'key-1')]);
-    expect(await count(t, OPERATION_QUEUE_PARTITIONS)).toBe(0);
-    releaseEntries();
-    expect((await first).created).toBe(true);
-    expect(await count(t, OPERATION_QUEUE_PARTITIONS)).toBe(1);
-    // A second request with the key loses the put: nothing to hand out.
-    expect((await createOperation(t, input({ now: input().now + 5, dispatch: dispatch('b') }), (r) => told.push(r.id))).created).toBe(false);
-    expect(told).toHaveLength(1);
   });
 
   it('leaves the queue entry as its operation says after a retry, whatever the retry put over it', async () => {

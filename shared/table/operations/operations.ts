@@ -348,21 +348,16 @@ export function newOperationRecord(input: NewOperation): OperationRecord {
  * answered (`created: false`) if it came with the same request, and its queue entry brought in line
  * (a crash may have left it missing; this request may just have put a stale copy); another request
  * is a `conflict`. An entry whose operation never came (the operation's put failed) is dropped by
- * dispatch. `onCreated` is called as soon as this request's put of the operation has won, before the
- * entries' write is answered: an operation stored handed out goes to its agent then, while the
- * entries are written (docs/operations.md#reservations-and-the-store).
+ * dispatch.
  */
-export async function createOperation(t: TableRef, input: NewOperation, onCreated?: (record: OperationRecord) => void): Promise<{ record: OperationRecord; created: boolean }> {
+export async function createOperation(t: TableRef, input: NewOperation): Promise<{ record: OperationRecord; created: boolean }> {
   const record = newOperationRecord(input);
   const inline = !storedApart(input.request);
   if (!inline) await t.client.send(new PutCommand(putRequestParams(t.tableName, record.id, record.requestHash, input.request, input.now)));
   // An entry of a request stored apart names its hash: the claim reads the request alongside (claimWithRequest).
   const entryOf = (r: OperationRecord): QueueEntry => (inline ? queueEntryOf(r) : { ...queueEntryOf(r), requestHash: r.requestHash });
   const [created] = await Promise.all([
-    tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))).then((won) => {
-      if (won) onCreated?.(record);
-      return won;
-    }),
+    tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))),
     batchWrite(t, createEntriesParams(t.tableName, entryOf(record), record)),
   ]);
   if (created) return { record, created: true };
