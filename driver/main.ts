@@ -15,8 +15,7 @@ import { formatReport } from '../shared/config-report/report.ts';
 import { VERSION } from '../shared/version.ts';
 import { tableFromEnv, type TableRef } from '../shared/table/core/client.ts';
 import { syncDefinitionSources } from '../shared/table/sources/definition-sources.ts';
-import { moveUnshardedAccounts } from '../shared/table/accounts/shard-move.ts';
-import { moveUnshardedOperations } from '../shared/table/operations/shard-move.ts';
+import { keepMovingEarlierLayout, moveEarlierLayout } from '../shared/table/layout-move.ts';
 import { endpointConfig, type DriverFile, type DriverGrpcConfig } from './config.ts';
 import { DRIVER_MODULES } from './modules.ts';
 import { serveDriverMetrics } from './metrics/serve.ts';
@@ -60,11 +59,13 @@ export interface DriverProcessOptions {
   metricsPort?: number;
   /** The shared wake secret (`VENDOR_WAKE_SECRET` or the SST link); without it the replica takes no wakes. */
   wakeSecret?: string | undefined;
+  /** How often the items of the earlier key layout are moved again while the replica runs (`LAYOUT_MOVE_INTERVAL_MS`). */
+  layoutMoveIntervalMs?: number;
 }
 
 /**
  * Moves the account and operation items a table written before the shards keeps in one partition each
- * to their shards, syncs the file's driver-defined accounts into the table, starts keeping those of its
+ * to their shards (and again every minute while it runs), syncs the file's driver-defined accounts into the table, starts keeping those of its
  * configuration server and plugins synced, and starts the endpoint with every module.
  */
 export async function startDriverProcess(options: DriverProcessOptions): Promise<Driver> {
@@ -76,10 +77,7 @@ export async function startDriverProcess(options: DriverProcessOptions): Promise
     grpc: { ...base.grpc, ...(options.host === undefined ? {} : { host: options.host }), ...(options.port === undefined ? {} : { port: options.port }) },
   };
   // Before anything reads or writes an account or operation item: a table written before the shards keeps them in one partition each.
-  const moved = await moveUnshardedAccounts(table);
-  if (moved > 0) log.info({ moved }, 'account items moved to their shards');
-  const movedOperations = await moveUnshardedOperations(table);
-  if (movedOperations.requests + movedOperations.operations + movedOperations.queueEntries > 0) log.info(movedOperations, 'operation items moved to their shards');
+  await moveEarlierLayout(table, log);
   const syncStart = clock.now();
   const synced = (await syncDefinitionSources(table, [driverConfigSource(file)], syncStart))['driver-config'];
   // With thousands of definitions the first replica's sync is what its start waits for (docs/deploy.md#account-definition-sources).
@@ -100,9 +98,12 @@ export async function startDriverProcess(options: DriverProcessOptions): Promise
     await driver.close(0);
     throw e;
   }
+  // What a component of the earlier layout still writes during an update is moved while this replica runs.
+  const moves = keepMovingEarlierLayout({ table, log, clock, ...(options.layoutMoveIntervalMs === undefined ? {} : { intervalMs: options.layoutMoveIntervalMs }) });
   return {
     ...driver,
     close: async (graceMs) => {
+      await moves.stop();
       await sources.stop();
       await driver.close(graceMs);
       await metrics?.close();

@@ -1,19 +1,20 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { ManualClock } from '../test/support/manual-clock.ts';
 import { useTestTables } from '../test/support/table.ts';
 import { parseDriverFile } from './config.ts';
 import { startDriverProcess } from './main.ts';
 import { interceptedTable } from '../test/support/intercepted-table.ts';
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { PK } from '../shared/table/core/keys.ts';
 import { createDocumentClient } from '../shared/table/core/client.ts';
 import { getAccount, newAccountRecord } from '../shared/table/accounts/records.ts';
 import { everyAccountItem } from '../test/support/sharded-items.ts';
 import { operationKey, operationQueueKey } from '../shared/table/operations/keys.ts';
 import { compress, createOperation, getOperation, openOperations } from '../shared/table/operations/operations.ts';
+import { LAYOUT_MOVE_INTERVAL_MS } from '../shared/table/layout-move.ts';
 
 /** A logger keeping every record it is given. */
 function recordingLogger(): { log: pino.Logger; records: Record<string, unknown>[] } {
@@ -90,5 +91,35 @@ describe("a driver replica's start with driver-defined accounts", () => {
     expect(records.find((r) => r.msg === 'operation items moved to their shards')).toMatchObject({ requests: 0, operations: 1, queueEntries: 1 });
     expect(await getOperation(table, stored.record.id)).toEqual(stored.record);
     expect((await openOperations(table)).map((e) => e.id)).toEqual([stored.record.id]);
+  });
+
+  it('moves again, once an interval while it runs, what a component of the earlier layout writes after its start, and not after it stops', async () => {
+    const table = { ...(await tables.fresh()), client: createDocumentClient({ endpoint: tables.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }) };
+    const file = parseDriverFile(stringify({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: ['start-sync-token-0123456789abcdef'] } }), 'vendor-driver.yml');
+    const { log, records } = recordingLogger();
+    const clock = new ManualClock(1_000_000);
+    // As an API of the earlier layout writes a registration during an update.
+    const writeOld = (name: string) =>
+      table.client.send(new PutCommand({ TableName: table.tableName, Item: { pk: PK.unshardedAccount, sk: name, ...newAccountRecord(name, 1), version: 1 } }));
+    const oldNames = async () =>
+      ((await table.client.send(new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': PK.unshardedAccount }, ConsistentRead: true }))).Items ?? []).map((i) => i.sk);
+    const driver = await startDriverProcess({ file, table, log, clock });
+    try {
+      await writeOld('late-1');
+      await clock.advance(LAYOUT_MOVE_INTERVAL_MS - 1);
+      expect(await oldNames()).toEqual(['late-1']);
+      await clock.advance(1);
+      // The round ends (and says what it moved) once a read finds the old partition empty.
+      await vi.waitFor(() => expect(records.filter((r) => r.msg === 'account items moved to their shards')).toEqual([expect.objectContaining({ moved: 1 })]));
+      expect((await everyAccountItem(table)).map((item) => item.sk)).toEqual(['late-1']);
+      expect(await oldNames()).toEqual([]);
+    } finally {
+      await driver.close(0);
+    }
+    // Stopped: nothing of the replica waits for a later round.
+    expect(clock.pendingSleeps).toBe(0);
+    await writeOld('after-stop');
+    await clock.advance(2 * LAYOUT_MOVE_INTERVAL_MS);
+    expect(await oldNames()).toEqual(['after-stop']);
   });
 });

@@ -24,8 +24,7 @@ import { startEmbeddedTable, type EmbeddedTable } from '../shared/table/core/emb
 import { privateDataFolder } from './data-folder.ts';
 import { ensureRankIndex, rankTotal } from '../shared/table/accounts/rank.ts';
 import { ensureFacetIndex } from '../shared/table/accounts/facets.ts';
-import { moveUnshardedAccounts } from '../shared/table/accounts/shard-move.ts';
-import { moveUnshardedOperations } from '../shared/table/operations/shard-move.ts';
+import { moveEarlierLayout } from '../shared/table/layout-move.ts';
 import { syncDefinitionSources } from '../shared/table/sources/definition-sources.ts';
 import { LOCAL_ACCOUNT, LOCAL_ZONE, localAccountSource, localIdentity, localKubeconfig, localToken, startLocalAgent, type LocalAgent } from './local-agent.ts';
 
@@ -140,10 +139,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     for (const stop of stops.splice(0).reverse()) await stop();
   };
   try {
-    const moved = await moveUnshardedAccounts(table);
-    if (moved > 0) logger.info({ moved }, 'account items moved to their shards');
-    const movedOperations = await moveUnshardedOperations(table);
-    if (movedOperations.requests + movedOperations.operations + movedOperations.queueEntries > 0) logger.info(movedOperations, 'operation items moved to their shards');
+    await moveEarlierLayout(table, logger);
     if (await ensureRankIndex(table)) logger.warn('rank index was missing and has been rebuilt');
     if (await ensureAccessIndex(table)) logger.info('access index built');
     if (await ensureFacetIndex(table)) logger.info('facet index built');
