@@ -388,6 +388,31 @@ describe('operation dispatcher', () => {
     expect(new Set([...a.sent, ...b.sent].map((o) => o.operationId))).toEqual(new Set(ops.map((o) => o.id)));
   });
 
+  it('reads the queue for a holding gained only when the last read found open operations, or one is under way', async () => {
+    const held = holdingTable(await tables.fresh(), () => false);
+    const s = await setup({}, held.table);
+    const queueReads = () => held.made.filter((input) => isOperationQueuePartition((input as { ExpressionAttributeValues?: Record<string, unknown> }).ExpressionAttributeValues?.[':pk'])).length;
+    // The first read, at start: the queue is empty.
+    await until(() => queueReads() === OPERATION_QUEUE_PARTITIONS.length);
+    await s.settle();
+    // Agents coming to hold accounts, as an activation makes them: nothing open to hand out, no read.
+    for (let i = 0; i < 5; i++) s.dispatcher.holdingGained();
+    await s.settle();
+    expect(queueReads()).toBe(OPERATION_QUEUE_PARTITIONS.length);
+    // An operation no agent here holds the account of: the poll finds it and leaves it open.
+    const op = await s.create();
+    await s.clock.advance(1000);
+    await until(() => queueReads() === 2 * OPERATION_QUEUE_PARTITIONS.length);
+    await s.settle();
+    // Now an agent here holds it: read at once, without waiting for the poll, and handed out.
+    const a = new StreamDouble('a');
+    s.directory.agents = [a];
+    s.dispatcher.holdingGained();
+    await until(() => a.sent.length === 1);
+    expect(a.sent[0]).toMatchObject({ operationId: op.id, attempt: 1 });
+    expect(queueReads()).toBe(3 * OPERATION_QUEUE_PARTITIONS.length);
+  });
+
   it('never hands the same attempt out twice, also from two replicas at once', async () => {
     const first = await setup();
     const second = await setup({}, first.table);

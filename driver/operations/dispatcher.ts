@@ -105,6 +105,10 @@ export class OperationDispatcher implements LocalDispatcher {
   readonly #entrySyncs = new Map<string, AbortController>();
   /** Aborts when `run` is told to stop: the entries waiting for their update get it at once. */
   #stopping: AbortSignal | undefined;
+  /** Open operations the last read of the queue found (unknown, so counted as some, before the first). */
+  #openAtLastRead = Infinity;
+  /** A read of the queue is under way: what it finds is decided against holdings that may change meanwhile. */
+  #reading = false;
 
   constructor(deps: DispatcherDeps) {
     this.#deps = deps;
@@ -114,6 +118,17 @@ export class OperationDispatcher implements LocalDispatcher {
   wake(): void {
     this.#passDue = true;
     this.#waker.wake();
+  }
+
+  /**
+   * An agent here has come to hold an account: an open operation of it that no agent here held may go
+   * out now, so the queue is read at once, unless the last read found it empty and none is under way.
+   * An operation stored since comes with its own wake, or the next poll finds it. An activation makes
+   * every agent of a zone hold each account in turn: reading an empty queue (one Query per queue
+   * shard) for each of them made most of a replica's queue reads then (docs/operations.md#dispatch).
+   */
+  holdingGained(): void {
+    if (this.#reading || this.#openAtLastRead > 0) this.wake();
   }
 
   #track(id: string, f: Omit<InFlight, 'mark'>): void {
@@ -256,7 +271,14 @@ export class OperationDispatcher implements LocalDispatcher {
   async #pass(): Promise<void> {
     const { table, clock, config, directory, replicaId } = this.#deps;
     const seen = this.#marks;
-    const entries = await openOperations(table);
+    this.#reading = true;
+    let entries: QueueEntry[];
+    try {
+      entries = await openOperations(table);
+    } finally {
+      this.#reading = false;
+    }
+    this.#openAtLastRead = entries.length;
     recordOpenOperations(this.#deps.metrics, entries);
     const now = clock.now();
     const open = new Set(entries.map((e) => e.id));

@@ -70,7 +70,7 @@ export const operationsModule: DriverModuleFactory = (services) => {
       dispatcher.wake();
     },
     onHoldingChange: (session, account, holding) => {
-      if (holding?.state === 'held') dispatcher.wake();
+      if (holding?.state === 'held') dispatcher.holdingGained();
       else void dispatcher.holdingLost(session.id, account).catch((err: unknown) => log.error({ err, account }, 'handing operations out again failed'));
     },
     stop: async () => {
