@@ -165,7 +165,7 @@ async function until(check: () => boolean | Promise<boolean>): Promise<void> {
 }
 
 describe('operation dispatcher', () => {
-  it('hands out the operations of every queue shard, oldest first', async () => {
+  it('hands out the operations of every queue partition, oldest first', async () => {
     const s = await setup({ concurrency: 1 });
     const agent = new StreamDouble('agent-1');
     const made: string[] = [];

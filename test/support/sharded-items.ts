@@ -65,6 +65,6 @@ export function skewedNames(prefix: string, inBusy: number, inOthers: number): s
  */
 export function keysOverEveryShard(account: string, caller: string, perShard: number): string[] {
   const keys = Array.from({ length: 40 * perShard }, (_, i) => `spread-${i}`);
-  const byShard = OPERATION_QUEUE_PARTITIONS.map((_, shard) => keys.filter((k) => operationShard(operationIdOf(account, caller, k)) === shard).slice(0, perShard));
+  const byShard = OPERATION_PARTITIONS.map((_, shard) => keys.filter((k) => operationShard(operationIdOf(account, caller, k)) === shard).slice(0, perShard));
   return byShard.reverse().flat();
 }

@@ -53,16 +53,24 @@ export const ACCOUNT_SHARDS = 8;
 export const CHANGE_SHARDS = ACCOUNT_SHARDS / 2;
 
 /**
- * How many partitions the operations are spread over: their items, their large requests and their
- * queue entries, `OPERATION_SHARDS` partitions each. An operation writes its item about 3 times
- * (created, handed out, finished: 1–2 write units each with a small request inside) and its queue entry
- * 2 or 3 times, so one partition each bound the fleet to roughly 300–500 operations a second; 4 take
- * 1,200–2,000. The price is on the dispatch poll: each replica reads the whole queue every
- * `operations.pollIntervalMs` (250 ms), one Query per queue shard, so every shard more is 4 Queries a
- * second per idle replica. 8 would lift the bound past what a replica's dispatch and its agents get
- * through for twice those reads at rest (docs/table.md#where-the-operations-writes-land).
+ * How many partitions the operation items and their large requests are spread over. An operation
+ * writes its item about 3 times (created, handed out, finished: 1–2 write units each with a small
+ * request inside), so one partition bound the fleet to roughly 200–250 operations a second; 4 take
+ * about 1,000. Every read of them names one item by its id, so the shards cost no read
+ * (docs/table.md#where-the-operations-writes-land).
  */
 export const OPERATION_SHARDS = 4;
+
+/**
+ * How many partitions the queue entries are spread over: one. Every replica reads the whole queue
+ * every `operations.pollIntervalMs` (250 ms), at rest as under load, one strongly consistent Query per
+ * partition: with the queue in 4, that poll doubled the table's Queries per account of an activation in
+ * `bench:fleet` (1.6–1.9 against 0.9) and its CPU at rest. The queue takes 2–3 writes of a small entry
+ * per operation, so its one partition bounds the fleet to about 330–500 operations a second, above
+ * what the operation items' one partition did; raising this spreads it further, for one more Query per
+ * poll each, and needs the queue entries moved as at the shards' introduction.
+ */
+export const OPERATION_QUEUE_SHARDS = 1;
 
 /**
  * Partitions of one account, one source or one shard each: the prefix, then the account name, source
@@ -85,7 +93,7 @@ export const PK_PREFIX = {
   operation: 'OPERATION#',
   /** The requests too large to keep in their operation item, of one shard, by `<id>#<requestHash>`: `OPREQUEST#<shard>`. */
   operationRequest: 'OPREQUEST#',
-  /** The queue entries (one per operation not finished yet) of one shard, by id: `OPQUEUE#<shard>`. */
+  /** The queue entries (one per operation not finished yet) of one shard (`OPERATION_QUEUE_SHARDS`, one), by id: `OPQUEUE#<shard>`. */
   operationQueue: 'OPQUEUE#',
   /** One entry per operation of one account, newest last by creation time: `OPACCOUNT#<account>`. */
   operationByAccount: 'OPACCOUNT#',

@@ -1,4 +1,4 @@
-import { OPERATION_SHARDS, PK_PREFIX, shardPartitions, type Key } from '../core/keys.ts';
+import { OPERATION_QUEUE_SHARDS, OPERATION_SHARDS, PK_PREFIX, shardPartitions, type Key } from '../core/keys.ts';
 import { padMs } from '../accounts/keys.ts';
 
 /**
@@ -18,8 +18,8 @@ export const OPERATION_PARTITIONS = shardPartitions(OPERATION_SHARDS, PK_PREFIX.
 /** The partitions of the large requests, one per shard. */
 export const OPERATION_REQUEST_PARTITIONS = shardPartitions(OPERATION_SHARDS, PK_PREFIX.operationRequest);
 
-/** The partitions of the queue, one per shard: every dispatch read queries them all and merges. */
-export const OPERATION_QUEUE_PARTITIONS = shardPartitions(OPERATION_SHARDS, PK_PREFIX.operationQueue);
+/** The partitions of the queue (`OPERATION_QUEUE_SHARDS`, one): every dispatch read queries them all and merges. */
+export const OPERATION_QUEUE_PARTITIONS = shardPartitions(OPERATION_QUEUE_SHARDS, PK_PREFIX.operationQueue);
 
 export function operationKey(id: string): Key {
   return { pk: OPERATION_PARTITIONS[operationShard(id)] as string, sk: id };
@@ -31,7 +31,7 @@ export function operationRequestKey(id: string, requestHash: string): Key {
 }
 
 export function operationQueueKey(id: string): Key {
-  return { pk: OPERATION_QUEUE_PARTITIONS[operationShard(id)] as string, sk: id };
+  return { pk: OPERATION_QUEUE_PARTITIONS[operationShard(id) % OPERATION_QUEUE_SHARDS] as string, sk: id };
 }
 
 /** Whether `pk` is one of the operation items' partitions. */

@@ -221,13 +221,14 @@ describe('operations against dynalite', () => {
     expect(await openOperations(t)).toEqual([]);
   });
 
-  it('reads the queue oldest first, across every shard', async () => {
+  it('reads the queue oldest first, across every queue partition and whatever the operations\' shards', async () => {
     const t = await tables.fresh();
     const ordered = keysOverEveryShard('prod', 'oidc:alice', 2);
-    expect(ordered).toHaveLength(2 * OPERATION_QUEUE_PARTITIONS.length);
+    expect(ordered).toHaveLength(2 * OPERATION_PARTITIONS.length);
     const made = [];
     for (const [i, key] of ordered.entries()) made.push((await createOperation(t, input({ idempotencyKey: key, now: 1000 + i }))).record.id);
-    for (const pk of OPERATION_QUEUE_PARTITIONS) expect(await count(t, [pk])).toBe(2);
+    for (const pk of OPERATION_PARTITIONS) expect(await count(t, [pk])).toBe(2);
+    for (const pk of OPERATION_QUEUE_PARTITIONS) expect(await count(t, [pk])).toBe(made.length / OPERATION_QUEUE_PARTITIONS.length);
     expect((await openOperations(t)).map((e) => e.id)).toEqual(made);
   });
 

@@ -1,6 +1,6 @@
 /**
- * Deployment operations in the table (docs/table.md, "Operations"). Three kinds of item, each kind
- * spread over `OPERATION_SHARDS` partitions by the id's shard (keys.ts):
+ * Deployment operations in the table (docs/table.md, "Operations"). Three kinds of item, the first
+ * two spread over `OPERATION_SHARDS` partitions by the id's shard (keys.ts):
  *
  * - the operation (`OPERATION#<shard>` / id): state, hand-out, report and outcomes, and the request
  *   itself when it is small (gzip-compressed). Its id is a hash of the account and the
@@ -10,8 +10,9 @@
  * - a request too large to keep in the operation (`OPREQUEST#<shard>` / `<id>#<requestHash>`), written
  *   once before the operation, so the operation item that is updated several times stays small (an
  *   update costs the item's size);
- * - its queue entry (`OPQUEUE#<shard>` / id) while it is not finished: the few fields dispatch decides
- *   from, so a driver replica finds open work with one Query of each small queue partition. The
+ * - its queue entry (`OPQUEUE#0` / id: `OPERATION_QUEUE_SHARDS` partitions, one) while it is not
+ *   finished: the few fields dispatch decides from, so a driver replica finds open work with one Query
+ *   of each small queue partition. The
  *   operation item is the truth; the entry is a copy that a writer repairs when it finds it stale.
  */
 import { createHash } from 'node:crypto';
@@ -186,7 +187,7 @@ export function deleteQueueEntryParams(tableName: string, id: string): DeleteCom
   return { TableName: tableName, Key: operationQueueKey(id) };
 }
 
-/** Every open operation: one Query per queue shard. Strongly consistent: a replica must not miss a fresh one. */
+/** Every open operation: one Query per queue partition. Strongly consistent: a replica must not miss a fresh one. */
 export function openOperationsParams(tableName: string): QueryCommandInput[] {
   return OPERATION_QUEUE_PARTITIONS.map((pk) => ({
     TableName: tableName,
@@ -386,7 +387,7 @@ export async function createOperation(t: TableRef, input: NewOperation): Promise
 }
 
 /**
- * Every open operation of every queue shard (read together), oldest first: ids are hashes, so the
+ * Every open operation of every queue partition (read together), oldest first: ids are hashes, so the
  * partitions' order is not time order.
  */
 export async function openOperations(t: TableRef): Promise<QueueEntry[]> {
