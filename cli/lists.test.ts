@@ -42,6 +42,6 @@ describe('vendorctl lists that span pages', () => {
     });
     const result = await run(['operations', 'list', 'prod', '--state', 'SUCCEEDED'], api.fetch);
     expect(result.code, result.err).toBe(0);
-    expect(result.out).toMatch(/^ID +ACTION +STATE +OBJECTS +CREATED +MESSAGE\no2 +deploy +SUCCEEDED +1 +t +-\no1 +deploy +SUCCEEDED +1 +t +-\n$/);
+    expect(result.out).toMatch(/^ID +ACTION +STATE +OBJECTS +CREATED +ERROR +MESSAGE\no2 +deploy +SUCCEEDED +1 +t +- +-\no1 +deploy +SUCCEEDED +1 +t +- +-\n$/);
   });
 });

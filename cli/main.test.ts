@@ -8,10 +8,10 @@ import { parseTarget } from './targets.ts';
 const TOKEN = 'in-process-token-0123456789abcdef';
 
 /** A fake API answering GET /vendor/operations/{id}?wait=N by letting N seconds pass on the clock. */
-function operationsApi(clock: ManualClock, states: readonly string[]) {
+function operationsApi(clock: ManualClock, states: readonly string[], over: Record<string, unknown> = {}) {
   const requests: { method: string; url: string; headers: Record<string, string>; body?: unknown }[] = [];
   let i = 0;
-  const op = () => ({ id: 'op1', account: 'prod', action: 'scale', state: states[Math.min(i, states.length - 1)], objects: 1, message: states[i] === 'FAILED' ? '1 of 1 objects failed' : '', outcomes: [] });
+  const op = () => ({ id: 'op1', account: 'prod', action: 'scale', state: states[Math.min(i, states.length - 1)], objects: 1, message: states[i] === 'FAILED' ? '1 of 1 objects failed' : '', outcomes: [], ...over });
   const fetchImpl = async (url: string | URL | Request, init?: RequestInit) => {
     const headers = init?.headers as Record<string, string>;
     requests.push({ method: init?.method ?? 'GET', url: String(url), headers, ...(init?.body === undefined ? {} : { body: JSON.parse(String(init.body)) }) });
@@ -44,7 +44,7 @@ describe('vendorctl operations and --wait', () => {
     const api = operationsApi(clock, ['QUEUED', 'RUNNING', 'SUCCEEDED']);
     const result = await run(['operations', 'scale', 'prod', 'deployment/web', '-n', 'shop', '--replicas', '3', '--idempotency-key', 'k1', '--wait'], api, clock);
     expect(result.code).toBe(0);
-    expect(result.out).toMatch(/^ID +ACCOUNT +ACTION +STATE +OBJECTS +MESSAGE\nop1 +prod +scale +SUCCEEDED +1 +-\n$/);
+    expect(result.out).toMatch(/^ID +ACCOUNT +ACTION +STATE +OBJECTS +ERROR +MESSAGE\nop1 +prod +scale +SUCCEEDED +1 +- +-\n$/);
     expect(api.requests[0]).toMatchObject({
       method: 'POST',
       url: 'http://api.test/vendor/accounts/prod/operations?wait=60',
@@ -72,6 +72,12 @@ describe('vendorctl operations and --wait', () => {
     const failed = await run(['operations', 'get', 'op1'], operationsApi(clock, ['FAILED']), clock);
     expect(failed.code).toBe(1);
     expect(failed.err).toBe('operation op1 ended FAILED: 1 of 1 objects failed\n');
+    // One that failed as a whole says its code beside its message.
+    const refusal = { errorCode: 'invalid_input', message: 'invalid_input: the operation is invalid: scale.replicas: must be at most 1000000' };
+    const refused = await run(['operations', 'get', 'op1'], operationsApi(clock, ['FAILED'], refusal), clock);
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/^ID +ACCOUNT +ACTION +STATE +OBJECTS +ERROR +MESSAGE\nop1 +prod +scale +FAILED +1 +invalid_input +invalid_input: the operation is invalid: /);
+    expect(refused.err).toBe(`operation op1 ended FAILED (invalid_input): ${refusal.message}\n`);
     expect((await run(['operations', 'get', 'op1', '-o', 'json'], operationsApi(clock, ['RUNNING']), clock)).code).toBe(0);
   });
 });

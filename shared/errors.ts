@@ -21,6 +21,11 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+/** `value` when it is one of the codes above, else undefined: for a code that comes from a peer. */
+export function errorCodeOf(value: string): ErrorCode | undefined {
+  return ERROR_CODES.find((c) => c === value);
+}
+
 /** One bad element of an input, addressed by a path such as `[2].zoneId` or `kubernetes.accounts[0].name`. */
 export interface Issue {
   path: string;

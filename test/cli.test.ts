@@ -134,7 +134,7 @@ describe('vendorctl against a running control plane', { timeout: 120_000 }, () =
     const manifests = file('web.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: "1"\n');
     const deployed = await vendorctl(['operations', 'deploy', 'local', '-f', manifests, '-n', 'default', '--idempotency-key', 'cli-deploy-1', '--wait=30']);
     expect(deployed.code, deployed.err).toBe(0);
-    expect(deployed.out).toMatch(/^ID +ACCOUNT +ACTION +STATE +OBJECTS +MESSAGE\n\w+ +local +deploy +SUCCEEDED +1 /);
+    expect(deployed.out).toMatch(/^ID +ACCOUNT +ACTION +STATE +OBJECTS +ERROR +MESSAGE\n\w+ +local +deploy +SUCCEEDED +1 +- /);
     expect(deployed.out).toMatch(/\nConfigMap +default +web +created +201 /);
     expect(kube.requests.log().some((r) => r.verb === 'patch' && r.name === 'web' && r.user === 'developer')).toBe(true);
 
@@ -194,7 +194,7 @@ describe('vendorctl against a running control plane', { timeout: 120_000 }, () =
     expect(operations.map((o) => o.state)).toEqual(['FAILED', 'FAILED', 'SUCCEEDED']);
     expect(operations[2]).toMatchObject({ action: 'deploy', idempotencyKey: 'cli-deploy-1' });
     const succeeded = await vendorctl(['operations', 'list', 'local', '--state', 'SUCCEEDED']);
-    expect(succeeded.out).toMatch(/^ID +ACTION +STATE +OBJECTS +CREATED +MESSAGE\n\w+ +deploy +SUCCEEDED +1 +\S+/);
+    expect(succeeded.out).toMatch(/^ID +ACTION +STATE +OBJECTS +CREATED +ERROR +MESSAGE\n\w+ +deploy +SUCCEEDED +1 +\S+ +- /);
     expect(succeeded.out.trimEnd().split('\n')).toHaveLength(2);
   });
 

@@ -7,7 +7,7 @@
  */
 import { Metadata, type Client, type ClientDuplexStream, type StatusObject } from '@grpc/grpc-js';
 import type { Clock } from '../../shared/clock.ts';
-import { ERROR_CODES, VendorError, isVendorError, type ErrorCode } from '../../shared/errors.ts';
+import { VendorError, errorCodeOf, isVendorError, type ErrorCode } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/log.ts';
 import { SequencedEndpoint } from '../../shared/protocol/endpoint.ts';
 import { agentProtocol } from '../../shared/protocol/loader.ts';
@@ -64,7 +64,7 @@ const CONNECT_PATH = `/${AGENT_SERVICE_NAME}/Connect`;
 /** The `VendorError` a driver status stands for, using the code the driver put in the trailers. */
 export function errorOfStatus(s: StatusObject): StreamEnd {
   const trailerCode = s.metadata.get(ERROR_CODE_TRAILER)[0];
-  const code: ErrorCode = ERROR_CODES.find((c) => c === trailerCode) ?? 'unavailable';
+  const code: ErrorCode = (typeof trailerCode === 'string' ? errorCodeOf(trailerCode) : undefined) ?? 'unavailable';
   const problem = s.metadata.get(PROBLEM_TRAILER)[0];
   const seqText = s.metadata.get(PROBLEM_SEQ_TRAILER)[0];
   const refusedSeq = typeof seqText === 'string' && /^\d+$/.test(seqText) ? Number(seqText) : undefined;

@@ -216,6 +216,8 @@ export class OperationsWorker implements AccountWorker {
       account: op.account,
       attempt: op.attempt,
       ok: false,
+      // The code in a field of its own for automation; the message keeps it first for older drivers.
+      errorCode: error.code,
       message,
       outcomes: [],
       startedAtMs: now,

@@ -32,6 +32,7 @@ const operationSchema = v.looseObject({
   objects: v.optional(v.number()),
   createdAt: v.optional(v.string()),
   message: v.optional(v.string()),
+  errorCode: v.optional(v.string()),
   outcomes: v.optional(v.array(outcomeSchema)),
 });
 
@@ -39,8 +40,8 @@ type Operation = v.InferOutput<typeof operationSchema>;
 
 function operationText(op: Operation): string {
   const summary = renderTable({
-    columns: ['ID', 'ACCOUNT', 'ACTION', 'STATE', 'OBJECTS', 'MESSAGE'],
-    rows: [[op.id, op.account, op.action, op.state, cell(op.objects), cell(op.message)]],
+    columns: ['ID', 'ACCOUNT', 'ACTION', 'STATE', 'OBJECTS', 'ERROR', 'MESSAGE'],
+    rows: [[op.id, op.account, op.action, op.state, cell(op.objects), cell(op.errorCode), cell(op.message)]],
   });
   const outcomes = op.outcomes ?? [];
   if (outcomes.length === 0) return summary;
@@ -75,7 +76,7 @@ async function follow(ctx: CommandContext, first: unknown, seconds: number | und
   ctx.out(render(ctx.format, answer, () => operationText(op)));
   if (isFinished(op.state)) {
     if (op.state === 'SUCCEEDED') return EXIT.done;
-    ctx.err(`operation ${op.id} ended ${op.state}${op.message === undefined ? '' : `: ${op.message}`}\n`);
+    ctx.err(`operation ${op.id} ended ${op.state}${op.errorCode === undefined ? '' : ` (${op.errorCode})`}${op.message === undefined ? '' : `: ${op.message}`}\n`);
     return EXIT.operationFailed;
   }
   if (seconds === undefined) return EXIT.done;
@@ -236,8 +237,8 @@ const list: Command = {
     ctx.out(
       render(ctx.format, items, () =>
         renderTable({
-          columns: ['ID', 'ACTION', 'STATE', 'OBJECTS', 'CREATED', 'MESSAGE'],
-          rows: operations.map((op) => [op.id, op.action, op.state, cell(op.objects), cell(op.createdAt), cell(op.message)]),
+          columns: ['ID', 'ACTION', 'STATE', 'OBJECTS', 'CREATED', 'ERROR', 'MESSAGE'],
+          rows: operations.map((op) => [op.id, op.action, op.state, cell(op.objects), cell(op.createdAt), cell(op.errorCode), cell(op.message)]),
         }),
       ),
     );

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
 import { captureLogger } from '../../test/capture-log.ts';
@@ -23,7 +24,7 @@ import type { AgentDirectory, LocalAgent } from './directory.ts';
 import { ENTRY_SYNC_AFTER_MS, OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
 import { createDriverMetrics, type DriverMetrics } from '../metrics/metrics.ts';
 import { interceptedTable } from '../../test/support/intercepted-table.ts';
-import { OPERATION_QUEUE_PARTITIONS, isOperationQueuePartition, isOperationRequestPartition, operationQueueKey } from '../../shared/table/operations/keys.ts';
+import { OPERATION_QUEUE_PARTITIONS, isOperationQueuePartition, isOperationRequestPartition, operationQueueKey, operationRequestKey } from '../../shared/table/operations/keys.ts';
 import { keysOverEveryShard } from '../../test/support/sharded-items.ts';
 
 const tables = useTestTables();
@@ -153,6 +154,7 @@ const result = (op: Operation, ok = true, over: Partial<OperationResult__Output>
   attempt: op.attempt as number,
   ok,
   message: ok ? '1 object done' : '1 of 1 failed, 0 skipped',
+  errorCode: '',
   outcomes: [{ index: 0, object: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }, result: ok ? 'scaled' : 'failed', message: '', code: 200, reason: '', resourceVersion: '9', generation: 2 }],
   startedAtMs: 1,
   finishedAtMs: 2,
@@ -519,14 +521,68 @@ describe('operation dispatcher', () => {
     s.directory.agents = [];
     await s.clock.advance(5000);
     await until(async () => (await getOperation(s.table, slow.id))?.state === 'TIMED_OUT');
-    expect((await getOperation(s.table, slow.id))?.message).toBe('timed out after 5000 ms: no result from agent a (handed out 1 time); a result that arrives later is ignored');
+    expect(await getOperation(s.table, slow.id)).toMatchObject({ message: 'timed out after 5000 ms: no result from agent a (handed out 1 time); a result that arrives later is ignored', errorCode: 'timeout' });
     await s.clock.advance(5000);
     await until(async () => (await getOperation(s.table, nobody.id))?.state === 'TIMED_OUT');
-    expect((await getOperation(s.table, nobody.id))?.message).toBe('timed out after 10000 ms: no agent holding account orphaned took it; a result that arrives later is ignored');
+    expect(await getOperation(s.table, nobody.id)).toMatchObject({ message: 'timed out after 10000 ms: no agent holding account orphaned took it; a result that arrives later is ignored', errorCode: 'timeout' });
     const late = a.sent.find((o) => o.operationId === slow.id) as Operation;
     expect(await s.dispatcher.recordResult('a', result(late))).toBe('ignored');
     expect((await getOperation(s.table, slow.id))?.state).toBe('TIMED_OUT');
     expect(await openOperations(s.table)).toEqual([]);
+  });
+
+  it('keeps the error code of a failed result when it is one of the known codes, and takes any other result without it', async () => {
+    const s = await setup();
+    const agent = new StreamDouble('agent-1');
+    s.directory.agents = [agent];
+    const cases: [string, boolean, string, string | undefined][] = [
+      ['known', false, 'invalid_input', 'invalid_input'],
+      ['none', false, '', undefined],
+      // A newer agent's code, a hostile one, one far past any code's length: not this driver's to keep.
+      ['unknown', false, 'not_a_code', undefined],
+      ['cased', false, 'INVALID_INPUT', undefined],
+      ['oversized', false, `invalid_input${'x'.repeat(100_000)}`, undefined],
+      // A success has no failure to name.
+      ['on success', true, 'internal', undefined],
+    ];
+    for (const [name, ok, sent, kept] of cases) {
+      const op = await s.create();
+      s.events.queued({ record: op, request });
+      await until(() => agent.sent.some((o) => o.operationId === op.id));
+      const logsBefore = s.logs.lines.length;
+      const answer = result(agent.sent.find((o) => o.operationId === op.id)!, ok, { errorCode: sent, message: `answer ${name}` });
+      expect(await s.dispatcher.recordResult('agent-1', answer), name).toBe('recorded');
+      const stored = await getOperation(s.table, op.id);
+      // Everything else of the result is taken as it came.
+      expect(stored, name).toMatchObject({ state: ok ? 'SUCCEEDED' : 'FAILED', message: `answer ${name}`, outcomes: [{ result: ok ? 'scaled' : 'failed' }], report: { agentId: 'agent-1' } });
+      expect(stored?.errorCode, name).toBe(kept);
+      const dropped = s.logs.lines.slice(logsBefore).filter((l) => l.msg === 'operation result taken without its error code: not one this driver knows, or on a success');
+      expect(dropped, name).toEqual(sent !== '' && kept === undefined ? [expect.objectContaining({ operationId: op.id, errorCodeLength: sent.length })] : []);
+      // The peer's text never reaches the log.
+      if (!ok && sent.length > 0 && kept === undefined) expect(JSON.stringify(s.logs.lines.slice(logsBefore)), name).not.toContain(sent);
+    }
+  });
+
+  it('ends an operation whose request is missing from the table FAILED with the code internal, unsent', async () => {
+    const s = await setup();
+    const agent = new StreamDouble('agent-1');
+    s.directory.agents = [agent];
+    // Random text does not compress: the request is kept in an item of its own, which is then lost.
+    const manifest = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'lost', namespace: 'shop' }, data: { blob: randomBytes(6000).toString('base64') } };
+    const { record: op } = await createOperation(s.table, {
+      account: 'prod',
+      submittedBy: 'oidc:alice',
+      idempotencyKey: 'lost',
+      requestHash: 'hl',
+      request: compress({ action: 'deploy', manifests: [manifest], forceConflicts: false }),
+      record: { action: 'deploy', objects: 1 },
+      now: s.clock.now(),
+    });
+    await s.table.client.send(new DeleteCommand({ TableName: s.table.tableName, Key: operationRequestKey(op.id, 'hl') }));
+    s.dispatcher.wake();
+    await until(async () => (await getOperation(s.table, op.id))?.state === 'FAILED');
+    expect(await getOperation(s.table, op.id)).toMatchObject({ state: 'FAILED', message: 'the request of this operation is not in the table; it was not run', errorCode: 'internal' });
+    expect(agent.sent).toEqual([]);
   });
 
   it('ignores a result from an agent the operation was never handed to, and takes the one it was handed to', async () => {

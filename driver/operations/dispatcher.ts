@@ -15,7 +15,8 @@ import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import { pathTrace } from '../../shared/operations/path-trace.ts';
 import type { LocalDispatcher, OperationEvents, OperationReservation, QueuedOperation } from '../../shared/operations/events.ts';
-import { outcomeFromWire, operationMessage, reportOf } from '../../shared/operations/message.ts';
+import { isVendorError, type ErrorCode } from '../../shared/errors.ts';
+import { outcomeFromWire, operationMessage, reportOf, resultErrorCode } from '../../shared/operations/message.ts';
 import { isFinished, queueEntryOf, type Dispatch, type ObjectOutcomeRecord, type OperationRecord, type QueueEntry } from '../../shared/operations/model.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';
 import type { OperationResult__Output } from '../../shared/protocol/messages.ts';
@@ -83,6 +84,8 @@ interface InFlight {
 }
 
 const REQUEST_MISSING = 'the request of this operation is not in the table; it was not run';
+/** The table lost what the API wrote before the operation: the control plane's own fault, not the caller's request. */
+const REQUEST_MISSING_CODE: ErrorCode = 'internal';
 
 export class OperationDispatcher implements LocalDispatcher {
   readonly #deps: DispatcherDeps;
@@ -365,7 +368,7 @@ export class OperationDispatcher implements LocalDispatcher {
     }
     this.#requests.delete(e.id);
     const request = local ?? claimed.request;
-    if (request === undefined) return this.#cannotRun(claimed.record, REQUEST_MISSING);
+    if (request === undefined) return this.#cannotRun(claimed.record, REQUEST_MISSING, REQUEST_MISSING_CODE);
     this.#send(agent, claimed.record, request, true);
   }
 
@@ -381,7 +384,9 @@ export class OperationDispatcher implements LocalDispatcher {
     try {
       message = operationMessage(op.id, op.account, op.attempt, Math.max(1, this.#deadline(op) - clock.now()), request);
     } catch (err) {
-      void this.#cannotRun(op, err instanceof Error ? err.message : String(err)).catch((e: unknown) => log.warn({ err: e, operationId: op.id }, 'operation not finished'));
+      // `invalid_input`: the stored request is not one the wire carries as it is.
+      const code = isVendorError(err) ? err.code : 'internal';
+      void this.#cannotRun(op, err instanceof Error ? err.message : String(err), code).catch((e: unknown) => log.warn({ err: e, operationId: op.id }, 'operation not finished'));
       return;
     }
     this.#deps.metrics?.operationsHandedOut.inc();
@@ -457,7 +462,7 @@ export class OperationDispatcher implements LocalDispatcher {
     const same = op !== undefined && op.state === 'RUNNING' && op.attempt === e.attempt && op.dispatch?.sessionId === d.sessionId && op.dispatch.endedAt === undefined;
     if (!same) return this.#repair(e, live, fresh);
     const request = stored?.request;
-    if (request === undefined) return this.#cannotRun(op, REQUEST_MISSING);
+    if (request === undefined) return this.#cannotRun(op, REQUEST_MISSING, REQUEST_MISSING_CODE);
     const agent = this.#deps.directory.holders(e.account).find((a) => a.id === d.sessionId);
     if (agent === undefined) {
       // Its agent no longer holds the account: it goes out again.
@@ -470,11 +475,11 @@ export class OperationDispatcher implements LocalDispatcher {
   }
 
   /** A claimed operation whose request cannot be sent (not in the table, or not one the wire carries) runs nowhere: it ends FAILED. */
-  async #cannotRun(op: OperationRecord, message: string): Promise<void> {
+  async #cannotRun(op: OperationRecord, message: string, errorCode: ErrorCode): Promise<void> {
     const { table, clock, log, events } = this.#deps;
     this.#inFlight.delete(op.id);
-    log.error({ operationId: op.id, account: op.account }, message);
-    const done = await finishOperation(table, op.id, { state: 'FAILED', message }, clock.now());
+    log.error({ operationId: op.id, account: op.account, errorCode }, message);
+    const done = await finishOperation(table, op.id, { state: 'FAILED', message, errorCode }, clock.now());
     if (done !== undefined) events?.finished(done);
     if (done !== undefined) recordOperationEnd(this.#deps.metrics, done, clock.now());
     await deleteQueueEntry(table, op.id);
@@ -507,7 +512,7 @@ export class OperationDispatcher implements LocalDispatcher {
         ? `no agent holding account ${e.account} took it`
         : `no result from agent ${current.dispatch.agentId} (handed out ${current.attempt} time${current.attempt === 1 ? '' : 's'})`;
     const message = `timed out after ${limit} ms: ${where}; a result that arrives later is ignored`;
-    const op = await finishOperation(table, e.id, { state: 'TIMED_OUT', message }, now);
+    const op = await finishOperation(table, e.id, { state: 'TIMED_OUT', message, errorCode: 'timeout' }, now);
     if (op === undefined) return this.#repair(e);
     this.#inFlight.delete(e.id);
     log.warn({ operationId: e.id, account: e.account, attempt: op.attempt }, message);
@@ -537,6 +542,7 @@ export class OperationDispatcher implements LocalDispatcher {
   /** An agent's result: written unless the operation already finished (the first result wins). */
   async recordResult(agentId: string, result: OperationResult__Output): Promise<OperationResultOutcome> {
     const { table, clock, log, events } = this.#deps;
+    const errorCode = resultErrorCode(result);
     pathTrace?.('replica.result_write_sent', result.operationId);
     const op = await finishOperation(
       table,
@@ -546,6 +552,7 @@ export class OperationDispatcher implements LocalDispatcher {
         account: result.account,
         agentId,
         message: result.message,
+        ...(errorCode === undefined ? {} : { errorCode }),
         report: reportOf(agentId, result),
         outcomes: boundedOutcomes(result.outcomes.map(outcomeFromWire)),
       },
@@ -565,6 +572,10 @@ export class OperationDispatcher implements LocalDispatcher {
               : `it already ended ${current.state}`;
       log[current === undefined || current.account !== result.account || stranger ? 'warn' : 'info']({ operationId: result.operationId, agentId, attempt: result.attempt }, `operation result ignored: ${why}`);
       return 'ignored';
+    }
+    if (errorCode === undefined && result.errorCode !== '') {
+      // Only its length: the text is the peer's, and a log line is no place for it.
+      log.warn({ operationId: op.id, agentId, ok: result.ok, errorCodeLength: result.errorCode.length }, 'operation result taken without its error code: not one this driver knows, or on a success');
     }
     events?.finished(op);
     recordOperationEnd(this.#deps.metrics, op, clock.now());

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ERROR_CODES } from '../../shared/errors.ts';
 import { adminTokenAuth } from '../../test/support/api.ts';
 import { createApp, OPEN_PATHS } from '../app.ts';
 import { openApiDocument } from './document.ts';
@@ -106,7 +107,9 @@ describe('OpenAPI document', () => {
     const request = document.components.schemas.OperationRequest as Request;
     expect((request.oneOf ?? []).map((s) => s.properties?.action?.const)).toEqual(['deploy', 'delete', 'scale', 'patch', 'rolloutRestart', 'rolloutUndo']);
     expect(request.oneOf?.[0]?.required).toEqual(['action', 'manifests']);
-    expect(Object.keys(document.components.schemas.Operation?.properties ?? {})).toEqual(expect.arrayContaining(['id', 'state', 'outcomes', 'createdAt', 'finishedAt']));
+    expect(Object.keys(document.components.schemas.Operation?.properties ?? {})).toEqual(expect.arrayContaining(['id', 'state', 'outcomes', 'createdAt', 'finishedAt', 'errorCode']));
+    const errorCode = (document.components.schemas.Operation as { properties?: Record<string, { enum?: unknown[] }> }).properties?.errorCode;
+    expect(errorCode?.enum).toEqual([...ERROR_CODES]);
   });
 
   it('says how callers authenticate and what each refusal looks like', () => {

@@ -48,6 +48,7 @@ async function fixture(options: { maxOperationBodyBytes?: number; auth?: ApiAuth
     queued,
     post: (account: string, body: unknown, key: string | null = 'key-1', query = '') => send('POST', `/vendor/accounts/${account}/operations${query}`, body, key === null ? {} : { 'Idempotency-Key': key }),
     get: (id: string, query = '') => send('GET', `/vendor/operations/${id}${query}`),
+    list: (account: string) => send('GET', `/vendor/accounts/${account}/operations`),
     /** Calls as the holder of `bearer` from now on. */
     as(bearer: string) {
       token = bearer;
@@ -264,6 +265,18 @@ describe('GET /vendor/operations/{operationId}', () => {
       budgetWaitMs: 0,
       outcomes: [{ result: 'failed', code: 404, reason: 'NotFound', message: 'deployments.apps "web" not found' }],
     });
+    // Failed for its object: the outcome says why, and there is no code of the operation's own.
+    expect((await f.get(id)).json).not.toHaveProperty('errorCode');
+  });
+
+  it('serves the error code of an operation that failed as a whole, by id and in its account\'s list', async () => {
+    const f = await fixture();
+    const id = (await f.post('prod', { action: 'scale', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }], replicas: 3 })).json.id as string;
+    const message = 'invalid_input: the operation is invalid: scale.replicas: must be at most 1000000';
+    await finishOperation(f.table, id, { state: 'FAILED', message, errorCode: 'invalid_input', outcomes: [] }, f.clock.now() + 40);
+    expect((await f.get(id)).json).toMatchObject({ id, state: 'FAILED', errorCode: 'invalid_input', message });
+    const listed = (await f.list('prod')).json as { items: Record<string, unknown>[] };
+    expect(listed.items.find((op) => op.id === id)).toMatchObject({ state: 'FAILED', errorCode: 'invalid_input' });
   });
 
   it('with wait, answers when a driver in the same process finishes the operation', async () => {

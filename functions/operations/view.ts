@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { ERROR_CODES } from '../../shared/errors.ts';
 import { OBJECT_RESULTS, OPERATION_STATES } from '../../shared/operations/model.ts';
 import type { AnsweredOperation } from '../../shared/wake/result-answer.ts';
 import { OPERATION_ACTIONS } from '../../shared/operations/request.ts';
@@ -38,6 +39,14 @@ export const operationViewSchema = v.object({
   /** The agent that has it (RUNNING) or that reported its result. */
   agentId: v.optional(v.string()),
   message: v.optional(v.string()),
+  errorCode: v.optional(
+    v.pipe(
+      v.picklist(ERROR_CODES),
+      v.description(
+        'The stable code of a failure of the operation as a whole, one of the codes of problem details: `invalid_input` (the agent refused it, or its stored request could not be sent), `timeout` (TIMED_OUT), `internal` (its request is missing from the table). Absent while it is open, when it succeeded, and when its outcomes say why it failed (docs/api.md#operations).',
+      ),
+    ),
+  ),
   /** Per manifest or target, in request order; empty until the operation has a result. */
   outcomes: v.array(objectOutcomeSchema),
   /** From the agent's report: when it ran by its own clock, and how long it waited for its task budget. */
@@ -68,6 +77,7 @@ export function toOperationView(op: AnsweredOperation): OperationView {
     attempts: op.attempt,
     ...(agentId === undefined ? {} : { agentId }),
     ...(op.message === undefined || op.message === '' ? {} : { message: op.message }),
+    ...(op.errorCode === undefined ? {} : { errorCode: op.errorCode }),
     outcomes: op.outcomes ?? [],
     ...(op.report === undefined
       ? {}

@@ -4,6 +4,7 @@
  * the waiting request reads the table as for an answer without one.
  */
 import * as v from 'valibot';
+import { ERROR_CODES } from '../../shared/errors.ts';
 import { isFinished, OPERATION_STATES } from '../../shared/operations/model.ts';
 import { OPERATION_ACTIONS } from '../../shared/operations/request.ts';
 import { MAX_RESULT_ANSWER_BYTES, resultAnswerSigned, type AnsweredOperation } from '../../shared/wake/result-answer.ts';
@@ -26,6 +27,7 @@ const answeredOperationSchema = v.object({
   dispatchedAt: v.optional(int),
   finishedAt: v.optional(int),
   message: v.optional(v.string()),
+  errorCode: v.optional(v.picklist(ERROR_CODES)),
   report: v.optional(v.object({ agentId: v.string(), attempt: int, startedAt: int, finishedAt: int, budgetWaitMs: int })),
   outcomes: v.optional(v.array(objectOutcomeSchema)),
   dispatch: v.optional(v.object({ agentId: v.string() })),

@@ -71,6 +71,12 @@ describe('a replica\'s "finished" answer', () => {
     expect(JSON.stringify(heard)).not.toContain('admin:root');
   });
 
+  it('carries the error code of an operation that failed as a whole', async () => {
+    const refused = body({ state: 'FAILED', message: 'invalid_input: the operation is invalid: timeoutMs: must be at most 604800000', errorCode: 'invalid_input', outcomes: [] });
+    const heard = await listen((ask) => ({ body: refused, signature: signResultAnswer(SECRET, ask, refused) }));
+    expect(heard).toMatchObject({ record: { state: 'FAILED', errorCode: 'invalid_input' } });
+  });
+
   it('is only "finished" (the API reads the table) when unsigned, altered, signed with another secret or for another ask', async () => {
     let earlier: string | undefined;
     const answers: Answer[] = [
@@ -100,6 +106,7 @@ describe('a replica\'s "finished" answer', () => {
     expect(await listen(signed(body({ state: 'RUNNING' })))).toBe('finished');
     expect(await listen(signed(JSON.stringify({ id: ID, state: 'SUCCEEDED' })))).toBe('finished');
     expect(await listen(signed('not json'))).toBe('finished');
+    expect(await listen(signed(JSON.stringify({ ...JSON.parse(body({ state: 'FAILED' })), errorCode: 'not_a_code' })))).toBe('finished');
     const large = JSON.stringify({ ...JSON.parse(body()), message: 'x'.repeat(MAX_RESULT_ANSWER_BYTES) });
     expect(await listen(signed(large))).toBe('finished');
     // The replica sends none over the bound: it answers a plain "finished" for such an operation.

@@ -2,7 +2,7 @@
  * Operations on the wire (docs/protocol.md, Operations): the stored request as the `Operation` the
  * driver sends, and the agent's `ObjectOutcome`s as the `ObjectOutcomeRecord`s the control plane stores.
  */
-import { VendorError } from '../errors.ts';
+import { VendorError, errorCodeOf, type ErrorCode } from '../errors.ts';
 import type { ObjectOutcome, ObjectOutcome__Output, ObjectRef, Operation, OperationResult__Output } from '../protocol/messages.ts';
 import { OBJECT_RESULTS, type AgentReport, type ObjectOutcomeRecord, type ObjectResult } from './model.ts';
 import type { ObjectRefJson, OperationRequest } from './request.ts';
@@ -83,6 +83,15 @@ export function outcomeFromWire(o: ObjectOutcome__Output): ObjectOutcomeRecord {
     ...(o.resourceVersion ? { resourceVersion: o.resourceVersion } : {}),
     ...(o.generation ? { generation: o.generation } : {}),
   };
+}
+
+/**
+ * The code a result gives its operation's failure, when it is one to keep: only on a failed result,
+ * and only one of the project's codes. The agent is a peer the driver does not trust: anything else
+ * it sends (a code of a newer agent, a long string) is left out, and the result is taken without it.
+ */
+export function resultErrorCode(result: Pick<OperationResult__Output, 'ok' | 'errorCode'>): ErrorCode | undefined {
+  return result.ok ? undefined : errorCodeOf(result.errorCode);
 }
 
 export function reportOf(agentId: string, result: OperationResult__Output): AgentReport {

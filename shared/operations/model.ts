@@ -3,6 +3,7 @@
  * forward only: QUEUED → RUNNING → SUCCEEDED | FAILED | TIMED_OUT. A RUNNING operation may be handed
  * out again (its `attempt` rises) without leaving RUNNING.
  */
+import type { ErrorCode } from '../errors.ts';
 import type { OperationAction } from './request.ts';
 
 export const OPERATION_STATES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT'] as const;
@@ -94,6 +95,11 @@ export interface OperationRecord {
   finishedAt?: number;
   /** About the operation as a whole: the agent's summary, why it timed out. */
   message?: string;
+  /**
+   * The stable code of a failure of the operation as a whole (docs/operations.md#states): absent when
+   * it succeeded, is open, or failed for reasons its outcomes give.
+   */
+  errorCode?: ErrorCode;
   report?: AgentReport;
   outcomes?: ObjectOutcomeRecord[];
 }

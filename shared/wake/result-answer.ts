@@ -27,7 +27,7 @@ const SHAPE = /^vra1 ([0-9a-f]{64})$/;
 /** What an answer carries of a finished operation: what its view is made of (functions/operations/view.ts). */
 export type AnsweredOperation = Pick<
   OperationRecord,
-  'id' | 'account' | 'action' | 'state' | 'attempt' | 'objects' | 'idempotencyKey' | 'timeoutMs' | 'createdAt' | 'updatedAt' | 'dispatchedAt' | 'finishedAt' | 'message' | 'report' | 'outcomes'
+  'id' | 'account' | 'action' | 'state' | 'attempt' | 'objects' | 'idempotencyKey' | 'timeoutMs' | 'createdAt' | 'updatedAt' | 'dispatchedAt' | 'finishedAt' | 'message' | 'errorCode' | 'report' | 'outcomes'
 > & { dispatch?: Pick<Dispatch, 'agentId'> | undefined };
 
 /** The body that answers asks for `op`, once its finish is in the table; undefined when it is over the bound. */
@@ -46,6 +46,7 @@ export function resultAnswerBody(op: OperationRecord): string | undefined {
     dispatchedAt: op.dispatchedAt,
     finishedAt: op.finishedAt,
     message: op.message,
+    errorCode: op.errorCode,
     report: op.report,
     outcomes: op.outcomes,
     dispatch: op.dispatch === undefined ? undefined : { agentId: op.dispatch.agentId },

@@ -46,7 +46,7 @@ describe('timeouts', () => {
     await agent.stop();
     const submitted = await submitOperation(world.app, 'prod', { action: 'deploy', manifests: [configMap('never')], timeoutSeconds: 1 });
     const view = await finished(world.app, submitted.json.id as string);
-    expect(view).toMatchObject({ state: 'TIMED_OUT', attempts: 0, message: 'timed out after 1000 ms: no agent holding account prod took it; a result that arrives later is ignored' });
+    expect(view).toMatchObject({ state: 'TIMED_OUT', errorCode: 'timeout', attempts: 0, message: 'timed out after 1000 ms: no agent holding account prod took it; a result that arrives later is ignored' });
   });
 
   it('ends TIMED_OUT when the agent has no result in time, and ignores the result that comes later', async () => {
@@ -56,7 +56,7 @@ describe('timeouts', () => {
       const submitted = await submitOperation(world.app, 'prod', { action: 'deploy', manifests: [configMap('slow')], timeoutSeconds: 1 });
       const id = submitted.json.id as string;
       const view = await finished(world.app, id);
-      expect(view).toMatchObject({ state: 'TIMED_OUT', attempts: 1, agentId: 'agent-a' });
+      expect(view).toMatchObject({ state: 'TIMED_OUT', errorCode: 'timeout', attempts: 1, agentId: 'agent-a' });
       expect(view.message).toBe('timed out after 1000 ms: no result from agent agent-a (handed out 1 time); a result that arrives later is ignored');
       await vi.waitFor(() => expect(agent.logs().some((l) => l.msg === 'operation finished: 1 object done' && l.operationId === id)).toBe(true), WAIT);
       await vi.waitFor(() => expect(world.driverLogs.lines.some((l) => l.msg === 'operation result ignored: it already ended TIMED_OUT')).toBe(true), WAIT);

@@ -1,8 +1,9 @@
 /**
  * An operation whose numbers the agent cannot run with is refused as that operation alone
  * (docs/operations.md#operations-the-agent-refuses): a real driver hands it to a real agent over
- * gRPC, the agent answers it failed with `invalid_input` naming the field, the stream stays the same
- * session, and the next operation runs.
+ * gRPC, the agent answers it failed with `invalid_input` naming the field (the code in the result's
+ * `error_code` too, and on the operation's view as `errorCode`), the stream stays the same session,
+ * and the next operation runs.
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
@@ -69,7 +70,7 @@ describe('an operation stored without the API’s checks, handed out by the driv
       const id = await stored;
       ids.push(id);
       const view = await finished(world.app, id);
-      expect(view, field).toMatchObject({ state: 'FAILED', attempts: 1, agentId: 'agent-a', outcomes: [] });
+      expect(view, field).toMatchObject({ state: 'FAILED', errorCode: 'invalid_input', attempts: 1, agentId: 'agent-a', outcomes: [] });
       expect(view.message, field).toMatch(REFUSED);
       expect(view.message, field).toMatch(new RegExp(`${field.replace('.', '\\.')}: must be at most \\d+$`));
     }
@@ -79,7 +80,9 @@ describe('an operation stored without the API’s checks, handed out by the driv
     expect(handedOut.map((l) => l.operationId).sort()).toEqual([...ids].sort());
     expect(agent.logs().filter((l) => String(l.msg).startsWith('operation refused: invalid_input: '))).toHaveLength(cases.length);
     expect(agent.logs().some((l) => String(l.msg).startsWith('driver broke the protocol'))).toBe(false);
-    expect((await run(world.app, 'prod', { action: 'deploy', manifests: [configMap('after')] })).state).toBe('SUCCEEDED');
+    const after = await run(world.app, 'prod', { action: 'deploy', manifests: [configMap('after')] });
+    expect(after.state).toBe('SUCCEEDED');
+    expect(after).not.toHaveProperty('errorCode');
     expect(stream(driver, agent)).toEqual(session);
   });
 });
@@ -99,7 +102,7 @@ describe('a stored request with a number the wire would change', () => {
     ];
     for (const [field, id] of cases) {
       const view = await finished(world.app, id);
-      expect(view, field).toMatchObject({ state: 'FAILED', outcomes: [] });
+      expect(view, field).toMatchObject({ state: 'FAILED', errorCode: 'invalid_input', outcomes: [] });
       expect(view.message, field).toMatch(new RegExp(`^the stored request cannot be sent: ${field.replace('.', '\\.')} is `));
     }
     const ids = cases.map(([, id]) => id);
@@ -142,11 +145,11 @@ describe('an operation message with numbers out of range, sent by the driver', (
     await vi.waitFor(() => expect(results.map((r) => r.operationId).sort()).toEqual([...refused.map(([, b]) => b.operationId as string), 'good'].sort()), WAIT);
     for (const [field, body] of refused) {
       const result = results.find((r) => r.operationId === body.operationId);
-      expect(result, body.operationId as string).toMatchObject({ ok: false, attempt: 1, outcomes: [], budgetWaitMs: 0 });
+      expect(result, body.operationId as string).toMatchObject({ ok: false, errorCode: 'invalid_input', attempt: 1, outcomes: [], budgetWaitMs: 0 });
       expect(result?.message, body.operationId as string).toMatch(REFUSED);
       expect(result?.message, body.operationId as string).toContain(`${field}: `);
     }
-    expect(results.find((r) => r.operationId === 'good')).toMatchObject({ ok: true, message: '1 object done' });
+    expect(results.find((r) => r.operationId === 'good')).toMatchObject({ ok: true, errorCode: '', message: '1 object done' });
     expect(world.kube.store.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'good' })).toBeDefined();
     expect(agent.logs().some((l) => String(l.msg).startsWith('operation dropped: the operation is invalid: attempt: must be at least 1'))).toBe(true);
     expect(agent.logs().some((l) => String(l.msg).startsWith('driver broke the protocol'))).toBe(false);

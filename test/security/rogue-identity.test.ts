@@ -4,7 +4,9 @@
  * socket, every module, the table) while a well-behaved agent of another identity holds its accounts
  * on the same driver. Each claim beyond its identity is refused with PERMISSION_DENIED and a message
  * naming it, writes nothing, and sends the rogue nothing: no account of another zone, no operation
- * (docs/protocol.md, "Agent identities").
+ * (docs/protocol.md, "Agent identities"). What it sends within its identity is still a peer's word: the
+ * error code of its operation results is kept only when it is one of the project's codes
+ * (docs/protocol.md#operations).
  */
 import { status as grpcStatus, type StatusObject } from '@grpc/grpc-js';
 import { describe, expect, it, vi } from 'vitest';
@@ -16,7 +18,7 @@ import { syncSource } from '../../shared/table/sources/sync.ts';
 import { TTL_ATTRIBUTE } from '../../shared/table/core/schema.ts';
 import { RawAgent } from '../raw-agent.ts';
 import { WAIT, identityTokens, useAccountsWorld } from '../support/accounts-world.ts';
-import { getOperation, run, submitOperation } from '../support/operations.ts';
+import { finished, getOperation, run, submitOperation } from '../support/operations.ts';
 import { secretScanner } from '../support/secret-scanner.ts';
 import { tableSnapshot } from '../support/snapshot.ts';
 
@@ -302,6 +304,54 @@ describe('a rogue holding a credential of its own identity', () => {
     await vi.waitFor(async () => expect(Object.keys((await world.record('rogue-static-1'))?.defs ?? {})).toEqual(['agent:rogue-a']), WAIT);
     await syncSource(world.table, { id: 'driver-config', kind: 'driver-config' }, [{ name: 'good-1' }, { name: 'open-1' }, { name: 'parked' }, { name: 'rogue-static-1' }], Date.now());
     expect(await world.account('rogue-static-1')).toMatchObject({ source: 'static-agent-config' });
+    rogue.close();
+  });
+});
+
+describe('a rogue answering the operations of an account it holds', () => {
+  it('has an error code that is not a known one left out of its result, which is stored otherwise as sent; the stream stays', async () => {
+    await world.fresh([{ name: 'rogue-1' }]);
+    const driver = await world.driver({ authenticate: identityTokens(TOKENS) });
+    const { agent: rogue, first } = await connect(driver.port, ROGUE, hello('rogue-a', ROGUE_ZONE));
+    expect(first?.body).toBe('welcome');
+    rogue.keepAlive(200);
+    await world.activate('rogue-1', ROGUE_ZONE);
+    const assign = (await until(rogue, 'assignAccount')).at(-1) as DriverMessage__Output;
+    let seq = 1;
+    let acked = assign.seq;
+    rogue.send({ seq, ackSeq: acked, assignmentResult: { account: 'rogue-1', generation: assign.assignAccount?.generation, ok: true, message: 'connected' } });
+    await vi.waitFor(async () => expect((await world.account('rogue-1')).agents).toEqual([expect.objectContaining({ agentId: 'rogue-a' })]), WAIT);
+    const session = driver.sessions().map((s) => s.id);
+
+    /** An operation of the account, answered failed by the rogue with `errorCode`: its view once stored. */
+    const answered = async (errorCode: string) => {
+      const submitted = await submitOperation(world.app, 'rogue-1', { action: 'scale', targets: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'web' }], replicas: 2 });
+      expect(submitted.status).toBe(202);
+      const op = (await until(rogue, 'operation')).at(-1) as DriverMessage__Output;
+      acked = op.seq;
+      rogue.send({ seq: ++seq, ackSeq: acked, operationResult: { operationId: op.operation?.operationId, account: 'rogue-1', attempt: op.operation?.attempt, ok: false, message: 'refused here', errorCode, outcomes: [], startedAtMs: 1, finishedAtMs: 2 } });
+      return (await finished(world.app, submitted.json.id as string)) as unknown as Record<string, unknown>;
+    };
+    /** The view without what differs between two operations whatever their results. */
+    const comparable = (view: Record<string, unknown>) => {
+      const { id: _id, idempotencyKey: _key, createdAt: _created, updatedAt: _updated, dispatchedAt: _dispatched, finishedAt: _finished, ...rest } = view;
+      return rest;
+    };
+
+    // A code of the project's is kept; without one there is none.
+    expect(await answered('conflict')).toMatchObject({ state: 'FAILED', message: 'refused here', errorCode: 'conflict', agentId: 'rogue-a' });
+    const plain = await answered('');
+    expect(plain).toMatchObject({ state: 'FAILED', message: 'refused here', agentId: 'rogue-a' });
+    expect(plain).not.toHaveProperty('errorCode');
+    const logsBefore = world.driverLogs.lines.length;
+    const hostile = ['not_a_code', 'Invalid_Input', `invalid_input ${'x'.repeat(100_000)}`];
+    for (const code of hostile) expect(comparable(await answered(code)), code.slice(0, 20)).toEqual(comparable(plain));
+    const dropped = world.driverLogs.lines.slice(logsBefore).filter((l) => l.msg === 'operation result taken without its error code: not one this driver knows, or on a success');
+    expect(dropped.map((l) => l.errorCodeLength)).toEqual(hostile.map((c) => c.length));
+    // The stream is the same one and still served.
+    const seen = await sync(rogue, 1, acked);
+    expect(seen.at(-1)?.body).toBe('heartbeatAck');
+    expect(driver.sessions().map((s) => s.id)).toEqual(session);
     rogue.close();
   });
 });

@@ -19,6 +19,7 @@ export interface OperationView {
   attempts: number;
   agentId?: string;
   message?: string;
+  errorCode?: string;
   outcomes: { index: number; kind: string; name: string; namespace?: string; result: string; message?: string; code?: number; reason?: string; generation?: number; resourceVersion?: string }[];
 }
 

@@ -115,6 +115,8 @@ export interface OperationJson {
   attempts: number;
   agentId?: string;
   message?: string;
+  /** The stable code of a failure of the operation as a whole (docs/api.md#operations). */
+  errorCode?: string;
   outcomes: OperationOutcomeJson[];
 }
 

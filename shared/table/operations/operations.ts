@@ -29,7 +29,7 @@ import {
   type QueryCommandInput,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { VendorError } from '../../errors.ts';
+import { VendorError, type ErrorCode } from '../../errors.ts';
 import type { AgentReport, Dispatch, ObjectOutcomeRecord as ObjectOutcome, OperationRecord, OperationState, QueueEntry } from '../../operations/model.ts';
 import { isFinished, queueEntryOf } from '../../operations/model.ts';
 import type { OperationRequest } from '../../operations/request.ts';
@@ -243,6 +243,8 @@ export interface Finish {
   /** When given, the operation must have been handed to this agent (a result is only taken from one). */
   agentId?: string;
   message?: string;
+  /** Only for a failure of the operation as a whole (a refusal, an unsent request, the timeout). */
+  errorCode?: ErrorCode;
   report?: AgentReport;
   outcomes?: readonly ObjectOutcome[];
 }
@@ -260,6 +262,10 @@ export function finishParams(tableName: string, id: string, finish: Finish, now:
   if (finish.message !== undefined) {
     set.push('message = :message');
     values[':message'] = finish.message;
+  }
+  if (finish.errorCode !== undefined) {
+    set.push('errorCode = :errorCode');
+    values[':errorCode'] = finish.errorCode;
   }
   if (finish.report !== undefined) {
     set.push('report = :report');

@@ -41,8 +41,8 @@ function metricsSection(metrics: MetricsJson | undefined): HTMLElement | null {
 async function operationsSection(account: string, signal: AbortSignal): Promise<HTMLElement> {
   try {
     const page = await apiGet<{ items: OperationJson[] }>(withQuery(`/vendor/accounts/${enc(account)}/operations`, { limit: 20 }), signal);
-    const rows = page.items.map((op): Child[] => [navLink(`${UI_BASE}/operations/${enc(op.id)}`, timeText(op.createdAt)), op.action, operationStateBadge(op.state), op.objects, op.message ?? '—']);
-    return section('operations-title', 'Operations', rows.length === 0 ? el('p', { class: 'muted' }, 'No operation yet.') : dataTable('Latest operations', ['Created', 'Action', 'State', 'Objects', 'Message'], rows, { captionHidden: true }));
+    const rows = page.items.map((op): Child[] => [navLink(`${UI_BASE}/operations/${enc(op.id)}`, timeText(op.createdAt)), op.action, operationStateBadge(op.state), op.objects, op.errorCode ?? '—', op.message ?? '—']);
+    return section('operations-title', 'Operations', rows.length === 0 ? el('p', { class: 'muted' }, 'No operation yet.') : dataTable('Latest operations', ['Created', 'Action', 'State', 'Objects', 'Error', 'Message'], rows, { captionHidden: true }));
   } catch (err) {
     return section('operations-title', 'Operations', problemBlock(err));
   }

@@ -21,6 +21,7 @@ export function operationDetails(op: OperationJson, options: { link?: boolean } 
       ...term('Account', navLink(`${UI_BASE}/accounts/${encodeURIComponent(op.account)}`, op.account)),
       ...term('Action', op.action),
       ...term('Objects', op.objects),
+      ...term('Error code', op.errorCode === undefined ? undefined : el('code', {}, op.errorCode)),
       ...term('Message', op.message),
       ...term('Idempotency-Key', el('code', {}, op.idempotencyKey)),
       ...term('Agent', op.agentId),

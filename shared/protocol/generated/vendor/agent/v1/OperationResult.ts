@@ -34,6 +34,12 @@ export interface OperationResult {
    * How long the operation waited for the agent's task budget (`tasks.*`) before it started.
    */
   'budgetWaitMs'?: (number | string | Long);
+  /**
+   * The stable code of a failure of the operation as a whole, one of the codes of shared/errors.ts
+   * (`invalid_input` for an operation the agent refused); empty when it succeeded or when its
+   * outcomes say why it failed. An older agent leaves it empty (its `message` starts with the code).
+   */
+  'errorCode'?: (string);
 }
 
 /**
@@ -67,4 +73,10 @@ export interface OperationResult__Output {
    * How long the operation waited for the agent's task budget (`tasks.*`) before it started.
    */
   'budgetWaitMs': (number);
+  /**
+   * The stable code of a failure of the operation as a whole, one of the codes of shared/errors.ts
+   * (`invalid_input` for an operation the agent refused); empty when it succeeded or when its
+   * outcomes say why it failed. An older agent leaves it empty (its `message` starts with the code).
+   */
+  'errorCode': (string);
 }
