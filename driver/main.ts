@@ -65,8 +65,9 @@ export interface DriverProcessOptions {
 
 /**
  * Moves the account and operation items a table written before the shards keeps in one partition each
- * to their shards (and again every minute while it runs), syncs the file's driver-defined accounts into the table, starts keeping those of its
- * configuration server and plugins synced, and starts the endpoint with every module.
+ * to their shards (and again every minute while it runs), syncs the file's driver-defined accounts
+ * into the table, starts keeping those of its configuration server and plugins synced, and starts the
+ * endpoint with every module.
  */
 export async function startDriverProcess(options: DriverProcessOptions): Promise<Driver> {
   const { file, table, log } = options;
@@ -99,7 +100,7 @@ export async function startDriverProcess(options: DriverProcessOptions): Promise
     throw e;
   }
   // What a component of the earlier layout still writes during an update is moved while this replica runs.
-  const moves = keepMovingEarlierLayout({ table, log, clock, ...(options.layoutMoveIntervalMs === undefined ? {} : { intervalMs: options.layoutMoveIntervalMs }) });
+  const moves = keepMovingEarlierLayout({ table, log, clock, intervalMs: options.layoutMoveIntervalMs });
   return {
     ...driver,
     close: async (graceMs) => {

@@ -36,7 +36,7 @@ export interface LayoutMoveLoop {
  * Moves again every `intervalMs` (the first time one interval after the call: the start has just
  * moved), until stopped. A round that fails is logged and the next one tries again.
  */
-export function keepMovingEarlierLayout(options: { table: TableRef; log: Logger; clock: Clock; intervalMs?: number }): LayoutMoveLoop {
+export function keepMovingEarlierLayout(options: { table: TableRef; log: Logger; clock: Clock; intervalMs?: number | undefined }): LayoutMoveLoop {
   const stopped = new AbortController();
   const intervalMs = options.intervalMs ?? LAYOUT_MOVE_INTERVAL_MS;
   const loop = (async () => {

@@ -1,4 +1,4 @@
-import { ACCOUNT_SHARDS, CHANGE_SHARDS, PK, PK_PREFIX, shardPartitions, type Key } from '../core/keys.ts';
+import { ACCOUNT_SHARDS, CHANGE_SHARDS, PK, PK_PREFIX, partitionTest, shardPartitions, type Key } from '../core/keys.ts';
 
 // Keys of the account items and of what is kept beside them: the rank index, the access index and the
 // assignment work feed.
@@ -27,14 +27,10 @@ export function accountKey(name: string): Key {
 }
 
 /** Whether `pk` is one of the account items' partitions. */
-export function isAccountPartition(pk: unknown): boolean {
-  return typeof pk === 'string' && ACCOUNT_PARTITIONS.includes(pk);
-}
+export const isAccountPartition = partitionTest(ACCOUNT_PARTITIONS);
 
 /** Whether `pk` is one of the work feed's partitions. */
-export function isChangePartition(pk: unknown): boolean {
-  return typeof pk === 'string' && CHANGE_PARTITIONS.includes(pk);
-}
+export const isChangePartition = partitionTest(CHANGE_PARTITIONS);
 
 export const RANK_DIR_KEY: Key = { pk: PK.rank, sk: 'DIR' };
 

@@ -110,3 +110,8 @@ export interface Key {
 export function shardPartitions(n: number, prefix: string): readonly string[] {
   return Array.from({ length: n }, (_, k) => `${prefix}${k}`);
 }
+
+/** A test of whether a key's `pk` (of any type, as a request carries it) is one of `partitions`. */
+export function partitionTest(partitions: readonly string[]): (pk: unknown) => boolean {
+  return (pk) => typeof pk === 'string' && partitions.includes(pk);
+}

@@ -1,4 +1,4 @@
-import { OPERATION_QUEUE_SHARDS, OPERATION_SHARDS, PK_PREFIX, shardPartitions, type Key } from '../core/keys.ts';
+import { OPERATION_QUEUE_SHARDS, OPERATION_SHARDS, PK_PREFIX, partitionTest, shardPartitions, type Key } from '../core/keys.ts';
 import { padMs } from '../accounts/keys.ts';
 
 /**
@@ -35,19 +35,13 @@ export function operationQueueKey(id: string): Key {
 }
 
 /** Whether `pk` is one of the operation items' partitions. */
-export function isOperationPartition(pk: unknown): boolean {
-  return typeof pk === 'string' && OPERATION_PARTITIONS.includes(pk);
-}
+export const isOperationPartition = partitionTest(OPERATION_PARTITIONS);
 
 /** Whether `pk` is one of the large requests' partitions. */
-export function isOperationRequestPartition(pk: unknown): boolean {
-  return typeof pk === 'string' && OPERATION_REQUEST_PARTITIONS.includes(pk);
-}
+export const isOperationRequestPartition = partitionTest(OPERATION_REQUEST_PARTITIONS);
 
 /** Whether `pk` is one of the queue's partitions. */
-export function isOperationQueuePartition(pk: unknown): boolean {
-  return typeof pk === 'string' && OPERATION_QUEUE_PARTITIONS.includes(pk);
-}
+export const isOperationQueuePartition = partitionTest(OPERATION_QUEUE_PARTITIONS);
 
 /** The partition of an account's operation entries. */
 export function accountOperationsPk(account: string): string {
