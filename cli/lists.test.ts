@@ -44,4 +44,12 @@ describe('vendorctl lists that span pages', () => {
     expect(result.code, result.err).toBe(0);
     expect(result.out).toMatch(/^ID +ACTION +STATE +OBJECTS +CREATED +ERROR +MESSAGE\no2 +deploy +SUCCEEDED +1 +t +- +-\no1 +deploy +SUCCEEDED +1 +t +- +-\n$/);
   });
+
+  it('operations list shows a failed operation\'s error code in its own column, beside its message', async () => {
+    const failed = { ...operation('o3'), state: 'FAILED', errorCode: 'timeout', message: 'no result within 300 s' };
+    const api = pagedApi({ '/vendor/accounts/prod/operations?limit=200': { items: [failed, operation('o2')] } });
+    const result = await run(['operations', 'list', 'prod'], api.fetch);
+    expect(result.code, result.err).toBe(0);
+    expect(result.out).toMatch(/^ID +ACTION +STATE +OBJECTS +CREATED +ERROR +MESSAGE\no3 +deploy +FAILED +1 +t +timeout +no result within 300 s\no2 +deploy +SUCCEEDED +1 +t +- +-\n$/);
+  });
 });
