@@ -169,11 +169,14 @@ export async function startDriverProcess(table: { tableName: string; endpoint: s
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const listeners: ((record: Record<string, unknown>) => void)[] = [];
+  // The driver's last warning or error before it listens: why it exited, when it does.
+  let lastProblem = '';
   const port = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`driver exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`driver exited with ${code}${lastProblem === '' ? '' : `: ${lastProblem}`}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
       if (!line.startsWith('{')) return;
       const record = JSON.parse(line) as Record<string, unknown>;
+      if (['warn', 'error', 'fatal'].includes(String(record['level']))) lastProblem = line.slice(0, 2000);
       if (record['msg'] === 'driver listening') resolve(record['port'] as number);
       for (const l of listeners) l(record);
       // BENCH_DRIVER_WARNINGS=1: the driver's warnings and errors on stderr, to see why a figure is slow.
