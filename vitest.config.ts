@@ -3,14 +3,17 @@ import Sequencer from './test/sequencer.ts';
 
 /**
  * Files that need a process of their own: one loads the Lambda module again under another
- * environment, one takes a heap snapshot of its own process, and two listen for the process's
- * uncaught errors, which must be their own.
+ * environment, one takes a heap snapshot of its own process, two listen for the process's uncaught
+ * errors, and two count what the whole process holds (the table stores' open iterators, the cluster
+ * connection pools), which only their own tests may move.
  */
 const OWN_PROCESS = [
   'functions/lambda.test.ts',
   'agent/observability/profiling.test.ts',
   'shared/table/core/embedded.test.ts',
   'agent/clusters/clusters.test.ts',
+  'shared/table/core/dynalite-store.test.ts',
+  'agent/clusters/shared-agents.test.ts',
 ];
 const NEVER = ['**/node_modules/**'];
 

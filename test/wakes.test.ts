@@ -5,7 +5,7 @@
  */
 import { createSocket } from 'node:dgram';
 import type { Hono } from 'hono';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Driver } from '../driver/server.ts';
 import { createApp } from '../functions/app.ts';
 import type { ApiEnv } from '../functions/auth/caller.ts';
@@ -28,6 +28,11 @@ import { submitOperation } from './support/operations.ts';
 import { OPERATION_QUEUE_PARTITIONS } from '../shared/table/operations/keys.ts';
 
 const world = useAccountsWorld();
+/** Each test's replica and wake sender, stopped after it (before the world's agents). */
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
 const SECRET = 'wake-secret-for-tests-0123456789abcdef';
 const RARELY = 60_000;
 const WAIT = { timeout: 20_000, interval: 20 };
@@ -75,18 +80,17 @@ async function start(options: { secret?: string | undefined; apiSecret?: string;
   const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: options.apiSecret ?? SECRET });
   // No operation events: the API and the replica share nothing but the table, as when deployed.
   const app = createApp({ table: world.table, clock: systemClock, auth: adminTokenAuth(), wakes });
+  cleanups.push(async () => {
+    wakes.close();
+    await driver.close(100);
+  });
   await world.agent('a1', { target: `127.0.0.1:${driver.port}` });
   await vi.waitFor(async () => expect(await liveSessions(world.table, Date.now())).toHaveLength(1), WAIT);
   const [session] = await liveSessions(world.table, Date.now());
   // The session's own reads (the queue at its welcome) are over before a test counts.
   await settle();
   const address = session?.wake === undefined ? { host: '', port: 0 } : (parseWakeAddress(session.wake) as { host: string; port: number });
-  return {
-    app,
-    driver: Object.assign(driver, { close: async (g?: number) => { wakes.close(); await driver.close(g); } }),
-    counted,
-    address,
-  };
+  return { app, driver, counted, address };
 }
 
 async function call(app: Hono<ApiEnv>, method: string, path: string, body?: unknown): Promise<number> {

@@ -12,7 +12,7 @@ import { createLogger } from '../../shared/log.ts';
 import { startTestApiServer, type TestApiServer } from '../../test/kube/index.ts';
 import type { KubeconfigPolicy } from './assigned-kubeconfig.ts';
 import { connectCluster, loadClusterConfig, type ClusterSpec, type ConnectDeps } from './index.ts';
-import { parsedKubeconfigCount } from './parsed-kubeconfigs.ts';
+import { kubeconfigParses } from './parsed-kubeconfigs.ts';
 
 const TOKEN = 'parsed-kubeconfig-test-token-0123456789';
 let server: TestApiServer;
@@ -50,11 +50,11 @@ async function file(name: string, text: string): Promise<string> {
 describe('kubeconfigs parsed once per content', () => {
   it('two accounts on one cluster parse its kubeconfig once, and both reach the cluster', async () => {
     const path = await file('shared.yml', server.kubeconfigYaml({ token: TOKEN, name: 'shared' }));
-    const before = parsedKubeconfigCount();
+    const before = kubeconfigParses();
     const a = await connectCluster(spec('a', path), deps);
     const b = await connectCluster(spec('b', path), deps);
     try {
-      expect(parsedKubeconfigCount()).toBe(before + 1);
+      expect(kubeconfigParses()).toBe(before + 1);
       expect((await a.version()).gitVersion).toMatch(/^v/);
       expect((await b.version()).gitVersion).toMatch(/^v/);
     } finally {
@@ -66,11 +66,11 @@ describe('kubeconfigs parsed once per content', () => {
   it('a changed kubeconfig is parsed again, and the new client uses what it now says', async () => {
     const path = await file('changing.yml', server.kubeconfigYaml({ token: TOKEN, name: 'changing' }));
     const old = await connectCluster(spec('old', path), deps);
-    const before = parsedKubeconfigCount();
+    const before = kubeconfigParses();
     await writeFile(path, server.kubeconfigYaml({ token: 'a-token-the-server-refuses-0000000', name: 'changing' }));
     const changed = await connectCluster(spec('new', path), deps);
     try {
-      expect(parsedKubeconfigCount()).toBe(before + 1);
+      expect(kubeconfigParses()).toBe(before + 1);
       await expect(changed.version()).rejects.toThrow(/401|Unauthorized/i);
       expect((await old.version()).gitVersion).toMatch(/^v/);
     } finally {
