@@ -2,7 +2,8 @@
  * Gives each test file the process environment the worker had before it: files of the
  * `shared-process` project share a worker (docs/testing.md#how-the-files-run), and a file that sets a
  * variable and does not put it back would change the files after it, and every process they start
- * (a driver started with `VENDOR_ENV` or an SST link left behind refuses to start).
+ * (the deployed function's SST links, left behind, gave every driver process started later in the
+ * worker the same metrics port, and all but the first failed to start).
  */
 import { afterAll } from 'vitest';
 
