@@ -80,10 +80,7 @@ async function start(options: { pollMs?: number } = {}): Promise<ReserveWorld> {
   const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: SECRET, reserveWaitMs: 10_000 });
   // No operation events: the API and the replica share nothing but the table, as when deployed.
   const app = createApp({ table: world.table, clock: systemClock, auth: adminTokenAuth(), wakes });
-  cleanups.push(async () => {
-    wakes.close();
-    await driver.close(100);
-  });
+  cleanups.push(() => wakes.close());
   const agent = await world.agent('a1', { target: `127.0.0.1:${driver.port}` });
   await vi.waitFor(async () => expect(await liveSessions(world.table, Date.now())).toHaveLength(1), WAIT);
   const [session] = await liveSessions(world.table, Date.now());

@@ -5,7 +5,7 @@
  */
 import { createSocket } from 'node:dgram';
 import type { Hono } from 'hono';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Driver } from '../driver/server.ts';
 import { createApp } from '../functions/app.ts';
 import type { ApiEnv } from '../functions/auth/caller.ts';
@@ -28,11 +28,6 @@ import { submitOperation } from './support/operations.ts';
 import { OPERATION_QUEUE_PARTITIONS } from '../shared/table/operations/keys.ts';
 
 const world = useAccountsWorld();
-/** Each test's replica and wake sender, stopped after it (before the world's agents). */
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
 const SECRET = 'wake-secret-for-tests-0123456789abcdef';
 const RARELY = 60_000;
 const WAIT = { timeout: 20_000, interval: 20 };
@@ -80,10 +75,7 @@ async function start(options: { secret?: string | undefined; apiSecret?: string;
   const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: options.apiSecret ?? SECRET });
   // No operation events: the API and the replica share nothing but the table, as when deployed.
   const app = createApp({ table: world.table, clock: systemClock, auth: adminTokenAuth(), wakes });
-  cleanups.push(async () => {
-    wakes.close();
-    await driver.close(100);
-  });
+  world.onReset(() => wakes.close());
   await world.agent('a1', { target: `127.0.0.1:${driver.port}` });
   await vi.waitFor(async () => expect(await liveSessions(world.table, Date.now())).toHaveLength(1), WAIT);
   const [session] = await liveSessions(world.table, Date.now());

@@ -113,6 +113,11 @@ export class AccountsWorld {
     await syncSource(this.table, { id: 'driver-config', kind: 'driver-config' }, driverAccounts, Date.now());
   }
 
+  /** Has the next reset stop `cleanup` too, in the reverse order of everything started (agents first). */
+  onReset(cleanup: () => unknown): void {
+    this.#cleanups.push(cleanup);
+  }
+
   /** Stops every agent and driver started since the last reset (agents first). */
   async reset(): Promise<void> {
     for (const c of this.#cleanups.splice(0).reverse()) await c();

@@ -22,8 +22,9 @@ export interface WakeReplicaOptions {
   wake?: Record<string, unknown>;
 }
 
-export function startWakeReplica(world: AccountsWorld, options: WakeReplicaOptions): Promise<Driver> {
-  return startWakeableDriver({
+/** The replica stops at the world's next reset, if its suite did not stop it first (closing twice is harmless). */
+export async function startWakeReplica(world: AccountsWorld, options: WakeReplicaOptions): Promise<Driver> {
+  const driver = await startWakeableDriver({
     config: parseDriverGrpcConfig({
       grpc: { host: '127.0.0.1', port: 0 },
       auth: { tokens: [AGENT_TOKEN] },
@@ -37,4 +38,8 @@ export function startWakeReplica(world: AccountsWorld, options: WakeReplicaOptio
     wake: v.parse(wakeSectionSchema, { host: '127.0.0.1', port: 0, ...options.wake }),
     wakeSecret: options.secret,
   });
+  let closed: Promise<void> | undefined;
+  const close = (graceMs?: number) => (closed ??= driver.close(graceMs));
+  world.onReset(() => close(100));
+  return { ...driver, close };
 }
