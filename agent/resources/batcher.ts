@@ -17,6 +17,7 @@
 import type { ClusterStatus, KindHealth, ResourceChange__Output, ResourceEvents, ResourceScope__Output, ScopeProgress, ScopeSync } from '../../shared/protocol/messages.ts';
 import type { WorkerHost } from '../accounts/account-worker.ts';
 import type { ChangeSink } from './reflector.ts';
+import { resourceChangeProblem } from '../../shared/protocol/validate.ts';
 
 export interface BatcherOptions {
   account: string;
@@ -32,6 +33,8 @@ export interface BatcherOptions {
   onLost(error: unknown): void;
   /** Told the size of every change sent (for statistics). */
   onSent?(changes: number, bytes: number): void;
+  /** Told of a change left out because the driver would refuse it (docs/protocol.md#resource-keys). */
+  onLeftOut?(change: ResourceChange__Output, problem: string): void;
 }
 
 interface Batch {
@@ -51,7 +54,7 @@ const scopeKey = (s: ResourceScope__Output): string => `${s.group}/${s.kind}/${s
 const emptyBatch = (resumeQueryId: number): Batch => ({ changes: [], syncs: [], progress: new Map(), bytes: 0, resumeQueryId });
 
 export class Batcher implements ChangeSink {
-  readonly #o: Required<Omit<BatcherOptions, 'onSent'>> & Pick<BatcherOptions, 'onSent'>;
+  readonly #o: Required<Omit<BatcherOptions, 'onSent' | 'onLeftOut'>> & Pick<BatcherOptions, 'onSent' | 'onLeftOut'>;
   #open: Batch | undefined;
   readonly #sealed: Batch[] = [];
   #inFlight = 0;
@@ -63,10 +66,16 @@ export class Batcher implements ChangeSink {
   #idle: (() => void)[] = [];
 
   constructor(options: BatcherOptions) {
-    this.#o = { maxChanges: 500, maxBytes: 512 * 1024, window: 4, maxSyncKeys: 5000, onSent: undefined, ...options };
+    this.#o = { maxChanges: 500, maxBytes: 512 * 1024, window: 4, maxSyncKeys: 5000, onSent: undefined, onLeftOut: undefined, ...options };
   }
 
   change(c: ResourceChange__Output, scope: ResourceScope__Output, objects: number): Promise<void> | undefined {
+    // One such object would make the driver refuse the whole batch, and the agent drop it with every other change in it.
+    const problem = resourceChangeProblem(c);
+    if (problem !== undefined) {
+      this.#o.onLeftOut?.(c, problem);
+      return this.#pressure();
+    }
     let batch = this.#current();
     if (batch.syncs.length > 0) {
       this.#seal();

@@ -87,6 +87,8 @@ const SYNTHETIC_CRDS: ResourceScope__Output = { group: CRD_TYPE.group, kind: CRD
 
 /** A scope's identity including the version it is watched at, so a new preferred version restarts it. */
 const runKey = (s: CacheScope) => `${scopeId(s)}@${s.type.version}`;
+/** Distinct objects left out whose warning is logged; past this many, the rest are left out without one. */
+const MAX_LEFT_OUT_LOGGED = 100;
 
 export class CacheRun {
   readonly #account: HeldAccountView;
@@ -111,6 +113,8 @@ export class CacheRun {
   #reportDueAt: number | undefined;
   #reconnects = 0;
   #resyncs = 0;
+  /** Objects left out of the cache whose warning was logged. */
+  readonly #leftOut = new Set<string>();
 
   constructor(account: HeldAccountView, deps: RunDeps) {
     this.#account = account;
@@ -138,6 +142,13 @@ export class CacheRun {
         this.#waker.wake();
       },
       ...(deps.onSent === undefined ? {} : { onSent: deps.onSent }),
+      onLeftOut: (c, problem) => {
+        // Once per object while the cache runs, not at each of its changes.
+        const key = `${c.kind}/${c.namespace}/${c.name}`;
+        if (this.#leftOut.has(key) || this.#leftOut.size >= MAX_LEFT_OUT_LOGGED) return;
+        this.#leftOut.add(key);
+        this.#log.warn({ kind: c.kind, namespace: c.namespace, name: c.name.slice(0, 300), problem }, 'an object the driver cannot store is left out of the cache');
+      },
     });
   }
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { refusal } from '../../test/refusal.ts';
 import { agentProtocol } from './loader.ts';
 import type { AgentMessage, DriverMessage } from './messages.ts';
-import { parseAgentMessage, parseDriverMessage } from './validate.ts';
+import fc from 'fast-check';
+import { parseAgentMessage, parseDriverMessage, resourceChangeProblem } from './validate.ts';
 
 const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
 // Round-trip through the real codec so the validator sees what the wire produces.
@@ -106,5 +107,59 @@ describe('operations', () => {
     expect(fromAgent({ seq: 1, operationResult: result }).kind).toBe('operationResult');
     const err = refusal(() => fromAgent({ seq: 1, operationResult: { ...result, outcomes: [{ index: 0 }] } }));
     expect(err.issues[0]?.path).toBe('operationResult.outcomes.0.result');
+  });
+});
+
+describe('resource keys', () => {
+  // The largest names Kubernetes gives an object: a DNS-subdomain group and name, a DNS-label namespace.
+  const largest = { group: `${'g'.repeat(61)}.${'g'.repeat(63)}.${'g'.repeat(63)}.${'g'.repeat(63)}`, kind: 'K'.repeat(63), namespace: 'n'.repeat(63), name: 'm'.repeat(253) };
+  const events = (changes: object[], extra: object = {}) => fromAgent({ seq: 1, resourceEvents: { account: 'prod', cachingEpoch: 1, changes, ...extra } });
+
+  it('takes the largest object Kubernetes names, and a scope of it', () => {
+    expect(largest.group).toHaveLength(253);
+    const env = events([{ ...largest, resourceVersion: '1', object: '{}' }], { syncs: [{ scope: largest, part: 1, keys: ['k'] }], progress: [{ scope: largest }], scopeSet: { scopes: [largest] } });
+    expect(env.kind).toBe('resourceEvents');
+  });
+
+  it('refuses names whose table key is longer than the table takes, which no retry would ever write', () => {
+    // 3 bytes a character: each field within its length, the key they make 1,546 bytes.
+    const wide = { group: '', kind: '世'.repeat(256), namespace: '', name: '界'.repeat(256), object: '{}' };
+    const err = refusal(() => events([wide]));
+    expect(err.details['problem']).toBe('malformed');
+    expect(err.issues).toEqual([{ path: 'resourceEvents.changes.0', message: 'group, kind, namespace and name together make a table key longer than 1024 bytes' }]);
+    const scope = { group: '', kind: '世'.repeat(200), namespace: '界'.repeat(63) };
+    expect(refusal(() => events([], { progress: [{ scope: { ...scope, kind: '世'.repeat(256), group: '界'.repeat(253) } }] })).issues[0]?.path).toBe('resourceEvents.progress.0.scope');
+    expect(refusal(() => events([], { scopeSet: { scopes: [{ ...scope, group: '界'.repeat(200) }] } })).issues[0]?.path).toBe('resourceEvents.scopeSet.scopes.0');
+  });
+
+  it('refuses a group or namespace longer than Kubernetes allows, in changes, scopes and pod metrics', () => {
+    expect(refusal(() => events([{ ...largest, group: `${largest.group}g` }])).issues).toEqual([{ path: 'resourceEvents.changes.0.group', message: 'is longer than 253 characters' }]);
+    expect(refusal(() => events([{ ...largest, namespace: 'n'.repeat(64) }])).issues).toEqual([{ path: 'resourceEvents.changes.0.namespace', message: 'is longer than 63 characters' }]);
+    expect(refusal(() => events([], { syncs: [{ scope: { kind: 'Pod', namespace: 'n'.repeat(64) }, part: 1 }] })).issues[0]?.path).toBe('resourceEvents.syncs.0.scope.namespace');
+    const metrics = (namespace: string) => fromAgent({ podMetrics: { account: 'prod', cachingEpoch: 1, readingId: 1, part: 1, namespaces: [namespace], pods: [{ namespace, name: 'p' }] } });
+    expect(metrics('n'.repeat(63)).kind).toBe('podMetrics');
+    expect(refusal(() => metrics('n'.repeat(64))).issues.map((i) => i.path)).toEqual(['podMetrics.namespaces.0', 'podMetrics.pods.0.namespace']);
+  });
+
+  it("says of a change what the driver's check of the message says, whatever its characters", () => {
+    // Mixed widths: 1, 2 and 3 bytes a UTF-16 unit, and pairs of 4; lengths on both sides of each bound.
+    const unit = fc.oneof({ weight: 12, arbitrary: fc.constant('a') }, fc.constantFrom('é', '界', '𝔄', '.'));
+    const near = (bound: number) => fc.oneof(fc.nat({ max: 40 }), fc.integer({ min: bound - 4, max: bound + 4 }));
+    const text = (bound: number) => near(bound).chain((length) => fc.array(unit, { minLength: length, maxLength: length }).map((units) => units.join('')));
+    const changes = fc.record({ group: text(253), kind: text(256), namespace: text(63), name: text(256), object: fc.constant('{}') });
+    fc.assert(
+      fc.property(changes, (c) => {
+        let refused: string | undefined;
+        try {
+          fromAgent({ seq: 1, resourceEvents: { account: 'prod', cachingEpoch: 1, changes: [c] } });
+        } catch (e) {
+          refused = (e as Error).message;
+        }
+        const problem = resourceChangeProblem(c);
+        expect(problem === undefined).toBe(refused === undefined);
+        if (problem !== undefined) expect(refused).toContain(problem.split(' ')[0]);
+      }),
+      { seed: 1, numRuns: 2000 },
+    );
   });
 });

@@ -17,6 +17,7 @@ import {
   type DriverMessage__Output,
 } from './messages.ts';
 import { protocolError } from './problems.ts';
+import { fitsSortKey, MAX_SORT_KEY_BYTES, progressSk, resourceSk } from '../table/resources/keys.ts';
 
 const MAX_ID = 256;
 const MAX_TEXT = 8192;
@@ -29,10 +30,49 @@ const id = protocolIdSchema;
 const positive = protocolPositiveSchema;
 /** A compact object is about 1 KB; anything near this is not compact and is refused by name. */
 const MAX_OBJECT = 64 * 1024;
-const scopeRef = v.looseObject({ kind: id });
+/**
+ * Kubernetes' own bounds on what names a cached object (docs/protocol.md#resource-keys): an API group
+ * is a DNS subdomain, a namespace a DNS label. With them, and the key's size checked where it is
+ * built from the names, nothing the driver takes makes a table key the table refuses on every try.
+ */
+const MAX_GROUP = 253;
+const MAX_NAMESPACE = 63;
+const apiGroup = v.pipe(v.string(), v.maxLength(MAX_GROUP, `is longer than ${MAX_GROUP} characters`));
+const namespace = v.pipe(v.string(), v.maxLength(MAX_NAMESPACE, `is longer than ${MAX_NAMESPACE} characters`));
+const tooLongKey = `make a table key longer than ${MAX_SORT_KEY_BYTES} bytes`;
+const scopeRef = v.pipe(
+  v.looseObject({ group: apiGroup, kind: id, namespace }),
+  v.check((s) => fitsSortKey(progressSk(s)), `group, kind and namespace together ${tooLongKey}`),
+);
+const resourceChange = v.pipe(
+  v.looseObject({ group: apiGroup, kind: id, namespace, name: id, object: v.pipe(v.string(), v.maxLength(MAX_OBJECT)) }),
+  v.check((c) => fitsSortKey(resourceSk(c)), `group, kind, namespace and name together ${tooLongKey}`),
+);
 
 const uniqueNames = <T extends { name: string }>(list: T[]): boolean =>
   new Set(list.map((a) => a.name)).size === list.length;
+
+/** What a change holds that names its object, and the object. */
+export interface ResourceChangeNames {
+  group: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  object: string;
+}
+
+/**
+ * Why the driver would refuse this change, or undefined when it takes it: the agent leaves out an
+ * object the driver cannot store rather than have the driver refuse the whole batch it is in.
+ */
+export function resourceChangeProblem(c: ResourceChangeNames): string | undefined {
+  // Almost every object is far inside each bound: its key fits even at 3 bytes a UTF-16 unit (4 for a pair of two).
+  const units = c.group.length + c.kind.length + c.namespace.length + c.name.length;
+  const named = c.kind !== '' && c.name !== '' && c.kind.length <= MAX_ID && c.name.length <= MAX_ID;
+  if (named && units * 3 + 3 <= MAX_SORT_KEY_BYTES && c.group.length <= MAX_GROUP && c.namespace.length <= MAX_NAMESPACE && c.object.length <= MAX_OBJECT) return undefined;
+  const result = v.safeParse(resourceChange, c);
+  return result.success ? undefined : result.issues.map((i) => [v.getDotPath(i), i.message].filter(Boolean).join(' ')).join('; ');
+}
 
 const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
   hello: v.looseObject({
@@ -59,7 +99,7 @@ const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
   }),
   resourceEvents: v.looseObject({
     account: id,
-    changes: v.array(v.looseObject({ kind: id, name: id, object: v.pipe(v.string(), v.maxLength(MAX_OBJECT)) })),
+    changes: v.array(resourceChange),
     syncs: v.array(v.looseObject({ scope: scopeRef, part: positive, keys: v.array(v.pipe(v.string(), v.nonEmpty('is empty'))) })),
     progress: v.array(v.looseObject({ scope: scopeRef })),
     scopeSet: v.nullish(v.looseObject({ scopes: v.array(scopeRef) })),
@@ -72,7 +112,7 @@ const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
     message: v.pipe(v.string(), v.maxLength(MAX_TEXT)),
     outcomes: v.array(v.looseObject({ result: v.pipe(v.string(), v.nonEmpty('is required')), message: v.pipe(v.string(), v.maxLength(MAX_TEXT)) })),
   }),
-  podMetrics: v.looseObject({ account: id, pods: v.array(v.looseObject({ namespace: id, name: id })) }),
+  podMetrics: v.looseObject({ account: id, namespaces: v.array(v.pipe(namespace, v.nonEmpty('is required'))), pods: v.array(v.looseObject({ namespace: v.pipe(namespace, v.nonEmpty('is required')), name: id })) }),
 };
 
 const DRIVER_BODIES: Record<DriverBodyKind, v.GenericSchema> = {

@@ -38,6 +38,13 @@ export function resourceSk(ref: ResourceRef): string {
   return `${kindPrefix(ref.kind, ref.group)}${ref.namespace}#${ref.name}`;
 }
 
+/** DynamoDB's bound on a sort key, in UTF-8 bytes: a longer key is refused by the table on every try. */
+export const MAX_SORT_KEY_BYTES = 1024;
+
+export function fitsSortKey(sk: string): boolean {
+  return Buffer.byteLength(sk, 'utf8') <= MAX_SORT_KEY_BYTES;
+}
+
 export function podMetricsPk(account: string): string {
   return `${PK_PREFIX.podMetrics}${account}`;
 }
