@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../shared/clock.ts';
 import { silentLogger } from '../../shared/log.ts';
 import type { ResourceEvents__Output } from '../../shared/protocol/messages.ts';
-import { getScopeSet, scopeProgress } from '../../shared/table/resources/scopes.ts';
+import { scopeProgress } from '../../shared/table/resources/scopes.ts';
+import { readScopeSet, scopesOf } from '../../shared/table/resources/scope-set.ts';
 import { listResources, writeResources } from '../../shared/table/resources/objects.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { AccountCacheWriter } from './writer.ts';
@@ -116,7 +117,18 @@ describe('the account cache writer', () => {
     await w.idle();
     expect(await names(t)).toEqual(['b/b1@2']);
     expect(await scopeProgress(t, 'prod')).toEqual([]);
-    expect(await getScopeSet(t, 'prod')).toEqual([{ group: '', kind: 'ConfigMap', namespace: 'b' }]);
+    expect(scopesOf((await readScopeSet(t, 'prod'))?.kinds ?? [])).toEqual([{ group: '', kind: 'ConfigMap', namespace: 'b' }]);
+  });
+
+  it('takes a set of 10,000 scopes (200 namespaces listed, 50 kinds) and goes on writing the changes after it', async () => {
+    const { t, w } = await writer();
+    const scopes = Array.from({ length: 50 }, (_, k) => Array.from({ length: 200 }, (_, n) => ({ ...scope(`team-${n}`, `Kind${k}`), group: 'example.com' }))).flat();
+    await w.take(batch({ scopeSet: { scopes } }), 'agent-1');
+    await w.take(batch({ changes: [change('after', '1')] }), 'agent-1');
+    await w.idle();
+    expect(w.stats.failures).toBe(0);
+    expect(await names(t)).toEqual(['a/after@1']);
+    expect(scopesOf((await readScopeSet(t, 'prod'))?.kinds ?? [])).toHaveLength(10_000);
   });
 
   it('a first sync of many scopes records their progress in one request, and each sync still deletes only its own scope\'s stale objects', async () => {

@@ -25,13 +25,12 @@ import type { ClusterStatus__Output, KindHealth__Output, ResourceEvents__Output,
 import type { TableRef } from '../../shared/table/core/client.ts';
 import {
   deleteScopeProgress,
-  getScopeSet,
   putScopeProgressMany,
-  putScopeSet,
   scopeProgress,
   type ScopeProgressRecord,
 } from '../../shared/table/resources/scopes.ts';
 import { kindPrefix, resourceSk, scopePrefix, type Scope } from '../../shared/table/resources/keys.ts';
+import { readScopeSet, replaceScopeSet, scopesOf } from '../../shared/table/resources/scope-set.ts';
 import { putCacheHealth, type KindHealthRecord } from '../../shared/table/resources/health.ts';
 import { scopeKeys, writeResources, type ResourceWrite, type StoredResourceKey } from '../../shared/table/resources/objects.ts';
 import { Waker } from '../../shared/waker.ts';
@@ -381,7 +380,8 @@ export class AccountCacheWriter {
   /** Deletes what belongs to scopes no longer cached, then records the new set. */
   async #applyScopes(scopes: Scope[]): Promise<void> {
     const { table, clock } = this.#o;
-    const before = (await getScopeSet(table, this.account)) ?? [];
+    const stored = await readScopeSet(table, this.account);
+    const before = scopesOf(stored?.kinds ?? []);
     const byKind = (list: Scope[]) => {
       const m = new Map<string, { group: string; kind: string; namespaces: Set<string> }>();
       for (const s of list) {
@@ -405,7 +405,7 @@ export class AccountCacheWriter {
       if (!wanted.has(scopeKey(p.scope))) await deleteScopeProgress(table, this.account, p.scope);
     }
     for (const key of [...this.#progress.keys()]) if (!wanted.has(key)) this.#progress.delete(key);
-    await putScopeSet(table, this.account, scopes, clock.now());
+    await replaceScopeSet(table, this.account, stored, scopes, clock.now());
   }
 
   /** Records the progress that is due, every scope's in one BatchWriteItem (a first sync has ten at once). */

@@ -141,6 +141,12 @@ describe('resource keys', () => {
     expect(refusal(() => metrics('n'.repeat(64))).issues.map((i) => i.path)).toEqual(['podMetrics.namespaces.0', 'podMetrics.pods.0.namespace']);
   });
 
+  it('refuses a scope set with a kind whose namespaces do not fit one table item', () => {
+    const scopes = (n: number) => Array.from({ length: n }, (_, i) => ({ kind: 'Pod', namespace: `${'n'.repeat(58)}${String(i).padStart(5, '0')}` }));
+    expect(events([], { scopeSet: { scopes: scopes(3900) } }).kind).toBe('resourceEvents');
+    expect(refusal(() => events([], { scopeSet: { scopes: scopes(4000) } })).issues).toEqual([{ path: 'resourceEvents.scopeSet.scopes', message: 'holds a kind whose namespaces are more than 262144 bytes' }]);
+  });
+
   it("says of a change what the driver's check of the message says, whatever its characters", () => {
     // Mixed widths: 1, 2 and 3 bytes a UTF-16 unit, and pairs of 4; lengths on both sides of each bound.
     const unit = fc.oneof({ weight: 12, arbitrary: fc.constant('a') }, fc.constantFrom('é', '界', '𝔄', '.'));

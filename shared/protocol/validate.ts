@@ -18,6 +18,7 @@ import {
 } from './messages.ts';
 import { protocolError } from './problems.ts';
 import { fitsSortKey, MAX_SORT_KEY_BYTES, progressSk, resourceSk } from '../table/resources/keys.ts';
+import { MAX_SCOPE_SET_KIND_BYTES, scopeSetFits, scopeSetKindSk } from '../table/resources/scope-set.ts';
 
 const MAX_ID = 256;
 const MAX_TEXT = 8192;
@@ -42,7 +43,7 @@ const namespace = v.pipe(v.string(), v.maxLength(MAX_NAMESPACE, `is longer than 
 const tooLongKey = `make a table key longer than ${MAX_SORT_KEY_BYTES} bytes`;
 const scopeRef = v.pipe(
   v.looseObject({ group: apiGroup, kind: id, namespace }),
-  v.check((s) => fitsSortKey(progressSk(s)), `group, kind and namespace together ${tooLongKey}`),
+  v.check((s) => fitsSortKey(progressSk(s)) && fitsSortKey(scopeSetKindSk(s)), `group, kind and namespace together ${tooLongKey}`),
 );
 const resourceChange = v.pipe(
   v.looseObject({ group: apiGroup, kind: id, namespace, name: id, object: v.pipe(v.string(), v.maxLength(MAX_OBJECT)) }),
@@ -102,7 +103,11 @@ const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
     changes: v.array(resourceChange),
     syncs: v.array(v.looseObject({ scope: scopeRef, part: positive, keys: v.array(v.pipe(v.string(), v.nonEmpty('is empty'))) })),
     progress: v.array(v.looseObject({ scope: scopeRef })),
-    scopeSet: v.nullish(v.looseObject({ scopes: v.array(scopeRef) })),
+    scopeSet: v.nullish(
+      v.looseObject({
+        scopes: v.pipe(v.array(scopeRef), v.check((scopes) => scopeSetFits(scopes), `holds a kind whose namespaces are more than ${MAX_SCOPE_SET_KIND_BYTES} bytes`)),
+      }),
+    ),
   }),
   resumeQuery: v.looseObject({ queryId: positive, account: id }),
   operationResult: v.looseObject({

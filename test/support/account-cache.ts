@@ -20,7 +20,7 @@ export async function seedCache(t: TableRef, account: string, objects: number, p
   const metrics = podMetricsPk(account);
   for (const item of [
     { pk: cache, sk: 'SCOPE#deployment#apps#', rv: '9', at: 1 },
-    { pk: cache, sk: 'SCOPES', at: 1 },
+    { pk: cache, sk: 'SCOPESET#Deployment#apps#', namespaces: '[""]', at: 1 },
     { pk: cache, sk: 'HEALTH', at: 1 },
     { pk: metrics, sk: 'ns#0000', pods: '[]', at: 1 },
     { pk: metrics, sk: 'ns#0001', pods: '[]', at: 1 },

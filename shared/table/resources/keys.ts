@@ -54,6 +54,6 @@ export function progressSk(scope: Scope): string {
   return `SCOPE#${scopePrefix(scope)}`;
 }
 
-/** The scope set and the cache health, one item each in the cache partition. */
+/** The scope set as earlier versions stored it (`scope-set.ts`), and the cache health: one item each in the cache partition. */
 export const SCOPES_SK = 'SCOPES';
 export const HEALTH_SK = 'HEALTH';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
-import { getScopeSet, putScopeProgress, putScopeSet, scopeProgress } from './scopes.ts';
+import { putScopeProgress, scopeProgress } from './scopes.ts';
 
-describe('scope progress and the scope set against dynalite', () => {
+describe('scope progress against dynalite', () => {
   const tables = useTestTables();
 
-  it('keeps scope progress and the set of scopes per account', async () => {
+  it('keeps scope progress per account', async () => {
     const t = await tables.fresh();
     await putScopeProgress(t, 'prod', { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 3, cluster: 'https://a:6443', at: 100 });
     await putScopeProgress(t, 'prod', { scope: { group: 'apps', kind: 'Deployment', namespace: 'a' }, resourceVersion: '9', objects: 1, cluster: 'https://a:6443', at: 200 });
@@ -13,8 +13,5 @@ describe('scope progress and the scope set against dynalite', () => {
       { scope: { group: 'apps', kind: 'Deployment', namespace: 'a' }, resourceVersion: '9', objects: 1, cluster: 'https://a:6443', at: 200 },
       { scope: { group: '', kind: 'Pod', namespace: '' }, resourceVersion: '7', objects: 3, cluster: 'https://a:6443', at: 100 },
     ]);
-    expect(await getScopeSet(t, 'prod')).toBeUndefined();
-    await putScopeSet(t, 'prod', [{ group: '', kind: 'Pod', namespace: '' }], 1);
-    expect(await getScopeSet(t, 'prod')).toEqual([{ group: '', kind: 'Pod', namespace: '' }]);
   });
 });

@@ -1,12 +1,12 @@
-import { DeleteCommand, GetCommand, PutCommand, type DeleteCommandInput, type GetCommandInput, type PutCommandInput, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, type DeleteCommandInput, type PutCommandInput, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { BATCH_WRITE_LIMIT, batchWrite } from '../core/batch.ts';
 import type { TableRef } from '../core/client.ts';
 import { queryAll } from '../core/query.ts';
-import { cachePk, progressSk, SCOPES_SK, type Scope } from './keys.ts';
+import { cachePk, progressSk, type Scope } from './keys.ts';
 
 /**
  * The cache's bookkeeping of its scopes in `CACHE#<account>`: per scope the resourceVersion a watch
- * can resume from, and the set of scopes last declared.
+ * can resume from (the set of scopes last declared is `scope-set.ts`).
  */
 
 export interface ScopeProgressRecord {
@@ -76,24 +76,4 @@ export async function scopeProgress(t: TableRef, account: string): Promise<Scope
     cluster: typeof i.cluster === 'string' ? i.cluster : '',
     at: i.at as number,
   }));
-}
-
-// The set of scopes cached.
-
-export function putScopeSetParams(tableName: string, account: string, scopes: readonly Scope[], at: number): PutCommandInput {
-  return { TableName: tableName, Item: { pk: cachePk(account), sk: SCOPES_SK, scopes: scopes.map((s) => ({ ...s })), at } };
-}
-
-export function getScopeSetParams(tableName: string, account: string): GetCommandInput {
-  return { TableName: tableName, Key: { pk: cachePk(account), sk: SCOPES_SK }, ConsistentRead: true };
-}
-
-export async function putScopeSet(t: TableRef, account: string, scopes: readonly Scope[], at: number): Promise<void> {
-  await t.client.send(new PutCommand(putScopeSetParams(t.tableName, account, scopes, at)));
-}
-
-/** The scopes last declared, or undefined when none were. */
-export async function getScopeSet(t: TableRef, account: string): Promise<Scope[] | undefined> {
-  const out = await t.client.send(new GetCommand(getScopeSetParams(t.tableName, account)));
-  return out.Item === undefined ? undefined : (out.Item.scopes as Scope[]);
 }
