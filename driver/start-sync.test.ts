@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { ManualClock } from '../test/support/manual-clock.ts';
+import { recordingLogger } from '../test/support/recording-logger.ts';
 import { useTestTables } from '../test/support/table.ts';
 import { parseDriverFile } from './config.ts';
 import { startDriverProcess } from './main.ts';
@@ -15,18 +14,6 @@ import { everyAccountItem } from '../test/support/sharded-items.ts';
 import { operationKey, operationQueueKey } from '../shared/table/operations/keys.ts';
 import { compress, createOperation, getOperation, openOperations } from '../shared/table/operations/operations.ts';
 import { LAYOUT_MOVE_INTERVAL_MS } from '../shared/table/layout-move.ts';
-
-/** A logger keeping every record it is given. */
-function recordingLogger(): { log: pino.Logger; records: Record<string, unknown>[] } {
-  const records: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line !== '') records.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { log: pino({ level: 'info', base: {} }, sink), records };
-}
 
 describe("a driver replica's start with driver-defined accounts", () => {
   const tables = useTestTables();

@@ -5,6 +5,7 @@ import type { ResourceEvents__Output } from '../../shared/protocol/messages.ts';
 import { scopeProgress } from '../../shared/table/resources/scopes.ts';
 import { readScopeSet, scopesOf } from '../../shared/table/resources/scope-set.ts';
 import { listResources, writeResources } from '../../shared/table/resources/objects.ts';
+import { recordingLogger } from '../../test/support/recording-logger.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { AccountCacheWriter } from './writer.ts';
 
@@ -129,6 +130,26 @@ describe('the account cache writer', () => {
     expect(w.stats.failures).toBe(0);
     expect(await names(t)).toEqual(['a/after@1']);
     expect(scopesOf((await readScopeSet(t, 'prod'))?.kinds ?? [])).toHaveLength(10_000);
+  });
+
+  it('drops, with an error, a write the table refuses for good, and goes on with the account\'s other changes', async () => {
+    const t = await tables.fresh();
+    const { log, records } = recordingLogger();
+    const w = new AccountCacheWriter('prod', { table: t, clock: systemClock, log, progressIntervalMs: 0 });
+    writers.push(w);
+    // What the driver's checks of agents' messages keep out: a health report of 2,000 kinds past the
+    // table's 400 KB an item, and an object whose key is past its 1,024 bytes.
+    const kinds = Array.from({ length: 2000 }, (_, i) => ({ group: 'g'.repeat(253), kind: `K${i}`, scopes: 1, watching: 1, objects: 0, lastEventAgeMs: -1, relists: 0, expired: 0, lastError: 'e'.repeat(5000), lastErrorAgeMs: 0 }));
+    const long = { ...change('n'.repeat(600), '2'), kind: 'K'.repeat(500) };
+    await w.take(batch({ changes: [change('kept', '1'), long, change('also-kept', '3')], health: kinds }), 'agent-1');
+    await w.take(batch({ changes: [change('after', '4')] }), 'agent-1');
+    await w.idle();
+    expect(await names(t)).toEqual(['a/after@4', 'a/also-kept@3', 'a/kept@1']);
+    expect(w.stats).toMatchObject({ dropped: 2, failures: 0 });
+    expect(records.filter((r) => r['level'] === 50).map((r) => String(r['msg']).split(';')[0])).toEqual([
+      `the table refuses the object ${'K'.repeat(500)} a/${'n'.repeat(300)} for good`,
+      'the table refuses the cache health for good',
+    ]);
   });
 
   it('a first sync of many scopes records their progress in one request, and each sync still deletes only its own scope\'s stale objects', async () => {

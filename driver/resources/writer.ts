@@ -65,6 +65,8 @@ export interface WriterStats {
   lagTotalMs: number;
   lagMaxMs: number;
   failures: number;
+  /** Writes the table refused for good, dropped (`#dropIfRefused`). */
+  dropped: number;
 }
 
 interface Pending {
@@ -91,13 +93,18 @@ interface ProgressEntry {
   force: boolean;
 }
 
+/** The table's answer to a request it will never take as it is (DynamoDB's ValidationException). */
+const refusedForGood = (e: unknown): boolean => (e as { name?: unknown } | null)?.name === 'ValidationException';
+/** Longest error text kept of a kind's health or a cluster's status; agents send less. */
+const MAX_STORED_ERROR = 1000;
+
 const keyOf = (namespace: string, name: string) => (namespace === '' ? name : `${namespace}/${name}`);
 const scopeKey = (s: Scope) => `${s.group}/${s.kind}/${s.namespace}`;
 const toScope = (s: ResourceScope__Output | null): Scope => ({ group: s?.group ?? '', kind: s?.kind ?? '', namespace: s?.namespace ?? '' });
 
 export class AccountCacheWriter {
   readonly account: string;
-  readonly stats: WriterStats = { changes: 0, coalesced: 0, written: 0, swept: 0, requests: 0, flushes: 0, lagTotalMs: 0, lagMaxMs: 0, failures: 0 };
+  readonly stats: WriterStats = { changes: 0, coalesced: 0, written: 0, swept: 0, requests: 0, flushes: 0, lagTotalMs: 0, lagMaxMs: 0, failures: 0, dropped: 0 };
   readonly #o: Required<Omit<WriterOptions, 'onWritten'>> & Pick<WriterOptions, 'onWritten'>;
   #pending = new Map<string, Pending>();
   #steps: Step[] = [];
@@ -265,7 +272,10 @@ export class AccountCacheWriter {
     try {
       const writes = [...snapshot.values()];
       if (writes.length > 0) {
-        await writeResources(table, this.account, writes.map((w) => w.write), this.#o.parallel);
+        await writeResources(table, this.account, writes.map((w) => w.write), this.#o.parallel).catch((e: unknown) => {
+          if (!refusedForGood(e)) throw e;
+          return this.#writeEachKeeping(writes.map((w) => w.write));
+        });
         const now = clock.now();
         const lags = writes.map((w) => now - w.takenAt);
         for (const lag of lags) {
@@ -290,25 +300,52 @@ export class AccountCacheWriter {
         this.#steps.splice(0, keys.size);
         continue;
       }
-      await this.#apply(this.#steps[0]!);
+      const step = this.#steps[0]!;
+      await this.#dropIfRefused(step.type === 'scopes' ? 'the scope set' : `the ${step.type} step of ${scopeKey(step.scope)}`, () => this.#apply(step));
       this.#steps.shift();
     }
     await this.#writeProgress(seq);
     const health = this.#health;
     if (health !== undefined) {
-      await putCacheHealth(table, this.account, {
-        agentId: health.agentId,
-        cachingEpoch: health.cachingEpoch,
-        at: health.at,
-        kinds: health.kinds.map((k) => healthRecord(k, health.at)),
-      });
+      await this.#dropIfRefused('the cache health', () =>
+        putCacheHealth(table, this.account, {
+          agentId: health.agentId,
+          cachingEpoch: health.cachingEpoch,
+          at: health.at,
+          kinds: health.kinds.map((k) => healthRecord(k, health.at)),
+        }),
+      );
       if (this.#health === health) this.#health = undefined;
     }
     const cluster = this.#cluster;
     if (cluster !== undefined) {
       // Refused when the caching role moved on meanwhile: the new caching agent reports its own.
-      await putClusterStatus(table, this.account, cluster.agentId, cluster.cachingEpoch, cluster.status);
+      await this.#dropIfRefused('the cluster status', () => putClusterStatus(table, this.account, cluster.agentId, cluster.cachingEpoch, cluster.status));
       if (this.#cluster === cluster) this.#cluster = undefined;
+    }
+  }
+
+  /**
+   * Runs one write; one the table refuses for good (an item or key larger than it takes) is logged
+   * and dropped. Retried, it would hold every later change of the account behind it forever. The
+   * driver's checks of what agents send keep such writes out (docs/protocol.md#resource-keys); this
+   * is what is left when one gets through.
+   */
+  async #dropIfRefused(what: string, write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } catch (e) {
+      if (!refusedForGood(e)) throw e;
+      this.stats.dropped++;
+      this.#o.log.error({ account: this.account, err: e }, `the table refuses ${what} for good; dropped: ${(e as Error).message}`);
+    }
+  }
+
+  /** Objects one at a time, after the table refused a batch of them for good: only the refused ones are dropped. */
+  async #writeEachKeeping(writes: ResourceWrite[]): Promise<void> {
+    for (const w of writes) {
+      const { kind, namespace, name } = w.ref;
+      await this.#dropIfRefused(`the object ${kind} ${namespace}/${name.slice(0, 300)}`, () => writeResources(this.#o.table, this.account, [w], 1));
     }
   }
 
@@ -439,8 +476,8 @@ function clusterStatusRecord(c: ClusterStatus__Output, agentId: string, at: numb
   return {
     reachable: c.reachable,
     since: time(c.sinceAgeMs),
-    ...(c.reachable ? {} : { reason: c.reason, error: c.error }),
-    ...(c.lastOutageReason === '' ? {} : { lastOutage: { reason: c.lastOutageReason, from: time(c.lastOutageFromAgeMs), until: time(c.lastOutageUntilAgeMs) } }),
+    ...(c.reachable ? {} : { reason: c.reason.slice(0, MAX_STORED_ERROR), error: c.error.slice(0, MAX_STORED_ERROR) }),
+    ...(c.lastOutageReason === '' ? {} : { lastOutage: { reason: c.lastOutageReason.slice(0, MAX_STORED_ERROR), from: time(c.lastOutageFromAgeMs), until: time(c.lastOutageUntilAgeMs) } }),
     agentId,
     at,
   };
@@ -452,7 +489,7 @@ function healthRecord(k: KindHealth__Output, at: number): KindHealthRecord {
     ...counts,
     ...(lastEventAgeMs >= 0 ? { lastEventAt: at - lastEventAgeMs } : {}),
     // A kind that works again reports no error but still when it last failed.
-    ...(lastError !== '' ? { lastError } : {}),
+    ...(lastError !== '' ? { lastError: lastError.slice(0, MAX_STORED_ERROR) } : {}),
     ...(lastErrorAgeMs >= 0 ? { lastErrorAt: at - lastErrorAgeMs } : {}),
   };
 }
