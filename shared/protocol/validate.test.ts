@@ -132,13 +132,18 @@ describe('resource keys', () => {
     expect(refusal(() => events([], { scopeSet: { scopes: [{ ...scope, group: '界'.repeat(200) }] } })).issues[0]?.path).toBe('resourceEvents.scopeSet.scopes.0');
   });
 
-  it('refuses a group or namespace longer than Kubernetes allows, in changes, scopes and pod metrics', () => {
+  it('refuses a group or namespace longer than Kubernetes allows, in changes, scopes and pod metrics, and pod metrics past a table item', () => {
     expect(refusal(() => events([{ ...largest, group: `${largest.group}g` }])).issues).toEqual([{ path: 'resourceEvents.changes.0.group', message: 'is longer than 253 characters' }]);
     expect(refusal(() => events([{ ...largest, namespace: 'n'.repeat(64) }])).issues).toEqual([{ path: 'resourceEvents.changes.0.namespace', message: 'is longer than 63 characters' }]);
     expect(refusal(() => events([], { syncs: [{ scope: { kind: 'Pod', namespace: 'n'.repeat(64) }, part: 1 }] })).issues[0]?.path).toBe('resourceEvents.syncs.0.scope.namespace');
     const metrics = (namespace: string) => fromAgent({ podMetrics: { account: 'prod', cachingEpoch: 1, readingId: 1, part: 1, namespaces: [namespace], pods: [{ namespace, name: 'p' }] } });
     expect(metrics('n'.repeat(63)).kind).toBe('podMetrics');
     expect(refusal(() => metrics('n'.repeat(64))).issues.map((i) => i.path)).toEqual(['podMetrics.namespaces.0', 'podMetrics.pods.0.namespace']);
+    const pod = (over: object) => fromAgent({ podMetrics: { account: 'prod', cachingEpoch: 1, readingId: 1, part: 1, pods: [{ namespace: 'a', name: 'p', timestamp: '2026-01-02T03:04:05Z', window: '30s', ...over }] } });
+    const container = { name: 'c'.repeat(63), cpu: '1234567890n', memory: '1234567890Ki' };
+    expect(pod({ containers: Array.from({ length: 256 }, () => container) }).kind).toBe('podMetrics');
+    expect(refusal(() => pod({ containers: Array.from({ length: 257 }, () => container) })).issues).toEqual([{ path: 'podMetrics.pods.0.containers', message: 'has more than 256 containers' }]);
+    expect(refusal(() => pod({ containers: [{ ...container, memory: '9'.repeat(65) }], window: 'w'.repeat(65) })).issues.map((i) => i.path)).toEqual(['podMetrics.pods.0.window', 'podMetrics.pods.0.containers.0.memory']);
   });
 
   it('refuses a scope set with a kind whose namespaces do not fit one table item', () => {

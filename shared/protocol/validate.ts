@@ -40,6 +40,10 @@ const MAX_GROUP = 253;
 const MAX_NAMESPACE = 63;
 const apiGroup = v.pipe(v.string(), v.maxLength(MAX_GROUP, `is longer than ${MAX_GROUP} characters`));
 const namespace = v.pipe(v.string(), v.maxLength(MAX_NAMESPACE, `is longer than ${MAX_NAMESPACE} characters`));
+/** A quantity or a time as the metrics API gives them (`12m`, `34Mi`, `2026-01-02T03:04:05Z`, `30s`). */
+const MAX_SHORT = 64;
+const short = v.pipe(v.string(), v.maxLength(MAX_SHORT, `is longer than ${MAX_SHORT} characters`));
+const MAX_CONTAINERS = 256;
 const tooLongKey = `make a table key longer than ${MAX_SORT_KEY_BYTES} bytes`;
 const scopeRef = v.pipe(
   v.looseObject({ group: apiGroup, kind: id, namespace }),
@@ -117,7 +121,23 @@ const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
     message: v.pipe(v.string(), v.maxLength(MAX_TEXT)),
     outcomes: v.array(v.looseObject({ result: v.pipe(v.string(), v.nonEmpty('is required')), message: v.pipe(v.string(), v.maxLength(MAX_TEXT)) })),
   }),
-  podMetrics: v.looseObject({ account: id, namespaces: v.array(v.pipe(namespace, v.nonEmpty('is required'))), pods: v.array(v.looseObject({ namespace: v.pipe(namespace, v.nonEmpty('is required')), name: id })) }),
+  podMetrics: v.looseObject({
+    account: id,
+    namespaces: v.array(v.pipe(namespace, v.nonEmpty('is required'))),
+    // Bounded so that one pod's metrics always fit a table item (docs/table.md, pod metrics).
+    pods: v.array(
+      v.looseObject({
+        namespace: v.pipe(namespace, v.nonEmpty('is required')),
+        name: id,
+        timestamp: short,
+        window: short,
+        containers: v.pipe(
+          v.array(v.looseObject({ name: v.pipe(v.string(), v.maxLength(MAX_GROUP, `is longer than ${MAX_GROUP} characters`)), cpu: short, memory: short })),
+          v.maxLength(MAX_CONTAINERS, `has more than ${MAX_CONTAINERS} containers`),
+        ),
+      }),
+    ),
+  }),
 };
 
 const DRIVER_BODIES: Record<DriverBodyKind, v.GenericSchema> = {
