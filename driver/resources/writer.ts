@@ -30,7 +30,8 @@ import {
   type ScopeProgressRecord,
 } from '../../shared/table/resources/scopes.ts';
 import { kindPrefix, resourceSk, scopePrefix, type Scope } from '../../shared/table/resources/keys.ts';
-import { readScopeSet, replaceScopeSet, scopesOf } from '../../shared/table/resources/scope-set.ts';
+import { readScopeSet, replaceScopeSet } from '../../shared/table/resources/scope-set.ts';
+import { scopesOf } from '../../shared/table/resources/scope-set-kinds.ts';
 import { putCacheHealth, type KindHealthRecord } from '../../shared/table/resources/health.ts';
 import { scopeKeys, writeResources, type ResourceWrite, type StoredResourceKey } from '../../shared/table/resources/objects.ts';
 import { Waker } from '../../shared/waker.ts';

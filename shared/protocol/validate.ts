@@ -17,8 +17,8 @@ import {
   type DriverMessage__Output,
 } from './messages.ts';
 import { protocolError } from './problems.ts';
-import { fitsSortKey, MAX_SORT_KEY_BYTES, progressSk, resourceSk } from '../table/resources/keys.ts';
-import { MAX_SCOPE_SET_KIND_BYTES, scopeSetFits, scopeSetKindSk } from '../table/resources/scope-set.ts';
+import { fitsSortKey, MAX_SORT_KEY_BYTES, progressSk, resourceSk, scopeSetKindSk } from '../table/resources/keys.ts';
+import { MAX_SCOPE_SET_KIND_BYTES, scopeSetFits } from '../table/resources/scope-set-kinds.ts';
 
 const MAX_ID = 256;
 const MAX_TEXT = 8192;

@@ -54,6 +54,14 @@ export function progressSk(scope: Scope): string {
   return `SCOPE#${scopePrefix(scope)}`;
 }
 
+/** Sort-key prefix of the scope set's items, one per kind (`scope-set.ts`). */
+export const SCOPE_SET_PREFIX = 'SCOPESET#';
+
+/** A scope set kind's item: the kind as it is, not in lower case as in the objects' keys, so two kinds never share one. */
+export function scopeSetKindSk(k: { group: string; kind: string }): string {
+  return `${SCOPE_SET_PREFIX}${k.kind}#${k.group}#`;
+}
+
 /** The scope set as earlier versions stored it (`scope-set.ts`), and the cache health: one item each in the cache partition. */
 export const SCOPES_SK = 'SCOPES';
 export const HEALTH_SK = 'HEALTH';

@@ -2,7 +2,8 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { useTestTables } from '../../../test/support/table.ts';
 import { cachePk, SCOPES_SK, type Scope } from './keys.ts';
-import { readScopeSet, replaceScopeSet, replaceScopeSetRequests, scopeSetFits, scopeSetKinds, scopesOf } from './scope-set.ts';
+import { readScopeSet, replaceScopeSet, replaceScopeSetRequests } from './scope-set.ts';
+import { scopeSetFits, scopeSetKinds, scopesOf } from './scope-set-kinds.ts';
 
 const pod = (namespace: string): Scope => ({ group: '', kind: 'Pod', namespace });
 const deployment = (namespace: string): Scope => ({ group: 'apps', kind: 'Deployment', namespace });

@@ -2,7 +2,8 @@ import { DeleteCommand, GetCommand, type BatchWriteCommandInput, type GetCommand
 import { BATCH_WRITE_LIMIT, batchWrite } from '../core/batch.ts';
 import type { TableRef } from '../core/client.ts';
 import { queryAll } from '../core/query.ts';
-import { cachePk, SCOPES_SK, type Scope } from './keys.ts';
+import { cachePk, SCOPE_SET_PREFIX, SCOPES_SK, scopeSetKindSk, type Scope } from './keys.ts';
+import { scopeSetKindKey, scopeSetKinds, type ScopeSetKind } from './scope-set-kinds.ts';
 
 /**
  * The set of scopes an account's cache last declared (docs/table.md#the-resource-cache), one item per
@@ -13,18 +14,6 @@ import { cachePk, SCOPES_SK, type Scope } from './keys.ts';
  * holds only that kind's namespaces, and a new set writes only the kinds it changes.
  */
 
-const SET_PREFIX = 'SCOPESET#';
-
-/** The namespaces of one kind's item, as JSON text, at most this many bytes (docs/protocol.md#resource-keys). */
-export const MAX_SCOPE_SET_KIND_BYTES = 256 * 1024;
-
-/** One kind of a scope set and the namespaces it is cached in ('' for everywhere). */
-export interface ScopeSetKind {
-  group: string;
-  kind: string;
-  namespaces: string[];
-}
-
 /** The scope set as stored. */
 export interface StoredScopeSet {
   kinds: ScopeSetKind[];
@@ -32,38 +21,11 @@ export interface StoredScopeSet {
   single: boolean;
 }
 
-const kindKey = (k: { group: string; kind: string }) => `${k.group}/${k.kind}`;
-
-/** The scopes grouped by kind, each kind's namespaces sorted and once each. */
-export function scopeSetKinds(scopes: readonly Scope[]): ScopeSetKind[] {
-  const byKind = new Map<string, { group: string; kind: string; namespaces: Set<string> }>();
-  for (const s of scopes) {
-    let k = byKind.get(kindKey(s));
-    if (k === undefined) byKind.set(kindKey(s), (k = { group: s.group, kind: s.kind, namespaces: new Set() }));
-    k.namespaces.add(s.namespace);
-  }
-  return [...byKind.values()].map((k) => ({ group: k.group, kind: k.kind, namespaces: [...k.namespaces].sort() }));
-}
-
-export function scopesOf(kinds: readonly ScopeSetKind[]): Scope[] {
-  return kinds.flatMap((k) => k.namespaces.map((namespace) => ({ group: k.group, kind: k.kind, namespace })));
-}
-
-/** Whether each kind of `scopes` fits its item: the boundary refuses a set where one does not. */
-export function scopeSetFits(scopes: readonly Scope[]): boolean {
-  return scopeSetKinds(scopes).every((k) => Buffer.byteLength(JSON.stringify(k.namespaces), 'utf8') <= MAX_SCOPE_SET_KIND_BYTES);
-}
-
-/** The kind as it is, not in lower case as in the objects' keys: two kinds never share an item. */
-export function scopeSetKindSk(k: { group: string; kind: string }): string {
-  return `${SET_PREFIX}${k.kind}#${k.group}#`;
-}
-
 export function scopeSetParams(tableName: string, account: string): QueryCommandInput {
   return {
     TableName: tableName,
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': cachePk(account), ':prefix': SET_PREFIX },
+    ExpressionAttributeValues: { ':pk': cachePk(account), ':prefix': SCOPE_SET_PREFIX },
     ConsistentRead: true,
   };
 }
@@ -78,17 +40,17 @@ export function singleScopeSetParams(tableName: string, account: string): GetCom
  */
 export function replaceScopeSetRequests(tableName: string, account: string, before: StoredScopeSet | undefined, scopes: readonly Scope[], at: number): NonNullable<BatchWriteCommandInput['RequestItems']>[string] {
   const pk = cachePk(account);
-  const stored = new Map((before?.kinds ?? []).map((k) => [kindKey(k), k]));
+  const stored = new Map((before?.kinds ?? []).map((k) => [scopeSetKindKey(k), k]));
   const after = scopeSetKinds(scopes);
   const requests: NonNullable<BatchWriteCommandInput['RequestItems']>[string] = [];
   for (const k of after) {
-    const old = stored.get(kindKey(k));
+    const old = stored.get(scopeSetKindKey(k));
     // The single item is going: every kind it holds is written to an item of its own.
     if (old !== undefined && !before!.single && JSON.stringify(old.namespaces) === JSON.stringify(k.namespaces)) continue;
     requests.push({ PutRequest: { Item: { pk, sk: scopeSetKindSk(k), group: k.group, kind: k.kind, namespaces: JSON.stringify(k.namespaces), at } } });
   }
-  const kept = new Set(after.map(kindKey));
-  for (const k of stored.values()) if (!kept.has(kindKey(k))) requests.push({ DeleteRequest: { Key: { pk, sk: scopeSetKindSk(k) } } });
+  const kept = new Set(after.map(scopeSetKindKey));
+  for (const k of stored.values()) if (!kept.has(scopeSetKindKey(k))) requests.push({ DeleteRequest: { Key: { pk, sk: scopeSetKindSk(k) } } });
   return requests;
 }
 
@@ -100,8 +62,8 @@ export async function readScopeSet(t: TableRef, account: string): Promise<Stored
   ]);
   if (kinds.length === 0 && single === undefined) return undefined;
   // A kind with an item of its own was written after the single item.
-  const own = new Set(kinds.map(kindKey));
-  const fromSingle = scopeSetKinds(single ?? []).filter((k) => !own.has(kindKey(k)));
+  const own = new Set(kinds.map(scopeSetKindKey));
+  const fromSingle = scopeSetKinds(single ?? []).filter((k) => !own.has(scopeSetKindKey(k)));
   return { kinds: [...kinds, ...fromSingle], single: single !== undefined };
 }
 
