@@ -9,6 +9,7 @@ import { createApp } from './app.ts';
 import { createApiAuth } from './auth/authenticator.ts';
 import { apiAuthFromLinks, isProductionMode } from './auth/settings.ts';
 import { consoleOptionsWithOidc } from './console/oidc-settings.ts';
+import { reserveWaitFromEnv } from './wake/reserver.ts';
 import { WakeSender } from './wake/sender.ts';
 
 const logger = createLogger({ base: { component: 'api' } });
@@ -33,7 +34,8 @@ function apiAuth() {
 
 const table = tableFromEnv();
 const secret = wakeSecretFromEnv(process.env);
-const wakes = secret === undefined ? undefined : new WakeSender({ table, clock: systemClock, log: logger.child({ component: 'wake' }), secret });
+const reserveWaitMs = reserveWaitFromEnv(process.env);
+const wakes = secret === undefined ? undefined : new WakeSender({ table, clock: systemClock, log: logger.child({ component: 'wake' }), secret, ...(reserveWaitMs === undefined ? {} : { reserveWaitMs }) });
 const { config, auth } = apiAuth();
 const app = handle(createApp({ table, logger, auth, console: consoleOptionsWithOidc(config.oidc), ...(wakes === undefined ? {} : { wakes }) }));
 

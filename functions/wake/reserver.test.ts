@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../shared/clock.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { RESERVE_ASK_HEADER } from '../../shared/wake/reserve-ask.ts';
-import { Reserver, spreadIndex } from './reserver.ts';
+import { refusal } from '../../test/refusal.ts';
+import { Reserver, reserveWaitFromEnv, spreadIndex } from './reserver.ts';
 
 const SECRET = 'reserver-secret-for-tests-0123456789abcdef';
 const servers: Server[] = [];
@@ -89,5 +90,19 @@ describe('Reserver', () => {
     for (const c of counts) expect(c).toBeGreaterThan(800);
     expect(spreadIndex('not-hex', 3)).toBe(0);
     expect(spreadIndex(idOf(1), 1)).toBe(0);
+  });
+});
+
+describe('the reservation wait from the environment', () => {
+  it('takes a whole number of milliseconds from 1 to 10,000, the default when unset, and refuses anything else by name', () => {
+    expect(reserveWaitFromEnv({})).toBeUndefined();
+    expect(reserveWaitFromEnv({ VENDOR_WAKE_RESERVE_WAIT_MS: '' })).toBeUndefined();
+    expect(reserveWaitFromEnv({ VENDOR_WAKE_RESERVE_WAIT_MS: '1' })).toBe(1);
+    expect(reserveWaitFromEnv({ VENDOR_WAKE_RESERVE_WAIT_MS: '10000' })).toBe(10_000);
+    for (const bad of ['0', '10001', '50ms', '1.5', '-5', ' 50', '1e3']) {
+      const err = refusal(() => reserveWaitFromEnv({ VENDOR_WAKE_RESERVE_WAIT_MS: bad }));
+      expect(err.code).toBe('invalid_input');
+      expect(err.message).toBe(`VENDOR_WAKE_RESERVE_WAIT_MS must be a whole number of milliseconds from 1 to 10000, not ${JSON.stringify(bad)}`);
+    }
   });
 });

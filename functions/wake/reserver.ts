@@ -11,6 +11,7 @@ import type { Agent } from 'node:http';
 import type { OperationReservation } from '../../shared/operations/events.ts';
 import type { Dispatch } from '../../shared/operations/model.ts';
 import { pathTrace } from '../../shared/operations/path-trace.ts';
+import { VendorError } from '../../shared/errors.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
 import { believedReservation, encodeReserveAsk, MAX_RESERVE_ANSWER_BYTES, RESERVE_ANSWER_HEADER, RESERVE_ASK_HEADER, NOT_RESERVED, RESERVE_ASK_PATH, RESERVED, type ReservedOperation } from '../../shared/wake/reserve-ask.ts';
 import { encodeReservationVerdict, type ReservationVerdictKind } from '../../shared/wake/reservation-verdict.ts';
@@ -23,6 +24,25 @@ import type { WakeTarget } from './target.ts';
  * milliseconds on DynamoDB. Waiting longer than a few claims would cost more than it can save.
  */
 export const RESERVE_ANSWER_WAIT_MS = 50;
+
+/** The environment variable that sets the API's wait for a reservation's answer (ms). */
+export const RESERVE_WAIT_ENV = 'VENDOR_WAKE_RESERVE_WAIT_MS';
+const MAX_RESERVE_WAIT_MS = 10_000;
+
+/**
+ * The wait for a reservation's answer the environment sets (`VENDOR_WAKE_RESERVE_WAIT_MS`, 1 to
+ * 10,000 ms), or undefined for the default. A network slower than the replicas' usual answer (a
+ * Lambda reaching them through a NAT, say) may need more than `RESERVE_ANSWER_WAIT_MS`.
+ */
+export function reserveWaitFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env[RESERVE_WAIT_ENV];
+  if (raw === undefined || raw === '') return undefined;
+  const ms = Number(raw);
+  if (!/^[0-9]+$/.test(raw) || ms < 1 || ms > MAX_RESERVE_WAIT_MS) {
+    throw new VendorError('invalid_input', `${RESERVE_WAIT_ENV} must be a whole number of milliseconds from 1 to ${MAX_RESERVE_WAIT_MS}, not ${JSON.stringify(raw.slice(0, 40))}`);
+  }
+  return ms;
+}
 
 /**
  * How long a replica that refused an ask (403: a replica of an earlier version that does not know
