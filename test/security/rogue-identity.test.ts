@@ -120,6 +120,23 @@ async function until(agent: RawAgent, body: string): Promise<DriverMessage__Outp
 const anyOf = (ms: DriverMessage__Output[], accounts: string[]) =>
   ms.filter((m) => m.body === 'operation' || (m.body === 'assignAccount' && accounts.includes(m.assignAccount?.account ?? '')));
 
+/**
+ * The rogue connected as `rogue-a` and holding `rogue-1` of its own zone, caching it: it answered the
+ * assignment (its sequence number 1).
+ */
+async function rogueHolding(): Promise<{ driver: Awaited<ReturnType<typeof world.driver>>; rogue: RawAgent; assign: DriverMessage__Output }> {
+  await world.fresh([{ name: 'rogue-1' }]);
+  const driver = await world.driver({ authenticate: identityTokens(TOKENS) });
+  const { agent: rogue, first } = await connect(driver.port, ROGUE, hello('rogue-a', ROGUE_ZONE));
+  expect(first?.body).toBe('welcome');
+  rogue.keepAlive(200);
+  await world.activate('rogue-1', ROGUE_ZONE);
+  const assign = (await until(rogue, 'assignAccount')).at(-1) as DriverMessage__Output;
+  rogue.send({ seq: 1, ackSeq: assign.seq, assignmentResult: { account: 'rogue-1', generation: assign.assignAccount?.generation, ok: true, message: 'connected' } });
+  await vi.waitFor(async () => expect((await world.account('rogue-1')).agents).toEqual([{ agentId: 'rogue-a', caching: true }]), WAIT);
+  return { driver, rogue, assign };
+}
+
 describe('a rogue holding a credential of its own identity', () => {
   it('is refused at hello when it claims another zone, another agent id, or a driver account as a static account; nothing is written', async () => {
     const { driver } = await setUp();
@@ -310,17 +327,9 @@ describe('a rogue holding a credential of its own identity', () => {
 
 describe('a rogue answering the operations of an account it holds', () => {
   it('has an error code that is not a known one left out of its result, which is stored otherwise as sent; the stream stays', async () => {
-    await world.fresh([{ name: 'rogue-1' }]);
-    const driver = await world.driver({ authenticate: identityTokens(TOKENS) });
-    const { agent: rogue, first } = await connect(driver.port, ROGUE, hello('rogue-a', ROGUE_ZONE));
-    expect(first?.body).toBe('welcome');
-    rogue.keepAlive(200);
-    await world.activate('rogue-1', ROGUE_ZONE);
-    const assign = (await until(rogue, 'assignAccount')).at(-1) as DriverMessage__Output;
+    const { driver, rogue, assign } = await rogueHolding();
     let seq = 1;
     let acked = assign.seq;
-    rogue.send({ seq, ackSeq: acked, assignmentResult: { account: 'rogue-1', generation: assign.assignAccount?.generation, ok: true, message: 'connected' } });
-    await vi.waitFor(async () => expect((await world.account('rogue-1')).agents).toEqual([expect.objectContaining({ agentId: 'rogue-a' })]), WAIT);
     const session = driver.sessions().map((s) => s.id);
 
     /** An operation of the account, answered failed by the rogue with `errorCode`: its view once stored. */
@@ -352,6 +361,24 @@ describe('a rogue answering the operations of an account it holds', () => {
     const seen = await sync(rogue, 1, acked);
     expect(seen.at(-1)?.body).toBe('heartbeatAck');
     expect(driver.sessions().map((s) => s.id)).toEqual(session);
+    rogue.close();
+  });
+
+  it('caching its own account, has a batch naming an object the table cannot key refused whole by name; nothing of it is written and no write is retried', async () => {
+    const { rogue, assign } = await rogueHolding();
+    const epoch = (await world.record('rogue-1'))?.cachingEpoch ?? 0;
+    const logsBefore = world.driverLogs.lines.length;
+    // Each name within its own bound; together, in characters of 3 bytes, a key of 1,600 bytes.
+    const wide = { group: 'g'.repeat(253), kind: 'K'.repeat(60), namespace: 'n'.repeat(63), name: '界'.repeat(256), resourceVersion: '2', deleted: false, object: '{}' };
+    const fine = { group: '', kind: 'ConfigMap', namespace: 'default', name: 'fine', resourceVersion: '1', deleted: false, object: '{}' };
+    rogue.send({ seq: 2, ackSeq: assign.seq, resourceEvents: { account: 'rogue-1', cachingEpoch: epoch, changes: [fine, wide] } });
+    const ended = await rogue.status;
+    expect(ended.code).toBe(grpcStatus.INVALID_ARGUMENT);
+    expect(ended.details).toBe('malformed resourceEvents: resourceEvents.changes.1 group, kind, namespace and name together make a table key longer than 1024 bytes');
+    // Named, so an agent drops that batch instead of sending it forever.
+    expect(ended.metadata.get('vendor-protocol-seq')).toEqual(['2']);
+    expect([...(await tableSnapshot(world.table)).items.keys()].filter((k) => k.startsWith('RESOURCE#'))).toEqual([]);
+    expect(world.driverLogs.lines.slice(logsBefore).filter((l) => Number(l.level) >= 50)).toEqual([]);
     rogue.close();
   });
 });
