@@ -4,7 +4,7 @@ import { dataTable, el, navLink, replaceChildren, type Child } from '../dom.ts';
 import { ageText, jsonText, sinceText, timeText } from '../format.ts';
 import { problemBlock, showProblem } from '../problem-view.ts';
 import { UI_BASE, type PageVisit } from '../router.ts';
-import type { AccountJson, CacheHealthJson, MetricsJson, OperationJson } from '../types.ts';
+import type { AccountJson, AccountOperationPageJson, CacheHealthJson, MetricsJson } from '../types.ts';
 import { stateBadge } from './accounts.ts';
 import { operationForms } from './operation-forms.ts';
 import { operationStateBadge } from './operation-view.ts';
@@ -40,7 +40,7 @@ function metricsSection(metrics: MetricsJson | undefined): HTMLElement | null {
 
 async function operationsSection(account: string, signal: AbortSignal): Promise<HTMLElement> {
   try {
-    const page = await apiGet<{ items: OperationJson[] }>(withQuery(`/vendor/accounts/${enc(account)}/operations`, { limit: 20 }), signal);
+    const page = await apiGet<AccountOperationPageJson>(withQuery(`/vendor/accounts/${enc(account)}/operations`, { limit: 20 }), signal);
     const rows = page.items.map((op): Child[] => [navLink(`${UI_BASE}/operations/${enc(op.id)}`, timeText(op.createdAt)), op.action, operationStateBadge(op.state), op.objects, op.errorCode ?? '—', op.message ?? '—']);
     return section('operations-title', 'Operations', rows.length === 0 ? el('p', { class: 'muted' }, 'No operation yet.') : dataTable('Latest operations', ['Created', 'Action', 'State', 'Objects', 'Error', 'Message'], rows, { captionHidden: true }));
   } catch (err) {

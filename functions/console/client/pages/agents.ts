@@ -6,7 +6,7 @@ import { startPolling } from '../poll.ts';
 import { showProblem } from '../problem-view.ts';
 import { replaceKeepingFocus } from '../refresh-focus.ts';
 import { UI_BASE, type PageVisit } from '../router.ts';
-import type { AgentJson, NumberedPage } from '../types.ts';
+import type { AgentJson, AgentPageJson } from '../types.ts';
 
 const REFRESH_MS = 10_000;
 
@@ -26,7 +26,7 @@ export async function agentsPage(main: HTMLElement, visit: PageVisit): Promise<v
     try {
       const agents: AgentJson[] = [];
       for (let page = 1; ; page++) {
-        const answer = await apiGet<NumberedPage<AgentJson>>(withQuery('/vendor/agents', { page, limit: 500 }), visit.signal);
+        const answer = await apiGet<AgentPageJson>(withQuery('/vendor/agents', { page, limit: 500 }), visit.signal);
         agents.push(...answer.items);
         if (agents.length >= answer.total || answer.items.length === 0) break;
       }
