@@ -1,10 +1,10 @@
 import { apiGet, enc, withQuery } from '../api.ts';
 import { fetchCaller, mayWrite } from '../caller.ts';
 import { dataTable, el, navLink, replaceChildren, type Child } from '../dom.ts';
-import { ageText, jsonText, sinceText, timeText } from '../format.ts';
+import { ageText, jsonText, sinceText, timeText, watchText } from '../format.ts';
 import { problemBlock, showProblem } from '../problem-view.ts';
 import { UI_BASE, type PageVisit } from '../router.ts';
-import type { AccountJson, AccountOperationPageJson, CacheHealthJson, MetricsJson } from '../types.ts';
+import type { AccountJson, AccountOperationPageJson, CacheHealthJson, CacheKindJson, MetricsJson } from '../types.ts';
 import { stateBadge } from './accounts.ts';
 import { operationForms } from './operation-forms.ts';
 import { operationStateBadge } from './operation-view.ts';
@@ -14,11 +14,16 @@ function section(id: string, title: string, ...children: Child[]): HTMLElement {
   return el('section', { class: 'card', 'aria-labelledby': id }, el('h2', { id }, title), ...children);
 }
 
+function watchCell(kind: CacheKindJson): HTMLElement {
+  const { text, complete } = watchText(kind);
+  return el('span', { class: complete ? 'ok' : 'bad' }, text);
+}
+
 function cacheSection(health: CacheHealthJson | undefined, err: unknown): HTMLElement {
   if (health === undefined) return section('cache-title', 'Cache health', problemBlock(err));
   const rows = health.kinds.map((k): Child[] => [
     k.group === '' ? k.kind : `${k.kind}.${k.group}`,
-    k.watching ? el('span', { class: 'ok' }, 'watching') : el('span', { class: 'bad' }, 'not watching'),
+    watchCell(k),
     k.objects,
     ageText(k.lastEventAgeMs),
     k.relists,

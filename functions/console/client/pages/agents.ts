@@ -45,7 +45,7 @@ export async function agentsPage(main: HTMLElement, visit: PageVisit): Promise<v
         dataTable('Zones', ['Zone', 'Live agents', 'Accounts held', 'Accounts cached'], [...zones].map(([zone, list]): Child[] => [el('code', {}, zone), list.length, new Set(list.flatMap((a) => a.accounts.map((x) => x.name))).size, list.reduce((n, a) => n + a.caching, 0)])),
         agents.length === 0
           ? el('p', { class: 'empty' }, 'No agent is live.')
-          : dataTable('Live agents', ['Agent', 'Zone', 'Identity', 'Version', 'Replica', 'Connected', 'Last heartbeat', 'Accounts'], agents.map((a): Child[] => [navLink(`${UI_BASE}/agents/${enc(a.agentId)}`, a.agentId), el('code', {}, a.zoneId), a.identity, a.version, a.replicaId, sinceText(a.connectedAt), sinceText(a.lastHeartbeatAt), accountsOf(a)])),
+          : dataTable('Live agents', ['Agent', 'Zone', 'Identity', 'Version', 'Replica', 'Connected', 'Last heartbeat', 'Accounts'], agents.map((a): Child[] => [navLink(`${UI_BASE}/agents/${enc(a.agentId)}`, a.agentId), el('code', {}, a.zoneId), a.identity ?? '—', a.version, a.replicaId, sinceText(a.connectedAt), sinceText(a.lastHeartbeatAt), accountsOf(a)])),
       );
     } catch (err) {
       if (!visit.signal.aborted) showProblem(problems, err);
@@ -69,7 +69,7 @@ export async function agentPage(main: HTMLElement, visit: PageVisit): Promise<vo
         'dl',
         { class: 'facts' },
         ...term('Zone', el('code', {}, a.zoneId)),
-        ...term('Identity', a.identity),
+        ...term('Identity', a.identity ?? '—'),
         ...term('Version', a.version),
         ...term('Driver replica', a.replicaId),
         ...term('Connected', timeText(a.connectedAt)),
