@@ -49,7 +49,7 @@ function parseBatch<T extends typeof registrationBatchSchema | typeof activation
  * is read).
  */
 const account = named('Account', jsonSchemaOf(accountSchema, 'output'));
-const accountPage = named('AccountPage', jsonSchemaOf(accountPageSchema, 'output'));
+const accountPage = named('AccountPage', jsonSchemaOf(accountPageSchema, 'output', { Account: accountSchema }), account);
 const tooLarge = problem('Body larger than the limit (5 MiB by default; a batch of 1,000 records of the largest valid size fits).');
 
 const listAccountsDescription = authenticatedRoute({
