@@ -4,8 +4,6 @@
  * only, so none of the server's code reaches the bundle; the modules named here import only valibot
  * and plain constants, and type-check without Node's types.
  */
-import type { OperationView } from '../../operations/schemas.ts';
-
 export type { Account as AccountJson, AccountPage as AccountPageJson } from '../../../shared/accounts/schema.ts';
 export type { AccountSummary as AccountSummaryJson } from '../../accounts/summary-view.ts';
 export type { AgentPage as AgentPageJson, AgentView as AgentJson } from '../../agents/schemas.ts';
@@ -18,5 +16,3 @@ export type {
   ResourceView as ResourceJson,
 } from '../../resources/schemas.ts';
 export type { CallerView as CallerJson } from '../caller-view.ts';
-
-export const FINISHED_OPERATION_STATES: readonly OperationView['state'][] = ['SUCCEEDED', 'FAILED', 'TIMED_OUT'];
