@@ -9,7 +9,8 @@ import type { ApiEnv } from '../auth/caller.ts';
 import { jsonBody, type IntegerQuery } from '../http.ts';
 import { filteredQuery } from '../query-filters.ts';
 import { ACCOUNT_FILTER_CHECKS, FILTER_DESCRIPTIONS, accountFilters } from './filters.ts';
-import { accountSummary, accountSummarySchema } from './summary.ts';
+import { accountSummary } from './summary.ts';
+import { accountSummarySchema } from './summary-view.ts';
 import { accountParameter, arrayOf, authenticatedRoute, integerQueryParameters, json, jsonSchemaOf, managerOnly, named, problem } from '../openapi/describe.ts';
 import { LiveZones } from './live-zones.ts';
 import { activateAccounts, getAccountView, listAccounts, registerAccounts, unregisterAccount, type AccountDeps } from './service.ts';
@@ -48,7 +49,7 @@ function parseBatch<T extends typeof registrationBatchSchema | typeof activation
  * is read).
  */
 const account = named('Account', jsonSchemaOf(accountSchema, 'output'));
-const accountPage = named('AccountPage', jsonSchemaOf(accountPageSchema, 'output'));
+const accountPage = named('AccountPage', jsonSchemaOf(accountPageSchema, 'output', { Account: accountSchema }), account);
 const tooLarge = problem('Body larger than the limit (5 MiB by default; a batch of 1,000 records of the largest valid size fits).');
 
 const listAccountsDescription = authenticatedRoute({

@@ -1,7 +1,7 @@
 import { VendorError, type Issue } from '../../shared/errors.ts';
 import type { AccountRecord, Registration } from '../../shared/accounts/model.ts';
 import { isDriverDefined } from '../../shared/accounts/precedence.ts';
-import type { Account, ActivationRecord, RegistrationRecord } from '../../shared/accounts/schema.ts';
+import type { Account, AccountPage, ActivationRecord, RegistrationRecord } from '../../shared/accounts/schema.ts';
 import { MAX_NAME_LENGTH } from '../../shared/accounts/settings.ts';
 import { toAccount } from '../../shared/accounts/view.ts';
 import type { Clock } from '../../shared/clock.ts';
@@ -71,7 +71,7 @@ export async function listAccounts(
   page: number,
   limit: number,
   filters: AccountFilters = {},
-): Promise<{ items: Account[]; page: number; limit: number; total: number }> {
+): Promise<AccountPage> {
   const hidden = await hiddenNames(deps, caller);
   const { records, total } =
     filtersBeyondName(filters) || (filters.namePrefix !== undefined && hidden.size > 0)

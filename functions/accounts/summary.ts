@@ -1,22 +1,7 @@
-import { ACCOUNT_STATES, SERVED_SOURCES } from '../../shared/accounts/schema.ts';
 import { facetCounts, parseFacetTag } from '../../shared/table/accounts/facets.ts';
 import type { Caller } from '../auth/caller.ts';
 import { facetsOf, hiddenNames, type AccountDeps } from './service.ts';
-import * as v from 'valibot';
-
-const count = v.pipe(v.number(), v.integer());
-
-/** `GET /vendor/account-summary` (docs/api.md#the-account-summary): the accounts the caller may read, counted. */
-export const accountSummarySchema = v.object({
-  total: count,
-  byState: v.pipe(v.object(Object.fromEntries(ACCOUNT_STATES.map((s) => [s, count])) as Record<(typeof ACCOUNT_STATES)[number], typeof count>), v.description('Accounts in each state.')),
-  withoutState: v.pipe(count, v.description('Accounts never registered for migration nor assigned: they have no state.')),
-  byZone: v.pipe(v.record(v.string(), count), v.description('Accounts of each zone, by zone id; only zones with accounts.')),
-  withoutZone: v.pipe(count, v.description('Accounts pinned to no zone.')),
-  bySource: v.pipe(v.object(Object.fromEntries(SERVED_SOURCES.map((s) => [s, count])) as Record<(typeof SERVED_SOURCES)[number], typeof count>), v.description('Accounts of each source.')),
-});
-
-export type AccountSummary = v.InferOutput<typeof accountSummarySchema>;
+import type { AccountSummary } from './summary-view.ts';
 
 /**
  * Counts every account the caller may read, by state, zone and source, from the facet index's

@@ -19,7 +19,7 @@ const listAgentsDescription = authenticatedRoute({
   summary: 'The live agents, by zone then agent id, with the accounts each holds; a caller who is not an account manager sees only agents holding accounts it may read, and only those accounts.',
   parameters: [...integerQueryParameters(AGENT_QUERY), { name: 'zoneId', in: 'query', description: 'Only the agents of this zone.', schema: { type: 'string' } }],
   responses: {
-    '200': { description: 'One page; `total` counts the agents the caller sees.', content: json(named('AgentPage', jsonSchemaOf(agentPageSchema, 'output'), agent)) },
+    '200': { description: 'One page; `total` counts the agents the caller sees.', content: json(named('AgentPage', jsonSchemaOf(agentPageSchema, 'output', { Agent: agentViewSchema }), agent)) },
     '400': problem('Bad `page`, `limit` or `zoneId`, or an unknown query parameter.'),
   },
 });

@@ -29,3 +29,5 @@ export const agentPageSchema = v.object({
   limit: v.pipe(v.number(), v.integer()),
   total: v.pipe(v.number(), v.integer()),
 });
+
+export type AgentPage = v.InferOutput<typeof agentPageSchema>;

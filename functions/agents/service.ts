@@ -5,7 +5,7 @@ import { liveSessions, type Session } from '../../shared/table/agents/sessions.t
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { hiddenNames } from '../accounts/service.ts';
 import type { Caller } from '../auth/caller.ts';
-import type { AgentView } from './schemas.ts';
+import type { AgentPage, AgentView } from './schemas.ts';
 
 export interface AgentDeps {
   table: TableRef;
@@ -53,7 +53,7 @@ async function visibleAgents(deps: AgentDeps, caller: Caller, range: { start: nu
 }
 
 /** GET list: one page of the visible live agents, by zone then agent id, and how many there are. */
-export async function listAgents(deps: AgentDeps, caller: Caller, query: { page: number; limit: number; zoneId?: string }) {
+export async function listAgents(deps: AgentDeps, caller: Caller, query: { page: number; limit: number; zoneId?: string }): Promise<AgentPage> {
   const { views, total } = await visibleAgents(deps, caller, { start: (query.page - 1) * query.limit, count: query.limit }, query.zoneId);
   return { items: views, page: query.page, limit: query.limit, total };
 }

@@ -4,8 +4,9 @@ import { getAccounts } from '../../shared/table/accounts/records.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { hasAccountAccess } from '../auth/access.ts';
 import type { ApiEnv } from '../auth/caller.ts';
-import { authenticatedRoute, inline, json, problem } from '../openapi/describe.ts';
+import { authenticatedRoute, inline, json, jsonSchemaOf, problem } from '../openapi/describe.ts';
 import { filteredQuery, type TextCheck } from '../query-filters.ts';
+import { callerSchema, type CallerView } from './caller-view.ts';
 
 /** Accounts one `GET /vendor/caller` may ask about: a page of the console's account list fits. */
 export const MAX_CALLER_ACCOUNTS = 100;
@@ -19,12 +20,6 @@ const accountNamesCheck: TextCheck<string[]> = (raw) => {
   return { value: names };
 };
 
-const accessSchema = inline({
-  type: 'object',
-  required: ['name', 'read', 'write'],
-  properties: { name: { type: 'string' }, read: { type: 'boolean' }, write: { type: 'boolean' } },
-});
-
 const callerDescription = authenticatedRoute({
   operationId: 'getCaller',
   summary:
@@ -33,22 +28,7 @@ const callerDescription = authenticatedRoute({
   responses: {
     '200': {
       description: 'The caller; `accounts` lists each named account that exists, in the order asked, with `read` and `write`.',
-      content: json(
-        inline(
-          {
-            type: 'object',
-            required: ['via', 'subject', 'roles', 'manager', 'accounts'],
-            properties: {
-              via: { enum: ['admin-token', 'oidc'] },
-              subject: { type: 'string' },
-              roles: { type: 'array', items: { type: 'string' } },
-              manager: { type: 'boolean', description: 'May register, activate and remove accounts, and read and write every account.' },
-              accounts: { type: 'array', items: accessSchema.schema },
-            },
-          },
-          accessSchema,
-        ),
-      ),
+      content: json(inline(jsonSchemaOf(callerSchema, 'output'))),
     },
     '400': problem('A bad `accounts` value, or an unknown query parameter.'),
   },
@@ -66,6 +46,7 @@ export function callerRoutes(deps: { table: TableRef }): Hono<ApiEnv> {
       const record = records.get(name);
       return record === undefined ? [] : [{ name, read: hasAccountAccess(caller, record, 'READ'), write: hasAccountAccess(caller, record, 'WRITE') }];
     });
-    return c.json({ via: caller.via, subject: caller.subject, roles: [...caller.roles].sort(), manager: caller.manager, accounts });
+    const answer: CallerView = { via: caller.via, subject: caller.subject, roles: [...caller.roles].sort(), manager: caller.manager, accounts };
+    return c.json(answer);
   });
 }

@@ -19,11 +19,21 @@ export interface DescribedSchema {
   readonly components: Readonly<Record<string, JsonSchema>>;
 }
 
-/** The JSON Schema of a valibot schema the API validates or serves with. */
-export function jsonSchemaOf(schema: v.GenericSchema, typeMode: 'input' | 'output'): JsonSchema {
+/**
+ * The JSON Schema of a valibot schema the API validates or serves with. Where it holds one of the
+ * schemas of `refs`, it refers to it as `#/components/schemas/<name>` (give the named schema with
+ * `named(..., uses)`) instead of writing it out again.
+ */
+export function jsonSchemaOf(schema: v.GenericSchema, typeMode: 'input' | 'output', refs: Record<string, v.GenericSchema> = {}): JsonSchema {
   // Checks valibot cannot express in JSON Schema (duplicate names, "not both spellings") are enforced
   // by the API and described in the operation text instead.
-  const { $schema: _ignored, ...rest } = toJsonSchema(schema, { target: 'draft-2020-12', typeMode, errorMode: 'ignore' }) as JsonSchema;
+  const { $schema: _ignored, $defs: _defs, ...rest } = toJsonSchema(schema, {
+    target: 'draft-2020-12',
+    typeMode,
+    errorMode: 'ignore',
+    definitions: refs,
+    overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+  }) as JsonSchema;
   return rest;
 }
 

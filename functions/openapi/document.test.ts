@@ -102,6 +102,19 @@ describe('OpenAPI document', () => {
     expect(allowances.properties?.zones).toMatchObject({ maxItems: 100, description: expect.stringMatching(/^Zones its agents may serve/) });
   });
 
+  it('describes the resource answers from their schemas, a page referring to its named item', () => {
+    type Schema = { properties?: Record<string, Schema & { description?: string; anyOf?: unknown[] }>; items?: Schema & { $ref?: string }; required?: string[]; $defs?: unknown };
+    const schemas = document.components.schemas as Record<string, Schema>;
+    expect(schemas.ResourcePage?.properties?.items?.items).toEqual({ $ref: '#/components/schemas/Resource' });
+    expect(schemas.ResourcePage?.$defs).toBeUndefined();
+    expect(schemas.ResourcePage?.required).toEqual(['items']);
+    expect(schemas.Resource?.properties?.namespace?.description).toBe('Absent for cluster-scoped resources.');
+    const kind = schemas.CacheHealth?.properties?.kinds?.items;
+    expect(kind?.properties?.watching).toEqual({ type: 'integer', description: 'Of those, how many had a watch open at the report.' });
+    expect(kind?.properties?.lastEventAgeMs?.anyOf).toEqual([{ type: 'integer' }, { type: 'null' }]);
+    expect(schemas.PodMetrics?.required).toEqual(['account', 'storedAt', 'pods']);
+  });
+
   it('describes operation requests per action and the operation served', () => {
     type Request = { oneOf?: { properties?: Record<string, { const?: string }>; required?: string[] }[] };
     const request = document.components.schemas.OperationRequest as Request;

@@ -2,9 +2,10 @@ import { OPERATION_STATES } from '../../shared/operations/model.ts';
 import { ACCOUNT_OPERATION_POSITION, MAX_ENTRIES_PER_PAGE, listAccountOperations } from '../../shared/table/operations/by-account.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import type { IntegerQuery } from '../http.ts';
-import { accountParameter, authenticatedRoute, integerQueryParameters, json, named, problem, type DescribedSchema } from '../openapi/describe.ts';
+import { accountParameter, authenticatedRoute, integerQueryParameters, json, jsonSchemaOf, named, problem, type DescribedSchema } from '../openapi/describe.ts';
 import { oneOf, type TextCheck } from '../query-filters.ts';
-import { toOperationView, type OperationView } from './view.ts';
+import { accountOperationPageSchema, operationViewSchema, type AccountOperationPage } from './schemas.ts';
+import { toOperationView } from './view.ts';
 
 /**
  * `GET /vendor/accounts/{accountId}/operations` (docs/api.md#an-accounts-operations): the account's
@@ -25,16 +26,11 @@ export const positionCheck: TextCheck<string> = (raw) => {
 
 export const ACCOUNT_OPERATIONS_TEXT = { state: oneOf(OPERATION_STATES), after: positionCheck };
 
-export interface AccountOperationsPage {
-  items: OperationView[];
-  next?: string;
-}
-
 export async function accountOperationsPage(
   table: TableRef,
   account: string,
   query: { limit: number; states?: ReadonlySet<(typeof OPERATION_STATES)[number]>; after?: string },
-): Promise<AccountOperationsPage> {
+): Promise<AccountOperationPage> {
   const page = await listAccountOperations(table, account, {
     limit: query.limit,
     ...(query.after === undefined ? {} : { after: query.after }),
@@ -44,14 +40,7 @@ export async function accountOperationsPage(
 }
 
 export function accountOperationsDescription(operation: DescribedSchema) {
-  const pageSchema = named('AccountOperationPage', {
-    type: 'object',
-    required: ['items'],
-    properties: {
-      items: { type: 'array', items: operation.schema },
-      next: { type: 'string', description: 'Present when there may be more: pass it as `after` for the next page.' },
-    },
-  }, operation);
+  const pageSchema = named('AccountOperationPage', jsonSchemaOf(accountOperationPageSchema, 'output', { Operation: operationViewSchema }), operation);
   return authenticatedRoute({
     operationId: 'listAccountOperations',
     summary: "The account's operations, newest first (one of its READ or WRITE roles, or an account-manager role).",

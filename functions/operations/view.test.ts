@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../shared/errors.ts';
 import type { OperationRecord } from '../../shared/operations/model.ts';
 import { jsonSchemaOf } from '../openapi/describe.ts';
-import { operationViewSchema, toOperationView } from './view.ts';
+import { operationViewSchema } from './schemas.ts';
+import { toOperationView } from './view.ts';
 
 const record = (over: Partial<OperationRecord> = {}): OperationRecord => ({
   id: 'a1'.repeat(16),

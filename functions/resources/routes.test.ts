@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { replacePodMetrics } from '../../shared/table/resources/pod-metrics.ts';
 import { putCacheHealth } from '../../shared/table/resources/health.ts';
@@ -5,6 +6,7 @@ import { writeResources, type ResourceWrite } from '../../shared/table/resources
 import { updateAccount } from '../../shared/table/accounts/records.ts';
 import { apiFixture, type ApiFixture } from '../../test/support/api.ts';
 import { useTestTables } from '../../test/support/table.ts';
+import { resourcePageSchema, type ResourcePage } from './schemas.ts';
 
 const tables = useTestTables();
 
@@ -30,8 +32,6 @@ async function withResources(): Promise<ApiFixture> {
   return f;
 }
 
-type Page = { items: { kind: string; name: string; namespace?: string; apiVersion: string; updatedAt: string; object: Record<string, unknown> }[]; nextCursor?: string };
-
 describe('GET /vendor/accounts/{accountId}/resources', () => {
   it('pages through every resource with a cursor', async () => {
     const f = await withResources();
@@ -41,7 +41,8 @@ describe('GET /vendor/accounts/{accountId}/resources', () => {
     do {
       const res = await f.call('GET', `/vendor/accounts/prod/resources?limit=10${cursor ? `&cursor=${cursor}` : ''}`);
       expect(res.status).toBe(200);
-      const page = res.json as unknown as Page;
+      // Each page is what the OpenAPI document and the console's types say it is.
+      const page = v.parse(resourcePageSchema, res.json);
       seen.push(...page.items.map((i) => `${i.apiVersion}/${i.kind}/${i.namespace ?? ''}/${i.name}`));
       cursor = page.nextCursor;
       pages++;
@@ -62,7 +63,7 @@ describe('GET /vendor/accounts/{accountId}/resources', () => {
     ]);
     const res = await f.call('GET', '/vendor/accounts/prod/resources?kind=configmap');
     expect(res.status).toBe(200);
-    const items = (res.json as unknown as Page).items.map((i) => [i.name, i.object]);
+    const items = (res.json as unknown as ResourcePage).items.map((i) => [i.name, i.object]);
     expect(items).toEqual([
       ['deep', { unreadable: 'nested deeper than 256 levels' }],
       ['fine', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'fine', namespace: 'shop' } }],
@@ -73,19 +74,19 @@ describe('GET /vendor/accounts/{accountId}/resources', () => {
 
   it('filters by kind (any case, or with its group), namespace and name', async () => {
     const f = await withResources();
-    const pods = (await f.call('GET', '/vendor/accounts/prod/resources?kind=POD&namespace=ops')).json as unknown as Page;
+    const pods = (await f.call('GET', '/vendor/accounts/prod/resources?kind=POD&namespace=ops')).json as unknown as ResourcePage;
     expect(pods.items.map((i) => i.name)).toEqual(['pod-20', 'pod-21', 'pod-22', 'pod-23', 'pod-24']);
     expect(pods.items[0]).toMatchObject({ apiVersion: 'v1', kind: 'Pod', namespace: 'ops', resourceVersion: '7', updatedAt: '2023-11-14T22:13:20.000Z', object: { metadata: { name: 'pod-20' } } });
-    const deployments = (await f.call('GET', '/vendor/accounts/prod/resources?kind=deployment')).json as unknown as Page;
+    const deployments = (await f.call('GET', '/vendor/accounts/prod/resources?kind=deployment')).json as unknown as ResourcePage;
     expect(deployments.items.map((i) => i.apiVersion)).toEqual(['apps/v1', 'example.com/v1']);
-    const apps = (await f.call('GET', '/vendor/accounts/prod/resources?kind=Deployment.apps&namespace=shop&name=web')).json as unknown as Page;
+    const apps = (await f.call('GET', '/vendor/accounts/prod/resources?kind=Deployment.apps&namespace=shop&name=web')).json as unknown as ResourcePage;
     expect(apps.items.map((i) => i.apiVersion)).toEqual(['apps/v1']);
-    const byName = (await f.call('GET', '/vendor/accounts/prod/resources?name=web')).json as unknown as Page;
+    const byName = (await f.call('GET', '/vendor/accounts/prod/resources?name=web')).json as unknown as ResourcePage;
     expect(byName.items).toHaveLength(2);
-    const node = (await f.call('GET', '/vendor/accounts/prod/resources?kind=node')).json as unknown as Page;
+    const node = (await f.call('GET', '/vendor/accounts/prod/resources?kind=node')).json as unknown as ResourcePage;
     expect(node.items).toEqual([expect.objectContaining({ name: 'node-1' })]);
     expect(node.items[0]?.namespace).toBeUndefined();
-    expect(((await f.call('GET', '/vendor/accounts/empty/resources')).json as unknown as Page).items).toEqual([]);
+    expect(((await f.call('GET', '/vendor/accounts/empty/resources')).json as unknown as ResourcePage).items).toEqual([]);
   });
 
   it('answers 404 as problem+json for an unknown account', async () => {

@@ -3,9 +3,9 @@ import type * as v from 'valibot';
 import { VendorError } from '../../shared/errors.ts';
 import { cacheCleanupPending } from '../../shared/table/resources/cleanup.ts';
 import { requireAccountAccess, type AccountAccessEnv } from '../auth/access.ts';
-import { accountParameter, authenticatedRoute, json, problem, queryParameters } from '../openapi/describe.ts';
+import { accountParameter, authenticatedRoute, json, jsonSchemaOf, named, problem, queryParameters } from '../openapi/describe.ts';
 import { DEFAULT_RESOURCE_LIMIT, MAX_RESOURCE_LIMIT, metricsQuerySchema, noQuerySchema, parseQuery, resourceQuerySchema } from './query.ts';
-import { cacheHealth, podMetrics, resourcePage } from './schemas.ts';
+import { cacheHealthSchema, podMetricsSchema, resourcePageSchema, resourceSchema } from './schemas.ts';
 import { cacheHealthView, listAccountResources, podMetricsView, type ResourceDeps } from './service.ts';
 
 /** Refuses a bad query (400) before the account is read: what is wrong with it does not depend on the account. */
@@ -28,6 +28,11 @@ function cacheNotGoing(deps: ResourceDeps): MiddlewareHandler<AccountAccessEnv> 
     await next();
   };
 }
+
+const resource = named('Resource', jsonSchemaOf(resourceSchema, 'output'));
+const resourcePage = named('ResourcePage', jsonSchemaOf(resourcePageSchema, 'output', { Resource: resourceSchema }), resource);
+const cacheHealth = named('CacheHealth', jsonSchemaOf(cacheHealthSchema, 'output'));
+const podMetrics = named('PodMetrics', jsonSchemaOf(podMetricsSchema, 'output'));
 
 const notFound = problem('No account with that name, or one whose cached data is being deleted (after DELETE).');
 const forbidden = problem('The account has permissions and the caller holds none of its READ or WRITE roles (nor an account-manager role).');

@@ -9,26 +9,15 @@ import { VendorError } from '../../shared/errors.ts';
 import { jsonTextTooDeep } from '../../shared/json-depth.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import type { IgnoredPermissionsLog } from '../auth/access.ts';
-import { podMetrics, type PodUsageRecord } from '../../shared/table/resources/pod-metrics.ts';
+import { podMetrics } from '../../shared/table/resources/pod-metrics.ts';
 import { getCacheHealth } from '../../shared/table/resources/health.ts';
 import { listResources, type ResourceFilter } from '../../shared/table/resources/objects.ts';
+import type { CacheHealthView, PodMetricsView, ResourcePage, ResourceView } from './schemas.ts';
 
 export interface ResourceDeps {
   table: TableRef;
   clock: Clock;
   permissionsLog?: IgnoredPermissionsLog;
-}
-
-export interface ResourceItem {
-  apiVersion: string;
-  kind: string;
-  namespace?: string;
-  name: string;
-  resourceVersion: string;
-  /** When the control plane stored this state (RFC 3339). */
-  updatedAt: string;
-  /** The compact form (docs/cache.md). */
-  object: Record<string, unknown>;
 }
 
 /**
@@ -76,7 +65,7 @@ export async function listAccountResources(
   deps: ResourceDeps,
   account: string,
   query: { kind?: string; namespace?: string; name?: string; limit: number; cursor?: string },
-): Promise<{ items: ResourceItem[]; nextCursor?: string }> {
+): Promise<ResourcePage> {
   const filter: ResourceFilter = {
     ...kindFilter(query.kind),
     ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
@@ -85,7 +74,7 @@ export async function listAccountResources(
   const prefix = filter.kind === undefined ? '' : `${filter.kind}#${filter.group === undefined ? '' : `${filter.group}#`}`;
   const start = query.cursor === undefined ? undefined : decodeCursor(query.cursor, prefix);
   const page = await listResources(deps.table, account, filter, query.limit, start);
-  const items = page.items.map((r): ResourceItem => {
+  const items = page.items.map((r): ResourceView => {
     const object = storedObject(r.object);
     return {
       apiVersion: typeof object.apiVersion === 'string' ? object.apiVersion : '',
@@ -102,7 +91,7 @@ export async function listAccountResources(
 
 const age = (now: number, at: number | undefined): number | null => (at === undefined ? null : Math.max(0, now - at));
 
-export async function cacheHealthView(deps: ResourceDeps, record: Pick<AccountRecord, 'name' | 'cachingAgentId' | 'cachingEpoch'>) {
+export async function cacheHealthView(deps: ResourceDeps, record: Pick<AccountRecord, 'name' | 'cachingAgentId' | 'cachingEpoch'>): Promise<CacheHealthView> {
   const account = record.name;
   const health = await getCacheHealth(deps.table, account);
   const now = deps.clock.now();
@@ -127,7 +116,7 @@ export async function cacheHealthView(deps: ResourceDeps, record: Pick<AccountRe
   };
 }
 
-export async function podMetricsView(deps: ResourceDeps, account: string, namespace: string | undefined): Promise<{ account: string; storedAt: string | null; pods: PodUsageRecord[] }> {
+export async function podMetricsView(deps: ResourceDeps, account: string, namespace: string | undefined): Promise<PodMetricsView> {
   const { pods, at } = await podMetrics(deps.table, account);
   return {
     account,

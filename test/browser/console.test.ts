@@ -179,6 +179,9 @@ if (!availability.available) {
       expect(await object.textContent()).toContain('"name": "console-web"');
       expect(await object.textContent()).toMatch(/"dataKeys": \[\s*"greeting"\s*\]/);
       expect(await page.locator('section[aria-labelledby="cache-title"] table').textContent()).toContain('ConfigMap');
+      // The local account watches every namespace: one watch per kind, open.
+      const configMaps = page.locator('section[aria-labelledby="cache-title"] table tbody tr').filter({ hasText: 'ConfigMap' });
+      expect(await configMaps.locator('td').nth(1).textContent()).toBe('watching');
       expect(await page.locator('section[aria-labelledby="operations-title"] table').textContent()).toContain('SUCCEEDED');
       await browser.screenshot('account');
     });

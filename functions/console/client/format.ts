@@ -25,3 +25,13 @@ export function timeText(iso: string | null | undefined): string {
 export function jsonText(value: unknown): string {
   return JSON.stringify(value, null, 2);
 }
+
+/**
+ * A kind's watches (docs/console.md#one-account): a kind restricted to namespaces has one watch per
+ * namespace, its `scopes`, and `watching` of them open; some open is not the same as all.
+ */
+export function watchText({ scopes, watching }: { scopes: number; watching: number }): { text: string; complete: boolean } {
+  if (watching === 0) return { text: 'not watching', complete: false };
+  if (watching >= scopes) return { text: 'watching', complete: true };
+  return { text: `watching ${watching} of ${scopes}`, complete: false };
+}

@@ -23,8 +23,7 @@ const browser: OidcBrowser = {
 const redirectUri = () => `${location.origin}${UI_BASE}/`;
 
 function oidcOf(settings: ConsoleClientSettings): OidcSignIn | undefined {
-  const oidc = settings.signIn['oidc'];
-  return typeof oidc === 'object' && oidc !== null ? (oidc as OidcSignIn) : undefined;
+  return settings.signIn.oidc;
 }
 
 /** The issuer as a person reads it: its host, and path when it has one. */

@@ -1,7 +1,7 @@
-/** `GET /ui/settings.json` (functions/console/settings.ts): which ways of signing in are on. */
-export interface ConsoleClientSettings {
-  signIn: { token: boolean } & Record<string, unknown>;
-}
+import type { ConsoleSettings } from '../settings.ts';
+
+/** `GET /ui/settings.json`: which ways of signing in are on, as the server defines it (functions/console/settings.ts). */
+export type ConsoleClientSettings = ConsoleSettings;
 
 export async function loadConsoleSettings(): Promise<ConsoleClientSettings> {
   try {

@@ -1,10 +1,10 @@
 import { apiGet, enc, withQuery } from '../api.ts';
 import { fetchCaller, mayWrite } from '../caller.ts';
 import { dataTable, el, navLink, replaceChildren, type Child } from '../dom.ts';
-import { ageText, jsonText, sinceText, timeText } from '../format.ts';
+import { ageText, jsonText, sinceText, timeText, watchText } from '../format.ts';
 import { problemBlock, showProblem } from '../problem-view.ts';
 import { UI_BASE, type PageVisit } from '../router.ts';
-import type { AccountJson, CacheHealthJson, MetricsJson, OperationJson } from '../types.ts';
+import type { AccountJson, AccountOperationPageJson, CacheHealthJson, CacheKindJson, MetricsJson } from '../types.ts';
 import { stateBadge } from './accounts.ts';
 import { operationForms } from './operation-forms.ts';
 import { operationStateBadge } from './operation-view.ts';
@@ -14,11 +14,16 @@ function section(id: string, title: string, ...children: Child[]): HTMLElement {
   return el('section', { class: 'card', 'aria-labelledby': id }, el('h2', { id }, title), ...children);
 }
 
+function watchCell(kind: CacheKindJson): HTMLElement {
+  const { text, complete } = watchText(kind);
+  return el('span', { class: complete ? 'ok' : 'bad' }, text);
+}
+
 function cacheSection(health: CacheHealthJson | undefined, err: unknown): HTMLElement {
   if (health === undefined) return section('cache-title', 'Cache health', problemBlock(err));
   const rows = health.kinds.map((k): Child[] => [
     k.group === '' ? k.kind : `${k.kind}.${k.group}`,
-    k.watching ? el('span', { class: 'ok' }, 'watching') : el('span', { class: 'bad' }, 'not watching'),
+    watchCell(k),
     k.objects,
     ageText(k.lastEventAgeMs),
     k.relists,
@@ -40,7 +45,7 @@ function metricsSection(metrics: MetricsJson | undefined): HTMLElement | null {
 
 async function operationsSection(account: string, signal: AbortSignal): Promise<HTMLElement> {
   try {
-    const page = await apiGet<{ items: OperationJson[] }>(withQuery(`/vendor/accounts/${enc(account)}/operations`, { limit: 20 }), signal);
+    const page = await apiGet<AccountOperationPageJson>(withQuery(`/vendor/accounts/${enc(account)}/operations`, { limit: 20 }), signal);
     const rows = page.items.map((op): Child[] => [navLink(`${UI_BASE}/operations/${enc(op.id)}`, timeText(op.createdAt)), op.action, operationStateBadge(op.state), op.objects, op.errorCode ?? '—', op.message ?? '—']);
     return section('operations-title', 'Operations', rows.length === 0 ? el('p', { class: 'muted' }, 'No operation yet.') : dataTable('Latest operations', ['Created', 'Action', 'State', 'Objects', 'Error', 'Message'], rows, { captionHidden: true }));
   } catch (err) {

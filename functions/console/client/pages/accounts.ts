@@ -6,7 +6,7 @@ import { startPolling } from '../poll.ts';
 import { clearFieldErrors, showProblem } from '../problem-view.ts';
 import { replaceKeepingFocus } from '../refresh-focus.ts';
 import { UI_BASE, type PageVisit } from '../router.ts';
-import type { AccountSummaryJson, AccountJson, CallerJson, NumberedPage } from '../types.ts';
+import type { AccountSummaryJson, AccountJson, AccountPageJson, CallerJson } from '../types.ts';
 import { registerForm } from './register-form.ts';
 
 const STATES = ['ACTIVE', 'INACTIVE', 'FAILED'] as const;
@@ -139,7 +139,7 @@ export async function accountsPage(main: HTMLElement, visit: PageVisit, deps: Ac
   const load = async (initial: boolean) => {
     try {
       const [page, summary] = await Promise.all([
-        apiGet<NumberedPage<AccountJson>>(withQuery('/vendor/accounts', { ...queryOf(filters), page: String(filters.page), limit: filters.limit }), visit.signal),
+        apiGet<AccountPageJson>(withQuery('/vendor/accounts', { ...queryOf(filters), page: String(filters.page), limit: filters.limit }), visit.signal),
         apiGet<AccountSummaryJson>('/vendor/account-summary', visit.signal),
       ]);
       replaceChildren(problems);
@@ -198,7 +198,7 @@ export async function accountsPage(main: HTMLElement, visit: PageVisit, deps: Ac
     return buttons.length === 0 ? null : el('div', { class: 'row-actions' }, ...buttons);
   };
 
-  const listView = (page: NumberedPage<AccountJson>): HTMLElement => {
+  const listView = (page: AccountPageJson): HTMLElement => {
     const pages = Math.max(1, Math.ceil(page.total / page.limit));
     const headers = ['Name', 'State', 'Source', 'Zone', 'Agents', 'Cluster', 'Last assignment message'];
     if (deps.caller.manager) headers.push('Actions');

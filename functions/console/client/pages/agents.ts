@@ -6,7 +6,7 @@ import { startPolling } from '../poll.ts';
 import { showProblem } from '../problem-view.ts';
 import { replaceKeepingFocus } from '../refresh-focus.ts';
 import { UI_BASE, type PageVisit } from '../router.ts';
-import type { AgentJson, NumberedPage } from '../types.ts';
+import type { AgentJson, AgentPageJson } from '../types.ts';
 
 const REFRESH_MS = 10_000;
 
@@ -26,7 +26,7 @@ export async function agentsPage(main: HTMLElement, visit: PageVisit): Promise<v
     try {
       const agents: AgentJson[] = [];
       for (let page = 1; ; page++) {
-        const answer = await apiGet<NumberedPage<AgentJson>>(withQuery('/vendor/agents', { page, limit: 500 }), visit.signal);
+        const answer = await apiGet<AgentPageJson>(withQuery('/vendor/agents', { page, limit: 500 }), visit.signal);
         agents.push(...answer.items);
         if (agents.length >= answer.total || answer.items.length === 0) break;
       }
@@ -45,7 +45,7 @@ export async function agentsPage(main: HTMLElement, visit: PageVisit): Promise<v
         dataTable('Zones', ['Zone', 'Live agents', 'Accounts held', 'Accounts cached'], [...zones].map(([zone, list]): Child[] => [el('code', {}, zone), list.length, new Set(list.flatMap((a) => a.accounts.map((x) => x.name))).size, list.reduce((n, a) => n + a.caching, 0)])),
         agents.length === 0
           ? el('p', { class: 'empty' }, 'No agent is live.')
-          : dataTable('Live agents', ['Agent', 'Zone', 'Identity', 'Version', 'Replica', 'Connected', 'Last heartbeat', 'Accounts'], agents.map((a): Child[] => [navLink(`${UI_BASE}/agents/${enc(a.agentId)}`, a.agentId), el('code', {}, a.zoneId), a.identity, a.version, a.replicaId, sinceText(a.connectedAt), sinceText(a.lastHeartbeatAt), accountsOf(a)])),
+          : dataTable('Live agents', ['Agent', 'Zone', 'Identity', 'Version', 'Replica', 'Connected', 'Last heartbeat', 'Accounts'], agents.map((a): Child[] => [navLink(`${UI_BASE}/agents/${enc(a.agentId)}`, a.agentId), el('code', {}, a.zoneId), a.identity ?? '—', a.version, a.replicaId, sinceText(a.connectedAt), sinceText(a.lastHeartbeatAt), accountsOf(a)])),
       );
     } catch (err) {
       if (!visit.signal.aborted) showProblem(problems, err);
@@ -69,7 +69,7 @@ export async function agentPage(main: HTMLElement, visit: PageVisit): Promise<vo
         'dl',
         { class: 'facts' },
         ...term('Zone', el('code', {}, a.zoneId)),
-        ...term('Identity', a.identity),
+        ...term('Identity', a.identity ?? '—'),
         ...term('Version', a.version),
         ...term('Driver replica', a.replicaId),
         ...term('Connected', timeText(a.connectedAt)),

@@ -3,7 +3,8 @@ import { el, replaceChildren } from '../dom.ts';
 import { announce } from '../live.ts';
 import { showProblem } from '../problem-view.ts';
 import type { PageVisit } from '../router.ts';
-import { FINISHED_OPERATION_STATES, type OperationJson } from '../types.ts';
+import { isFinished } from '../../../../shared/operations/model.ts';
+import type { OperationJson } from '../types.ts';
 import { operationDetails } from './operation-view.ts';
 
 /** One operation (docs/console.md#one-operation): followed with `?wait` until it has finished. */
@@ -17,10 +18,10 @@ export async function operationPage(main: HTMLElement, visit: PageVisit): Promis
     let op = await apiGet<OperationJson>(path, visit.signal);
     replaceChildren(body, operationDetails(op));
     void (async () => {
-      while (!FINISHED_OPERATION_STATES.includes(op.state) && !visit.signal.aborted) {
+      while (!isFinished(op.state) && !visit.signal.aborted) {
         op = await apiGet<OperationJson>(`${path}?wait=20`, visit.signal);
         replaceChildren(body, operationDetails(op));
-        if (FINISHED_OPERATION_STATES.includes(op.state)) announce(`Operation ${op.state}`);
+        if (isFinished(op.state)) announce(`Operation ${op.state}`);
       }
     })().catch((err: unknown) => {
       if (!visit.signal.aborted) showProblem(problems, err);

@@ -3,7 +3,7 @@ import { el, field, replaceChildren } from '../dom.ts';
 import { jsonText, timeText } from '../format.ts';
 import { announce } from '../live.ts';
 import { showProblem } from '../problem-view.ts';
-import type { CacheKindJson, ResourceJson } from '../types.ts';
+import type { CacheKindJson, ResourceJson, ResourcePageJson } from '../types.ts';
 
 const PAGE = 100;
 
@@ -37,7 +37,7 @@ export function resourcesBrowser(account: string, kinds: CacheKindJson[], signal
 
   const load = async (cursor?: string, rows: HTMLElement[] = []) => {
     try {
-      const page = await apiGet<{ items: ResourceJson[]; nextCursor?: string }>(
+      const page = await apiGet<ResourcePageJson>(
         withQuery(`/vendor/accounts/${enc(account)}/resources`, { kind: kind.value, namespace: namespace.value.trim(), name: name.value.trim(), limit: PAGE, cursor }),
         signal,
       );
