@@ -44,14 +44,19 @@ const namespace = v.pipe(v.string(), v.maxLength(MAX_NAMESPACE, `is longer than 
 const MAX_SHORT = 64;
 const short = v.pipe(v.string(), v.maxLength(MAX_SHORT, `is longer than ${MAX_SHORT} characters`));
 const MAX_CONTAINERS = 256;
+/**
+ * Whether names make a key the table takes. Most are far too short to need the key built: a UTF-16
+ * unit is at most 3 bytes of UTF-8, and the key adds at most 16 of its own.
+ */
+const keyFits = (names: readonly string[], key: () => string): boolean => names.reduce((n, s) => n + s.length, 0) * 3 + 16 <= MAX_SORT_KEY_BYTES || fitsSortKey(key());
 const tooLongKey = `make a table key longer than ${MAX_SORT_KEY_BYTES} bytes`;
 const scopeRef = v.pipe(
   v.looseObject({ group: apiGroup, kind: id, namespace }),
-  v.check((s) => fitsSortKey(progressSk(s)) && fitsSortKey(scopeSetKindSk(s)), `group, kind and namespace together ${tooLongKey}`),
+  v.check((s) => keyFits([s.group, s.kind, s.namespace], () => progressSk(s)) && keyFits([s.group, s.kind, s.namespace], () => scopeSetKindSk(s)), `group, kind and namespace together ${tooLongKey}`),
 );
 const resourceChange = v.pipe(
   v.looseObject({ group: apiGroup, kind: id, namespace, name: id, object: v.pipe(v.string(), v.maxLength(MAX_OBJECT)) }),
-  v.check((c) => fitsSortKey(resourceSk(c)), `group, kind, namespace and name together ${tooLongKey}`),
+  v.check((c) => keyFits([c.group, c.kind, c.namespace, c.name], () => resourceSk(c)), `group, kind, namespace and name together ${tooLongKey}`),
 );
 
 const uniqueNames = <T extends { name: string }>(list: T[]): boolean =>
