@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
+import { captureLogger } from '../test/capture-log.ts';
 import { ManualClock } from '../test/support/manual-clock.ts';
-import { recordingLogger } from '../test/support/recording-logger.ts';
 import { useTestTables } from '../test/support/table.ts';
 import { parseDriverFile } from './config.ts';
 import { startDriverProcess } from './main.ts';
@@ -29,7 +29,7 @@ describe("a driver replica's start with driver-defined accounts", () => {
       [1, { added: 30, removed: 0, unchanged: 0 }],
       [2, { added: 0, removed: 0, unchanged: 30 }],
     ] as const) {
-      const { log, records } = recordingLogger();
+      const { log, lines: records } = captureLogger();
       const driver = await startDriverProcess({ file, table: slowTable, log, clock });
       await driver.close(0);
       const loaded = records.find((r) => r.msg === 'driver-defined accounts loaded');
@@ -48,7 +48,7 @@ describe("a driver replica's start with driver-defined accounts", () => {
       );
     }
     const file = parseDriverFile(stringify({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: ['start-sync-token-0123456789abcdef'] }, kubernetes: { accounts: [{ name: 'start-0', kubeconfigFile: '/k/file' }] } }), 'vendor-driver.yml');
-    const { log, records } = recordingLogger();
+    const { log, lines: records } = captureLogger();
     const driver = await startDriverProcess({ file, table, log, clock: new ManualClock(1_000_000) });
     await driver.close(0);
     expect(records.find((r) => r.msg === 'account items moved to their shards')).toMatchObject({ moved: 2 });
@@ -72,7 +72,7 @@ describe("a driver replica's start with driver-defined accounts", () => {
     }
     expect(await getOperation(table, stored.record.id)).toBeUndefined();
     const file = parseDriverFile(stringify({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: ['start-sync-token-0123456789abcdef'] } }), 'vendor-driver.yml');
-    const { log, records } = recordingLogger();
+    const { log, lines: records } = captureLogger();
     const driver = await startDriverProcess({ file, table, log, clock: new ManualClock(1_000_000) });
     await driver.close(0);
     expect(records.find((r) => r.msg === 'operation items moved to their shards')).toMatchObject({ requests: 0, operations: 1, queueEntries: 1 });
@@ -83,7 +83,7 @@ describe("a driver replica's start with driver-defined accounts", () => {
   it('moves again, once an interval while it runs, what a component of the earlier layout writes after its start, and not after it stops', async () => {
     const table = { ...(await tables.fresh()), client: createDocumentClient({ endpoint: tables.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }) };
     const file = parseDriverFile(stringify({ grpc: { host: '127.0.0.1', port: 0 }, auth: { tokens: ['start-sync-token-0123456789abcdef'] } }), 'vendor-driver.yml');
-    const { log, records } = recordingLogger();
+    const { log, lines: records } = captureLogger();
     const clock = new ManualClock(1_000_000);
     // As an API of the earlier layout writes a registration during an update.
     const writeOld = (name: string) =>

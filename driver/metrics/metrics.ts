@@ -44,6 +44,7 @@ export interface DriverMetrics {
   readonly resourceObjectsWritten: Counter;
   /** From taking a change from an agent to its write in the table. */
   readonly resourceWriteLag: Histogram;
+  readonly resourceWritesDropped: Counter;
   /** Each try of a table request, by DynamoDB operation. */
   readonly tableRequestDuration: Histogram<'operation'>;
   /** Table tries that failed, by operation and type (throttled, unavailable, refused). */
@@ -98,6 +99,7 @@ export function createDriverMetrics(registry = new Registry()): DriverMetrics {
     resourceEventsReceived: new Counter({ name: 'vendor_driver_resource_events_received_total', help: 'Object changes received from caching agents', registers }),
     resourceObjectsWritten: new Counter({ name: 'vendor_driver_resource_objects_written_total', help: 'Objects written to or deleted from the table', registers }),
     resourceWriteLag: new Histogram({ name: 'vendor_driver_resource_write_lag_seconds', help: 'From taking a change to writing it', buckets: LAG_BUCKETS, registers }),
+    resourceWritesDropped: new Counter({ name: 'vendor_driver_resource_writes_dropped_total', help: 'Resource cache writes the table refused for good, dropped', labelNames: ['write'], registers }),
     tableRequestDuration: new Histogram({ name: 'vendor_driver_table_request_duration_seconds', help: 'Each try of a table request', labelNames: ['operation'], buckets: TABLE_BUCKETS, registers }),
     tableErrors: new Counter({ name: 'vendor_driver_table_errors_total', help: 'Table tries that failed', labelNames: ['operation', 'type'], registers }),
     wakes: new Counter({ name: 'vendor_driver_wakes_total', help: 'Datagrams at the wake endpoint, by outcome', labelNames: ['outcome'], registers }),

@@ -9,6 +9,7 @@ import { useTestTables } from '../../test/support/table.ts';
 import type { AgentIdentity } from '../../shared/agents/identity.ts';
 import type { AgentSession } from '../agent-session.ts';
 import { FLEET_IDENTITY } from '../auth.ts';
+import { createDriverMetrics } from '../metrics/metrics.ts';
 import { cacheHandlers } from './handlers.ts';
 
 const tables = useTestTables();
@@ -135,6 +136,24 @@ describe('the resource cache handlers', () => {
       await ask(elsewhere.session, 1);
       expect(elsewhere.sent).toMatchObject([{ kind: 'resumeInfo', body: { accepted: false, message: expect.stringContaining('zone "rogue_zone"') } }]);
       expect(await names()).toEqual(['taken']);
+    } finally {
+      await cache.close();
+    }
+  });
+
+  it('counts a write the table refused for good in the driver\'s metrics, by what it was', async () => {
+    const table = await tables.fresh();
+    await createAccount(table, 'prod', 1);
+    await updateAccount(table, 'prod', 1, { cachingAgentId: 'agent-1', cachingEpoch: 1 }, 1);
+    const metrics = createDriverMetrics();
+    const cache = cacheHandlers({ table, clock: systemClock, log: silentLogger(), writer: { progressIntervalMs: 0 }, metrics });
+    try {
+      // Past the table's key, as only a message the protocol's check did not see could be.
+      const body = events('n'.repeat(1100), '1', 0);
+      await (cache.handlers as Required<typeof cache.handlers>).resourceEvents({ seq: 1, body: { ...body, progress: [] } }, stream('s-1').session);
+      await cache.writer('prod')!.idle();
+      const dropped = await metrics.registry.getSingleMetric('vendor_driver_resource_writes_dropped_total')?.get();
+      expect(dropped?.values.map((v) => [v.labels.write, v.value])).toEqual([['object', 1]]);
     } finally {
       await cache.close();
     }

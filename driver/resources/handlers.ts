@@ -71,7 +71,7 @@ export function cacheHandlers(deps: CacheHandlerDeps): CacheHandlers {
 
   const writerOf = (account: string): AccountCacheWriter => {
     let w = writers.get(account);
-    if (w === undefined) writers.set(account, (w = new AccountCacheWriter(account, { table, clock, log, onWritten: (lags) => recordResourceWrites(deps.metrics, lags), ...deps.writer })));
+    if (w === undefined) writers.set(account, (w = new AccountCacheWriter(account, { table, clock, log, onWritten: (lags) => recordResourceWrites(deps.metrics, lags), onDropped: (write) => deps.metrics?.resourceWritesDropped.inc({ write }), ...deps.writer })));
     return w;
   };
 

@@ -6,7 +6,7 @@ import { scopeProgress } from '../../shared/table/resources/scopes.ts';
 import { readScopeSet } from '../../shared/table/resources/scope-set.ts';
 import { scopesOf } from '../../shared/table/resources/scope-set-kinds.ts';
 import { listResources, writeResources } from '../../shared/table/resources/objects.ts';
-import { recordingLogger } from '../../test/support/recording-logger.ts';
+import { captureLogger } from '../../test/capture-log.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { AccountCacheWriter } from './writer.ts';
 
@@ -135,8 +135,9 @@ describe('the account cache writer', () => {
 
   it('drops, with an error, a write the table refuses for good, and goes on with the account\'s other changes', async () => {
     const t = await tables.fresh();
-    const { log, records } = recordingLogger();
-    const w = new AccountCacheWriter('prod', { table: t, clock: systemClock, log, progressIntervalMs: 0 });
+    const { log, lines: records } = captureLogger();
+    const dropped: string[] = [];
+    const w = new AccountCacheWriter('prod', { table: t, clock: systemClock, log, progressIntervalMs: 0, onDropped: (write) => dropped.push(write) });
     writers.push(w);
     // What the driver's checks of agents' messages keep out: a health report of 2,000 kinds past the
     // table's 400 KB an item, and an object whose key is past its 1,024 bytes.
@@ -147,6 +148,7 @@ describe('the account cache writer', () => {
     await w.idle();
     expect(await names(t)).toEqual(['a/after@4', 'a/also-kept@3', 'a/kept@1']);
     expect(w.stats).toMatchObject({ dropped: 2, failures: 0 });
+    expect(dropped).toEqual(['object', 'cache_health']);
     expect(records.filter((r) => r['level'] === 50).map((r) => String(r['msg']).split(';')[0])).toEqual([
       `the table refuses the object ${'K'.repeat(500)} a/${'n'.repeat(300)} for good`,
       'the table refuses the cache health for good',

@@ -49,7 +49,12 @@ export interface WriterOptions {
   retryMs?: number;
   /** Hears of every write that reached the table, with the time from taking each change (ms). */
   onWritten?: ((lagsMs: readonly number[]) => void) | undefined;
+  /** Hears of every write the table refused for good and that was dropped, by what it was. */
+  onDropped?: ((write: DroppedWrite) => void) | undefined;
 }
+
+/** What a write the table refused for good was (`vendor_driver_resource_writes_dropped_total`). */
+export type DroppedWrite = 'object' | 'cache_health' | 'cluster_status' | 'scope_step';
 
 export interface WriterStats {
   /** Changes taken from the agent. */
@@ -106,7 +111,7 @@ const toScope = (s: ResourceScope__Output | null): Scope => ({ group: s?.group ?
 export class AccountCacheWriter {
   readonly account: string;
   readonly stats: WriterStats = { changes: 0, coalesced: 0, written: 0, swept: 0, requests: 0, flushes: 0, lagTotalMs: 0, lagMaxMs: 0, failures: 0, dropped: 0 };
-  readonly #o: Required<Omit<WriterOptions, 'onWritten'>> & Pick<WriterOptions, 'onWritten'>;
+  readonly #o: Required<Omit<WriterOptions, 'onWritten' | 'onDropped'>> & Pick<WriterOptions, 'onWritten' | 'onDropped'>;
   #pending = new Map<string, Pending>();
   #steps: Step[] = [];
   readonly #progress = new Map<string, ProgressEntry>();
@@ -302,13 +307,13 @@ export class AccountCacheWriter {
         continue;
       }
       const step = this.#steps[0]!;
-      await this.#dropIfRefused(step.type === 'scopes' ? 'the scope set' : `the ${step.type} step of ${scopeKey(step.scope)}`, () => this.#apply(step));
+      await this.#dropIfRefused('scope_step', step.type === 'scopes' ? 'the scope set' : `the ${step.type} step of ${scopeKey(step.scope)}`, () => this.#apply(step));
       this.#steps.shift();
     }
     await this.#writeProgress(seq);
     const health = this.#health;
     if (health !== undefined) {
-      await this.#dropIfRefused('the cache health', () =>
+      await this.#dropIfRefused('cache_health', 'the cache health', () =>
         putCacheHealth(table, this.account, {
           agentId: health.agentId,
           cachingEpoch: health.cachingEpoch,
@@ -321,7 +326,7 @@ export class AccountCacheWriter {
     const cluster = this.#cluster;
     if (cluster !== undefined) {
       // Refused when the caching role moved on meanwhile: the new caching agent reports its own.
-      await this.#dropIfRefused('the cluster status', () => putClusterStatus(table, this.account, cluster.agentId, cluster.cachingEpoch, cluster.status));
+      await this.#dropIfRefused('cluster_status', 'the cluster status', () => putClusterStatus(table, this.account, cluster.agentId, cluster.cachingEpoch, cluster.status));
       if (this.#cluster === cluster) this.#cluster = undefined;
     }
   }
@@ -332,12 +337,13 @@ export class AccountCacheWriter {
    * driver's checks of what agents send keep such writes out (docs/protocol.md#resource-keys); this
    * is what is left when one gets through.
    */
-  async #dropIfRefused(what: string, write: () => Promise<unknown>): Promise<void> {
+  async #dropIfRefused(kind: DroppedWrite, what: string, write: () => Promise<unknown>): Promise<void> {
     try {
       await write();
     } catch (e) {
       if (!refusedForGood(e)) throw e;
       this.stats.dropped++;
+      this.#o.onDropped?.(kind);
       this.#o.log.error({ account: this.account, err: e }, `the table refuses ${what} for good; dropped: ${(e as Error).message}`);
     }
   }
@@ -346,7 +352,7 @@ export class AccountCacheWriter {
   async #writeEachKeeping(writes: ResourceWrite[]): Promise<void> {
     for (const w of writes) {
       const { kind, namespace, name } = w.ref;
-      await this.#dropIfRefused(`the object ${kind} ${namespace}/${name.slice(0, 300)}`, () => writeResources(this.#o.table, this.account, [w], 1));
+      await this.#dropIfRefused('object', `the object ${kind} ${namespace}/${name.slice(0, 300)}`, () => writeResources(this.#o.table, this.account, [w], 1));
     }
   }
 
