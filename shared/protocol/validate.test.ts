@@ -102,6 +102,12 @@ describe('operations', () => {
     );
   });
 
+  it('refuses a result with more outcomes than any operation has objects', () => {
+    const result = (n: number) => ({ operationId: 'op-1', account: 'prod', attempt: 1, ok: true, outcomes: Array.from({ length: n }, (_, index) => ({ index, result: 'created' })) });
+    expect(fromAgent({ seq: 1, operationResult: result(500) }).kind).toBe('operationResult');
+    expect(refusal(() => fromAgent({ seq: 1, operationResult: result(501) })).issues).toEqual([{ path: 'operationResult.outcomes', message: 'has more than 500 outcomes, more than any operation has objects' }]);
+  });
+
   it('accepts a result with outcomes and refuses one with an unnamed outcome', () => {
     const result = { operationId: 'op-1', account: 'prod', attempt: 1, ok: true, outcomes: [{ index: 0, result: 'created' }] };
     expect(fromAgent({ seq: 1, operationResult: result }).kind).toBe('operationResult');

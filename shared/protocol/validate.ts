@@ -17,6 +17,7 @@ import {
   type DriverMessage__Output,
 } from './messages.ts';
 import { protocolError } from './problems.ts';
+import { MAX_MANIFESTS, MAX_TARGETS } from '../operations/request.ts';
 import { fitsSortKey, MAX_SORT_KEY_BYTES, progressSk, resourceSk, scopeSetKindSk } from '../table/resources/keys.ts';
 import { MAX_SCOPE_SET_KIND_BYTES, scopeSetFits } from '../table/resources/scope-set-kinds.ts';
 
@@ -84,6 +85,8 @@ export function resourceChangeProblem(c: ResourceChangeNames): string | undefine
   return result.success ? undefined : result.issues.map((i) => [v.getDotPath(i), i.message].filter(Boolean).join(' ')).join('; ');
 }
 
+const MAX_OUTCOMES = Math.max(MAX_MANIFESTS, MAX_TARGETS);
+
 const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
   hello: v.looseObject({
     protocolVersion: v.number(),
@@ -124,7 +127,11 @@ const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
     account: id,
     attempt: positive,
     message: v.pipe(v.string(), v.maxLength(MAX_TEXT)),
-    outcomes: v.array(v.looseObject({ result: v.pipe(v.string(), v.nonEmpty('is required')), message: v.pipe(v.string(), v.maxLength(MAX_TEXT)) })),
+    // One per manifest or target of the operation: more cannot be a result of one, and would not fit its item.
+    outcomes: v.pipe(
+      v.array(v.looseObject({ result: v.pipe(v.string(), v.nonEmpty('is required')), message: v.pipe(v.string(), v.maxLength(MAX_TEXT)) })),
+      v.maxLength(MAX_OUTCOMES, `has more than ${MAX_OUTCOMES} outcomes, more than any operation has objects`),
+    ),
   }),
   podMetrics: v.looseObject({
     account: id,
