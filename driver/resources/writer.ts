@@ -276,11 +276,11 @@ export class AccountCacheWriter {
     this.#space.wake();
     this.stats.flushes++;
     try {
-      const writes = [...snapshot.values()];
+      let writes = [...snapshot.values()];
       if (writes.length > 0) {
-        await writeResources(table, this.account, writes.map((w) => w.write), this.#o.parallel).catch((e: unknown) => {
+        await writeResources(table, this.account, writes.map((w) => w.write), this.#o.parallel).catch(async (e: unknown) => {
           if (!refusedForGood(e)) throw e;
-          return this.#writeEachKeeping(writes.map((w) => w.write));
+          writes = await this.#writeEachKeeping(writes);
         });
         const now = clock.now();
         const lags = writes.map((w) => now - w.takenAt);
@@ -333,27 +333,31 @@ export class AccountCacheWriter {
 
   /**
    * Runs one write; one the table refuses for good (an item or key larger than it takes) is logged
-   * and dropped. Retried, it would hold every later change of the account behind it forever. The
+   * and dropped (false). Retried, it would hold every later change of the account behind it forever. The
    * driver's checks of what agents send keep such writes out (docs/protocol.md#resource-keys); this
    * is what is left when one gets through.
    */
-  async #dropIfRefused(kind: DroppedWrite, what: string, write: () => Promise<unknown>): Promise<void> {
+  async #dropIfRefused(kind: DroppedWrite, what: string, write: () => Promise<unknown>): Promise<boolean> {
     try {
       await write();
+      return true;
     } catch (e) {
       if (!refusedForGood(e)) throw e;
       this.stats.dropped++;
       this.#o.onDropped?.(kind);
       this.#o.log.error({ account: this.account, err: e }, `the table refuses ${what} for good; dropped: ${(e as Error).message}`);
+      return false;
     }
   }
 
-  /** Objects one at a time, after the table refused a batch of them for good: only the refused ones are dropped. */
-  async #writeEachKeeping(writes: ResourceWrite[]): Promise<void> {
+  /** Objects one at a time, after the table refused a batch of them for good: only the refused ones are dropped; the written ones are returned. */
+  async #writeEachKeeping(writes: Pending[]): Promise<Pending[]> {
+    const written: Pending[] = [];
     for (const w of writes) {
-      const { kind, namespace, name } = w.ref;
-      await this.#dropIfRefused('object', `the object ${kind} ${namespace}/${name.slice(0, 300)}`, () => writeResources(this.#o.table, this.account, [w], 1));
+      const { kind, namespace, name } = w.write.ref;
+      if (await this.#dropIfRefused('object', `the object ${kind} ${namespace}/${name.slice(0, 300)}`, () => writeResources(this.#o.table, this.account, [w.write], 1))) written.push(w);
     }
+    return written;
   }
 
   /**
