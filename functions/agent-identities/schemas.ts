@@ -7,14 +7,7 @@ import { allowancesSchema, identityNameSchema } from '../../shared/agents/schema
 import { describedProperties, inline, jsonSchemaOf, named, type JsonSchema } from '../openapi/describe.ts';
 import { tokenRequestSchema } from './service.ts';
 
-const patterns = (what: string) => `${what}: names or patterns where \`*\` stands for any run of characters.`;
-
-const allowances = describedProperties(jsonSchemaOf(allowancesSchema, 'input'), {
-  zones: patterns('Zones its agents may serve'),
-  unzoned: 'Whether its agents may be sent accounts pinned to no zone.',
-  agentIds: patterns('Agent ids its agents may use'),
-  staticAccounts: patterns('Static account names its agents may define'),
-});
+const allowances = jsonSchemaOf(allowancesSchema, 'input');
 
 export const identityNameParameterSchema = jsonSchemaOf(identityNameSchema, 'input');
 
