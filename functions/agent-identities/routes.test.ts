@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { tokenDigest } from '../../shared/agents/tokens.ts';
@@ -7,6 +8,7 @@ import { apiFixture } from '../../test/support/api.ts';
 import { TestIssuer, oidcConfig } from '../../test/support/oidc.ts';
 import { TestTables } from '../../test/support/table.ts';
 import { createApiAuth } from '../auth/authenticator.ts';
+import { identityListSchema, identityViewSchema, issuedTokenSchema, revokedTokenSchema, tokenListSchema } from './views.ts';
 
 const tables = new TestTables();
 let issuer: TestIssuer;
@@ -33,6 +35,15 @@ async function app() {
 }
 
 const BASE = '/vendor/agent-identities';
+
+/** The answer is exactly what its schema (and so the OpenAPI document) says: nothing missing, nothing of another type, nothing more. */
+function conforms(schema: v.GenericSchema, answer: { status: number; json: unknown }, route: string): void {
+  expect(answer.status, route).toBeLessThan(300);
+  const checked = v.safeParse(schema, answer.json);
+  expect(checked.issues?.map((i) => `${v.getDotPath(i) ?? ''}: ${i.message}`), route).toBeUndefined();
+  // The schemas are not strict, so parsing drops what they do not name: an extra field fails here.
+  expect(checked.output, route).toEqual(answer.json);
+}
 
 describe('agent identity routes', () => {
   it('creates (201), changes (200), reads and lists identities; omitted allowances allow nothing', async () => {
@@ -121,6 +132,23 @@ describe('agent identity routes', () => {
     expect(await getToken(f.table, b)).toBeUndefined();
     expect((await f.call('GET', `${BASE}/edge/tokens`, undefined, f.manager)).status).toBe(404);
     expect((await f.call('POST', `${BASE}/edge/tokens`, undefined, f.manager)).status).toBe(404);
+  });
+
+  it('answers every route with what its schema in views.ts says, with and without the optional fields', async () => {
+    const f = await app();
+    conforms(identityViewSchema, await f.call('PUT', `${BASE}/edge`, { zones: ['edge-*'], unzoned: true }, f.manager), 'PUT (created)');
+    conforms(identityViewSchema, await f.call('PUT', `${BASE}/edge`, { agentIds: ['a-*'] }, f.manager), 'PUT (changed)');
+    conforms(identityViewSchema, await f.call('GET', `${BASE}/edge`, undefined, f.manager), 'GET one');
+    conforms(identityListSchema, await f.call('GET', BASE, undefined, f.manager), 'GET list');
+    const lasting = await f.call('POST', `${BASE}/edge/tokens`, undefined, f.manager);
+    conforms(issuedTokenSchema, lasting, 'POST token without expiry');
+    conforms(issuedTokenSchema, await f.call('POST', `${BASE}/edge/tokens`, { expiresInSeconds: 60 }, f.manager), 'POST token with expiry');
+    f.clock.advance(60_000);
+    const tokens = await f.call('GET', `${BASE}/edge/tokens`, undefined, f.manager);
+    conforms(tokenListSchema, tokens, 'GET tokens');
+    expect((tokens.json.items as { expired: boolean }[]).map((t) => t.expired).sort()).toEqual([false, true]);
+    conforms(revokedTokenSchema, await f.call('DELETE', `${BASE}/edge/tokens/${lasting.json.tokenId as string}`, undefined, f.manager), 'DELETE token');
+    conforms(identityViewSchema, await f.call('DELETE', `${BASE}/edge`, undefined, f.manager), 'DELETE identity');
   });
 
   it('answers 403 on every route to a caller without the account-manager role, before reading or writing', async () => {

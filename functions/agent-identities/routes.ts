@@ -3,8 +3,8 @@ import { parseOrThrow } from '../../shared/accounts/validate.ts';
 import { requireManager } from '../auth/access.ts';
 import type { ApiEnv } from '../auth/caller.ts';
 import { jsonBody } from '../http.ts';
-import { authenticatedRoute, itemsOf, json, managerOnly, pathParameter, problem } from '../openapi/describe.ts';
-import { agentIdentity, agentToken, allowancesBody, identityNameParameterSchema, issuedAgentToken, revokedToken, tokenRequestBody } from './schemas.ts';
+import { authenticatedRoute, json, managerOnly, pathParameter, problem } from '../openapi/describe.ts';
+import { agentIdentity, agentIdentityList, agentTokenList, allowancesBody, identityNameParameterSchema, issuedAgentToken, revokedToken, tokenRequestBody } from './schemas.ts';
 import {
   deleteIdentityView,
   getIdentityView,
@@ -27,7 +27,7 @@ const tooLarge = problem('Body larger than the limit.');
 const listAgentIdentitiesDescription = authenticatedRoute({
   operationId: 'listAgentIdentities',
   summary: 'Every agent identity kept in the table, sorted by name (identities of `auth.identities` in the driver file are not listed).',
-  responses: { '200': { description: 'The identities.', content: json(itemsOf(agentIdentity)) }, ...managerOnly },
+  responses: { '200': { description: 'The identities.', content: json(agentIdentityList) }, ...managerOnly },
 });
 
 const getAgentIdentityDescription = authenticatedRoute({
@@ -62,7 +62,7 @@ const listAgentTokensDescription = authenticatedRoute({
   operationId: 'listAgentTokens',
   summary: "The identity's tokens: ids, times and expiry, never a token or its digest.",
   parameters: [nameParameter],
-  responses: { '200': { description: 'The tokens.', content: json(itemsOf(agentToken)) }, '400': badName, '404': noIdentity, ...managerOnly },
+  responses: { '200': { description: 'The tokens.', content: json(agentTokenList) }, '400': badName, '404': noIdentity, ...managerOnly },
 });
 
 const issueAgentTokenDescription = authenticatedRoute({

@@ -1,54 +1,29 @@
 /**
  * What the agent identity endpoints take and answer (functions/agent-identities/routes.ts), as the
  * OpenAPI document describes it: bodies from the valibot schemas they are validated with, answers
- * (built by service.ts without one) written out.
+ * from the schemas of views.ts the service returns.
  */
 import { allowancesSchema, identityNameSchema } from '../../shared/agents/schema.ts';
-import { describedProperties, inline, jsonSchemaOf, named, type JsonSchema } from '../openapi/describe.ts';
+import { describedProperties, inline, jsonSchemaOf, named } from '../openapi/describe.ts';
 import { tokenRequestSchema } from './service.ts';
-
-const patterns = (what: string) => `${what}: names or patterns where \`*\` stands for any run of characters.`;
-
-const allowances = describedProperties(jsonSchemaOf(allowancesSchema, 'input'), {
-  zones: patterns('Zones its agents may serve'),
-  unzoned: 'Whether its agents may be sent accounts pinned to no zone.',
-  agentIds: patterns('Agent ids its agents may use'),
-  staticAccounts: patterns('Static account names its agents may define'),
-});
+import { identityListSchema, identityViewSchema, issuedTokenSchema, revokedTokenSchema, tokenListSchema, tokenViewSchema } from './views.ts';
 
 export const identityNameParameterSchema = jsonSchemaOf(identityNameSchema, 'input');
 
-export const allowancesBody = named('AgentIdentityAllowances', allowances);
+export const allowancesBody = named('AgentIdentityAllowances', jsonSchemaOf(allowancesSchema, 'input'));
 
 export const tokenRequestBody = inline(
   describedProperties(jsonSchemaOf(tokenRequestSchema, 'input'), { expiresInSeconds: 'Lifetime; without it the token is valid until revoked.' }),
 );
 
-const time = { type: 'string', format: 'date-time' };
+export const agentIdentity = named('AgentIdentity', jsonSchemaOf(identityViewSchema, 'output'));
 
-export const agentIdentity = named('AgentIdentity', {
-  type: 'object',
-  required: ['name', 'zones', 'unzoned', 'agentIds', 'staticAccounts', 'createdAt', 'updatedAt'],
-  properties: { name: { type: 'string' }, ...(allowances.properties as Record<string, JsonSchema>), createdAt: time, updatedAt: time },
-});
+export const agentIdentityList = inline(jsonSchemaOf(identityListSchema, 'output', { AgentIdentity: identityViewSchema }), agentIdentity);
 
-const token = {
-  tokenId: { type: 'string' },
-  createdAt: time,
-  expiresAt: { ...time, description: 'Absent: valid until revoked.' },
-  expired: { type: 'boolean' },
-};
+export const agentToken = named('AgentToken', jsonSchemaOf(tokenViewSchema, 'output'));
 
-export const agentToken = named('AgentToken', { type: 'object', required: ['tokenId', 'createdAt', 'expired'], properties: token });
+export const agentTokenList = inline(jsonSchemaOf(tokenListSchema, 'output', { AgentToken: tokenViewSchema }), agentToken);
 
-export const issuedAgentToken = named('IssuedAgentToken', {
-  type: 'object',
-  required: ['identity', 'tokenId', 'token', 'createdAt', 'expired'],
-  properties: {
-    identity: { type: 'string' },
-    ...token,
-    token: { type: 'string', description: '`vat_<tokenId>_<secret>`: what the agent presents as `Authorization: Bearer <token>`. Shown only here.' },
-  },
-});
+export const issuedAgentToken = named('IssuedAgentToken', jsonSchemaOf(issuedTokenSchema, 'output'));
 
-export const revokedToken = inline({ type: 'object', required: ['identity', 'tokenId'], properties: { identity: { type: 'string' }, tokenId: { type: 'string' } } });
+export const revokedToken = inline(jsonSchemaOf(revokedTokenSchema, 'output'));

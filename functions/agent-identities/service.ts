@@ -24,6 +24,7 @@ import {
   type StoredIdentity,
   type StoredToken,
 } from '../../shared/table/agents/identities.ts';
+import type { IdentityList, IdentityView, IssuedToken, RevokedToken, TokenList, TokenView } from './views.ts';
 
 export interface IdentityDeps {
   table: TableRef;
@@ -46,20 +47,6 @@ export const tokenRequestSchema = v.strictObject({
     ),
   ),
 });
-
-export interface IdentityView extends Allowances {
-  name: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface TokenView {
-  tokenId: string;
-  createdAt: string;
-  /** Absent: valid until revoked. */
-  expiresAt?: string;
-  expired: boolean;
-}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -89,7 +76,7 @@ export function parseAllowances(body: unknown): Allowances {
   return parseOrThrow(allowancesSchema, body, 'the request body');
 }
 
-export async function listIdentityViews(deps: IdentityDeps): Promise<{ items: IdentityView[] }> {
+export async function listIdentityViews(deps: IdentityDeps): Promise<IdentityList> {
   return { items: (await listIdentities(deps.table)).map(identityView) };
 }
 
@@ -117,7 +104,7 @@ export async function issueIdentityToken(
   deps: IdentityDeps,
   name: string,
   request: v.InferOutput<typeof tokenRequestSchema>,
-): Promise<TokenView & { identity: string; token: string }> {
+): Promise<IssuedToken> {
   const identity = await getIdentity(deps.table, name);
   if (identity === undefined) throw notFound(name);
   const now = deps.clock.now();
@@ -136,13 +123,13 @@ export async function issueIdentityToken(
   }
 }
 
-export async function listIdentityTokens(deps: IdentityDeps, name: string): Promise<{ items: TokenView[] }> {
+export async function listIdentityTokens(deps: IdentityDeps, name: string): Promise<TokenList> {
   if ((await getIdentity(deps.table, name)) === undefined) throw notFound(name);
   const now = deps.clock.now();
   return { items: (await listTokens(deps.table, name)).map((t) => tokenView(t, now)) };
 }
 
-export async function revokeIdentityToken(deps: IdentityDeps, name: string, tokenId: string): Promise<{ identity: string; tokenId: string }> {
+export async function revokeIdentityToken(deps: IdentityDeps, name: string, tokenId: string): Promise<RevokedToken> {
   if (!isTokenId(tokenId) || !(await deleteToken(deps.table, name, tokenId))) {
     throw new VendorError('not_found', `agent identity "${name}" has no token with that id`);
   }

@@ -50,10 +50,6 @@ export function named(name: string, schema: JsonSchema, ...uses: DescribedSchema
 
 export const arrayOf = (items: DescribedSchema): DescribedSchema => inline({ type: 'array', items: items.schema }, items);
 
-/** `{ items: [...] }`, the answer of the routes that list a whole collection. */
-export const itemsOf = (items: DescribedSchema): DescribedSchema =>
-  inline({ type: 'object', required: ['items'], properties: { items: arrayOf(items).schema } }, items);
-
 /** `schema` with a description on each of the given properties. */
 export function describedProperties(schema: JsonSchema, descriptions: Record<string, string>): JsonSchema {
   const properties = { ...(schema.properties as Record<string, JsonSchema>) };

@@ -115,6 +115,22 @@ describe('OpenAPI document', () => {
     expect(schemas.PodMetrics?.required).toEqual(['account', 'storedAt', 'pods']);
   });
 
+  it('describes the agent identity answers from their schemas, each allowance required in an identity served', () => {
+    type Schema = { properties?: Record<string, Schema & { description?: string }>; items?: Schema & { $ref?: string }; required?: string[] };
+    const schemas = document.components.schemas as Record<string, Schema>;
+    const answer = (method: string, path: string, status: string) =>
+      (document.paths[path]?.[method]?.responses?.[status] as { content?: { 'application/json'?: { schema?: Schema } } } | undefined)?.content?.['application/json']?.schema;
+    expect(schemas.AgentIdentity?.required).toEqual(['name', 'zones', 'unzoned', 'agentIds', 'staticAccounts', 'createdAt', 'updatedAt']);
+    expect(schemas.AgentIdentity?.properties?.agentIds?.description).toMatch(/^Agent ids its agents may use/);
+    expect(answer('get', '/vendor/agent-identities', '200')?.properties?.items?.items).toEqual({ $ref: '#/components/schemas/AgentIdentity' });
+    expect(answer('get', '/vendor/agent-identities/{name}/tokens', '200')?.properties?.items?.items).toEqual({ $ref: '#/components/schemas/AgentToken' });
+    expect(schemas.AgentToken?.required).toEqual(['tokenId', 'createdAt', 'expired']);
+    expect(schemas.AgentToken?.properties?.expiresAt?.description).toBe('Absent: valid until revoked.');
+    expect(schemas.IssuedAgentToken?.required?.slice().sort()).toEqual(['createdAt', 'expired', 'identity', 'token', 'tokenId']);
+    expect(schemas.IssuedAgentToken?.properties?.token?.description).toMatch(/Shown only here/);
+    expect(answer('delete', '/vendor/agent-identities/{name}/tokens/{tokenId}', '200')?.required).toEqual(['identity', 'tokenId']);
+  });
+
   it('describes operation requests per action and the operation served', () => {
     type Request = { oneOf?: { properties?: Record<string, { const?: string }>; required?: string[] }[] };
     const request = document.components.schemas.OperationRequest as Request;

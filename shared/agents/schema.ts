@@ -36,15 +36,25 @@ const patternList = v.pipe(
   v.maxLength(MAX_PATTERNS, `must hold at most ${MAX_PATTERNS} entries`),
 );
 
+const patterns = (what: string) => v.pipe(patternList, v.description(`${what}: names or patterns where \`*\` stands for any run of characters.`));
+
+/** What an identity's agents may do, each allowance given: as an identity is served (docs/api.md#agent-identities). */
+export const allowanceLists = {
+  zones: patterns('Zones its agents may serve'),
+  unzoned: v.pipe(v.boolean('must be true or false'), v.description('Whether its agents may be sent accounts pinned to no zone.')),
+  agentIds: patterns('Agent ids its agents may use'),
+  staticAccounts: patterns('Static account names its agents may define'),
+};
+
 /**
- * What an identity's agents may do. Every list defaults to empty (nothing allowed) and `unzoned` to
- * false, so an identity grants only what is written down.
+ * What an identity's agents may do, as it is written down. Every list defaults to empty (nothing
+ * allowed) and `unzoned` to false, so an identity grants only what is written down.
  */
 export const allowanceEntries = {
-  zones: v.optional(patternList, []),
-  unzoned: v.optional(v.boolean('must be true or false'), false),
-  agentIds: v.optional(patternList, []),
-  staticAccounts: v.optional(patternList, []),
+  zones: v.optional(allowanceLists.zones, []),
+  unzoned: v.optional(allowanceLists.unzoned, false),
+  agentIds: v.optional(allowanceLists.agentIds, []),
+  staticAccounts: v.optional(allowanceLists.staticAccounts, []),
 };
 
 /** The body of `PUT /vendor/agent-identities/{name}`. */
