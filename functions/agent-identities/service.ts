@@ -24,7 +24,7 @@ import {
   type StoredIdentity,
   type StoredToken,
 } from '../../shared/table/agents/identities.ts';
-import type { IdentityList, IdentityView, IssuedToken, RevokedToken, TokenList, TokenView } from './views.ts';
+import type { IdentityList, IdentityView, IssuedTokenView, RevokedTokenView, TokenList, TokenView } from './views.ts';
 
 export interface IdentityDeps {
   table: TableRef;
@@ -104,7 +104,7 @@ export async function issueIdentityToken(
   deps: IdentityDeps,
   name: string,
   request: v.InferOutput<typeof tokenRequestSchema>,
-): Promise<IssuedToken> {
+): Promise<IssuedTokenView> {
   const identity = await getIdentity(deps.table, name);
   if (identity === undefined) throw notFound(name);
   const now = deps.clock.now();
@@ -129,7 +129,7 @@ export async function listIdentityTokens(deps: IdentityDeps, name: string): Prom
   return { items: (await listTokens(deps.table, name)).map((t) => tokenView(t, now)) };
 }
 
-export async function revokeIdentityToken(deps: IdentityDeps, name: string, tokenId: string): Promise<RevokedToken> {
+export async function revokeIdentityToken(deps: IdentityDeps, name: string, tokenId: string): Promise<RevokedTokenView> {
   if (!isTokenId(tokenId) || !(await deleteToken(deps.table, name, tokenId))) {
     throw new VendorError('not_found', `agent identity "${name}" has no token with that id`);
   }

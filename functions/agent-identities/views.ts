@@ -43,8 +43,8 @@ export const issuedTokenSchema = v.object({
   token: v.pipe(v.string(), v.description('`vat_<tokenId>_<secret>`: what the agent presents as `Authorization: Bearer <token>`. Shown only here.')),
 });
 
-export type IssuedToken = v.InferOutput<typeof issuedTokenSchema>;
+export type IssuedTokenView = v.InferOutput<typeof issuedTokenSchema>;
 
 export const revokedTokenSchema = v.object({ identity: v.string(), tokenId: v.string() });
 
-export type RevokedToken = v.InferOutput<typeof revokedTokenSchema>;
+export type RevokedTokenView = v.InferOutput<typeof revokedTokenSchema>;
