@@ -63,7 +63,7 @@ interface AskWorld {
   /** The API as deployed: wakes and result asks. */
   app: Hono<ApiEnv>;
   wakes: WakeSender;
-  /** Stops the replica (once). */
+  /** Stops the replica. */
   stop(): Promise<void>;
   counted: CountedTable;
   address: { host: string; port: number };
@@ -77,12 +77,9 @@ async function start(wake: Record<string, unknown> = {}): Promise<AskWorld> {
   const counted = new CountedTable(world.table.tableName, world.tables.endpoint);
   const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: SECRET });
   const app = createApp({ table: counted.table, clock: systemClock, auth: adminTokenAuth(), wakes });
-  let closed: Promise<void> | undefined;
-  const stop = () => (closed ??= driver.close(100));
-  cleanups.push(async () => {
-    wakes.close();
-    await stop();
-  });
+  // The replica stops at the world's reset too (startWakeReplica); its close may be called twice.
+  const stop = () => driver.close(100);
+  cleanups.push(async () => wakes.close());
   await world.agent('a1', { target: `127.0.0.1:${driver.port}` });
   await vi.waitFor(async () => expect(await liveSessions(world.table, Date.now())).toHaveLength(1), WAIT);
   const [session] = await liveSessions(world.table, Date.now());
