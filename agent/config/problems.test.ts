@@ -111,6 +111,14 @@ describe('problems in vendor-agent.yml', () => {
     expect(valid.problems).toEqual([]);
   });
 
+  it('refuses more accounts than one agent defines, which the driver would refuse at hello', () => {
+    const accounts = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `a-${i}`, serviceAccount: true }));
+    expect(parseConfig(stringify({ kubernetes: { accounts: accounts(1000) } }), 'test.yml').problems).toEqual([]);
+    expect(problems({ kubernetes: { accounts: accounts(1001) } })).toEqual({
+      'kubernetes.accounts': 'expected at most 1000 accounts: one agent defines no more (docs/agent-config.md#per-account-kubernetesaccounts), got a list of 1001',
+    });
+  });
+
   it('takes onlyNamespacedResources without namespaces, as the driver does: namespaced kinds of every namespace', () => {
     const result = parseConfig(stringify({ kubernetes: { accounts: [{ name: 'all-namespaces', serviceAccount: true, onlyNamespacedResources: true }] } }), 'test.yml');
     expect(result.problems).toEqual([]);

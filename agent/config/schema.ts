@@ -11,6 +11,7 @@ import {
   withDefaults,
   type FullSettings,
 } from '../../shared/accounts/settings.ts';
+import { MAX_STATIC_ACCOUNTS } from '../../shared/accounts/model.ts';
 import { SECRET_ENGINE_NAMES } from '../../shared/secrets/engines.ts';
 import { secretsEntries, VAULT_SECRET_KEYS } from '../secrets/config.ts';
 import { anyCasePattern, filePath, flag, object, integer, list, mapping, port, section, text, word } from './fields.ts';
@@ -232,6 +233,7 @@ const account = v.pipe(
 const accounts = v.optional(
   v.pipe(
     v.array(account, 'expected a list of accounts'),
+    v.maxLength(MAX_STATIC_ACCOUNTS, `expected at most ${MAX_STATIC_ACCOUNTS} accounts: one agent defines no more (docs/agent-config.md#per-account-kubernetesaccounts)`),
     v.rawCheck(({ dataset, addIssue }) => {
       const items: unknown[] = Array.isArray(dataset.value) ? dataset.value : [];
       const seen = new Set<string>();

@@ -13,6 +13,13 @@ export const DRIVER_SOURCE_KINDS: readonly SourceKind[] = ['driver-config', 'con
 /** The agent's precedence against plugin sources (docs/api.md#precedence): lower values win. */
 export const AGENT_PRECEDENCE = 1000;
 
+/**
+ * The most static accounts one agent defines (docs/agent-config.md#per-account-kubernetesaccounts):
+ * their names are kept together in the agent's session item, which holds 400 KB (1,000 names of 253
+ * characters take about 256 KB), ten times the hundred accounts an agent is sized for.
+ */
+export const MAX_STATIC_ACCOUNTS = 1000;
+
 /** The settings a source gives for one account; the name is the item's key. */
 export type DefinitionSettings = Omit<AccountSettings, 'name'>;
 

@@ -63,6 +63,12 @@ describe('parseAgentMessage', () => {
     );
   });
 
+  it('refuses a hello with more static accounts than an agent defines', () => {
+    const accounts = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `s-${i}` }));
+    expect(fromAgent({ hello: { ...hello, staticAccounts: accounts(1000) } }).kind).toBe('hello');
+    expect(refusal(() => fromAgent({ hello: { ...hello, staticAccounts: accounts(1001) } })).issues).toEqual([{ path: 'hello.staticAccounts', message: 'holds more than 1000 accounts, the most an agent defines' }]);
+  });
+
   it('refuses a result with generation 0', () => {
     const err = refusal(() => fromAgent({ seq: 1, assignmentResult: { account: 'prod', generation: 0 } }));
     expect(err.issues).toEqual([{ path: 'assignmentResult.generation', message: 'must be at least 1' }]);

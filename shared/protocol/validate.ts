@@ -17,6 +17,7 @@ import {
   type DriverMessage__Output,
 } from './messages.ts';
 import { protocolError } from './problems.ts';
+import { MAX_STATIC_ACCOUNTS } from '../accounts/model.ts';
 import { MAX_MANIFESTS, MAX_TARGETS } from '../operations/request.ts';
 import { fitsSortKey, MAX_SORT_KEY_BYTES, progressSk, resourceSk, scopeSetKindSk } from '../table/resources/keys.ts';
 import { MAX_SCOPE_SET_KIND_BYTES, scopeSetFits } from '../table/resources/scope-set-kinds.ts';
@@ -95,6 +96,7 @@ const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
     agentVersion: v.pipe(v.string(), v.maxLength(MAX_ID)),
     staticAccounts: v.pipe(
       v.array(v.looseObject({ name: id })),
+      v.maxLength(MAX_STATIC_ACCOUNTS, `holds more than ${MAX_STATIC_ACCOUNTS} accounts, the most an agent defines`),
       v.check((list) => uniqueNames(list), 'names an account twice'),
     ),
     heldAccounts: v.pipe(

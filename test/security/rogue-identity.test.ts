@@ -381,4 +381,17 @@ describe('a rogue answering the operations of an account it holds', () => {
     expect(world.driverLogs.lines.slice(logsBefore).filter((l) => Number(l.level) >= 50)).toEqual([]);
     rogue.close();
   });
+
+  it('defining more static accounts than an agent may, is refused by name at hello rather than failing inside the driver; nothing is written', async () => {
+    await world.fresh([]);
+    const driver = await world.driver({ authenticate: identityTokens(TOKENS) });
+    const before = await guarded();
+    // Names its identity allows, together past what the session's item holds (about 500 KB of names).
+    const staticAccounts = Array.from({ length: 2000 }, (_, i) => ({ name: `rogue-static-${'x'.repeat(230)}-${i}` }));
+    const { agent, status } = await connect(driver.port, ROGUE, hello('rogue-a', ROGUE_ZONE, { staticAccounts }));
+    expect(status?.code).toBe(grpcStatus.INVALID_ARGUMENT);
+    expect(status?.details).toBe('malformed hello: hello.staticAccounts holds more than 1000 accounts, the most an agent defines');
+    expect(await guarded()).toEqual(before);
+    agent.close();
+  });
 });
