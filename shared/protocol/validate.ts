@@ -47,10 +47,12 @@ const MAX_SHORT = 64;
 const short = v.pipe(v.string(), v.maxLength(MAX_SHORT, `is longer than ${MAX_SHORT} characters`));
 const MAX_CONTAINERS = 256;
 /**
- * Whether names make a key the table takes. Most are far too short to need the key built: a UTF-16
- * unit is at most 3 bytes of UTF-8, and the key adds at most 16 of its own.
+ * Whether names of this many UTF-16 units fit a key however wide their characters: a unit is at most
+ * 3 bytes of UTF-8, and a key adds at most 16 of its own. Most names are far inside, and need no key built.
  */
-const keyFits = (names: readonly string[], key: () => string): boolean => names.reduce((n, s) => n + s.length, 0) * 3 + 16 <= MAX_SORT_KEY_BYTES || fitsSortKey(key());
+const fitAtAnyWidth = (units: number): boolean => units * 3 + 16 <= MAX_SORT_KEY_BYTES;
+/** Whether names make a key the table takes. */
+const keyFits = (names: readonly string[], key: () => string): boolean => fitAtAnyWidth(names.reduce((n, s) => n + s.length, 0)) || fitsSortKey(key());
 const tooLongKey = `make a table key longer than ${MAX_SORT_KEY_BYTES} bytes`;
 const scopeRef = v.pipe(
   v.looseObject({ group: apiGroup, kind: id, namespace }),
@@ -78,10 +80,10 @@ export interface ResourceChangeNames {
  * object the driver cannot store rather than have the driver refuse the whole batch it is in.
  */
 export function resourceChangeProblem(c: ResourceChangeNames): string | undefined {
-  // Almost every object is far inside each bound: its key fits even at 3 bytes a UTF-16 unit (4 for a pair of two).
-  const units = c.group.length + c.kind.length + c.namespace.length + c.name.length;
+  // Almost every object is far inside each bound: taken without the schema, on the agent's path of every change.
   const named = c.kind !== '' && c.name !== '' && c.kind.length <= MAX_ID && c.name.length <= MAX_ID;
-  if (named && units * 3 + 3 <= MAX_SORT_KEY_BYTES && c.group.length <= MAX_GROUP && c.namespace.length <= MAX_NAMESPACE && c.object.length <= MAX_OBJECT) return undefined;
+  const fits = fitAtAnyWidth(c.group.length + c.kind.length + c.namespace.length + c.name.length);
+  if (named && fits && c.group.length <= MAX_GROUP && c.namespace.length <= MAX_NAMESPACE && c.object.length <= MAX_OBJECT) return undefined;
   const result = v.safeParse(resourceChange, c);
   return result.success ? undefined : result.issues.map((i) => [v.getDotPath(i), i.message].filter(Boolean).join(' ')).join('; ');
 }
