@@ -36,7 +36,8 @@ export function singleScopeSetParams(tableName: string, account: string): GetCom
 
 /**
  * The requests that make the stored set `scopes`: a put of each kind that is new or whose namespaces
- * changed, a delete of each kind no longer in it, and of the single item of earlier versions.
+ * changed (every kind while the single item of earlier versions is there), and a delete of each kind
+ * no longer in it. The single item is deleted after these (`replaceScopeSet`).
  */
 export function replaceScopeSetRequests(tableName: string, account: string, before: StoredScopeSet | undefined, scopes: readonly Scope[], at: number): NonNullable<BatchWriteCommandInput['RequestItems']>[string] {
   const pk = cachePk(account);
