@@ -368,7 +368,7 @@ describe('a rogue answering the operations of an account it holds', () => {
     const { rogue, assign } = await rogueHolding();
     const epoch = (await world.record('rogue-1'))?.cachingEpoch ?? 0;
     const logsBefore = world.driverLogs.lines.length;
-    // Each name within its own bound; together, in characters of 3 bytes, a key of 1,600 bytes.
+    // Each name within its own bound; together, with a name of 3-byte characters, a key of 1,147 bytes.
     const wide = { group: 'g'.repeat(253), kind: 'K'.repeat(60), namespace: 'n'.repeat(63), name: '界'.repeat(256), resourceVersion: '2', deleted: false, object: '{}' };
     const fine = { group: '', kind: 'ConfigMap', namespace: 'default', name: 'fine', resourceVersion: '1', deleted: false, object: '{}' };
     rogue.send({ seq: 2, ackSeq: assign.seq, resourceEvents: { account: 'rogue-1', cachingEpoch: epoch, changes: [fine, wide] } });
