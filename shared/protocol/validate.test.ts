@@ -134,7 +134,7 @@ describe('resource keys', () => {
   });
 
   it('refuses names whose table key is longer than the table takes, which no retry would ever write', () => {
-    // 3 bytes a character: each field within its length, the key they make 1,546 bytes.
+    // 3 bytes a character: each field within its length, the key they make 1,539 bytes.
     const wide = { group: '', kind: '世'.repeat(256), namespace: '', name: '界'.repeat(256), object: '{}' };
     const err = refusal(() => events([wide]));
     expect(err.details['problem']).toBe('malformed');
