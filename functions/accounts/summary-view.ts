@@ -4,9 +4,10 @@
  * against it (functions/console/client/types.ts).
  */
 import * as v from 'valibot';
+import { integerSchema } from '../../shared/answer-fields.ts';
 import { ACCOUNT_STATES, SERVED_SOURCES } from '../../shared/accounts/schema.ts';
 
-const count = v.pipe(v.number(), v.integer());
+const count = integerSchema;
 
 /** `GET /vendor/account-summary` (docs/api.md#the-account-summary): the accounts the caller may read, counted. */
 export const accountSummarySchema = v.object({

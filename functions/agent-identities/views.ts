@@ -4,9 +4,9 @@
  * and its description cannot part. Only valibot and shared schemas here.
  */
 import * as v from 'valibot';
+import { timestampSchema as timestamp } from '../../shared/answer-fields.ts';
 import { allowanceLists } from '../../shared/agents/schema.ts';
 
-const timestamp = v.pipe(v.string(), v.isoTimestamp());
 
 /** An identity kept in the table, every allowance given. */
 export const identityViewSchema = v.object({

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
+import { integerSchema, numberedPageSchema, timestampSchema as timestamp } from '../../shared/answer-fields.ts';
 
-const timestamp = v.pipe(v.string(), v.isoTimestamp());
 
 /** An account an agent holds, as `GET /vendor/agents` serves it. */
 export const heldAccountSchema = v.object({
@@ -18,16 +18,11 @@ export const agentViewSchema = v.object({
   connectedAt: timestamp,
   lastHeartbeatAt: v.pipe(timestamp, v.description('When the driver last renewed its lease on a message from it: at most one heartbeat interval behind; `connectedAt` until the first renewal.')),
   accounts: v.pipe(v.array(heldAccountSchema), v.description('The accounts it holds, by name; for a caller who is not an account manager, only those the caller may read.')),
-  caching: v.pipe(v.number(), v.integer(), v.description('How many of `accounts` it caches.')),
+  caching: v.pipe(integerSchema, v.description('How many of `accounts` it caches.')),
 });
 
 export type AgentView = v.InferOutput<typeof agentViewSchema>;
 
-export const agentPageSchema = v.object({
-  items: v.array(agentViewSchema),
-  page: v.pipe(v.number(), v.integer()),
-  limit: v.pipe(v.number(), v.integer()),
-  total: v.pipe(v.number(), v.integer()),
-});
+export const agentPageSchema = numberedPageSchema(agentViewSchema);
 
 export type AgentPage = v.InferOutput<typeof agentPageSchema>;

@@ -4,24 +4,24 @@
  * console can type-check against it (functions/console/client/types.ts).
  */
 import * as v from 'valibot';
+import { integerSchema, timestampSchema as timestamp } from '../../shared/answer-fields.ts';
 import { ERROR_CODES } from '../../shared/errors.ts';
 import { OBJECT_RESULTS, OPERATION_STATES } from '../../shared/operations/model.ts';
 import { OPERATION_ACTIONS } from '../../shared/operations/request.ts';
 
-const timestamp = v.pipe(v.string(), v.isoTimestamp());
 
 export const objectOutcomeSchema = v.object({
-  index: v.pipe(v.number(), v.integer()),
+  index: integerSchema,
   apiVersion: v.string(),
   kind: v.string(),
   namespace: v.optional(v.string()),
   name: v.string(),
   result: v.picklist(OBJECT_RESULTS),
   message: v.optional(v.string()),
-  code: v.optional(v.pipe(v.number(), v.integer())),
+  code: v.optional(integerSchema),
   reason: v.optional(v.string()),
   resourceVersion: v.optional(v.string()),
-  generation: v.optional(v.pipe(v.number(), v.integer())),
+  generation: v.optional(integerSchema),
 });
 
 /** An operation as GET serves it. Times are RFC 3339 in UTC. */
@@ -32,14 +32,14 @@ export const operationViewSchema = v.object({
   state: v.picklist(OPERATION_STATES),
   idempotencyKey: v.string(),
   /** Manifests or targets in the request. */
-  objects: v.pipe(v.number(), v.integer()),
-  timeoutSeconds: v.optional(v.pipe(v.number(), v.integer())),
+  objects: integerSchema,
+  timeoutSeconds: v.optional(integerSchema),
   createdAt: timestamp,
   updatedAt: timestamp,
   dispatchedAt: v.optional(timestamp),
   finishedAt: v.optional(timestamp),
   /** How many times it has been handed to an agent. */
-  attempts: v.pipe(v.number(), v.integer()),
+  attempts: integerSchema,
   /** The agent that has it (RUNNING) or that reported its result. */
   agentId: v.optional(v.string()),
   message: v.optional(v.string()),
@@ -56,7 +56,7 @@ export const operationViewSchema = v.object({
   /** From the agent's report: when it ran by its own clock, and how long it waited for its task budget. */
   agentStartedAt: v.optional(timestamp),
   agentFinishedAt: v.optional(timestamp),
-  budgetWaitMs: v.optional(v.pipe(v.number(), v.integer())),
+  budgetWaitMs: v.optional(integerSchema),
 });
 
 export type OperationView = v.InferOutput<typeof operationViewSchema>;

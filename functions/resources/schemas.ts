@@ -4,9 +4,8 @@
  * the console can type-check against them (functions/console/client/types.ts).
  */
 import * as v from 'valibot';
+import { integerSchema as integer, timestampSchema as timestamp } from '../../shared/answer-fields.ts';
 
-const integer = v.pipe(v.number(), v.integer());
-const timestamp = v.pipe(v.string(), v.isoTimestamp());
 const ageMs = (what: string) => v.pipe(v.nullable(integer), v.description(`Milliseconds since ${what}; null when there was none.`));
 
 /** A cached resource in its compact form. */

@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { numberedPageSchema } from '../answer-fields.ts';
 import { MAX_NAME_LENGTH, NAME_PATTERN, kubeconfigEntries, keepSpelling, oneKubeconfigSpelling } from './settings.ts';
 
 /** A zone is the name of an agent replica set, by default `<deploymentName>_<namespace>`. */
@@ -109,11 +110,6 @@ export type Account = v.InferOutput<typeof accountSchema>;
 export type ServedClusterStatus = v.InferOutput<typeof clusterStatusSchema>;
 
 /** The account list page (docs/api.md#endpoints). */
-export const accountPageSchema = v.object({
-  items: v.array(accountSchema),
-  page: v.pipe(v.number(), v.integer()),
-  limit: v.pipe(v.number(), v.integer()),
-  total: v.pipe(v.number(), v.integer()),
-});
+export const accountPageSchema = numberedPageSchema(accountSchema);
 
 export type AccountPage = v.InferOutput<typeof accountPageSchema>;
