@@ -7,7 +7,6 @@ import * as v from 'valibot';
 import { timestampSchema as timestamp } from '../../shared/answer-fields.ts';
 import { allowanceLists } from '../../shared/agents/schema.ts';
 
-
 /** An identity kept in the table, every allowance given. */
 export const identityViewSchema = v.object({
   name: v.string(),
