@@ -3,8 +3,8 @@
  * and acknowledgements, and the hand-off of every other message to the handler registered for its
  * kind (driver/handlers.ts). Messages are processed one at a time in arrival order, except those
  * about one account each (`keyOf`), which run side by side, in order per account (driver/keyed-serial.ts),
- * and those a handler takes off the stream to finish later (`HandledLater`); either way they are
- * acknowledged in order. The receive time that judges the lease is taken as each message arrives,
+ * and those a handler takes off the stream to finish later (`HandledLater`); each is acknowledged once
+ * done, ahead of earlier ones still running (`acked_ahead`, docs/protocol.md section 3). The receive time that judges the lease is taken as each message arrives,
  * so a slow table never makes a live agent look dead.
  */
 import { randomUUID } from 'node:crypto';
@@ -67,9 +67,9 @@ export interface IncomingMessage<K extends HandledKind> {
 
 /**
  * A handler's answer when it has taken the message off the stream and finishes it later: the stream
- * goes on with the next message at once, and the message is acknowledged once `done` resolves and
- * every message before it is acknowledged (acknowledgements are cumulative). A rejection ends the
- * stream as a handler's error does.
+ * goes on with the next message at once, and the message is acknowledged once `done` resolves, ahead
+ * of earlier messages still running when there are any. A rejection ends the stream as a handler's
+ * error does.
  */
 export interface HandledLater {
   readonly done: Promise<void>;
@@ -136,8 +136,6 @@ export class AgentSession {
   #closedReason: string | undefined;
   #closedCode: string | undefined;
   #closeWritten: Promise<void> = Promise.resolve();
-  /** Settles once every reliable message handed to a handler so far is marked processed, in order. */
-  #processing: Promise<void> = Promise.resolve();
   #renewFailing = false;
   #renewing = false;
   /** From the hello until its session is recorded (or refused): the lease does not run out meanwhile. */
@@ -149,7 +147,7 @@ export class AgentSession {
     this.peer = call.getPeer();
     this.#lastReceivedAt = this.#lastRenewAt = deps.clock.now();
     this.#endpoint = new SequencedEndpoint<DriverBody>({
-      write: (out, seq, ackSeq) => call.write(driverMessage(out, seq, ackSeq)),
+      write: (out, seq, ackSeq, ackedAhead) => call.write(driverMessage(out, seq, ackSeq, ackedAhead)),
       reliable: RELIABLE_DRIVER_BODIES,
       ack: { kind: 'ack', body: {} },
       clock: deps.clock,
@@ -356,20 +354,24 @@ export class AgentSession {
         throw named(e);
       }
     }
-    if (later !== undefined) {
-      // Finished later: its acknowledgement (and every one after it) waits for it.
-      const done = later.done.catch((e: unknown) => Promise.reject(named(e)));
-      done.catch(() => undefined);
-      this.#processing = this.#processing.then(() => done);
+    const seq = RELIABLE_AGENT_BODIES.has(env.kind) ? env.seq : 0;
+    if (later === undefined) {
+      if (seq > 0) this.#processed(seq);
+      return;
     }
-    if (RELIABLE_AGENT_BODIES.has(env.kind)) {
-      const seq = env.seq;
-      this.#processing = this.#processing.then(() => {
-        this.#lastProcessedSeq = Math.max(this.#lastProcessedSeq, seq);
-        this.#endpoint.processed(seq);
-      });
-    }
-    this.#processing.catch((e: unknown) => this.end(e));
+    // Finished later: acknowledged when done, ahead of earlier messages still waiting (another
+    // account's behind a slow table, docs/protocol.md section 3), so they hold back no other account.
+    later.done.then(
+      () => {
+        if (seq > 0) this.#processed(seq);
+      },
+      (e: unknown) => this.end(named(e)),
+    );
+  }
+
+  #processed(seq: number): void {
+    this.#endpoint.processed(seq);
+    this.#lastProcessedSeq = this.#endpoint.processedSeq;
   }
 
   /**

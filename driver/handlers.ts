@@ -7,7 +7,8 @@
  * A handler gets the message and the session it came on (`session.agentId`, `session.zone`,
  * `session.id`, `session.send()`); it reaches the table through the `DriverServices` its module was
  * built with. A reliable message is acknowledged once its handler resolves, or, when the handler
- * answers `HandledLater`, once its `done` resolves (after every message before it). A handler that throws
+ * answers `HandledLater`, once its `done` resolves (ahead of earlier messages still running, if any:
+ * docs/protocol.md section 3). A handler that throws
  * ends the stream: a `VendorError` with code `protocol_error` (see `protocolError()`) refuses the
  * message by name (the agent drops it); any other error makes the agent reconnect and send it again.
  */

@@ -2,7 +2,8 @@ import { Server, ServerCredentials, type ServerDuplexStream } from '@grpc/grpc-j
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { agentProtocol } from '../../shared/protocol/loader.ts';
-import type { AgentMessage__Output, DriverMessage } from '../../shared/protocol/messages.ts';
+import type { AgentBody, AgentMessage__Output, DriverMessage } from '../../shared/protocol/messages.ts';
+import type { DriverModuleFactory } from '../../driver/handlers.ts';
 import { getAccount } from '../../shared/table/accounts/records.ts';
 import { allSessions, liveSessions } from '../../shared/table/agents/sessions.ts';
 import { Harness, TOKENS, plain } from '../../test/connection-harness.ts';
@@ -102,6 +103,38 @@ describe('agent connection: responses', () => {
     expect(results).toHaveLength(5);
     // The stream's watch did not go round its loop for them: no deadline of theirs could be nearer.
     expect(sleeps).not.toHaveBeenCalled();
+  });
+
+  it('lets go of a response the driver finished ahead of an earlier one that still waits', async () => {
+    // A driver module that finishes one account's cache messages only when told, the others at once:
+    // one account's table trouble (docs/protocol.md section 3, `acked_ahead`).
+    let release!: () => void;
+    const slowDone = new Promise<void>((r) => (release = r));
+    const taken: string[] = [];
+    const gated: DriverModuleFactory = () => ({
+      name: 'gated',
+      handlers: {
+        resourceEvents: ({ body }) => {
+          taken.push(body.account);
+          return { done: body.account === 'slow' ? slowDone : Promise.resolve() };
+        },
+      },
+    });
+    const { driver } = await h.driver({}, { modules: [gated] });
+    const agent = h.agent(plain(driver.port));
+    await vi.waitFor(() => expect(agent.connection.connected).toBe(true), WAIT);
+    const batch = (account: string): AgentBody => ({ kind: 'resourceEvents', body: { account, cachingEpoch: 1, changes: [], syncs: [], progress: [], health: [], resumeQueryId: 0 } });
+    let slowAcked = false;
+    const slow = agent.connection.respond(batch('slow')).then(() => (slowAcked = true));
+    const quick = [agent.connection.respond(batch('quick-1')), agent.connection.respond(batch('quick-2'))];
+    // Acknowledged while the first still waits: with cumulative acknowledgements alone they would wait too.
+    await Promise.all(quick);
+    expect(taken).toEqual(['slow', 'quick-1', 'quick-2']);
+    expect(slowAcked).toBe(false);
+    release();
+    await slow;
+    expect(await agent.connection.flush(1000)).toBe(true);
+    expect(agent.connectedCount()).toBe(1);
   });
 });
 

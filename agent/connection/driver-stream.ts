@@ -189,7 +189,7 @@ export class DriverStream implements ReliableSink {
       if (env.kind === 'welcome' && env.body.protocolVersion !== PROTOCOL_VERSION) {
         throw protocolError('unsupported_protocol_version', `the driver speaks protocol version ${env.body.protocolVersion}, not ${PROTOCOL_VERSION}`);
       }
-      this.#endpoint.received(env.seq, env.ackSeq);
+      this.#endpoint.received(env.seq, env.ackSeq, env.ackedAhead);
     } catch (e) {
       this.#options.log.error({ problem: isVendorError(e) ? e.details['problem'] : undefined }, `driver broke the protocol: ${(e as Error).message}`);
       this.close(e);

@@ -80,7 +80,7 @@ function setup(tasks = { totalBudget: 0, budgetPerAccount: 0, queueCheckFrequenc
 const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
 function work(request: OperationRequest, id: string, attempt = 1) {
   const bytes = connect.responseSerialize({ seq: attempt, operation: operationMessage(id, 'prod', attempt, 0, request) });
-  return { kind: 'operation' as const, seq: attempt, ackSeq: 0, body: connect.responseDeserialize(bytes).operation as Operation__Output };
+  return { kind: 'operation' as const, seq: attempt, ackSeq: 0, ackedAhead: [], body: connect.responseDeserialize(bytes).operation as Operation__Output };
 }
 const configMap = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'shop' }, data: { a: name } });
 const deploy = (...names: string[]): OperationRequest => ({ action: 'deploy', manifests: names.map(configMap), forceConflicts: false });

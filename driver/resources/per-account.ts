@@ -4,7 +4,8 @@
  * (the epoch rule's read, a resume query, a full writer). Handled one after another, every account
  * waited for the reads of all the others; here each message is taken off the stream at once and
  * run behind the earlier messages of its account only (`KeyedSerial`), and the session acknowledges
- * it once it is done, in order (`HandledLater`, driver/agent-session.ts).
+ * it once it is done, ahead of another account's earlier messages still waiting (`HandledLater`,
+ * driver/agent-session.ts).
  *
  * While the table does not answer, a message is tried again with growing waits for as long as its
  * stream lasts, as the session does for the messages it runs itself; it is then acknowledged only

@@ -10,13 +10,14 @@ interface Pending {
 /**
  * The sequencing and acknowledgement work both ends of a stream share. Reliable messages get the
  * next sequence number and a promise that settles when the peer acknowledges them (or the stream
- * ends first); every message written carries the cumulative ack of what this end has processed,
- * and when nothing else goes out an explicit ack follows within the same turn of the event loop.
+ * ends first); every message written carries the cumulative ack of what this end has processed and
+ * the messages it processed ahead of an earlier one (each listed once), and when nothing else goes
+ * out an explicit ack follows within the same turn of the event loop.
  */
 export class SequencedEndpoint<Out extends { kind: string }> {
   readonly #inbound = new InboundSequence();
   readonly #outbound = new OutboundSequence<Pending>();
-  readonly #write: (out: Out, seq: number, ackSeq: number) => void;
+  readonly #write: (out: Out, seq: number, ackSeq: number, ackedAhead: number[]) => void;
   readonly #reliable: ReadonlySet<string>;
   readonly #ack: Out;
   readonly #clock: Clock;
@@ -25,7 +26,8 @@ export class SequencedEndpoint<Out extends { kind: string }> {
   #closed = false;
 
   constructor(options: {
-    write: (out: Out, seq: number, ackSeq: number) => void;
+    /** `ackedAhead` is empty unless `processed` was told of messages out of order. */
+    write: (out: Out, seq: number, ackSeq: number, ackedAhead: number[]) => void;
     reliable: ReadonlySet<string>;
     /** The message that carries nothing but an ack. */
     ack: Out;
@@ -51,20 +53,32 @@ export class SequencedEndpoint<Out extends { kind: string }> {
     return { seq, acked };
   }
 
-  /** Checks an arriving message's sequence number and applies its ack; throws protocol errors. */
-  received(seq: number, ackSeq: number): void {
+  /** Checks an arriving message's sequence number and applies its acks; throws protocol errors. */
+  received(seq: number, ackSeq: number, ackedAhead?: readonly number[]): void {
     this.#inbound.receive(seq);
-    for (const p of this.#outbound.acknowledge(ackSeq)) p.resolve();
+    for (const p of this.#outbound.acknowledge(ackSeq, ackedAhead)) p.resolve();
   }
 
-  /** Marks reliable message `seq` as processed, to be acknowledged. */
+  /** Marks reliable message `seq` as processed, in any order, to be acknowledged. */
   processed(seq: number): void {
     this.#inbound.processed(seq);
+    this.#scheduleAck();
+  }
+
+  /** The cumulative acknowledgement: every reliable message up to it is processed. */
+  get processedSeq(): number {
+    return this.#inbound.ackSeq;
+  }
+
+  #scheduleAck(): void {
     if (this.#ackScheduled) return;
     this.#ackScheduled = true;
     setImmediate(() => {
       this.#ackScheduled = false;
-      if (!this.#closed && this.#inbound.ackSeq > this.#ackSent) this.#emit(this.#ack, 0);
+      if (this.#closed || (this.#inbound.ackSeq <= this.#ackSent && !this.#inbound.hasUnlisted)) return;
+      this.#emit(this.#ack, 0);
+      // More processed ahead than one message lists: the next ack follows.
+      if (this.#inbound.hasUnlisted) this.#scheduleAck();
     });
   }
 
@@ -77,14 +91,12 @@ export class SequencedEndpoint<Out extends { kind: string }> {
   close(errorFor: (seq: number) => unknown): void {
     if (this.#closed) return;
     this.#closed = true;
-    const pending = this.#outbound.pending();
-    const firstSeq = this.#outbound.acknowledgedSeq + 1;
-    pending.forEach((p, i) => p.reject(errorFor(firstSeq + i)));
+    for (const [seq, p] of this.#outbound.pending()) p.reject(errorFor(seq));
   }
 
   #emit(out: Out, seq: number): void {
     if (this.#closed) return;
     this.#ackSent = this.#inbound.ackSeq;
-    this.#write(out, seq, this.#ackSent);
+    this.#write(out, seq, this.#ackSent, this.#inbound.takeAhead());
   }
 }

@@ -67,7 +67,7 @@ export type AgentEnvelope = {
 
 /** A received driver message after validation. */
 export type DriverEnvelope = {
-  [K in DriverBodyKind]: { seq: number; ackSeq: number; kind: K; body: NonNullable<DriverMessage__Output[K]> };
+  [K in DriverBodyKind]: { seq: number; ackSeq: number; ackedAhead: number[]; kind: K; body: NonNullable<DriverMessage__Output[K]> };
 }[DriverBodyKind];
 
 /** A body an agent sends; the connection adds `seq` and `ackSeq`. */
@@ -75,7 +75,7 @@ export type AgentBody = {
   [K in AgentBodyKind]: { kind: K; body: NonNullable<AgentMessage[K]> };
 }[AgentBodyKind];
 
-/** A body the driver sends; the session adds `seq` and `ackSeq`. */
+/** A body the driver sends; the session adds `seq`, `ackSeq` and `ackedAhead`. */
 export type DriverBody = {
   [K in DriverBodyKind]: { kind: K; body: NonNullable<DriverMessage[K]> };
 }[DriverBodyKind];
@@ -84,6 +84,6 @@ export function agentMessage(out: AgentBody, seq: number, ackSeq: number): Agent
   return { seq, ackSeq, [out.kind]: out.body };
 }
 
-export function driverMessage(out: DriverBody, seq: number, ackSeq: number): DriverMessage {
-  return { seq, ackSeq, [out.kind]: out.body };
+export function driverMessage(out: DriverBody, seq: number, ackSeq: number, ackedAhead: number[] = []): DriverMessage {
+  return { seq, ackSeq, ackedAhead, [out.kind]: out.body };
 }

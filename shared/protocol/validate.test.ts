@@ -4,6 +4,7 @@ import { agentProtocol } from './loader.ts';
 import type { AgentMessage, DriverMessage } from './messages.ts';
 import fc from 'fast-check';
 import { parseAgentMessage, parseDriverMessage, resourceChangeProblem } from './validate.ts';
+import { MAX_ACKED_AHEAD } from './sequencing.ts';
 
 const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
 // Round-trip through the real codec so the validator sees what the wire produces.
@@ -87,6 +88,18 @@ describe('parseDriverMessage', () => {
     expect(fromDriver({ seq: 1, assignAccount: { account: 'prod', generation: 3 } }).kind).toBe('assignAccount');
     const err = refusal(() => fromDriver({ seq: 1, assignAccount: { generation: 3 } }));
     expect(err.issues[0]?.path).toBe('assignAccount.account');
+  });
+
+  it(`takes up to ${MAX_ACKED_AHEAD} acknowledgements ahead, and refuses more or ones that are no sequence number`, () => {
+    expect(fromDriver({ ackSeq: 1, ackedAhead: [3, 5], ack: {} })).toMatchObject({ kind: 'ack', ackSeq: 1, ackedAhead: [3, 5] });
+    expect(fromDriver({ ack: {} }).ackedAhead).toEqual([]);
+    const most = Array.from({ length: MAX_ACKED_AHEAD }, (_, i) => i + 2);
+    expect(fromDriver({ ackedAhead: most, ack: {} }).ackedAhead).toHaveLength(MAX_ACKED_AHEAD);
+    expect(refusal(() => fromDriver({ ackedAhead: [...most, MAX_ACKED_AHEAD + 2], ack: {} })).message).toBe(
+      `acked_ahead lists ${MAX_ACKED_AHEAD + 1} messages, more than ${MAX_ACKED_AHEAD}`,
+    );
+    expect(refusal(() => fromDriver({ ackedAhead: [0], ack: {} })).message).toBe('acked_ahead holds 0, not a sequence number');
+    expect(refusal(() => fromDriver({ ackedAhead: [Number.MAX_VALUE], ack: {} })).message).toContain('not a sequence number');
   });
 });
 

@@ -17,6 +17,7 @@ import {
   type DriverMessage__Output,
 } from './messages.ts';
 import { protocolError } from './problems.ts';
+import { MAX_ACKED_AHEAD } from './sequencing.ts';
 import { MAX_STATIC_ACCOUNTS } from '../accounts/model.ts';
 import { MAX_MANIFESTS, MAX_TARGETS } from '../operations/request.ts';
 import { fitsSortKey, MAX_SORT_KEY_BYTES, progressSk, resourceSk, scopeSetKindSk } from '../table/resources/keys.ts';
@@ -236,5 +237,15 @@ export function parseAgentMessage(raw: AgentMessage__Output): AgentEnvelope {
 
 /** Checks a message received from the driver; throws a `protocol_error` naming what is wrong. */
 export function parseDriverMessage(raw: DriverMessage__Output): DriverEnvelope {
-  return parseEnvelope(raw, DRIVER_BODIES, RELIABLE_DRIVER_BODIES) as DriverEnvelope;
+  const env = parseEnvelope(raw, DRIVER_BODIES, RELIABLE_DRIVER_BODIES) as DriverEnvelope;
+  const ahead = raw.ackedAhead ?? [];
+  if (ahead.length > MAX_ACKED_AHEAD) {
+    throw protocolError('malformed', `acked_ahead lists ${ahead.length} messages, more than ${MAX_ACKED_AHEAD}`);
+  }
+  // Whether each was sent and not acknowledged is the sequencing's to say (`bad_ack`).
+  for (const seq of ahead) {
+    if (!Number.isSafeInteger(seq) || seq < 1) throw protocolError('malformed', `acked_ahead holds ${seq}, not a sequence number`);
+  }
+  env.ackedAhead = ahead;
+  return env;
 }

@@ -21,6 +21,12 @@ export interface DriverMessage {
    * Cumulative acknowledgement: the highest agent seq the driver has processed on this stream.
    */
   'ackSeq'?: (number | string | Long);
+  /**
+   * Agent seqs above ack_seq that the driver has processed ahead of an earlier one (messages of one
+   * account do not wait for another account's): each listed once on the stream, at most 256 per
+   * message. An agent that does not read this field waits for ack_seq to cover them.
+   */
+  'ackedAhead'?: (number | string | Long)[];
   'welcome'?: (_vendor_agent_v1_Welcome | null);
   'heartbeatAck'?: (_vendor_agent_v1_HeartbeatAck | null);
   'ack'?: (_vendor_agent_v1_Ack | null);
@@ -43,6 +49,12 @@ export interface DriverMessage__Output {
    * Cumulative acknowledgement: the highest agent seq the driver has processed on this stream.
    */
   'ackSeq': (number);
+  /**
+   * Agent seqs above ack_seq that the driver has processed ahead of an earlier one (messages of one
+   * account do not wait for another account's): each listed once on the stream, at most 256 per
+   * message. An agent that does not read this field waits for ack_seq to cover them.
+   */
+  'ackedAhead': (number)[];
   'welcome'?: (_vendor_agent_v1_Welcome__Output | null);
   'heartbeatAck'?: (_vendor_agent_v1_HeartbeatAck__Output | null);
   'ack'?: (_vendor_agent_v1_Ack__Output | null);
