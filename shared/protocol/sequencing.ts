@@ -53,6 +53,8 @@ export class InboundSequence {
    * not listed yet, still above the cumulative acknowledgement (which covers the rest).
    */
   takeAhead(): number[] {
+    // Asked at every message written; nearly always there is nothing.
+    if (this.#unlisted.length === 0) return [];
     const above = this.#unlisted.filter((seq) => seq > this.#processed);
     this.#unlisted = above.slice(MAX_ACKED_AHEAD);
     return above.slice(0, MAX_ACKED_AHEAD);
