@@ -16,7 +16,7 @@
  *   operation item is the truth; the entry is a copy that a writer repairs when it finds it stale.
  */
 import { createHash } from 'node:crypto';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { compress, decompress } from '../core/compressed.ts';
 import {
   DeleteCommand,
   GetCommand,
@@ -40,6 +40,9 @@ import { queryAllShards } from '../core/sharded-query.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
 import { OPERATION_QUEUE_PARTITIONS, accountOperationKey, operationKey, operationQueueKey, operationRequestKey } from './keys.ts';
 import { putAccountOperationParams } from './account-entries.ts';
+
+// Callers compress an operation's request with these (one definition for every compressed value).
+export { compress, decompress };
 
 /** Operations and their requests are kept this long (TTL where the table has it); so is what a key stands for. */
 export const OPERATION_RETENTION_MS = 30 * 24 * 3600 * 1000;
@@ -76,10 +79,6 @@ function expiresAt(now: number): number {
   return Math.ceil((now + OPERATION_RETENTION_MS) / 1000);
 }
 
-export function compress(value: unknown): Uint8Array {
-  return gzipSync(JSON.stringify(value));
-}
-
 /**
  * What an inline request can ever become once decompressed: deflate packs at most 1,032 bytes into
  * one, so a request the API keeps inline is never larger. A reader of a request from outside the
@@ -87,10 +86,6 @@ export function compress(value: unknown): Uint8Array {
  */
 export const MAX_INLINE_REQUEST_JSON_BYTES = INLINE_REQUEST_BYTES * 1032;
 
-/** Reads a compressed value; with `maxBytes`, one that would decompress past it throws instead. */
-export function decompress<T>(bytes: Uint8Array, maxBytes?: number): T {
-  return JSON.parse(gunzipSync(bytes, maxBytes === undefined ? {} : { maxOutputLength: maxBytes }).toString('utf8')) as T;
-}
 
 // ---- pure builders ----
 

@@ -1,14 +1,17 @@
 import { type BatchWriteCommandInput, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { BATCH_WRITE_LIMIT, batchWrite } from '../core/batch.ts';
 import type { TableRef } from '../core/client.ts';
+import { compress, decompress } from '../core/compressed.ts';
 import { queryAll } from '../core/query.ts';
 import { podMetricsPk } from './keys.ts';
 
 /**
  * The latest pod metrics of each account (docs/table.md): `PODMETRICS#<account>` / `<namespace>#<part>`,
- * each item holding the pods of one namespace as JSON text. A namespace is one item until its pods
- * pass `NAMESPACE_PART_BYTES`, so a reading of an account costs about one write unit per KB of metrics
- * instead of one per pod, every 20 seconds.
+ * each item holding the pods of one namespace as gzip-compressed JSON (`podsGzip`). A namespace is one
+ * item until its pods pass `NAMESPACE_PART_BYTES` of JSON, so a reading of an account costs a write unit
+ * per KB of compressed metrics instead of one per pod, every 20 seconds; compressed, a pod's repeated
+ * field names and units cost a fraction of their text. Items of earlier versions hold the JSON as text
+ * (`pods`) and are read as they are until the next reading replaces them.
  */
 
 export interface ContainerUsageRecord {
@@ -35,6 +38,18 @@ export interface NamespaceMetrics {
 /** Items stay well under DynamoDB's 400 KB limit. */
 export const NAMESPACE_PART_BYTES = 64 * 1024;
 
+/**
+ * The most one part's JSON can be: its pods up to `NAMESPACE_PART_BYTES`, then one more pod, which the
+ * driver's checks bound (docs/protocol.md#resource-keys: 256 containers of bounded names and values).
+ * A read stops past it rather than inflate whatever the attribute holds.
+ */
+const MAX_PART_JSON_BYTES = 1024 * 1024;
+
+function podsOf(item: Record<string, unknown>): PodUsageRecord[] {
+  if (item.podsGzip instanceof Uint8Array) return decompress<PodUsageRecord[]>(item.podsGzip, MAX_PART_JSON_BYTES);
+  return JSON.parse(item.pods as string) as PodUsageRecord[];
+}
+
 function partSk(namespace: string, part: number): string {
   return `${namespace}#${String(part).padStart(4, '0')}`;
 }
@@ -45,7 +60,7 @@ export function namespaceMetricsItems(account: string, m: NamespaceMetrics): Rec
   let part: PodUsageRecord[] = [];
   let bytes = 0;
   const flush = () => {
-    items.push({ pk: podMetricsPk(account), sk: partSk(m.namespace, items.length), namespace: m.namespace, at: m.at, pods: JSON.stringify(part) });
+    items.push({ pk: podMetricsPk(account), sk: partSk(m.namespace, items.length), namespace: m.namespace, at: m.at, podsGzip: compress(part) });
     part = [];
     bytes = 0;
   };
@@ -114,7 +129,7 @@ export async function replacePodMetrics(t: TableRef, account: string, readings: 
 /** Every pod's latest metrics of an account, by namespace and name. */
 export async function podMetrics(t: TableRef, account: string): Promise<{ pods: PodUsageRecord[]; at?: number }> {
   const items = await queryAll(t, podMetricsParams(t.tableName, account));
-  const pods = items.flatMap((i) => JSON.parse(i.pods as string) as PodUsageRecord[]);
+  const pods = items.flatMap((i) => podsOf(i));
   pods.sort((a, b) => (a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace.localeCompare(b.namespace)));
   const at = items.reduce<number | undefined>((max, i) => Math.max(max ?? 0, i.at as number), undefined);
   return at === undefined ? { pods } : { pods, at };
