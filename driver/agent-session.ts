@@ -4,8 +4,9 @@
  * kind (driver/handlers.ts). Messages are processed one at a time in arrival order, except those
  * about one account each (`keyOf`), which run side by side, in order per account (driver/keyed-serial.ts),
  * and those a handler takes off the stream to finish later (`HandledLater`); each is acknowledged once
- * done, ahead of earlier ones still running (`acked_ahead`, docs/protocol.md section 3). The receive time that judges the lease is taken as each message arrives,
- * so a slow table never makes a live agent look dead.
+ * done, ahead of earlier ones still running (`acked_ahead`, docs/protocol.md section 3). The receive
+ * time that judges the lease is taken as each message arrives, so a slow table never makes a live
+ * agent look dead.
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerDuplexStream } from '@grpc/grpc-js';
