@@ -11,6 +11,7 @@ import { useTestTables } from '../../test/support/table.ts';
 import { AccountCacheWriter } from './writer.ts';
 import { createAccount, getAccount, updateAccount } from '../../shared/table/accounts/records.ts';
 import { getCacheHealth } from '../../shared/table/resources/health.ts';
+import { servedClusterStatus } from '../../shared/accounts/cluster-status-view.ts';
 
 const tables = useTestTables();
 const writers: AccountCacheWriter[] = [];
@@ -181,6 +182,20 @@ describe('the account cache writer', () => {
     expect(used('BatchWriteItem')).toBe(1 + 2 + 1);
     expect((await scopeProgress(t, 'prod')).map((p) => `${p.scope.kind}@${p.resourceVersion}`).sort()).toEqual(kinds.map((k) => `${k}@10`).sort());
     expect((await listResources(t, 'prod', {}, 100)).items.map((i) => i.name)).toEqual(kinds.map(() => 'listed'));
+  });
+
+  it('keeps the times of a cluster status within dates whatever ages the agent sends', async () => {
+    const { t, w } = await writer();
+    await createAccount(t, 'prod', 1);
+    await updateAccount(t, 'prod', 1, { cachingAgentId: 'agent-1', cachingEpoch: 1 }, 1);
+    const far = Number.MAX_SAFE_INTEGER;
+    const status = { reachable: false, sinceAgeMs: far, reason: 'unreachable', error: 'x', lastOutageReason: 'unreachable', lastOutageFromAgeMs: far, lastOutageUntilAgeMs: far };
+    await w.take(batch({ clusterStatus: status }), 'agent-1');
+    await w.idle();
+    const cluster = (await getAccount(t, 'prod', { consistent: true }))?.cluster;
+    expect(cluster).toMatchObject({ since: 0, lastOutage: { from: 0, until: 0 } });
+    const epoch = new Date(0).toISOString();
+    expect(servedClusterStatus(cluster!)).toMatchObject({ since: epoch, lastOutage: { reason: 'unreachable', from: epoch, until: epoch } });
   });
 
   it('makes the agent wait while too many objects wait to be written', async () => {

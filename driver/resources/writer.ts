@@ -494,7 +494,10 @@ export class AccountCacheWriter {
 }
 
 function clusterStatusRecord(c: ClusterStatus__Output, agentId: string, at: number): ClusterStatusRecord {
-  const time = (ageMs: number) => at - Math.max(0, ageMs);
+  // Ages are the agent's word, up to 2^53 - 1: one longer than the time since 1970 would make a time
+  // no date holds, and the account served gives these as dates (a view that throws, for every read
+  // of the account). Such an age counts as that long.
+  const time = (ageMs: number) => at - Math.min(Math.max(0, ageMs), at);
   return {
     reachable: c.reachable,
     since: time(c.sinceAgeMs),
