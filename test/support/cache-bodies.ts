@@ -115,8 +115,9 @@ function bodies(maxMessageBytes: number, past: boolean): Record<CacheBodyKind, f
   const wideScopeSet = filled('resourceEvents', (n) => ({
     scopeSet: { scopes: Array.from({ length: n }, (_, i) => ({ group: 'apps', kind: 'Deployment', namespace: padded('n'.repeat(NAMESPACE - 5), i), synthetic: false })) },
   }));
-  // Thousands of kinds: more than one item of the table holds.
+  // Thousands of kinds; as empty reports (two bytes each on the wire), more than one item of the table holds.
   const manyKinds = filled('resourceEvents', (n) => ({ health: Array.from({ length: n }, (_, i) => ({ group: 'g', kind: padded('K', i), scopes: 1 })) }));
+  const manyEmptyKinds = filled('resourceEvents', (n) => ({ health: Array.from({ length: n }, () => ({})) }));
 
   const sync = fc.record({
     scope,
@@ -156,6 +157,7 @@ function bodies(maxMessageBytes: number, past: boolean): Record<CacheBodyKind, f
     { weight: 1, arbitrary: size.map(oneLarge) },
     { weight: 1, arbitrary: size.map(wideScopeSet) },
     { weight: 1, arbitrary: size.map(manyKinds) },
+    { weight: 1, arbitrary: size.map(manyEmptyKinds) },
     { weight: 1, arbitrary: (past ? fc.constant(SYNC_KEYS + 1) : fc.constantFrom(SYNC_KEYS - 1, SYNC_KEYS)).chain(manySyncKeys) },
   );
 
