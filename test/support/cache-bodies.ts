@@ -85,7 +85,7 @@ function bodies(maxMessageBytes: number, past: boolean): Record<CacheBodyKind, f
   // Within: long strings of which the most a plain body holds still fit one message together.
   const long = past ? 60_000 : 2_000;
   const hostile = past ? hostileString : hostileString.filter((s) => s.length <= long);
-  const size = past ? fc.integer({ min: maxMessageBytes + 1, max: maxMessageBytes + 2048 }) : fc.integer({ min: maxMessageBytes / 2, max: maxMessageBytes - HEADROOM });
+  const size = past ? fc.integer({ min: maxMessageBytes + 1, max: maxMessageBytes + 2048 }) : fc.integer({ min: Math.floor(maxMessageBytes / 2), max: maxMessageBytes - HEADROOM });
   const text = (plain: readonly string[]) => fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...plain) }, { weight: 1, arbitrary: hostile });
   const version = fc.oneof({ weight: 4, arbitrary: fc.nat().map(String) }, { weight: 1, arbitrary: hostile });
   const count = fc.oneof({ weight: 4, arbitrary: fc.nat({ max: 5 }) }, { weight: 1, arbitrary: fc.constantFrom(0xffffffff, Number.MAX_SAFE_INTEGER) });
