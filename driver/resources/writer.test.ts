@@ -10,7 +10,6 @@ import { captureLogger } from '../../test/capture-log.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { AccountCacheWriter } from './writer.ts';
 import { createAccount, getAccount, updateAccount } from '../../shared/table/accounts/records.ts';
-import { getCacheHealth } from '../../shared/table/resources/health.ts';
 import { servedClusterStatus } from '../../shared/accounts/cluster-status-view.ts';
 
 const tables = useTestTables();
@@ -208,53 +207,5 @@ describe('the account cache writer', () => {
     expect(w.waiting).toBe(1);
     await w.idle();
     expect(await names(t)).toHaveLength(11);
-  });
-});
-
-describe('the account cache writer at rest', () => {
-  it('stores a health report and cluster status that say nothing new at most every reportRefreshMs, and a change at once', async () => {
-    const t = await tables.fresh();
-    await createAccount(t, 'prod', 1);
-    await updateAccount(t, 'prod', 1, { cachingAgentId: 'agent-1', cachingEpoch: 1 }, 1);
-    let now = 1_000_000;
-    const clock = { now: () => now, sleep: systemClock.sleep };
-    const w = new AccountCacheWriter('prod', { table: t, clock, log: silentLogger(), progressIntervalMs: 0, reportRefreshMs: 60_000 });
-    writers.push(w);
-    // A cluster of 60 kinds, watched and quiet but for the last events' ages; its cluster answering since a minute.
-    const kinds = (objects: number, eventAgeMs: number) =>
-      Array.from({ length: 60 }, (_, i) => ({ group: i < 20 ? '' : `group${i}.example.com`, kind: `Kind${i}`, scopes: 1, watching: 1, objects: i === 0 ? objects : 10, lastEventAgeMs: eventAgeMs, relists: 1, expired: 0, lastError: '', lastErrorAgeMs: -1 }));
-    const cluster = (reachable: boolean) => ({ reachable, sinceAgeMs: now - 940_000, reason: reachable ? '' : 'unreachable', error: reachable ? '' : 'connect ECONNREFUSED', lastOutageReason: '', lastOutageFromAgeMs: -1, lastOutageUntilAgeMs: -1 });
-    const report = async (objects: number, reachable = true) => {
-      const before = tables.meter.snapshot();
-      await w.take(batch({ health: kinds(objects, 700 + (now % 997)), clusterStatus: cluster(reachable) }), 'agent-1');
-      await w.idle();
-      return tables.meter.since(before).writeUnits;
-    };
-    const first = await report(10);
-    // Health of 60 kinds (about 6 KB) and the account item's status.
-    expect(first).toBeGreaterThanOrEqual(7);
-    const stored = async () => ({ health: (await getCacheHealth(t, 'prod'))?.at, cluster: (await getAccount(t, 'prod', { consistent: true }))?.cluster?.at });
-    expect(await stored()).toEqual({ health: now, cluster: now });
-    // Five reports 10 s apart that say nothing new: nothing written.
-    for (let i = 0; i < 5; i++) {
-      now += 10_000;
-      expect(await report(10)).toBe(0);
-    }
-    expect(await stored()).toEqual({ health: 1_000_000, cluster: 1_000_000 });
-    // A minute after the last one stored: both again, so what is served is at most a minute old.
-    now += 10_000;
-    expect(await report(10)).toBe(first);
-    expect(await stored()).toEqual({ health: now, cluster: now });
-    // A count that changed: the health at once, the status (unchanged) not.
-    now += 10_000;
-    const healthOnly = await report(11);
-    expect(healthOnly).toBeGreaterThan(0);
-    expect(healthOnly).toBeLessThan(first);
-    expect(await stored()).toEqual({ health: now, cluster: now - 10_000 });
-    // The cluster stopped answering: the status at once.
-    now += 10_000;
-    expect(await report(11, false)).toBeGreaterThan(0);
-    expect((await getAccount(t, 'prod', { consistent: true }))?.cluster).toMatchObject({ reachable: false, reason: 'unreachable', at: now });
-    expect((await getCacheHealth(t, 'prod'))?.at).toBe(now - 10_000);
   });
 });

@@ -32,10 +32,9 @@ import {
 import { kindPrefix, resourceSk, scopePrefix, type Scope } from '../../shared/table/resources/keys.ts';
 import { readScopeSet, replaceScopeSet } from '../../shared/table/resources/scope-set.ts';
 import { scopesOf } from '../../shared/table/resources/scope-set-kinds.ts';
-import { putCacheHealth, type CacheHealthRecord, type KindHealthRecord } from '../../shared/table/resources/health.ts';
+import { putCacheHealth, type KindHealthRecord } from '../../shared/table/resources/health.ts';
 import { scopeKeys, writeResources, type ResourceWrite, type StoredResourceKey } from '../../shared/table/resources/objects.ts';
 import { Waker } from '../../shared/waker.ts';
-import { REPORT_REFRESH_MS, sameClusterStatus, sameHealth, worthStoring } from './report-refresh.ts';
 
 export interface WriterOptions {
   table: TableRef;
@@ -48,8 +47,6 @@ export interface WriterOptions {
   progressIntervalMs?: number;
   /** Wait after a failed flush before trying again (doubling up to 30 s). */
   retryMs?: number;
-  /** A health report or cluster status that says nothing new is stored at most this often (driver/resources/report-refresh.ts). */
-  reportRefreshMs?: number;
   /** Hears of every write that reached the table, with the time from taking each change (ms). */
   onWritten?: ((lagsMs: readonly number[]) => void) | undefined;
   /** Hears of every write the table refused for good and that was dropped, by what it was. */
@@ -128,9 +125,6 @@ export class AccountCacheWriter {
   readonly #openSyncs: { prefix: string; after: Set<string> }[] = [];
   #health: { agentId: string; cachingEpoch: number; kinds: KindHealth__Output[]; at: number } | undefined;
   #cluster: { agentId: string; cachingEpoch: number; status: ClusterStatusRecord } | undefined;
-  /** The last health report and cluster status this writer stored, to leave out those that say nothing new. */
-  #storedHealth: CacheHealthRecord | undefined;
-  #storedCluster: { cachingEpoch: number; status: ClusterStatusRecord } | undefined;
   #seq = 0;
   #flushing = false;
   readonly #work = new Waker();
@@ -141,7 +135,7 @@ export class AccountCacheWriter {
 
   constructor(account: string, options: WriterOptions) {
     this.account = account;
-    this.#o = { maxPending: 50_000, parallel: 8, progressIntervalMs: 5000, retryMs: 500, reportRefreshMs: REPORT_REFRESH_MS, ...options };
+    this.#o = { maxPending: 50_000, parallel: 8, progressIntervalMs: 5000, retryMs: 500, ...options };
     this.#loop = this.#run();
   }
 
@@ -319,25 +313,20 @@ export class AccountCacheWriter {
     await this.#writeProgress(seq);
     const health = this.#health;
     if (health !== undefined) {
-      const record: CacheHealthRecord = { agentId: health.agentId, cachingEpoch: health.cachingEpoch, at: health.at, kinds: health.kinds.map((k) => healthRecord(k, health.at)) };
-      if (worthStoring(this.#storedHealth, record, sameHealth, this.#o.reportRefreshMs)) {
-        await this.#dropIfRefused('cache_health', 'the cache health', async () => {
-          await putCacheHealth(table, this.account, record);
-          this.#storedHealth = record;
-        });
-      }
+      await this.#dropIfRefused('cache_health', 'the cache health', () =>
+        putCacheHealth(table, this.account, {
+          agentId: health.agentId,
+          cachingEpoch: health.cachingEpoch,
+          at: health.at,
+          kinds: health.kinds.map((k) => healthRecord(k, health.at)),
+        }),
+      );
       if (this.#health === health) this.#health = undefined;
     }
     const cluster = this.#cluster;
     if (cluster !== undefined) {
-      const stored = this.#storedCluster;
-      const same = (a: ClusterStatusRecord, b: ClusterStatusRecord) => stored?.cachingEpoch === cluster.cachingEpoch && sameClusterStatus(a, b);
-      if (worthStoring(stored?.status, cluster.status, same, this.#o.reportRefreshMs)) {
-        // Refused when the caching role moved on meanwhile: the new caching agent reports its own.
-        await this.#dropIfRefused('cluster_status', 'the cluster status', async () => {
-          if (await putClusterStatus(table, this.account, cluster.agentId, cluster.cachingEpoch, cluster.status)) this.#storedCluster = { cachingEpoch: cluster.cachingEpoch, status: cluster.status };
-        });
-      }
+      // Refused when the caching role moved on meanwhile: the new caching agent reports its own.
+      await this.#dropIfRefused('cluster_status', 'the cluster status', () => putClusterStatus(table, this.account, cluster.agentId, cluster.cachingEpoch, cluster.status));
       if (this.#cluster === cluster) this.#cluster = undefined;
     }
   }
