@@ -5,7 +5,9 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
-import { deleteScopeProgress, putScopeProgress, scopeProgress } from '../../shared/table/resources/scopes.ts';
+import { deleteScopeProgress, putScopeProgress, scopeProgress, scopeProgressParams } from '../../shared/table/resources/scopes.ts';
+import { SCOPES_SEEN_SK } from '../../shared/table/resources/keys.ts';
+import { queryAll } from '../../shared/table/core/query.ts';
 import { getCacheHealth } from '../../shared/table/resources/health.ts';
 import { listResources, writeResources } from '../../shared/table/resources/objects.ts';
 import { BUILT_IN_KINDS, CacheFixture, WAIT, configMap, listsOf, pod } from '../../test/resource-cache-harness.ts';
@@ -124,6 +126,30 @@ describe('resume', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('a quiet cache keeps its progress recent with one seen item a report, and the next agent resumes from it', async () => {
+    await start();
+    // A report every few hundred ms instead of every minute: the quiet cache's periodic report.
+    const first = await f.agent({ timing: { healthIntervalMs: 100, healthMaxAgeMs: 300 } });
+    await converged();
+    await resumable(first);
+    await allListed(first);
+    const raw = async () => (await queryAll(f.table, scopeProgressParams(f.table.tableName, f.account))).filter((i) => i.sk !== SCOPES_SEEN_SK);
+    const rawBefore = await raw();
+    const batches = () => f.meter.operations.get('BatchWriteItem') ?? 0;
+    const batchesBefore = batches();
+    const since = Date.now();
+    // Every scope's progress seen current after this point, by a report that wrote no record.
+    await vi.waitFor(async () => expect((await scopeProgress(f.table, f.account)).every((p) => p.at > since)).toBe(true), WAIT);
+    expect(batches()).toBe(batchesBefore);
+    expect(await raw()).toEqual(rawBefore);
+    await first.stop();
+    f.kube.requests.clear();
+    f.kube.store.create(configMap('shop', 'after-restart'));
+    await f.agent();
+    await converged();
+    expect(listsOf(f.kube)).toBe(0);
   });
 
   it('lists again the scopes whose progress is older than maxResumableResourceAgeMs', async () => {

@@ -209,3 +209,35 @@ describe('the account cache writer', () => {
     expect(await names(t)).toHaveLength(11);
   });
 });
+
+describe('the account cache writer, a quiet account', () => {
+  it('notes the progress a report repeats in one seen item instead of writing every scope again', async () => {
+    const t = await tables.fresh();
+    let now = 1_000_000;
+    const w = new AccountCacheWriter('prod', { table: t, clock: { now: () => now, sleep: systemClock.sleep }, log: silentLogger(), progressIntervalMs: 0 });
+    writers.push(w);
+    const scopes = Array.from({ length: 60 }, (_, i) => scope(`ns-${i}`));
+    const report = async (changedRv?: string) => {
+      const before = tables.meter.snapshot();
+      const progress = scopes.map((s, i) => ({ scope: s, resourceVersion: i === 0 && changedRv !== undefined ? changedRv : '100', objects: 2 }));
+      await w.take(batch({ progress }), 'agent-1', 'https://a:6443');
+      await w.idle();
+      return tables.meter.since(before).writeUnits;
+    };
+    // First: every scope's progress written, a unit each.
+    expect(await report()).toBe(60);
+    // A minute later the same versions: one small item, and every record as recent as the report.
+    now += 60_000;
+    const quiet = await report();
+    expect(quiet).toBeLessThanOrEqual(2);
+    const stored = await scopeProgress(t, 'prod');
+    expect(stored).toHaveLength(60);
+    expect(new Set(stored.map((p) => p.at))).toEqual(new Set([now]));
+    // One scope moved on: its record written, the others seen again.
+    now += 60_000;
+    expect(await report('101')).toBeLessThanOrEqual(1 + quiet);
+    const after = await scopeProgress(t, 'prod');
+    expect(after.find((p) => p.scope.namespace === 'ns-0')).toMatchObject({ resourceVersion: '101', at: now });
+    expect(after.every((p) => p.at === now)).toBe(true);
+  });
+});

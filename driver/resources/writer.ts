@@ -26,10 +26,11 @@ import type { TableRef } from '../../shared/table/core/client.ts';
 import {
   deleteScopeProgress,
   putScopeProgressMany,
+  putScopesSeen,
   scopeProgress,
   type ScopeProgressRecord,
 } from '../../shared/table/resources/scopes.ts';
-import { kindPrefix, resourceSk, scopePrefix, type Scope } from '../../shared/table/resources/keys.ts';
+import { kindPrefix, progressSk, resourceSk, scopePrefix, type Scope } from '../../shared/table/resources/keys.ts';
 import { readScopeSet, replaceScopeSet } from '../../shared/table/resources/scope-set.ts';
 import { scopesOf } from '../../shared/table/resources/scope-set-kinds.ts';
 import { putCacheHealth, type KindHealthRecord } from '../../shared/table/resources/health.ts';
@@ -116,6 +117,9 @@ export class AccountCacheWriter {
   #steps: Step[] = [];
   readonly #progress = new Map<string, ProgressEntry>();
   readonly #progressWrittenAt = new Map<string, number>();
+  /** What this writer last stored of each scope's progress, and which of those were seen current since. */
+  readonly #progressStored = new Map<string, ScopeProgressRecord>();
+  readonly #seen = new Map<string, ScopeProgressRecord>();
   /** Scopes whose progress is recorded at the next flush regardless of the interval (after a sync). */
   readonly #forceNext = new Set<string>();
   /** Scopes whose last sync arrived incomplete: no progress is recorded until a complete one. */
@@ -452,7 +456,7 @@ export class AccountCacheWriter {
     for (const p of await scopeProgress(table, this.account)) {
       if (!wanted.has(scopeKey(p.scope))) await deleteScopeProgress(table, this.account, p.scope);
     }
-    for (const key of [...this.#progress.keys()]) if (!wanted.has(key)) this.#progress.delete(key);
+    for (const progress of [this.#progress, this.#progressStored, this.#seen]) for (const key of [...progress.keys()]) if (!wanted.has(key)) progress.delete(key);
     await replaceScopeSet(table, this.account, stored, scopes, clock.now());
   }
 
@@ -473,7 +477,23 @@ export class AccountCacheWriter {
       due.push([key, p]);
     }
     if (due.length === 0) return;
-    await putScopeProgressMany(table, this.account, due.map(([, p]) => p.record));
+    // A version the table holds already is only seen again: noted in the one seen item, not written
+    // again scope by scope (shared/table/resources/scopes.ts).
+    const same = (key: string, r: ScopeProgressRecord) => {
+      const stored = this.#progressStored.get(key);
+      return stored !== undefined && stored.resourceVersion === r.resourceVersion && stored.cluster === r.cluster && stored.objects === r.objects;
+    };
+    const puts = due.filter(([key, p]) => p.force || this.#forceNext.has(key) || !same(key, p.record));
+    const seen = due.filter((d) => !puts.includes(d));
+    if (puts.length > 0) await putScopeProgressMany(table, this.account, puts.map(([, p]) => p.record));
+    for (const [key, p] of puts) {
+      this.#progressStored.set(key, p.record);
+      this.#seen.delete(key);
+    }
+    if (seen.length > 0) {
+      for (const [key, p] of seen) this.#seen.set(key, p.record);
+      await putScopesSeen(table, this.account, Object.fromEntries([...this.#seen.values()].map((r) => [progressSk(r.scope), { rv: r.resourceVersion, cluster: r.cluster, at: r.at }])));
+    }
     for (const [key, p] of due) {
       this.#progressWrittenAt.set(key, now);
       this.#forceNext.delete(key);

@@ -54,6 +54,13 @@ export function progressSk(scope: Scope): string {
   return `SCOPE#${scopePrefix(scope)}`;
 }
 
+/**
+ * When each scope's stored progress was last seen current (`scopes.ts`): one item beside the progress,
+ * under its prefix so that the one Query of a resume reads it too. `~` is in no kind's name, and sorts
+ * after every one.
+ */
+export const SCOPES_SEEN_SK = 'SCOPE#~seen';
+
 /** Sort-key prefix of the scope set's items, one per kind (`scope-set.ts`). */
 export const SCOPE_SET_PREFIX = 'SCOPESET#';
 

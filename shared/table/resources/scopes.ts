@@ -1,12 +1,22 @@
 import { DeleteCommand, PutCommand, type DeleteCommandInput, type PutCommandInput, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { BATCH_WRITE_LIMIT, batchWrite } from '../core/batch.ts';
 import type { TableRef } from '../core/client.ts';
+import { compress, decompress } from '../core/compressed.ts';
 import { queryAll } from '../core/query.ts';
-import { cachePk, progressSk, type Scope } from './keys.ts';
+import { cachePk, progressSk, SCOPES_SEEN_SK, type Scope } from './keys.ts';
 
 /**
  * The cache's bookkeeping of its scopes in `CACHE#<account>`: per scope the resourceVersion a watch
- * can resume from (the set of scopes last declared is `scope-set.ts`).
+ * can resume from (the set of scopes last declared is `scope-set.ts`), and when each was last seen
+ * current.
+ *
+ * A resume takes only progress recorded recently enough (`maxResumableResourceAgeMs`), so the caching
+ * agent reports every scope's version once a minute even when nothing changed. Written again as it is,
+ * that would cost a write unit per scope a minute for every quiet account, most of all a fleet pays at
+ * rest. A version the table already holds is instead noted in one item for the account
+ * (`SCOPES_SEEN_SK`: each scope's version and when it was seen, compressed), and a progress record is as
+ * recent as the later of its own time and the time its unchanged version was last seen
+ * (docs/table.md#the-resource-cache).
  */
 
 export interface ScopeProgressRecord {
@@ -67,13 +77,44 @@ export async function deleteScopeProgress(t: TableRef, account: string, scope: S
   await t.client.send(new DeleteCommand(deleteScopeProgressParams(t.tableName, account, scope)));
 }
 
+/** A version seen current, and when: the entry of one scope (its progress key) in the seen item. */
+export interface SeenVersion {
+  rv: string;
+  cluster: string;
+  at: number;
+}
+
+/** The seen item's entries, by progress key, at most a few bytes each once compressed. */
+export type ScopesSeen = Record<string, SeenVersion>;
+
+/** Entries of a compressed seen item are at most this much JSON: the cache's scopes are bounded by a message. */
+const MAX_SEEN_JSON_BYTES = 64 * 1024 * 1024;
+
+export function putScopesSeenParams(tableName: string, account: string, seen: ScopesSeen): PutCommandInput {
+  return { TableName: tableName, Item: { pk: cachePk(account), sk: SCOPES_SEEN_SK, seenGzip: compress(seen) } };
+}
+
+/** Replaces the account's seen item with `seen`, one small write whatever the number of scopes. */
+export async function putScopesSeen(t: TableRef, account: string, seen: ScopesSeen): Promise<void> {
+  await t.client.send(new PutCommand(putScopesSeenParams(t.tableName, account, seen)));
+}
+
+/** Each scope's progress, as recent as its version was last seen (strongly consistent: a resume reads it). */
 export async function scopeProgress(t: TableRef, account: string): Promise<ScopeProgressRecord[]> {
   const items = await queryAll(t, scopeProgressParams(t.tableName, account));
-  return items.map((i) => ({
-    scope: { group: i.group as string, kind: i.kind as string, namespace: i.namespace as string },
-    resourceVersion: i.rv as string,
-    objects: i.objects as number,
-    cluster: typeof i.cluster === 'string' ? i.cluster : '',
-    at: i.at as number,
-  }));
+  const seenItem = items.find((i) => i.sk === SCOPES_SEEN_SK);
+  const seen = seenItem?.seenGzip instanceof Uint8Array ? decompress<ScopesSeen>(seenItem.seenGzip, MAX_SEEN_JSON_BYTES) : {};
+  return items
+    .filter((i) => i !== seenItem)
+    .map((i) => {
+      const record: ScopeProgressRecord = {
+        scope: { group: i.group as string, kind: i.kind as string, namespace: i.namespace as string },
+        resourceVersion: i.rv as string,
+        objects: i.objects as number,
+        cluster: typeof i.cluster === 'string' ? i.cluster : '',
+        at: i.at as number,
+      };
+      const v = seen[i.sk as string];
+      return v !== undefined && v.rv === record.resourceVersion && v.cluster === record.cluster && v.at > record.at ? { ...record, at: v.at } : record;
+    });
 }
