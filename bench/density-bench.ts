@@ -32,7 +32,7 @@ import { DRIVER_MODULES } from '../driver/modules.ts';
 import { startDriver, type Driver } from '../driver/server.ts';
 import { silentLogger } from '../shared/log.ts';
 import { batchGet } from '../shared/table/core/batch.ts';
-import { getCacheHealthParams, type CacheHealthRecord } from '../shared/table/resources/health.ts';
+import { cacheHealthOfItem, getCacheHealthParams, type CacheHealthRecord } from '../shared/table/resources/health.ts';
 import { cachePk } from '../shared/table/resources/keys.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
 import { scopeProgress, type ScopeProgressRecord } from '../shared/table/resources/scopes.ts';
@@ -258,7 +258,7 @@ async function measureSide(
 /** The stored cache health of each of `accounts` that has one, read 100 to a BatchGetItem. */
 async function cacheHealths(table: TableRef, accounts: readonly string[]): Promise<Map<string, CacheHealthRecord>> {
   const items = await batchGet(table, accounts, (names) => ({ RequestItems: { [table.tableName]: { Keys: names.map((n) => getCacheHealthParams(table.tableName, n).Key!) } } }), 'the table keeps throttling the bench');
-  return new Map(items.map((i) => [String(i.pk).slice(cachePk('').length), i as unknown as CacheHealthRecord]));
+  return new Map(items.map((i) => [String(i.pk).slice(cachePk('').length), cacheHealthOfItem(i)]));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../shared/clock.ts';
 import { silentLogger } from '../../shared/log.ts';
@@ -142,8 +143,10 @@ describe('the account cache writer', () => {
     const w = new AccountCacheWriter('prod', { table: t, clock: systemClock, log, progressIntervalMs: 0, onDropped: (write) => dropped.push(write) });
     writers.push(w);
     // What the driver's checks of agents' messages keep out: a health report of 2,000 kinds past the
-    // table's 400 KB an item, and an object whose key is past its 1,024 bytes.
-    const kinds = Array.from({ length: 2000 }, (_, i) => ({ group: 'g'.repeat(253), kind: `K${i}`, scopes: 1, watching: 1, objects: 0, lastEventAgeMs: -1, relists: 0, expired: 0, lastError: 'e'.repeat(5000), lastErrorAgeMs: 0 }));
+    // table's 400 KB an item even compressed (random text: about 1.9 MB of it), and an object whose key
+    // is past its 1,024 bytes.
+    const noise = (chars: number) => randomBytes(chars).toString('base64').slice(0, chars);
+    const kinds = Array.from({ length: 2000 }, (_, i) => ({ group: noise(253), kind: `K${i}`, scopes: 1, watching: 1, objects: 0, lastEventAgeMs: -1, relists: 0, expired: 0, lastError: noise(5000), lastErrorAgeMs: 0 }));
     const long = { ...change('n'.repeat(600), '2'), kind: 'K'.repeat(500) };
     await w.take(batch({ changes: [change('kept', '1'), long, change('also-kept', '3')], health: kinds }), 'agent-1');
     await w.take(batch({ changes: [change('after', '4')] }), 'agent-1');

@@ -508,7 +508,7 @@ function ownCacheWrites(before: TableSnapshot, after: TableSnapshot): { kind: Ca
 
 /**
  * The error the driver logs, as documented (docs/protocol.md#resource-keys), when the table refuses a
- * cache write for good (a health report of thousands of kinds: larger than an item): dropped, and
+ * cache write for good (a health report larger than an item even compressed): dropped, and
  * counted in `vendor_driver_resource_writes_dropped_total`. The rogue may cause it for its own
  * accounts only.
  */

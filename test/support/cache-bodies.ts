@@ -115,7 +115,8 @@ function bodies(maxMessageBytes: number, past: boolean): Record<CacheBodyKind, f
   const wideScopeSet = filled('resourceEvents', (n) => ({
     scopeSet: { scopes: Array.from({ length: n }, (_, i) => ({ group: 'apps', kind: 'Deployment', namespace: padded('n'.repeat(NAMESPACE - 5), i), synthetic: false })) },
   }));
-  // Thousands of kinds; as empty reports (two bytes each on the wire), more than one item of the table holds.
+  // Thousands of kinds; as empty reports two bytes each on the wire, megabytes as the driver's
+  // records (stored compressed, docs/table.md#the-resource-cache).
   const manyKinds = filled('resourceEvents', (n) => ({ health: Array.from({ length: n }, (_, i) => ({ group: 'g', kind: padded('K', i), scopes: 1 })) }));
   const manyEmptyKinds = filled('resourceEvents', (n) => ({ health: Array.from({ length: n }, () => ({})) }));
 

@@ -1,8 +1,13 @@
 import { GetCommand, PutCommand, type GetCommandInput, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../core/client.ts';
+import { compress, decompress } from '../core/compressed.ts';
 import { cachePk, HEALTH_SK } from './keys.ts';
 
 // The health of an account's cache per kind, as the driver last stored it (`CACHE#<account>` / `HEALTH`).
+// The kinds are kept gzip-compressed (`kindsGzip`): their field names repeat for every kind, so a report
+// of 60 kinds is well under 1 KB instead of 6.3 KB (a write unit instead of 7), and a cluster of
+// thousands of kinds still fits the table's 400 KB an item. Items of earlier versions hold `kinds` as a
+// list and are read as they are.
 
 export interface KindHealthRecord {
   group: string;
@@ -26,8 +31,23 @@ export interface CacheHealthRecord {
   kinds: KindHealthRecord[];
 }
 
+/**
+ * The most a report's kinds can inflate to when read: what the driver stores came from one agent
+ * message, whose size it bounds (`driver.grpc.maxMessageBytes`). A read stops past this rather than
+ * inflate whatever the attribute holds.
+ */
+const MAX_KINDS_JSON_BYTES = 64 * 1024 * 1024;
+
 export function putCacheHealthParams(tableName: string, account: string, health: CacheHealthRecord): PutCommandInput {
-  return { TableName: tableName, Item: { pk: cachePk(account), sk: HEALTH_SK, ...health } };
+  const { kinds, ...rest } = health;
+  return { TableName: tableName, Item: { pk: cachePk(account), sk: HEALTH_SK, ...rest, kindsGzip: compress(kinds) } };
+}
+
+/** The report an item holds, as this version or an earlier one stored it. */
+export function cacheHealthOfItem(item: Record<string, unknown>): CacheHealthRecord {
+  const { pk: _pk, sk: _sk, kindsGzip, kinds, ...rest } = item;
+  const list = kindsGzip instanceof Uint8Array ? decompress<KindHealthRecord[]>(kindsGzip, MAX_KINDS_JSON_BYTES) : ((kinds ?? []) as KindHealthRecord[]);
+  return { ...(rest as Omit<CacheHealthRecord, 'kinds'>), kinds: list };
 }
 
 export function getCacheHealthParams(tableName: string, account: string): GetCommandInput {
@@ -40,7 +60,5 @@ export async function putCacheHealth(t: TableRef, account: string, health: Cache
 
 export async function getCacheHealth(t: TableRef, account: string): Promise<CacheHealthRecord | undefined> {
   const out = await t.client.send(new GetCommand(getCacheHealthParams(t.tableName, account)));
-  if (out.Item === undefined) return undefined;
-  const { pk: _pk, sk: _sk, ...rest } = out.Item;
-  return rest as unknown as CacheHealthRecord;
+  return out.Item === undefined ? undefined : cacheHealthOfItem(out.Item);
 }
