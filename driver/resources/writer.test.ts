@@ -244,3 +244,25 @@ describe('the account cache writer, a quiet account', () => {
     expect(after.every((p) => p.at === now)).toBe(true);
   });
 });
+
+describe('the account cache writer, a quiet account of very many scopes', () => {
+  it('writes the records again when the versions seen would not fit one item', async () => {
+    const t = await tables.fresh();
+    let now = 1_000_000;
+    const w = new AccountCacheWriter('prod', { table: t, clock: { now: () => now, sleep: systemClock.sleep }, log: silentLogger(), progressIntervalMs: 0 });
+    writers.push(w);
+    // Namespaces of random text, which does not compress: more versions than the seen item takes.
+    const scopes = Array.from({ length: 8000 }, () => scope(randomBytes(45).toString('base64url').slice(0, 60)));
+    const progress = scopes.map((s) => ({ scope: s, resourceVersion: '100', objects: 2 }));
+    await w.take(batch({ progress }), 'agent-1', 'https://a:6443');
+    await w.idle();
+    now += 60_000;
+    const before = tables.meter.snapshot();
+    await w.take(batch({ progress }), 'agent-1', 'https://a:6443');
+    await w.idle();
+    expect(tables.meter.since(before).writeUnits).toBe(8000);
+    const stored = await scopeProgress(t, 'prod');
+    expect(stored).toHaveLength(8000);
+    expect(stored.every((p) => p.at === now)).toBe(true);
+  });
+});

@@ -483,17 +483,22 @@ export class AccountCacheWriter {
       const stored = this.#progressStored.get(key);
       return stored !== undefined && stored.resourceVersion === r.resourceVersion && stored.cluster === r.cluster && stored.objects === r.objects;
     };
-    const puts = due.filter(([key, p]) => p.force || this.#forceNext.has(key) || !same(key, p.record));
-    const seen = due.filter((d) => !puts.includes(d));
-    if (puts.length > 0) await putScopeProgressMany(table, this.account, puts.map(([, p]) => p.record));
-    for (const [key, p] of puts) {
-      this.#progressStored.set(key, p.record);
-      this.#seen.delete(key);
-    }
+    const puts: [string, ProgressEntry][] = [];
+    const seen: [string, ProgressEntry][] = [];
+    for (const d of due) (d[1].force || this.#forceNext.has(d[0]) || !same(d[0], d[1].record) ? puts : seen).push(d);
+    // A version that moved is its own record's to vouch for from now on.
+    for (const [key] of puts) this.#seen.delete(key);
     if (seen.length > 0) {
       for (const [key, p] of seen) this.#seen.set(key, p.record);
-      await putScopesSeen(table, this.account, Object.fromEntries([...this.#seen.values()].map((r) => [progressSk(r.scope), { rv: r.resourceVersion, cluster: r.cluster, at: r.at }])));
+      const entries = Object.fromEntries([...this.#seen.values()].map((r) => [progressSk(r.scope), { rv: r.resourceVersion, cluster: r.cluster, at: r.at }]));
+      if (!(await putScopesSeen(table, this.account, entries))) {
+        // Too many scopes for one item: written record by record instead.
+        for (const [key] of seen) this.#seen.delete(key);
+        puts.push(...seen);
+      }
     }
+    if (puts.length > 0) await putScopeProgressMany(table, this.account, puts.map(([, p]) => p.record));
+    for (const [key, p] of puts) this.#progressStored.set(key, p.record);
     for (const [key, p] of due) {
       this.#progressWrittenAt.set(key, now);
       this.#forceNext.delete(key);

@@ -90,13 +90,26 @@ export type ScopesSeen = Record<string, SeenVersion>;
 /** Entries of a compressed seen item are at most this much JSON: the cache's scopes are bounded by a message. */
 const MAX_SEEN_JSON_BYTES = 64 * 1024 * 1024;
 
-export function putScopesSeenParams(tableName: string, account: string, seen: ScopesSeen): PutCommandInput {
-  return { TableName: tableName, Item: { pk: cachePk(account), sk: SCOPES_SEEN_SK, seenGzip: compress(seen) } };
+/**
+ * The most the seen item holds, compressed, well inside the table's 400 KB an item. Tens of thousands
+ * of scopes (many kinds in hundreds of listed namespaces) could pass it; their versions are then
+ * written record by record, as without the item.
+ */
+export const MAX_SEEN_ITEM_BYTES = 300 * 1024;
+
+export function putScopesSeenParams(tableName: string, account: string, seenGzip: Uint8Array): PutCommandInput {
+  return { TableName: tableName, Item: { pk: cachePk(account), sk: SCOPES_SEEN_SK, seenGzip } };
 }
 
-/** Replaces the account's seen item with `seen`, one small write whatever the number of scopes. */
-export async function putScopesSeen(t: TableRef, account: string, seen: ScopesSeen): Promise<void> {
-  await t.client.send(new PutCommand(putScopesSeenParams(t.tableName, account, seen)));
+/**
+ * Replaces the account's seen item with `seen`, one small write whatever the number of scopes; false,
+ * writing nothing, when it would pass `MAX_SEEN_ITEM_BYTES`.
+ */
+export async function putScopesSeen(t: TableRef, account: string, seen: ScopesSeen): Promise<boolean> {
+  const seenGzip = compress(seen);
+  if (seenGzip.length > MAX_SEEN_ITEM_BYTES) return false;
+  await t.client.send(new PutCommand(putScopesSeenParams(t.tableName, account, seenGzip)));
+  return true;
 }
 
 /** Each scope's progress, as recent as its version was last seen (strongly consistent: a resume reads it). */
