@@ -63,7 +63,7 @@ export class InboundSequence {
 
 /**
  * The sending half of one stream's sequencing: numbers reliable messages and hands them back
- * when the peer's cumulative acknowledgement covers them.
+ * when the peer's cumulative acknowledgement covers them or the peer lists them ahead.
  */
 export class OutboundSequence<T> {
   #next = 1;
