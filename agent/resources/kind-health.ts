@@ -3,6 +3,7 @@
  * and the API shows, and what the agent's Prometheus gauges report.
  */
 import type { KindHealth, KindHealth__Output } from '../../shared/protocol/messages.ts';
+import { kindHealthFits, MAX_HEALTH_KINDS } from '../../shared/protocol/validate.ts';
 import type { ScopeState } from './reflector.ts';
 import type { ResourceType } from './types.ts';
 
@@ -43,8 +44,13 @@ export function summarize(scopes: readonly { type: ResourceType; state: ScopeSta
 }
 
 /** The health message: ages instead of times, so the driver's clock need not agree with the agent's. */
+/**
+ * The report of `kinds` as sent: only kinds the driver takes (`kindHealthFits`: a cluster could name
+ * one otherwise, and the driver would refuse the whole batch the report is in, changes and all), and
+ * at most `MAX_HEALTH_KINDS` of them.
+ */
 export function healthMessage(kinds: readonly KindSummary[], now: number): KindHealth[] {
-  return kinds.map((k) => ({
+  return kinds.filter(kindHealthFits).slice(0, MAX_HEALTH_KINDS).map((k) => ({
     group: k.group,
     kind: k.kind,
     scopes: k.scopes,

@@ -3,7 +3,7 @@ import { refusal } from '../../test/refusal.ts';
 import { agentProtocol } from './loader.ts';
 import type { AgentMessage, DriverMessage } from './messages.ts';
 import fc from 'fast-check';
-import { parseAgentMessage, parseDriverMessage, resourceChangeProblem } from './validate.ts';
+import { kindHealthFits, MAX_HEALTH_KINDS, parseAgentMessage, parseDriverMessage, resourceChangeProblem } from './validate.ts';
 import { MAX_ACKED_AHEAD } from './sequencing.ts';
 
 const connect = agentProtocol().vendor.agent.v1.AgentService.service.Connect;
@@ -169,6 +169,27 @@ describe('resource keys', () => {
     expect(pod({ containers: Array.from({ length: 256 }, () => container) }).kind).toBe('podMetrics');
     expect(refusal(() => pod({ containers: Array.from({ length: 257 }, () => container) })).issues).toEqual([{ path: 'podMetrics.pods.0.containers', message: 'has more than 256 containers' }]);
     expect(refusal(() => pod({ containers: [{ ...container, memory: '9'.repeat(65) }], window: 'w'.repeat(65) })).issues.map((i) => i.path)).toEqual(['podMetrics.pods.0.window', 'podMetrics.pods.0.containers.0.memory']);
+  });
+
+  it(`takes a health report of up to ${MAX_HEALTH_KINDS} kinds named as kinds are, and refuses more, an empty kind, a kind or group too long`, () => {
+    const kind = { group: largest.group, kind: 'K'.repeat(256), scopes: 1 };
+    expect(events([], { health: Array.from({ length: MAX_HEALTH_KINDS }, () => kind) }).kind).toBe('resourceEvents');
+    expect(refusal(() => events([], { health: Array.from({ length: MAX_HEALTH_KINDS + 1 }, () => kind) })).issues).toEqual([
+      { path: 'resourceEvents.health', message: `names more than ${MAX_HEALTH_KINDS} kinds, more than a cluster serves` },
+    ]);
+    expect(refusal(() => events([], { health: [kind, { scopes: 1 }] })).issues[0]?.path).toBe('resourceEvents.health.1.kind');
+    expect(refusal(() => events([], { health: [{ ...kind, kind: 'K'.repeat(257) }] })).issues[0]?.path).toBe('resourceEvents.health.0.kind');
+    expect(refusal(() => events([], { health: [{ ...kind, group: `${largest.group}g` }] })).issues[0]?.path).toBe('resourceEvents.health.0.group');
+    for (const k of [kind, { ...kind, kind: '' }, { ...kind, kind: 'K'.repeat(257) }, { ...kind, group: `${largest.group}g` }]) {
+      // The agent's own test of a kind agrees with what the driver takes.
+      let taken = true;
+      try {
+        events([], { health: [k] });
+      } catch {
+        taken = false;
+      }
+      expect(kindHealthFits(k)).toBe(taken);
+    }
   });
 
   it('refuses a scope set with a kind whose namespaces do not fit one table item', () => {

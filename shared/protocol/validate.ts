@@ -47,6 +47,17 @@ const namespace = v.pipe(v.string(), v.maxLength(MAX_NAMESPACE, `is longer than 
 const MAX_SHORT = 64;
 const short = v.pipe(v.string(), v.maxLength(MAX_SHORT, `is longer than ${MAX_SHORT} characters`));
 const MAX_CONTAINERS = 256;
+/** Most kinds one health report names: every kind a cluster serves, its custom ones included, is far fewer. */
+export const MAX_HEALTH_KINDS = 10_000;
+
+/**
+ * Whether the driver takes a kind's health entry (`ResourceEvents.health`): a kind named as a kind is
+ * (not empty, at most 256 characters) of a group Kubernetes could have (at most 253). The agent leaves
+ * out of its report a kind a cluster names otherwise, since the driver would refuse the whole batch.
+ */
+export function kindHealthFits(k: { group: string; kind: string }): boolean {
+  return k.kind !== '' && k.kind.length <= MAX_ID && k.group.length <= MAX_GROUP;
+}
 /**
  * Whether names of this many UTF-16 units fit a key however wide their characters: a unit is at most
  * 3 bytes of UTF-8, and a key adds at most 16 of its own. Most names are far inside, and need no key built.
@@ -118,6 +129,10 @@ const AGENT_BODIES: Record<AgentBodyKind, v.GenericSchema> = {
   resourceEvents: v.looseObject({
     account: id,
     changes: v.array(resourceChange),
+    health: v.pipe(
+      v.array(v.looseObject({ group: apiGroup, kind: id })),
+      v.maxLength(MAX_HEALTH_KINDS, `names more than ${MAX_HEALTH_KINDS} kinds, more than a cluster serves`),
+    ),
     syncs: v.array(v.looseObject({ scope: scopeRef, part: positive, keys: v.array(v.pipe(v.string(), v.nonEmpty('is empty'))) })),
     progress: v.array(v.looseObject({ scope: scopeRef })),
     scopeSet: v.nullish(
