@@ -2,7 +2,7 @@ import { status } from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, VendorError } from '../shared/errors.ts';
 import { protocolError } from '../shared/protocol/problems.ts';
-import { grpcStatusOf, statusOfError } from './grpc-status.ts';
+import { MAX_STATUS_DETAILS, grpcStatusOf, statusOfError } from './grpc-status.ts';
 
 describe('grpc status mapping', () => {
   it('gives every error code a status other than OK and UNKNOWN', () => {
@@ -26,5 +26,13 @@ describe('grpc status mapping', () => {
     const s = statusOfError(new Error('connection string postgres://user:pw@host'));
     expect(s).toMatchObject({ code: status.INTERNAL, details: 'internal error' });
     expect(statusOfError(new VendorError('timeout', 'lease expired')).code).toBe(status.DEADLINE_EXCEEDED);
+  });
+
+  it(`keeps a status message to ${MAX_STATUS_DETAILS} characters, which a peer's trailers take`, () => {
+    const s = statusOfError(protocolError('malformed', `malformed hello: ${'x'.repeat(50_000)}`));
+    expect(s.details).toHaveLength(MAX_STATUS_DETAILS);
+    expect(s.details.startsWith('malformed hello: xxx')).toBe(true);
+    expect(s.details.endsWith('…')).toBe(true);
+    expect(statusOfError(protocolError('malformed', 'short')).details).toBe('short');
   });
 });

@@ -39,5 +39,16 @@ export function statusOfError(error: unknown): StatusObject {
   if (typeof problem === 'string') metadata.set(PROBLEM_TRAILER, problem);
   const seq = error.details['seq'];
   if (typeof seq === 'number') metadata.set(PROBLEM_SEQ_TRAILER, String(seq));
-  return { code: grpcStatusOf(error.code), details: error.message, metadata };
+  return { code: grpcStatusOf(error.code), details: statusDetails(error.message), metadata };
+}
+
+/**
+ * Longest status message sent. It travels as an HTTP/2 trailer, and a peer refuses trailers past its
+ * header list size (grpc-js: 16 KiB), seeing a protocol error instead of the status: a refusal naming
+ * thousands of a message's fields would reach an agent as a broken stream, not as the refusal.
+ */
+export const MAX_STATUS_DETAILS = 2000;
+
+function statusDetails(message: string): string {
+  return message.length <= MAX_STATUS_DETAILS ? message : `${message.slice(0, MAX_STATUS_DETAILS - 1)}…`;
 }

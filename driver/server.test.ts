@@ -11,6 +11,7 @@ import { useTestTables } from '../test/support/table.ts';
 import { accountsModule } from './accounts/module.ts';
 import { parseDriverGrpcConfig } from './config.ts';
 import { startDriver, type Driver, type DriverOptions } from './server.ts';
+import { MAX_STATUS_DETAILS } from './grpc-status.ts';
 
 const TOKEN = 'token-number-one-0123';
 const SECOND_TOKEN = 'token-number-two-0123';
@@ -258,6 +259,19 @@ describe('driver endpoint: protocol violations', () => {
     a.send(helloMessage('a'));
     a.send({ seq: 1, assignmentResult: { account: 'ghost', generation: 1, ok: true } });
     expect((await a.status).metadata.get('vendor-protocol-seq')).toEqual(['1']);
+  });
+
+  it('refuses a message with thousands of bad fields by a status that names the first few and reaches the agent', async () => {
+    const { d } = await driver();
+    const a = agent(d);
+    a.send(helloMessage('a'));
+    // Two bytes a kind on the wire; each one's missing name is an issue of its own, and there are too many of them.
+    a.send({ seq: 1, resourceEvents: { account: 'prod', cachingEpoch: 1, health: Array.from({ length: 30_000 }, () => ({})) } });
+    const s = await a.status;
+    expect(s.code).toBe(status.INVALID_ARGUMENT);
+    expect(s.details).toMatch(/^malformed resourceEvents: resourceEvents\.health\.0\.kind is required; .*; and 29991 more$/);
+    expect(s.details.length).toBeLessThanOrEqual(MAX_STATUS_DETAILS);
+    expect(s.metadata.get('vendor-protocol-seq')).toEqual(['1']);
   });
 
   it('refuses undecodable bytes as malformed', async () => {

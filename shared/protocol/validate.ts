@@ -211,6 +211,9 @@ function unsafeNumberAt(value: unknown, path: string): string | undefined {
   return undefined;
 }
 
+/** Issues a refusal names; the count of the others follows them. */
+const MAX_NAMED_ISSUES = 10;
+
 interface RawEnvelope {
   seq: number;
   ackSeq: number;
@@ -231,9 +234,11 @@ function parseEnvelope<K extends string>(
       path: [kind, v.getDotPath(i)].filter(Boolean).join('.'),
       message: i.message,
     }));
-    throw protocolError('malformed', `malformed ${kind}: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`, {
-      issues,
-    });
+    // The first few name the problem; a message with thousands of bad fields would otherwise make a
+    // refusal as long as the message itself.
+    const named = issues.slice(0, MAX_NAMED_ISSUES).map((i) => `${i.path} ${i.message}`).join('; ');
+    const more = issues.length > MAX_NAMED_ISSUES ? `; and ${issues.length - MAX_NAMED_ISSUES} more` : '';
+    throw protocolError('malformed', `malformed ${kind}: ${named}${more}`, { issues: issues.slice(0, MAX_NAMED_ISSUES) });
   }
   const unsafe = CHECKED_BY_RECEIVER.has(kind) ? undefined : unsafeNumberAt(body, kind);
   if (unsafe !== undefined) {
