@@ -213,12 +213,18 @@ describe('the account cache writer', () => {
   });
 });
 
+/** A writer whose clock stands still until the test moves `clock.now`. */
+async function clockedWriter() {
+  const t = await tables.fresh();
+  const clock = { now: 1_000_000 };
+  const w = new AccountCacheWriter('prod', { table: t, clock: { now: () => clock.now, sleep: systemClock.sleep }, log: silentLogger(), progressIntervalMs: 0 });
+  writers.push(w);
+  return { t, w, clock };
+}
+
 describe('the account cache writer, a quiet account', () => {
   it('notes the progress a report repeats in one seen item instead of writing every scope again', async () => {
-    const t = await tables.fresh();
-    let now = 1_000_000;
-    const w = new AccountCacheWriter('prod', { table: t, clock: { now: () => now, sleep: systemClock.sleep }, log: silentLogger(), progressIntervalMs: 0 });
-    writers.push(w);
+    const { t, w, clock } = await clockedWriter();
     const scopes = Array.from({ length: 60 }, (_, i) => scope(`ns-${i}`));
     const report = async (changedRv?: string) => {
       const before = tables.meter.snapshot();
@@ -230,39 +236,36 @@ describe('the account cache writer, a quiet account', () => {
     // First: every scope's progress written, a unit each.
     expect(await report()).toBe(60);
     // A minute later the same versions: one small item, and every record as recent as the report.
-    now += 60_000;
+    clock.now += 60_000;
     const quiet = await report();
     expect(quiet).toBeLessThanOrEqual(2);
     const stored = await scopeProgress(t, 'prod');
     expect(stored).toHaveLength(60);
-    expect(new Set(stored.map((p) => p.at))).toEqual(new Set([now]));
+    expect(new Set(stored.map((p) => p.at))).toEqual(new Set([clock.now]));
     // One scope moved on: its record written, the others seen again.
-    now += 60_000;
+    clock.now += 60_000;
     expect(await report('101')).toBeLessThanOrEqual(1 + quiet);
     const after = await scopeProgress(t, 'prod');
-    expect(after.find((p) => p.scope.namespace === 'ns-0')).toMatchObject({ resourceVersion: '101', at: now });
-    expect(after.every((p) => p.at === now)).toBe(true);
+    expect(after.find((p) => p.scope.namespace === 'ns-0')).toMatchObject({ resourceVersion: '101', at: clock.now });
+    expect(after.every((p) => p.at === clock.now)).toBe(true);
   });
 });
 
 describe('the account cache writer, a quiet account of very many scopes', () => {
   it('writes the records again when the versions seen would not fit one item', async () => {
-    const t = await tables.fresh();
-    let now = 1_000_000;
-    const w = new AccountCacheWriter('prod', { table: t, clock: { now: () => now, sleep: systemClock.sleep }, log: silentLogger(), progressIntervalMs: 0 });
-    writers.push(w);
+    const { t, w, clock } = await clockedWriter();
     // Namespaces of random text, which does not compress: more versions than the seen item takes.
     const scopes = Array.from({ length: 8000 }, () => scope(randomBytes(45).toString('base64url').slice(0, 60)));
     const progress = scopes.map((s) => ({ scope: s, resourceVersion: '100', objects: 2 }));
     await w.take(batch({ progress }), 'agent-1', 'https://a:6443');
     await w.idle();
-    now += 60_000;
+    clock.now += 60_000;
     const before = tables.meter.snapshot();
     await w.take(batch({ progress }), 'agent-1', 'https://a:6443');
     await w.idle();
     expect(tables.meter.since(before).writeUnits).toBe(8000);
     const stored = await scopeProgress(t, 'prod');
     expect(stored).toHaveLength(8000);
-    expect(stored.every((p) => p.at === now)).toBe(true);
+    expect(stored.every((p) => p.at === clock.now)).toBe(true);
   });
 });

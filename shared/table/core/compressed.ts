@@ -5,6 +5,13 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 
+/**
+ * The most a value the driver wrote from one agent message may inflate to when read. The message is
+ * bounded (`driver.grpc.maxMessageBytes`), so a read stops past this rather than inflate whatever an
+ * attribute holds.
+ */
+export const MAX_MESSAGE_JSON_BYTES = 64 * 1024 * 1024;
+
 export function compress(value: unknown): Uint8Array {
   return gzipSync(JSON.stringify(value));
 }

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, type GetCommandInput, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableRef } from '../core/client.ts';
-import { compress, decompress } from '../core/compressed.ts';
+import { compress, decompress, MAX_MESSAGE_JSON_BYTES } from '../core/compressed.ts';
 import { cachePk, HEALTH_SK } from './keys.ts';
 
 // The health of an account's cache per kind, as the driver last stored it (`CACHE#<account>` / `HEALTH`).
@@ -31,13 +31,6 @@ export interface CacheHealthRecord {
   kinds: KindHealthRecord[];
 }
 
-/**
- * The most a report's kinds can inflate to when read: what the driver stores came from one agent
- * message, whose size it bounds (`driver.grpc.maxMessageBytes`). A read stops past this rather than
- * inflate whatever the attribute holds.
- */
-const MAX_KINDS_JSON_BYTES = 64 * 1024 * 1024;
-
 export function putCacheHealthParams(tableName: string, account: string, health: CacheHealthRecord): PutCommandInput {
   const { kinds, ...rest } = health;
   return { TableName: tableName, Item: { pk: cachePk(account), sk: HEALTH_SK, ...rest, kindsGzip: compress(kinds) } };
@@ -46,7 +39,7 @@ export function putCacheHealthParams(tableName: string, account: string, health:
 /** The report an item holds, as this version or an earlier one stored it. */
 export function cacheHealthOfItem(item: Record<string, unknown>): CacheHealthRecord {
   const { pk: _pk, sk: _sk, kindsGzip, kinds, ...rest } = item;
-  const list = kindsGzip instanceof Uint8Array ? decompress<KindHealthRecord[]>(kindsGzip, MAX_KINDS_JSON_BYTES) : ((kinds ?? []) as KindHealthRecord[]);
+  const list = kindsGzip instanceof Uint8Array ? decompress<KindHealthRecord[]>(kindsGzip, MAX_MESSAGE_JSON_BYTES) : ((kinds ?? []) as KindHealthRecord[]);
   return { ...(rest as Omit<CacheHealthRecord, 'kinds'>), kinds: list };
 }
 

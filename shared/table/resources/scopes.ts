@@ -1,7 +1,7 @@
 import { DeleteCommand, PutCommand, type DeleteCommandInput, type PutCommandInput, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { BATCH_WRITE_LIMIT, batchWrite } from '../core/batch.ts';
 import type { TableRef } from '../core/client.ts';
-import { compress, decompress } from '../core/compressed.ts';
+import { compress, decompress, MAX_MESSAGE_JSON_BYTES } from '../core/compressed.ts';
 import { queryAll } from '../core/query.ts';
 import { cachePk, progressSk, SCOPES_SEEN_SK, type Scope } from './keys.ts';
 
@@ -87,9 +87,6 @@ export interface SeenVersion {
 /** The seen item's entries, by progress key, at most a few bytes each once compressed. */
 export type ScopesSeen = Record<string, SeenVersion>;
 
-/** Entries of a compressed seen item are at most this much JSON: the cache's scopes are bounded by a message. */
-const MAX_SEEN_JSON_BYTES = 64 * 1024 * 1024;
-
 /**
  * The most the seen item holds, compressed, well inside the table's 400 KB an item. Tens of thousands
  * of scopes (many kinds in hundreds of listed namespaces) could pass it; their versions are then
@@ -116,7 +113,7 @@ export async function putScopesSeen(t: TableRef, account: string, seen: ScopesSe
 export async function scopeProgress(t: TableRef, account: string): Promise<ScopeProgressRecord[]> {
   const items = await queryAll(t, scopeProgressParams(t.tableName, account));
   const seenItem = items.find((i) => i.sk === SCOPES_SEEN_SK);
-  const seen = seenItem?.seenGzip instanceof Uint8Array ? decompress<ScopesSeen>(seenItem.seenGzip, MAX_SEEN_JSON_BYTES) : {};
+  const seen = seenItem?.seenGzip instanceof Uint8Array ? decompress<ScopesSeen>(seenItem.seenGzip, MAX_MESSAGE_JSON_BYTES) : {};
   return items
     .filter((i) => i !== seenItem)
     .map((i) => {
