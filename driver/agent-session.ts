@@ -47,7 +47,13 @@ export class Undecodable {
   }
 }
 
-export type IncomingAgentMessage = AgentMessage__Output | Undecodable;
+/** What the service's deserializer hands on for a message: it, and its size on the wire. */
+export interface DecodedAgentMessage {
+  message: AgentMessage__Output;
+  bytes: number;
+}
+
+export type IncomingAgentMessage = DecodedAgentMessage | Undecodable;
 
 export interface SessionSettings {
   replicaId: string;
@@ -64,6 +70,8 @@ export interface IncomingMessage<K extends HandledKind> {
   /** The message's sequence number; 0 for a message that is not reliable. */
   seq: number;
   body: NonNullable<AgentMessage__Output[K]>;
+  /** Its size on the wire: what holding it until it is handled costs, roughly. */
+  bytes: number;
 }
 
 /**
@@ -272,7 +280,8 @@ export class AgentSession {
       if (env.kind === 'heartbeat') this.#endpoint.send({ kind: 'heartbeatAck', body: { id: env.body.id } });
       return;
     }
-    this.#queue.push(() => this.#process(env));
+    const bytes = raw instanceof Undecodable ? 0 : raw.bytes;
+    this.#queue.push(() => this.#process(env, bytes));
   }
 
   /** The checks that need no I/O, made as the message arrives. */
@@ -280,10 +289,10 @@ export class AgentSession {
     if (raw instanceof Undecodable) throw protocolError('malformed', `undecodable message: ${raw.reason}`);
     let env: AgentEnvelope;
     try {
-      env = parseAgentMessage(raw);
+      env = parseAgentMessage(raw.message);
     } catch (e) {
       // Name the offending reliable message so the agent drops it instead of sending it forever.
-      if (isVendorError(e) && raw.seq > 0) throw protocolError('malformed', e.message, { issues: e.issues, details: { seq: raw.seq } });
+      if (isVendorError(e) && raw.message.seq > 0) throw protocolError('malformed', e.message, { issues: e.issues, details: { seq: raw.message.seq } });
       throw e;
     }
     if (this.#hello === undefined && env.kind !== 'hello') {
@@ -303,7 +312,7 @@ export class AgentSession {
     return env;
   }
 
-  async #process(env: AgentEnvelope): Promise<void> {
+  async #process(env: AgentEnvelope, bytes: number): Promise<void> {
     switch (env.kind) {
       case 'hello':
         return this.#open(env.body);
@@ -313,14 +322,14 @@ export class AgentSession {
       case 'ack':
         return;
       default:
-        return this.#dispatch(env);
+        return this.#dispatch(env, bytes);
     }
   }
 
   /** Hands a message to the handler of its kind; a reliable one is acknowledged once that is done. */
-  async #dispatch(env: Exclude<AgentEnvelope, { kind: 'hello' | 'heartbeat' | 'ack' }>): Promise<void> {
+  async #dispatch(env: Exclude<AgentEnvelope, { kind: 'hello' | 'heartbeat' | 'ack' }>, bytes: number): Promise<void> {
     const kind: HandledKind = env.kind;
-    const handler = this.#deps.handlers[kind] as ((m: { seq: number; body: typeof env.body }, s: AgentSession) => Promise<void | HandledLater> | void | HandledLater) | undefined;
+    const handler = this.#deps.handlers[kind] as ((m: { seq: number; body: typeof env.body; bytes: number }, s: AgentSession) => Promise<void | HandledLater> | void | HandledLater) | undefined;
     if (handler === undefined) {
       throw protocolError('unsupported_message', `${env.kind} is not handled by this driver yet`, {
         details: env.seq > 0 ? { seq: env.seq } : {},
@@ -333,7 +342,7 @@ export class AgentSession {
       }
       return e;
     };
-    const handle = () => this.#untilStored(env.kind, env.seq, () => handler({ seq: env.seq, body: env.body }, this));
+    const handle = () => this.#untilStored(env.kind, env.seq, () => handler({ seq: env.seq, body: env.body, bytes }, this));
     let later: HandledLater | undefined;
     const key = keyOf(env);
     if (key !== undefined) {

@@ -74,4 +74,140 @@ describe('KeyedSerial', () => {
     await expect(failed.done).rejects.toThrow('no');
     await expect(next.done).resolves.toBeUndefined();
   });
+  it('holds a source at its bound of one key while its other keys still get in', async () => {
+    const serial = new KeyedSerial({ running: 1, perSource: 10, perKey: 2 });
+    const log: string[] = [];
+    const source = {};
+    const a1 = task(log, 'a1');
+    await serial.admit(source, 'a', a1.run);
+    await serial.admit(source, 'a', async () => undefined);
+    let third = false;
+    const admitted = serial.admit(source, 'a', async () => undefined).then((r) => ((third = true), r));
+    // Another key of the same source is not held by the full one.
+    await serial.admit(source, 'b', async () => undefined);
+    await turn();
+    expect(third).toBe(false);
+    a1.finish();
+    await (await admitted).done;
+    expect(third).toBe(true);
+  });
+
+  it('grants a source more room past its bound only as `morePerSource` says, asking only then', async () => {
+    let grant = 0;
+    let asked = 0;
+    const serial = new KeyedSerial<{ name: string }>({
+      running: 1,
+      perSource: 2,
+      morePerSource: () => {
+        asked++;
+        return grant;
+      },
+    });
+    const log: string[] = [];
+    const source = { name: 's' };
+    const t1 = task(log, '1');
+    await serial.admit(source, 'a', t1.run);
+    await serial.admit(source, 'b', async () => undefined);
+    expect(asked).toBe(0);
+    let third = false;
+    const admitted = serial.admit(source, 'c', async () => undefined).then((r) => ((third = true), r));
+    await turn();
+    expect(third).toBe(false);
+    expect(asked).toBeGreaterThan(0);
+    // The grant grows (the agent came to hold more): the next check lets it in.
+    grant = 1;
+    t1.finish();
+    await (await admitted).done;
+    expect(third).toBe(true);
+  });
+
+  it('bounds the bytes of a source\'s tasks, and lets one task bigger than the bound in alone', async () => {
+    const serial = new KeyedSerial({ running: 4, perSource: 10, perSourceBytes: 100 });
+    const log: string[] = [];
+    const source = {};
+    const big = task(log, 'big');
+    // Alone, a task past the bound still gets in: otherwise it never would.
+    await serial.admit(source, 'a', big.run, 150);
+    let small = false;
+    const admitted = serial.admit(source, 'b', async () => undefined, 1).then((r) => ((small = true), r));
+    await turn();
+    expect(small).toBe(false);
+    big.finish();
+    await (await admitted).done;
+    expect(small).toBe(true);
+    const t1 = task(log, 't1');
+    await serial.admit(source, 'a', t1.run, 60);
+    await (await serial.admit(source, 'b', async () => undefined, 40)).done;
+    let over = false;
+    const third = serial.admit(source, 'c', async () => undefined, 41).then((r) => ((over = true), r));
+    await turn();
+    expect(over).toBe(false);
+    t1.finish();
+    await (await third).done;
+    expect(over).toBe(true);
+  });
+
+  it('gives a running place up while a task idles, and takes one back before tasks not yet started', async () => {
+    const serial = new KeyedSerial({ running: 1, perSource: 10 });
+    const log: string[] = [];
+    const source = {};
+    let wake!: () => void;
+    const waiting = new Promise<void>((r) => (wake = r));
+    let back!: () => void;
+    const resumed = new Promise<void>((r) => (back = r));
+    const a = await serial.admit(source, 'a', async (slot) => {
+      log.push('a idles');
+      await slot.idle(waiting);
+      log.push('a back');
+      await resumed;
+      log.push('a ends');
+    });
+    await turn();
+    expect(serial.running).toBe(0);
+    const b = task(log, 'b');
+    const c = task(log, 'c');
+    const bDone = await serial.admit(source, 'b', b.run);
+    const cDone = await serial.admit(source, 'c', c.run);
+    await turn();
+    // b has a's place; c waits for one.
+    expect(log).toEqual(['a idles', 'start b']);
+    wake();
+    await turn();
+    // a is back from idling but no place is free yet.
+    expect(log).toEqual(['a idles', 'start b']);
+    b.finish();
+    await bDone.done;
+    await turn();
+    // The place b left goes to a, back from idling, before c.
+    expect(log).toEqual(['a idles', 'start b', 'end b', 'a back']);
+    back();
+    await a.done;
+    await turn();
+    expect(log.at(-1)).toBe('start c');
+    c.finish();
+    await cDone.done;
+    await turn();
+    expect(serial.running).toBe(0);
+    expect(serial.size).toBe(0);
+  });
+
+  it('keeps a key\'s order while its running task idles', async () => {
+    const serial = new KeyedSerial({ running: 2, perSource: 10 });
+    const log: string[] = [];
+    let wake!: () => void;
+    const waiting = new Promise<void>((r) => (wake = r));
+    const first = await serial.admit({}, 'a', async (slot) => {
+      await slot.idle(waiting);
+      log.push('a1');
+    });
+    const second = await serial.admit({}, 'a', async () => {
+      log.push('a2');
+    });
+    await turn();
+    expect(log).toEqual([]);
+    wake();
+    await first.done;
+    await second.done;
+    expect(log).toEqual(['a1', 'a2']);
+  });
 });

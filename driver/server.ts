@@ -99,7 +99,7 @@ function agentServiceDefinition(): ServiceDefinition {
       ...connect,
       requestDeserialize: (bytes: Buffer): IncomingAgentMessage => {
         try {
-          return connect.requestDeserialize(bytes);
+          return { message: connect.requestDeserialize(bytes), bytes: bytes.length };
         } catch (e) {
           return new Undecodable(e instanceof Error ? e.message : 'cannot decode');
         }

@@ -44,9 +44,9 @@ async function setUp() {
   await updateAccount(table, 'prod', 1, { cachingAgentId: 'agent-1', cachingEpoch: 1 }, 1);
   const cache = cacheHandlers({ table, clock: systemClock, log: silentLogger(), writer: { progressIntervalMs: 0 } });
   const h = cache.handlers as Required<typeof cache.handlers>;
-  const ask = (s: AgentSession, queryId: number, cluster = CLUSTER) => h.resumeQuery({ seq: 0, body: { queryId, account: 'prod', cachingEpoch: 1, maxAgeMs: 60_000, cluster } }, s);
+  const ask = (s: AgentSession, queryId: number, cluster = CLUSTER) => h.resumeQuery({ seq: 0, body: { queryId, account: 'prod', cachingEpoch: 1, maxAgeMs: 60_000, cluster }, bytes: 0 }, s);
   const take = async (s: AgentSession, body: ResourceEvents__Output) => {
-    await h.resourceEvents({ seq: 1, body }, s);
+    await h.resourceEvents({ seq: 1, body, bytes: 0 }, s);
     await cache.writer('prod')!.idle();
   };
   return { table, cache, ask, take };
@@ -114,7 +114,7 @@ describe('the resource cache handlers', () => {
     const { table, cache, ask } = await setUp();
     const h = cache.handlers as Required<typeof cache.handlers>;
     const send = async (session: AgentSession, name: string) => {
-      await h.resourceEvents({ seq: 1, body: events(name, '10', 0) }, session);
+      await h.resourceEvents({ seq: 1, body: events(name, '10', 0), bytes: 0 }, session);
       await cache.writer('prod')?.idle();
     };
     const names = async () => (await listResources(table, 'prod', {}, 10)).items.map((i) => i.name);
@@ -150,7 +150,7 @@ describe('the resource cache handlers', () => {
     try {
       // Past the table's key, as only a message the protocol's check did not see could be.
       const body = events('n'.repeat(1100), '1', 0);
-      await (cache.handlers as Required<typeof cache.handlers>).resourceEvents({ seq: 1, body: { ...body, progress: [] } }, stream('s-1').session);
+      await (cache.handlers as Required<typeof cache.handlers>).resourceEvents({ seq: 1, body: { ...body, progress: [] }, bytes: 0 }, stream('s-1').session);
       await cache.writer('prod')!.idle();
       const dropped = await metrics.registry.getSingleMetric('vendor_driver_resource_writes_dropped_total')?.get();
       expect(dropped?.values.map((v) => [v.labels.write, v.value])).toEqual([['object', 1]]);

@@ -7,12 +7,11 @@
  */
 import type { DriverModuleFactory } from '../handlers.ts';
 import { cacheHandlers, type CacheHandlerDeps, type CacheHandlers } from './handlers.ts';
-import type { KeyedSerialOptions } from '../keyed-serial.ts';
-import { perAccountHandlers } from './per-account.ts';
+import { perAccountHandlers, type PerAccountLimits } from './per-account.ts';
 
 export type ResourcesModuleOptions = Omit<CacheHandlerDeps, 'table' | 'clock' | 'log'> & {
   /** How many cache messages run at once, over every account and per stream (`PER_ACCOUNT_DEFAULTS`). */
-  perAccount?: KeyedSerialOptions;
+  perAccount?: PerAccountLimits;
 };
 
 /** The resources module with options (tests, benchmarks); `built` gets its handlers once the driver makes it. */

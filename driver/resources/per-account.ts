@@ -18,20 +18,36 @@ import type { Logger } from '../../shared/log.ts';
 import type { AgentSession } from '../agent-session.ts';
 import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from '../backoff.ts';
 import type { AgentMessageHandler, AgentMessageHandlers, HandledLater, IncomingMessage } from '../handlers.ts';
-import { KeyedSerial, type KeyedSerialOptions } from '../keyed-serial.ts';
+import { KeyedSerial, type KeyedSerialOptions, type Slot } from '../keyed-serial.ts';
 
-/** Cache messages running at once over every account, and waiting or running per stream. */
-export const PER_ACCOUNT_DEFAULTS: KeyedSerialOptions = { running: 32, perSource: 64 };
+/**
+ * The bounds of the cache messages (docs/cache.md#the-drivers-side): `running` at once over every
+ * stream; per stream, `perStream` waiting or running plus `perHolding` for each account its agent
+ * caches as the account item confirms (not as the agent announces), at most `perAccount` of one
+ * account, and at most `streamBytes` of them on the wire. An agent
+ * keeps at most 4 batches of an account unacknowledged (agent/resources/batcher.ts), so accounts
+ * stuck behind their table partitions fill their own share and the stream goes on being read for
+ * the others; an agent that sends more of one account than `perAccount` stops its own stream only.
+ */
+export interface PerAccountLimits {
+  running: number;
+  perStream: number;
+  perHolding: number;
+  perAccount: number;
+  streamBytes: number;
+}
+
+export const PER_ACCOUNT_DEFAULTS: PerAccountLimits = { running: 32, perStream: 64, perHolding: 8, perAccount: 8, streamBytes: 64 * 1024 * 1024 };
 
 type CacheKind = 'resourceEvents' | 'resumeQuery' | 'podMetrics';
 
 export function perAccountHandlers(
   handlers: Pick<AgentMessageHandlers, CacheKind>,
-  deps: { clock: Clock; log: Logger; limits?: KeyedSerialOptions },
+  deps: { clock: Clock; log: Logger; limits?: PerAccountLimits },
 ): Pick<AgentMessageHandlers, CacheKind> {
-  const serial = new KeyedSerial(deps.limits ?? PER_ACCOUNT_DEFAULTS);
+  const serial = new KeyedSerial<AgentSession>(serialOptions(deps.limits ?? PER_ACCOUNT_DEFAULTS));
 
-  const run = async <K extends CacheKind>(kind: K, handler: AgentMessageHandler<K>, message: IncomingMessage<K>, session: AgentSession): Promise<void> => {
+  const run = async <K extends CacheKind>(kind: K, handler: AgentMessageHandler<K>, message: IncomingMessage<K>, session: AgentSession, slot: Slot): Promise<void> => {
     const backoff = storeBackoff(100, STORE_BACKOFF_MAX_MS);
     for (;;) {
       if (!session.open) throw new VendorError('unavailable', 'the agent stream has ended');
@@ -44,7 +60,8 @@ export function perAccountHandlers(
         if (backoff.failures === 1) {
           deps.log.warn({ sessionId: session.id, agentId: session.agentId, account: message.body.account, kind, err: e instanceof Error ? e.message : e }, 'the table is not answering: the message waits');
         }
-        await deps.clock.sleep(waitMs);
+        // Waiting out the backoff holds no running place: other accounts' messages run meanwhile.
+        await slot.idle(deps.clock.sleep(waitMs));
       }
     }
   };
@@ -52,7 +69,7 @@ export function perAccountHandlers(
   const keyed = <K extends CacheKind>(kind: K, key: (account: string) => string): AgentMessageHandler<K> | undefined => {
     const handler = handlers[kind] as AgentMessageHandler<K> | undefined;
     if (handler === undefined) return undefined;
-    return (message, session): Promise<HandledLater> => serial.admit(session, key(message.body.account), () => run(kind, handler, message, session));
+    return (message, session): Promise<HandledLater> => serial.admit(session, key(message.body.account), (slot) => run(kind, handler, message, session, slot), message.bytes);
   };
 
   const out: Pick<AgentMessageHandlers, CacheKind> = {};
@@ -64,4 +81,21 @@ export function perAccountHandlers(
   if (resume !== undefined) out.resumeQuery = resume;
   if (metrics !== undefined) out.podMetrics = metrics;
   return out;
+}
+
+function serialOptions(limits: PerAccountLimits): KeyedSerialOptions<AgentSession> {
+  return {
+    running: limits.running,
+    perSource: limits.perStream,
+    morePerSource: (session) => limits.perHolding * cachedBy(session),
+    perKey: limits.perAccount,
+    perSourceBytes: limits.streamBytes,
+  };
+}
+
+/** Accounts the stream's agent caches, confirmed by their items. */
+function cachedBy(session: AgentSession): number {
+  let n = 0;
+  for (const h of session.holdings.values()) if (h.caching && h.state === 'held') n++;
+  return n;
 }

@@ -7,7 +7,7 @@
  */
 import { DriverConnection } from '../../agent/connection/connection.ts';
 import { silentLogger } from '../../shared/log.ts';
-import type { ResourceEvents, ResumeInfo__Output, ScopeProgress } from '../../shared/protocol/messages.ts';
+import type { ResourceChange, ResourceEvents, ResumeInfo__Output, ScopeProgress } from '../../shared/protocol/messages.ts';
 
 export interface ProtocolAgentOptions {
   /** The driver address (`host:port`). */
@@ -96,6 +96,12 @@ export class ProtocolAgent {
   /** Sends cache progress for `account` as its caching agent, made under the resume answer `queryId`. */
   progress(account: string, queryId: number, progress: ScopeProgress[]): Promise<void> {
     const body: ResourceEvents = { account, cachingEpoch: this.#held.get(account)?.cachingEpoch ?? 0, progress, resumeQueryId: queryId };
+    return this.connection.respond({ kind: 'resourceEvents', body });
+  }
+
+  /** Sends changes of `account` as its caching agent, at the caching epoch held; resolves once the driver acknowledged them. */
+  changes(account: string, changes: ResourceChange[]): Promise<void> {
+    const body: ResourceEvents = { account, cachingEpoch: this.#held.get(account)?.cachingEpoch ?? 0, changes };
     return this.connection.respond({ kind: 'resourceEvents', body });
   }
 

@@ -1,0 +1,105 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { ResourceChange } from '../../shared/protocol/messages.ts';
+import { createDocumentClient } from '../../shared/table/core/client.ts';
+import { listResources } from '../../shared/table/resources/objects.ts';
+import { AGENT_TOKEN, useAccountsWorld } from '../../test/support/accounts-world.ts';
+import { ProtocolAgent } from '../../test/support/protocol-agent.ts';
+import { PER_ACCOUNT_DEFAULTS } from './per-account.ts';
+
+const world = useAccountsWorld();
+const WAIT = { timeout: 60_000, interval: 50 };
+/** More accounts than cache messages run at once (`running`), so a running place each would stop the rest. */
+const STUCK = PER_ACCOUNT_DEFAULTS.running + 8;
+const stuck = Array.from({ length: STUCK }, (_, i) => `stuck-${String(i).padStart(2, '0')}`);
+const names = [...stuck, 'quick'];
+
+function change(name: string, rv: number): ResourceChange {
+  return { group: '', kind: 'ConfigMap', namespace: 'a', name, resourceVersion: String(rv), deleted: false, object: JSON.stringify({ metadata: { name, resourceVersion: String(rv) } }) };
+}
+
+/**
+ * The world's table with the account reads of the stuck accounts held until `release()`, or refused
+ * as throttled while `throttled` is set, from the moment `trouble` is set: their table partitions in
+ * trouble, every other account's fine.
+ */
+async function troubledTable() {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const state = { trouble: new Set<string>(), throttled: false, held: 0, refused: 0 };
+  // A client of its own, not a view of the world's: the driver adds its own middleware to it.
+  const endpoint = await world.table.client.config.endpoint?.();
+  if (endpoint === undefined) throw new Error('the table client has no endpoint');
+  const client = createDocumentClient({ endpoint: `${endpoint.protocol}//${endpoint.hostname}:${endpoint.port ?? 80}`, region: 'local', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+  world.onReset(() => client.destroy());
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (state.trouble.size > 0 && context.commandName === 'GetItemCommand') {
+        const key = JSON.stringify((args.input as { Key?: unknown }).Key);
+        if ([...state.trouble].some((name) => key.includes(name))) {
+          if (state.throttled) {
+            state.refused++;
+            throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException', $fault: 'client' });
+          }
+          state.held++;
+          await released;
+        }
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'troubledPartitions' },
+  );
+  return { table: { client, tableName: world.table.tableName }, state, release };
+}
+
+/** A driver and one agent of zone `z` that caches every account of the world. */
+async function setUp() {
+  await world.fresh(names.map((name) => ({ name })));
+  const troubled = await troubledTable();
+  const driver = await world.driver({ table: troubled.table });
+  const agent = new ProtocolAgent({ target: `127.0.0.1:${driver.port}`, agentId: 'a1', zone: 'z', token: AGENT_TOKEN });
+  world.onReset(() => agent.stop());
+  expect((await world.call('POST', '/vendor/accounts', names.map((name) => ({ name, zoneId: 'z' })))).status).toBe(200);
+  expect((await world.call('PATCH', '/vendor/accounts', names.map((name) => ({ name, state: 'ACTIVE' })))).status).toBe(200);
+  await vi.waitFor(() => expect(agent.caching().sort()).toEqual([...names].sort()), WAIT);
+  await vi.waitFor(async () => expect(await world.confirmedBy(names, 1)).toHaveLength(names.length), WAIT);
+  const stored = async (account: string) => (await listResources(world.table, account, {}, 10)).items.map((i) => `${i.name}@${i.resourceVersion}`);
+  return { agent, troubled, stored };
+}
+
+describe('cache messages of accounts stuck behind their table partitions (docs/cache.md#the-drivers-side)', () => {
+  it('leave the stream read for the other accounts while each stuck account fills only its own share', async () => {
+    const { agent, troubled, stored } = await setUp();
+    // Accounts each with the four batches an agent keeps unacknowledged at most: more messages than the
+    // stream's base bound, fewer accounts than the running places.
+    const some = stuck.slice(0, 20);
+    expect(some.length * 4).toBeGreaterThan(PER_ACCOUNT_DEFAULTS.perStream);
+    expect(some.length).toBeLessThan(PER_ACCOUNT_DEFAULTS.running);
+    for (const name of some) troubled.state.trouble.add(name);
+    const pending = some.flatMap((name) => [1, 2, 3, 4].map((rv) => agent.changes(name, [change('cm', rv)])));
+    await vi.waitFor(() => expect(troubled.state.held).toBe(some.length), WAIT);
+    // The stream goes on: quick's batch is taken, stored and acknowledged while the others wait.
+    await agent.changes('quick', [change('cm', 1)]);
+    // Acknowledged once the writer holds it; written a moment later.
+    await vi.waitFor(async () => expect(await stored('quick')).toEqual(['cm@1']), WAIT);
+    expect(await stored(some[0]!)).toEqual([]);
+    expect(troubled.state.held).toBe(some.length);
+    troubled.release();
+    await Promise.all(pending);
+    for (const name of some) await vi.waitFor(async () => expect(await stored(name)).toEqual(['cm@4']), WAIT);
+  }, 120_000);
+
+  it('let other accounts run while more accounts than the running places wait out a throttled table', async () => {
+    const { agent, troubled, stored } = await setUp();
+    troubled.state.throttled = true;
+    troubled.release();
+    for (const name of stuck) troubled.state.trouble.add(name);
+    const pending = stuck.map((name) => agent.changes(name, [change('cm', 1)]));
+    // Every stuck account has been refused once: each is in its backoff.
+    await vi.waitFor(() => expect(troubled.state.refused).toBeGreaterThanOrEqual(STUCK), WAIT);
+    await agent.changes('quick', [change('cm', 1)]);
+    await vi.waitFor(async () => expect(await stored('quick')).toEqual(['cm@1']), WAIT);
+    troubled.state.trouble.clear();
+    await Promise.all(pending);
+    for (const name of stuck) await vi.waitFor(async () => expect(await stored(name)).toEqual(['cm@1']), WAIT);
+  }, 120_000);
+});
