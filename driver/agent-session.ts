@@ -2,8 +2,9 @@
  * One agent's stream on this driver: hello and welcome, heartbeats and the lease, sequence numbers
  * and acknowledgements, and the hand-off of every other message to the handler registered for its
  * kind (driver/handlers.ts). Messages are processed one at a time in arrival order, except those
- * about one account each (`keyOf`), which run side by side, in order per account (driver/keyed-serial.ts),
- * and those a handler takes off the stream to finish later (`HandledLater`); each is acknowledged once
+ * about one account each (`keyOf`: answers to assignments, operation results), which run side by side,
+ * in order per account (driver/keyed-serial.ts), and those a handler takes off the stream to finish
+ * later (`HandledLater`); a cache message waits for its own account's keyed messages only. Each is acknowledged once
  * done, ahead of earlier ones still running (`acked_ahead`, docs/protocol.md section 3). The receive
  * time that judges the lease is taken as each message arrives, so a slow table never makes a live
  * agent look dead.
@@ -87,10 +88,21 @@ export interface HandledLater {
 /** Messages about one account each, handled concurrently at most this many per stream. */
 const KEYED_IN_FLIGHT = 32;
 
-/** The key a message kind's handling is ordered by, for kinds whose messages each concern one account only. */
+/**
+ * The key a message kind's handling is ordered by, for kinds the session runs side by side, in order
+ * per account: an agent's answers to assignments and its operation results each concern one account,
+ * and one account's slow table write holds back no other account's.
+ */
 function keyOf(env: AgentEnvelope): string | undefined {
-  return env.kind === 'assignmentResult' ? `account:${env.body.account}` : undefined;
+  return env.kind === 'assignmentResult' || env.kind === 'operationResult' ? accountKey(env.body.account) : undefined;
 }
+
+/** The account a message of another kind concerns: it waits for that account's keyed messages before it only. */
+function accountOf(env: AgentEnvelope): string | undefined {
+  return env.kind === 'resourceEvents' || env.kind === 'resumeQuery' || env.kind === 'podMetrics' ? env.body.account : undefined;
+}
+
+const accountKey = (account: string) => `account:${account}`;
 
 /** How a module handles one kind (driver/handlers.ts). */
 export type AgentMessageHandler<K extends HandledKind> = (message: IncomingMessage<K>, session: AgentSession) => Promise<void | HandledLater> | void | HandledLater;
@@ -133,7 +145,7 @@ export class AgentSession {
   /** Messages of this stream about one account each, run side by side (`keyOf`). */
   readonly #keyed = new KeyedSerial({ running: KEYED_IN_FLIGHT, perSource: KEYED_IN_FLIGHT });
   /** Those of them not yet done: a message of another kind waits for them. */
-  readonly #keyedInFlight = new Set<Promise<void>>();
+  readonly #keyedInFlight = new Map<string, Set<Promise<void>>>();
   readonly #stop = new AbortController();
   #hello: Hello__Output | undefined;
   #record: SessionRecord | undefined;
@@ -353,11 +365,24 @@ export class AgentSession {
         if (own) await own.done;
       });
       const done = later.done.catch(() => undefined);
-      this.#keyedInFlight.add(done);
-      void done.then(() => this.#keyedInFlight.delete(done));
+      let inFlight = this.#keyedInFlight.get(key);
+      if (inFlight === undefined) this.#keyedInFlight.set(key, (inFlight = new Set()));
+      inFlight.add(done);
+      const own = inFlight;
+      void done.then(() => {
+        own.delete(done);
+        if (own.size === 0 && this.#keyedInFlight.get(key) === own) this.#keyedInFlight.delete(key);
+      });
     } else {
-      // A message of another kind sees every keyed message before it done.
-      while (this.#keyedInFlight.size > 0) await Promise.all(this.#keyedInFlight);
+      // A message of another kind sees the keyed messages before it of its account done (an account's
+      // cache data after the answer that confirmed the account), or all of them when it names none.
+      const account = accountOf(env);
+      if (account === undefined) {
+        while (this.#keyedInFlight.size > 0) await Promise.all([...this.#keyedInFlight.values()].flatMap((set) => [...set]));
+      } else {
+        const key = accountKey(account);
+        for (let set = this.#keyedInFlight.get(key); set !== undefined && set.size > 0; set = this.#keyedInFlight.get(key)) await Promise.all(set);
+      }
       try {
         later = (await handle()) ?? undefined;
       } catch (e) {

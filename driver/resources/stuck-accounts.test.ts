@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ResourceChange } from '../../shared/protocol/messages.ts';
-import { createDocumentClient } from '../../shared/table/core/client.ts';
 import { listResources } from '../../shared/table/resources/objects.ts';
 import { AGENT_TOKEN, useAccountsWorld } from '../../test/support/accounts-world.ts';
 import { ProtocolAgent } from '../../test/support/protocol-agent.ts';
+import { troubledTable } from '../../test/support/troubled-table.ts';
 import { PER_ACCOUNT_DEFAULTS } from './per-account.ts';
 
 const world = useAccountsWorld();
@@ -17,44 +17,11 @@ function change(name: string, rv: number): ResourceChange {
   return { group: '', kind: 'ConfigMap', namespace: 'a', name, resourceVersion: String(rv), deleted: false, object: JSON.stringify({ metadata: { name, resourceVersion: String(rv) } }) };
 }
 
-/**
- * The world's table with the account reads of the stuck accounts held until `release()`, or refused
- * as throttled while `throttled` is set, from the moment `trouble` is set: their table partitions in
- * trouble, every other account's fine.
- */
-async function troubledTable() {
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  const state = { trouble: new Set<string>(), throttled: false, held: 0, refused: 0 };
-  // A client of its own, not a view of the world's: the driver adds its own middleware to it.
-  const endpoint = await world.table.client.config.endpoint?.();
-  if (endpoint === undefined) throw new Error('the table client has no endpoint');
-  const client = createDocumentClient({ endpoint: `${endpoint.protocol}//${endpoint.hostname}:${endpoint.port ?? 80}`, region: 'local', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
-  world.onReset(() => client.destroy());
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (state.trouble.size > 0 && context.commandName === 'GetItemCommand') {
-        const key = JSON.stringify((args.input as { Key?: unknown }).Key);
-        if ([...state.trouble].some((name) => key.includes(name))) {
-          if (state.throttled) {
-            state.refused++;
-            throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException', $fault: 'client' });
-          }
-          state.held++;
-          await released;
-        }
-      }
-      return next(args);
-    },
-    { step: 'initialize', name: 'troubledPartitions' },
-  );
-  return { table: { client, tableName: world.table.tableName }, state, release };
-}
-
 /** A driver and one agent of zone `z` that caches every account of the world. */
 async function setUp() {
   await world.fresh(names.map((name) => ({ name })));
-  const troubled = await troubledTable();
+  const troubled = await troubledTable(world.table);
+  world.onReset(() => troubled.close());
   const driver = await world.driver({ table: troubled.table });
   const agent = new ProtocolAgent({ target: `127.0.0.1:${driver.port}`, agentId: 'a1', zone: 'z', token: AGENT_TOKEN });
   world.onReset(() => agent.stop());

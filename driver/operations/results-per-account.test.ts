@@ -1,0 +1,44 @@
+import { describe, expect, it, vi } from 'vitest';
+import { AGENT_TOKEN, useAccountsWorld } from '../../test/support/accounts-world.ts';
+import { finished, getOperation, submitOperation } from '../../test/support/operations.ts';
+import { ProtocolAgent } from '../../test/support/protocol-agent.ts';
+import { troubledTable } from '../../test/support/troubled-table.ts';
+
+const world = useAccountsWorld();
+const WAIT = { timeout: 60_000, interval: 50 };
+const names = ['slow-acct', 'quick-acct'];
+const deploy = (name: string) => ({ action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { v: '1' } }] });
+
+describe("an agent's operation results, per account (docs/protocol.md, the driver's modules)", () => {
+  it("record one account's result and take its cache data while another account's result waits for the table", async () => {
+    await world.fresh(names.map((name) => ({ name })));
+    const troubled = await troubledTable(world.table);
+    world.onReset(() => troubled.close());
+    const driver = await world.driver({ table: troubled.table });
+    const agent = new ProtocolAgent({ target: `127.0.0.1:${driver.port}`, agentId: 'a1', zone: 'z', token: AGENT_TOKEN });
+    world.onReset(() => agent.stop());
+    expect((await world.call('POST', '/vendor/accounts', names.map((name) => ({ name, zoneId: 'z' })))).status).toBe(200);
+    expect((await world.call('PATCH', '/vendor/accounts', names.map((name) => ({ name, state: 'ACTIVE' })))).status).toBe(200);
+    await vi.waitFor(async () => expect(await world.confirmedBy(names, 1)).toHaveLength(names.length), WAIT);
+
+    // The driver's check that the stream may report for slow-acct reads its account item: held.
+    troubled.state.trouble.add('slow-acct');
+    const slow = await submitOperation(world.app, 'slow-acct', deploy('slow'));
+    expect(slow.status).toBe(202);
+    const slowId = slow.json.id as string;
+    await vi.waitFor(() => expect(agent.operations.has(slowId)).toBe(true), WAIT);
+    await vi.waitFor(() => expect(troubled.state.held).toBe(1), WAIT);
+
+    // The result of quick-acct, sent after, is recorded meanwhile.
+    const quick = await submitOperation(world.app, 'quick-acct', deploy('quick'));
+    expect(quick.status).toBe(202);
+    expect((await finished(world.app, quick.json.id as string, 60)).state).toBe('SUCCEEDED');
+    expect((await getOperation(world.app, slowId)).state).not.toBe('SUCCEEDED');
+    // And quick-acct's cache data is taken: it waits for its own account's results only.
+    await agent.changes('quick-acct', [{ group: '', kind: 'ConfigMap', namespace: 'default', name: 'quick', resourceVersion: '1', deleted: false, object: '{"metadata":{"name":"quick","resourceVersion":"1"}}' }]);
+    expect(troubled.state.held).toBe(1);
+
+    troubled.release();
+    expect((await finished(world.app, slowId, 60)).state).toBe('SUCCEEDED');
+  }, 120_000);
+});
