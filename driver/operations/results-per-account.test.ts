@@ -1,8 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { AGENT_TOKEN, useAccountsWorld } from '../../test/support/accounts-world.ts';
+import { useAccountsWorld } from '../../test/support/accounts-world.ts';
 import { finished, getOperation, submitOperation } from '../../test/support/operations.ts';
-import { ProtocolAgent } from '../../test/support/protocol-agent.ts';
-import { troubledTable } from '../../test/support/troubled-table.ts';
+import { troubledWorld } from '../../test/support/troubled-table.ts';
 
 const world = useAccountsWorld();
 const WAIT = { timeout: 60_000, interval: 50 };
@@ -11,15 +10,7 @@ const deploy = (name: string) => ({ action: 'deploy', manifests: [{ apiVersion: 
 
 describe("an agent's operation results, per account (docs/protocol.md, the driver's modules)", () => {
   it("record one account's result and take its cache data while another account's result waits for the table", async () => {
-    await world.fresh(names.map((name) => ({ name })));
-    const troubled = await troubledTable(world.table);
-    world.onReset(() => troubled.close());
-    const driver = await world.driver({ table: troubled.table });
-    const agent = new ProtocolAgent({ target: `127.0.0.1:${driver.port}`, agentId: 'a1', zone: 'z', token: AGENT_TOKEN });
-    world.onReset(() => agent.stop());
-    expect((await world.call('POST', '/vendor/accounts', names.map((name) => ({ name, zoneId: 'z' })))).status).toBe(200);
-    expect((await world.call('PATCH', '/vendor/accounts', names.map((name) => ({ name, state: 'ACTIVE' })))).status).toBe(200);
-    await vi.waitFor(async () => expect(await world.confirmedBy(names, 1)).toHaveLength(names.length), WAIT);
+    const { troubled, agent } = await troubledWorld(world, names);
 
     // The driver's check that the stream may report for slow-acct reads its account item: held.
     troubled.state.trouble.add('slow-acct');

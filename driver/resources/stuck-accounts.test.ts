@@ -1,9 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ResourceChange } from '../../shared/protocol/messages.ts';
 import { listResources } from '../../shared/table/resources/objects.ts';
-import { AGENT_TOKEN, useAccountsWorld } from '../../test/support/accounts-world.ts';
-import { ProtocolAgent } from '../../test/support/protocol-agent.ts';
-import { troubledTable } from '../../test/support/troubled-table.ts';
+import { useAccountsWorld } from '../../test/support/accounts-world.ts';
+import { troubledWorld } from '../../test/support/troubled-table.ts';
 import { PER_ACCOUNT_DEFAULTS } from './per-account.ts';
 
 const world = useAccountsWorld();
@@ -17,18 +16,9 @@ function change(name: string, rv: number): ResourceChange {
   return { group: '', kind: 'ConfigMap', namespace: 'a', name, resourceVersion: String(rv), deleted: false, object: JSON.stringify({ metadata: { name, resourceVersion: String(rv) } }) };
 }
 
-/** A driver and one agent of zone `z` that caches every account of the world. */
+/** The world, its troubled table and one agent caching every account. */
 async function setUp() {
-  await world.fresh(names.map((name) => ({ name })));
-  const troubled = await troubledTable(world.table);
-  world.onReset(() => troubled.close());
-  const driver = await world.driver({ table: troubled.table });
-  const agent = new ProtocolAgent({ target: `127.0.0.1:${driver.port}`, agentId: 'a1', zone: 'z', token: AGENT_TOKEN });
-  world.onReset(() => agent.stop());
-  expect((await world.call('POST', '/vendor/accounts', names.map((name) => ({ name, zoneId: 'z' })))).status).toBe(200);
-  expect((await world.call('PATCH', '/vendor/accounts', names.map((name) => ({ name, state: 'ACTIVE' })))).status).toBe(200);
-  await vi.waitFor(() => expect(agent.caching().sort()).toEqual([...names].sort()), WAIT);
-  await vi.waitFor(async () => expect(await world.confirmedBy(names, 1)).toHaveLength(names.length), WAIT);
+  const { troubled, agent } = await troubledWorld(world, names);
   const stored = async (account: string) => (await listResources(world.table, account, {}, 10)).items.map((i) => `${i.name}@${i.resourceVersion}`);
   return { agent, troubled, stored };
 }

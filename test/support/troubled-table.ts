@@ -6,6 +6,8 @@
  * the client it is given.
  */
 import { createDocumentClient, type TableRef } from '../../shared/table/core/client.ts';
+import { AGENT_TOKEN, type AccountsWorld } from './accounts-world.ts';
+import { ProtocolAgent } from './protocol-agent.ts';
 
 export interface TroubledTable {
   table: TableRef;
@@ -40,4 +42,35 @@ export async function troubledTable(t: TableRef): Promise<TroubledTable> {
     { step: 'initialize', name: 'troubledPartitions' },
   );
   return { table: { client, tableName: t.tableName }, state, release, close: () => client.destroy() };
+}
+
+/**
+ * A fresh world with `names` driver-defined, a driver on a troubled client of its table, and one
+ * protocol agent of zone `z` that holds and caches every account, all ACTIVE and confirmed.
+ */
+export async function troubledWorld(world: AccountsWorld, names: readonly string[]): Promise<{ troubled: TroubledTable; agent: ProtocolAgent }> {
+  await world.fresh(names.map((name) => ({ name })));
+  const troubled = await troubledTable(world.table);
+  world.onReset(() => troubled.close());
+  const driver = await world.driver({ table: troubled.table });
+  const agent = new ProtocolAgent({ target: `127.0.0.1:${driver.port}`, agentId: 'a1', zone: 'z', token: AGENT_TOKEN });
+  world.onReset(() => agent.stop());
+  for (const [method, body] of [
+    ['POST', names.map((name) => ({ name, zoneId: 'z' }))],
+    ['PATCH', names.map((name) => ({ name, state: 'ACTIVE' }))],
+  ] as const) {
+    const answer = await world.call(method, '/vendor/accounts', body);
+    if (answer.status !== 200) throw new Error(`${method} /vendor/accounts: ${answer.status} ${JSON.stringify(answer.json)}`);
+  }
+  const want = [...names].sort().join();
+  await until(async () => agent.caching().sort().join() === want && (await world.confirmedBy(names, 1)).length === names.length, 'the agent to hold and cache every account');
+  return { troubled, agent };
+}
+
+async function until(check: () => Promise<boolean>, what: string, limitMs = 60_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
