@@ -28,8 +28,9 @@ export default defineConfig({
     reporters: ['default', './test/summary-reporter.ts'],
     // Without durations from an earlier run, the suites of test/ and bench/ first (test/sequencer.ts).
     sequence: { sequencer: Sequencer },
-    // Each file gets back the environment the worker had before it (test/setup/environment.ts).
-    setupFiles: ['./test/setup/environment.ts'],
+    // Each file gets back the environment the worker had before it (test/setup/environment.ts), and
+    // fails if it leaves a worker thread or message port open (test/setup/threads.ts).
+    setupFiles: ['./test/setup/environment.ts', './test/setup/threads.ts'],
     projects: [
       {
         extends: true,

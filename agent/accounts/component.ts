@@ -1,11 +1,13 @@
 /**
  * The account holder as a component (holder.ts): it takes the driver's work from the connection,
  * connects each account's cluster with the agent's `kubernetes.*` settings and secret resolver,
- * and stops every worker when the agent stops, before the connection flushes what they sent.
+ * and stops every worker when the agent stops, before the connection flushes what they sent, and
+ * then the decoding threads its cache workers shared.
  */
 import type { ComponentFactory } from '../component.ts';
 import { driverLink } from '../connection/link.ts';
 import { setCacheStateSource } from '../observability/cache-state.ts';
+import { closeDecoderOf } from '../resources/decoder.ts';
 import { AccountHolder } from './holder.ts';
 import type { AccountWorkerFactory } from './account-worker.ts';
 import { ACCOUNT_WORKERS } from './workers.ts';
@@ -43,6 +45,8 @@ export const accountHolderWith = (factories: readonly AccountWorkerFactory[]): C
       link.handler = undefined;
       setCacheStateSource(ctx, undefined);
       await holder.stop();
+      // The cache workers, all stopped now, shared the agent's decoding threads.
+      await closeDecoderOf(ctx);
     },
     async onConfigChange(change) {
       if (change.sections.includes('kubernetes.assignedAccounts')) await holder.recheckAssigned();

@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../test/support/manual-clock.ts';
+import { startTestProxy, type TestProxy } from '../../test/support/proxy.ts';
 import { Harness, plain } from '../../test/connection-harness.ts';
 import { channelOptions } from './channel.ts';
 
@@ -35,43 +34,34 @@ describe('channelOptions', () => {
 
 describe('agent connection and the proxy environment', () => {
   const h = new Harness();
-  let proxy: Server | undefined;
+  let proxy: TestProxy | undefined;
   const saved = { http_proxy: process.env['http_proxy'], no_proxy: process.env['no_proxy'] };
   afterEach(async () => {
     await h.cleanup();
-    proxy?.close();
+    await proxy?.close();
+    proxy = undefined;
     for (const [k, v] of Object.entries(saved)) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
   });
 
-  /** A "proxy" that only counts the connections made to it and answers none. */
-  async function countingProxy(): Promise<{ port: number; connections: () => number }> {
-    let count = 0;
-    const server = createServer((socket) => {
-      count++;
-      socket.destroy();
-    });
-    proxy = server;
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    return { port: (server.address() as AddressInfo).port, connections: () => count };
-  }
-
+  // The proxy forwards, so both dials succeed. A dial that fails would leave its closed client one
+  // more attempt about a second later (@grpc/grpc-js 1.14 does not stop a released subchannel's
+  // backoff), at a proxy already gone, logged in whatever file the worker runs next.
   it('goes through http_proxy by default and straight to the driver with noProxy', async () => {
-    const p = await countingProxy();
-    process.env['http_proxy'] = `http://127.0.0.1:${p.port}`;
+    proxy = await startTestProxy();
+    process.env['http_proxy'] = proxy.url;
     delete process.env['no_proxy'];
     const { driver } = await h.driver();
+    const target = `127.0.0.1:${driver.port}`;
 
     const proxied = h.agent(plain(driver.port), { clock: new ManualClock(), agentId: 'proxied' });
-    await vi.waitFor(() => expect(proxied.states).toHaveLength(1), WAIT);
-    expect(proxied.connectedCount()).toBe(0);
-    const viaProxy = p.connections();
-    expect(viaProxy).toBeGreaterThan(0);
+    await vi.waitFor(() => expect(proxied.connectedCount()).toBe(1), WAIT);
+    expect(proxy.seen).toEqual([target]);
 
     const direct = h.agent(plain(driver.port, { noProxy: true }), { clock: new ManualClock(), agentId: 'direct' });
     await vi.waitFor(() => expect(direct.connectedCount()).toBe(1), WAIT);
-    expect(p.connections()).toBe(viaProxy);
+    expect(proxy.seen).toEqual([target]);
   });
 });

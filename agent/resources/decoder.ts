@@ -176,3 +176,13 @@ export function decoderOf(owner: object, threads = defaultDecoderThreads()): Dec
   if (d === undefined) decoders.set(owner, (d = threads > 0 ? threadDecoder(threads) : inlineDecoder));
   return d;
 }
+
+/**
+ * Closes the decoder of `owner`, if it has one: its threads end now rather than after
+ * `THREAD_IDLE_MS` idle, which would outlive the agent that used them. A later `decoderOf` makes another.
+ */
+export async function closeDecoderOf(owner: object): Promise<void> {
+  const d = decoders.get(owner);
+  decoders.delete(owner);
+  await d?.close();
+}

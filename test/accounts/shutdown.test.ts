@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { AccountWorkerFactory } from '../../agent/accounts/account-worker.ts';
+import { decoderOf } from '../../agent/resources/decoder.ts';
 import { accountsModule } from '../../driver/accounts/module.ts';
 import type { DriverModuleFactory } from '../../driver/handlers.ts';
 import { WAIT, useAccountsWorld } from '../support/accounts-world.ts';
 
 const world = useAccountsWorld();
-
 
 describe('an agent stopping', () => {
   it('stops its workers first, delivers what they sent while stopping, then closes the stream', async () => {
@@ -35,5 +35,24 @@ describe('an agent stopping', () => {
     await vi.waitFor(() => expect(events).toContain('stream of a1 ended'), WAIT);
     expect(events).toEqual(['worker of prod stopping', 'driver got op-1 from a1', 'stream of a1 ended']);
     expect(agent.logs().some((l) => l['msg'] === 'agent stopped')).toBe(true);
+  });
+
+  it('ends the decoding threads its caches shared', async () => {
+    world.kube.store.ensureNamespace('shop');
+    world.kube.store.upsert({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'shop' }, data: { a: '1' } });
+    await world.fresh([{ name: 'prod' }]);
+    const driver = await world.driver();
+    const agent = await world.agent('a1', { target: `127.0.0.1:${driver.port}` });
+    // Made before any account is held, so the caches decode in one thread however many CPUs there are.
+    const decoder = decoderOf(agent.running.ctx, 1);
+    await vi.waitFor(() => expect(driver.sessions()).toHaveLength(1), WAIT);
+    await world.activate('prod');
+    await vi.waitFor(async () => {
+      const page = await world.call('GET', '/vendor/accounts/prod/resources?kind=configmap&namespace=shop');
+      expect(page.json['items']).toEqual([expect.objectContaining({ name: 'settings' })]);
+    }, WAIT);
+
+    await agent.stop();
+    await expect(decoder.list('{"items":[]}', { kind: 'ConfigMap', group: '', apiVersion: 'v1' })).rejects.toThrow('the decoder is closed');
   });
 });
