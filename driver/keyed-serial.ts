@@ -6,8 +6,9 @@
  *
  * Bounded in three ways, each per source (a stream): its tasks waiting or running (`perSource`, and
  * past it as many more as `morePerSource` grants for what the source holds), those of one of its keys
- * (`perKey`), and their bytes (`perSourceBytes`). `admit` waits for room, which is how a stream whose messages pile up stops
- * being read (its handler does not return, so its serial queue fills and pauses the stream). With
+ * (`perKey`), and their bytes (`perSourceBytes`). `admit` waits for room, which is how a stream whose
+ * messages pile up stops being read (its handler does not return, so its serial queue fills and
+ * pauses the stream). With
  * `perKey` below `perSource`, a few keys whose tasks are stuck fill only their own share, and the
  * stream's other keys go on. At most `running` tasks run at once over every source; a task that
  * waits for time alone (a retry's backoff) gives its place up meanwhile (`Slot.idle`), so keys that
@@ -107,6 +108,7 @@ export class KeyedSerial<S extends object = object> {
   }
 
   #fits(source: S, s: SourceState, key: string, bytes: number): boolean {
+    // The grant is asked for only past the base bound, where it may be worth its count.
     if (s.count >= this.#perSource && s.count >= this.#perSource + (this.#morePerSource?.(source) ?? 0)) return false;
     if ((s.perKey.get(key) ?? 0) >= this.#perKey) return false;
     return s.count === 0 || s.bytes + bytes <= this.#perSourceBytes;
