@@ -32,7 +32,7 @@ import {
 import { protocolError } from '../shared/protocol/problems.ts';
 import { SequencedEndpoint } from '../shared/protocol/endpoint.ts';
 import { SerialQueue } from '../shared/protocol/serial-queue.ts';
-import { KeyedSerial } from './keyed-serial.ts';
+import { KeyedSerial, type Slot } from './keyed-serial.ts';
 import { parseAgentMessage } from '../shared/protocol/validate.ts';
 import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from './backoff.ts';
 import { statusOfError } from './grpc-status.ts';
@@ -86,7 +86,20 @@ export interface HandledLater {
 }
 
 /** Messages about one account each, handled concurrently at most this many per stream. */
-const KEYED_IN_FLIGHT = 32;
+export const KEYED_IN_FLIGHT = 32;
+/**
+ * Besides those, room for this many more waiting per account the stream's agent holds as its account
+ * item confirms: accounts whose results wait out a slow table fill their own share, and the stream
+ * goes on being read for the others.
+ */
+const KEYED_PER_HELD = 4;
+
+/** Accounts the stream's agent holds, confirmed by their items. */
+function heldBy(session: AgentSession): number {
+  let n = 0;
+  for (const h of session.holdings.values()) if (h.state === 'held') n++;
+  return n;
+}
 
 /**
  * The key a message kind's handling is ordered by, for kinds the session runs side by side, in order
@@ -143,7 +156,7 @@ export class AgentSession {
   readonly #endpoint: SequencedEndpoint<DriverBody>;
   readonly #queue: SerialQueue;
   /** Messages of this stream about one account each, run side by side (`keyOf`). */
-  readonly #keyed = new KeyedSerial({ running: KEYED_IN_FLIGHT, perSource: KEYED_IN_FLIGHT });
+  readonly #keyed = new KeyedSerial<AgentSession>({ running: KEYED_IN_FLIGHT, perSource: KEYED_IN_FLIGHT, morePerSource: (s) => KEYED_PER_HELD * heldBy(s) });
   /** Those of them not yet done: a message of another kind waits for them. */
   readonly #keyedInFlight = new Map<string, Set<Promise<void>>>();
   readonly #stop = new AbortController();
@@ -354,14 +367,14 @@ export class AgentSession {
       }
       return e;
     };
-    const handle = () => this.#untilStored(env.kind, env.seq, () => handler({ seq: env.seq, body: env.body, bytes }, this));
+    const handle = (slot?: Slot) => this.#untilStored(env.kind, env.seq, () => handler({ seq: env.seq, body: env.body, bytes }, this), slot);
     let later: HandledLater | undefined;
     const key = keyOf(env);
     if (key !== undefined) {
       // Taken off the stream once it has a slot (a full stream stops being read): it runs behind its
       // own account's earlier messages only.
-      later = await this.#keyed.admit(this, key, async () => {
-        const own = await handle();
+      later = await this.#keyed.admit(this, key, async (slot) => {
+        const own = await handle(slot);
         if (own) await own.done;
       });
       const done = later.done.catch(() => undefined);
@@ -414,9 +427,10 @@ export class AgentSession {
    * fails for another reason, or the stream ends. Handlers are idempotent by their message's keys,
    * and the message is acknowledged only once its handler has succeeded: nothing the agent was told
    * is stored is lost, and the stream stays up through an outage instead of being ended and
-   * reopened (which the outage would refuse too).
+   * reopened (which the outage would refuse too). A message run per account (`slot`) waits without
+   * its running place, so other accounts' messages run meanwhile.
    */
-  async #untilStored<T>(kind: string, seq: number, run: () => Promise<T> | T): Promise<T> {
+  async #untilStored<T>(kind: string, seq: number, run: () => Promise<T> | T, slot?: Slot): Promise<T> {
     const { clock, log } = this.#deps;
     const backoff = storeBackoff(100, STORE_BACKOFF_MAX_MS);
     for (;;) {
@@ -430,7 +444,8 @@ export class AgentSession {
         if (backoff.failures === 1) {
           log.warn({ sessionId: this.id, agentId: this.agentId, kind, seq, err: e instanceof Error ? e.message : e }, 'the table is not answering: the message waits');
         }
-        await clock.sleep(waitMs, this.#stop.signal).catch(() => undefined);
+        const waited = clock.sleep(waitMs, this.#stop.signal).catch(() => undefined);
+        await (slot === undefined ? waited : slot.idle(waited));
         if (this.#ended) throw new VendorError('unavailable', 'the agent stream has ended');
       }
     }

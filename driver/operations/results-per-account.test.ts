@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { useAccountsWorld } from '../../test/support/accounts-world.ts';
+import { KEYED_IN_FLIGHT } from '../agent-session.ts';
 import { finished, getOperation, submitOperation } from '../../test/support/operations.ts';
 import { troubledWorld } from '../../test/support/troubled-table.ts';
 
@@ -32,4 +33,24 @@ describe("an agent's operation results, per account (docs/protocol.md, the drive
     troubled.release();
     expect((await finished(world.app, slowId, 60)).state).toBe('SUCCEEDED');
   }, 120_000);
+  it('record results while more accounts than the running places wait out a throttled table', async () => {
+    const throttled = Array.from({ length: KEYED_IN_FLIGHT + 8 }, (_, i) => `thr-${String(i).padStart(2, '0')}`);
+    const { troubled, agent } = await troubledWorld(world, [...throttled, 'quick-acct']);
+    troubled.state.throttled = true;
+    troubled.release();
+    for (const name of throttled) troubled.state.trouble.add(name);
+    const ids: string[] = [];
+    for (const name of throttled) {
+      const posted = await submitOperation(world.app, name, deploy(name));
+      expect(posted.status).toBe(202);
+      ids.push(posted.json.id as string);
+    }
+    // Every result has been refused once by the throttled table: each waits out its backoff.
+    await vi.waitFor(() => expect(ids.every((id) => agent.operations.has(id))).toBe(true), WAIT);
+    await vi.waitFor(() => expect(troubled.state.refused).toBeGreaterThanOrEqual(throttled.length), WAIT);
+    const quick = await submitOperation(world.app, 'quick-acct', deploy('quick'));
+    expect((await finished(world.app, quick.json.id as string, 60)).state).toBe('SUCCEEDED');
+    troubled.state.trouble.clear();
+    for (const id of ids) expect((await finished(world.app, id, 60)).state).toBe('SUCCEEDED');
+  }, 180_000);
 });
