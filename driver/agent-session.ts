@@ -4,8 +4,9 @@
  * kind (driver/handlers.ts). Messages are processed one at a time in arrival order, except those
  * about one account each (`keyOf`: answers to assignments, operation results), which run side by side,
  * in order per account (driver/keyed-serial.ts), and those a handler takes off the stream to finish
- * later (`HandledLater`); a cache message waits for its own account's keyed messages only. Each is acknowledged once
- * done, ahead of earlier ones still running (`acked_ahead`, docs/protocol.md section 3). The receive
+ * later (`HandledLater`); a cache message waits for its own account's keyed messages only. Each is
+ * acknowledged once done, ahead of earlier ones still running (`acked_ahead`, docs/protocol.md
+ * section 3). The receive
  * time that judges the lease is taken as each message arrives, so a slow table never makes a live
  * agent look dead.
  */
@@ -94,13 +95,6 @@ export const KEYED_IN_FLIGHT = 32;
  */
 const KEYED_PER_HELD = 4;
 
-/** Accounts the stream's agent holds, confirmed by their items. */
-function heldBy(session: AgentSession): number {
-  let n = 0;
-  for (const h of session.holdings.values()) if (h.state === 'held') n++;
-  return n;
-}
-
 /**
  * The key a message kind's handling is ordered by, for kinds the session runs side by side, in order
  * per account: an agent's answers to assignments and its operation results each concern one account,
@@ -156,7 +150,7 @@ export class AgentSession {
   readonly #endpoint: SequencedEndpoint<DriverBody>;
   readonly #queue: SerialQueue;
   /** Messages of this stream about one account each, run side by side (`keyOf`). */
-  readonly #keyed = new KeyedSerial<AgentSession>({ running: KEYED_IN_FLIGHT, perSource: KEYED_IN_FLIGHT, morePerSource: (s) => KEYED_PER_HELD * heldBy(s) });
+  readonly #keyed = new KeyedSerial<AgentSession>({ running: KEYED_IN_FLIGHT, perSource: KEYED_IN_FLIGHT, morePerSource: (s) => KEYED_PER_HELD * s.heldCount() });
   /** Those of them not yet done: a message of another kind waits for them. */
   readonly #keyedInFlight = new Map<string, Set<Promise<void>>>();
   readonly #stop = new AbortController();
@@ -236,6 +230,13 @@ export class AgentSession {
 
   /** The accounts of this stream's agent, by name; kept by the assignment module. */
   readonly holdings = new Map<string, Holding>();
+
+  /** Accounts this stream's agent holds as their items confirm (`held`), or only those it caches. */
+  heldCount(options: { caching?: boolean } = {}): number {
+    let n = 0;
+    for (const h of this.holdings.values()) if (h.state === 'held' && (options.caching !== true || h.caching)) n++;
+    return n;
+  }
 
   /** Sends a message; reliable ones resolve when the agent acknowledges them. */
   send(out: DriverBody): Promise<void> {

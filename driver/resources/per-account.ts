@@ -87,15 +87,8 @@ function serialOptions(limits: PerAccountLimits): KeyedSerialOptions<AgentSessio
   return {
     running: limits.running,
     perSource: limits.perStream,
-    morePerSource: (session) => limits.perHolding * cachedBy(session),
+    morePerSource: (session) => limits.perHolding * session.heldCount({ caching: true }),
     perKey: limits.perAccount,
     perSourceBytes: limits.streamBytes,
   };
-}
-
-/** Accounts the stream's agent caches, confirmed by their items. */
-function cachedBy(session: AgentSession): number {
-  let n = 0;
-  for (const h of session.holdings.values()) if (h.caching && h.state === 'held') n++;
-  return n;
 }
