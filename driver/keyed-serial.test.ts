@@ -210,4 +210,18 @@ describe('KeyedSerial', () => {
     await second.done;
     expect(log).toEqual(['a1', 'a2']);
   });
+  it('tells of each task that waits for room the bound it met first', async () => {
+    const bounds: string[] = [];
+    const serial = new KeyedSerial({ running: 1, perSource: 3, perKey: 1, perSourceBytes: 10, onWait: (b) => bounds.push(b) });
+    const log: string[] = [];
+    const source = {};
+    const head = task(log, 'head');
+    await serial.admit(source, 'a', head.run, 5);
+    const waiting = [serial.admit(source, 'a', async () => undefined), serial.admit(source, 'b', async () => undefined, 6)];
+    await turn();
+    expect(bounds).toEqual(['key', 'bytes']);
+    head.finish();
+    for (const w of await Promise.all(waiting)) await w.done;
+    expect(bounds).toEqual(['key', 'bytes']);
+  });
 });

@@ -25,7 +25,12 @@ export interface KeyedSerialOptions<S extends object = object> {
   perKey?: number;
   /** Bytes of one source's tasks waiting or running at once (as `admit` is told); one task alone always fits. */
   perSourceBytes?: number;
+  /** Told once for each task that has to wait for room, of the bound it first met. */
+  onWait?: (bound: WaitBound) => void;
 }
+
+/** The bound a task waits on: its source's count, its key's within the source, or the source's bytes. */
+export type WaitBound = 'source' | 'key' | 'bytes';
 
 /** What a running task is given. */
 export interface Slot {
@@ -54,6 +59,7 @@ export class KeyedSerial<S extends object = object> {
   readonly #morePerSource: ((source: S) => number) | undefined;
   readonly #perKey: number;
   readonly #perSourceBytes: number;
+  readonly #onWait: ((bound: WaitBound) => void) | undefined;
   /** Per key, its tasks in arrival order; the first is running, idle or ready to run. */
   readonly #queues = new Map<string, Task[]>();
   /** Keys whose first task may start once a running place is free, in the order they became ready. */
@@ -69,6 +75,7 @@ export class KeyedSerial<S extends object = object> {
     this.#morePerSource = options.morePerSource;
     this.#perKey = Math.max(1, options.perKey ?? Infinity);
     this.#perSourceBytes = options.perSourceBytes ?? Infinity;
+    this.#onWait = options.onWait;
   }
 
   /** Tasks waiting or running. */
@@ -89,7 +96,12 @@ export class KeyedSerial<S extends object = object> {
    */
   async admit(source: S, key: string, run: (slot: Slot) => Promise<void>, bytes = 0): Promise<{ done: Promise<void> }> {
     const s = this.#sourceOf(source);
-    while (!this.#fits(source, s, key, bytes)) await new Promise<void>((r) => s.room.push(r));
+    let bound = this.#bound(source, s, key, bytes);
+    if (bound !== undefined) this.#onWait?.(bound);
+    while (bound !== undefined) {
+      await new Promise<void>((r) => s.room.push(r));
+      bound = this.#bound(source, s, key, bytes);
+    }
     s.count++;
     s.bytes += bytes;
     s.perKey.set(key, (s.perKey.get(key) ?? 0) + 1);
@@ -107,11 +119,12 @@ export class KeyedSerial<S extends object = object> {
     return { done };
   }
 
-  #fits(source: S, s: SourceState, key: string, bytes: number): boolean {
+  /** The bound a task of `key` and `bytes` would go past now, if any. */
+  #bound(source: S, s: SourceState, key: string, bytes: number): WaitBound | undefined {
     // The grant is asked for only past the base bound, where it may be worth its count.
-    if (s.count >= this.#perSource && s.count >= this.#perSource + (this.#morePerSource?.(source) ?? 0)) return false;
-    if ((s.perKey.get(key) ?? 0) >= this.#perKey) return false;
-    return s.count === 0 || s.bytes + bytes <= this.#perSourceBytes;
+    if (s.count >= this.#perSource && s.count >= this.#perSource + (this.#morePerSource?.(source) ?? 0)) return 'source';
+    if ((s.perKey.get(key) ?? 0) >= this.#perKey) return 'key';
+    return s.count === 0 || s.bytes + bytes <= this.#perSourceBytes ? undefined : 'bytes';
   }
 
   #sourceOf(source: object): SourceState {

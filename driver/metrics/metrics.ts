@@ -44,6 +44,8 @@ export interface DriverMetrics {
   readonly resourceObjectsWritten: Counter;
   /** From taking a change from an agent to its write in the table. */
   readonly resourceWriteLag: Histogram;
+  /** Cache messages that had to wait for room on their stream, by the bound (docs/cache.md#the-drivers-side). */
+  readonly cacheStreamPauses: Counter;
   readonly resourceWritesDropped: Counter;
   /** Each try of a table request, by DynamoDB operation. */
   readonly tableRequestDuration: Histogram<'operation'>;
@@ -99,6 +101,12 @@ export function createDriverMetrics(registry = new Registry()): DriverMetrics {
     resourceEventsReceived: new Counter({ name: 'vendor_driver_resource_events_received_total', help: 'Object changes received from caching agents', registers }),
     resourceObjectsWritten: new Counter({ name: 'vendor_driver_resource_objects_written_total', help: 'Objects written to or deleted from the table', registers }),
     resourceWriteLag: new Histogram({ name: 'vendor_driver_resource_write_lag_seconds', help: 'From taking a change to writing it', buckets: LAG_BUCKETS, registers }),
+    cacheStreamPauses: new Counter({
+      name: 'vendor_driver_cache_stream_pauses_total',
+      help: 'Times an agent stream stopped being read until its cache messages in the driver made room, by the bound met',
+      labelNames: ['bound'],
+      registers,
+    }),
     resourceWritesDropped: new Counter({ name: 'vendor_driver_resource_writes_dropped_total', help: 'Resource cache writes the table refused for good, dropped', labelNames: ['write'], registers }),
     tableRequestDuration: new Histogram({ name: 'vendor_driver_table_request_duration_seconds', help: 'Each try of a table request', labelNames: ['operation'], buckets: TABLE_BUCKETS, registers }),
     tableErrors: new Counter({ name: 'vendor_driver_table_errors_total', help: 'Table tries that failed', labelNames: ['operation', 'type'], registers }),

@@ -22,7 +22,7 @@ export function resourcesModuleWith(options: ResourcesModuleOptions = {}, built?
     built?.(cache);
     return {
       name: 'cache',
-      handlers: perAccountHandlers(cache.handlers, { clock: services.clock, log: services.log.child({ component: 'cache' }), ...(perAccount === undefined ? {} : { limits: perAccount }) }),
+      handlers: perAccountHandlers(cache.handlers, { clock: services.clock, log: services.log.child({ component: 'cache' }), metrics: services.metrics, ...(perAccount === undefined ? {} : { limits: perAccount }) }),
       // A role that moved on this replica is judged on a fresh read from the next message on, rather
       // than on an answer remembered from before the move.
       onHoldingChange: (_session, account) => cache.forget(account),

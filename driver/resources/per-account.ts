@@ -18,7 +18,11 @@ import type { Logger } from '../../shared/log.ts';
 import type { AgentSession } from '../agent-session.ts';
 import { STORE_BACKOFF_MAX_MS, isStoreOutage, storeBackoff } from '../backoff.ts';
 import type { AgentMessageHandler, AgentMessageHandlers, HandledLater, IncomingMessage } from '../handlers.ts';
-import { KeyedSerial, type KeyedSerialOptions, type Slot } from '../keyed-serial.ts';
+import { KeyedSerial, type KeyedSerialOptions, type Slot, type WaitBound } from '../keyed-serial.ts';
+import type { DriverMetrics } from '../metrics/metrics.ts';
+
+/** The `bound` label of `vendor_driver_cache_stream_pauses_total`, in the limits' own words. */
+const PAUSE_LABELS: Record<WaitBound, string> = { source: 'stream', key: 'account', bytes: 'bytes' };
 
 /**
  * The bounds of the cache messages (docs/cache.md#the-drivers-side): `running` at once over every
@@ -43,9 +47,12 @@ type CacheKind = 'resourceEvents' | 'resumeQuery' | 'podMetrics';
 
 export function perAccountHandlers(
   handlers: Pick<AgentMessageHandlers, CacheKind>,
-  deps: { clock: Clock; log: Logger; limits?: PerAccountLimits },
+  deps: { clock: Clock; log: Logger; limits?: PerAccountLimits; metrics?: DriverMetrics | undefined },
 ): Pick<AgentMessageHandlers, CacheKind> {
-  const serial = new KeyedSerial<AgentSession>(serialOptions(deps.limits ?? PER_ACCOUNT_DEFAULTS));
+  const serial = new KeyedSerial<AgentSession>({
+    ...serialOptions(deps.limits ?? PER_ACCOUNT_DEFAULTS),
+    onWait: (bound) => deps.metrics?.cacheStreamPauses.inc({ bound: PAUSE_LABELS[bound] }),
+  });
 
   const run = async <K extends CacheKind>(kind: K, handler: AgentMessageHandler<K>, message: IncomingMessage<K>, session: AgentSession, slot: Slot): Promise<void> => {
     const backoff = storeBackoff(100, STORE_BACKOFF_MAX_MS);

@@ -18,14 +18,15 @@ function change(name: string, rv: number): ResourceChange {
 
 /** The world, its troubled table and one agent caching every account. */
 async function setUp() {
-  const { troubled, agent } = await troubledWorld(world, names);
+  const { troubled, agent, driver } = await troubledWorld(world, names);
   const stored = async (account: string) => (await listResources(world.table, account, {}, 10)).items.map((i) => `${i.name}@${i.resourceVersion}`);
-  return { agent, troubled, stored };
+  const pauses = async () => (await driver.metrics.registry.getSingleMetricAsString('vendor_driver_cache_stream_pauses_total')).split('\n').filter((l) => !l.startsWith('#') && l.trim() !== '');
+  return { agent, troubled, stored, pauses };
 }
 
 describe('cache messages of accounts stuck behind their table partitions (docs/cache.md#the-drivers-side)', () => {
   it('leave the stream read for the other accounts while each stuck account fills only its own share', async () => {
-    const { agent, troubled, stored } = await setUp();
+    const { agent, troubled, stored, pauses } = await setUp();
     // Accounts each with the four batches an agent keeps unacknowledged at most: more messages than the
     // stream's base bound, fewer accounts than the running places.
     const some = stuck.slice(0, 20);
@@ -40,9 +41,22 @@ describe('cache messages of accounts stuck behind their table partitions (docs/c
     await vi.waitFor(async () => expect(await stored('quick')).toEqual(['cm@1']), WAIT);
     expect(await stored(some[0]!)).toEqual([]);
     expect(troubled.state.held).toBe(some.length);
+    // The stream never stopped for room.
+    expect(await pauses()).toEqual([]);
     troubled.release();
     await Promise.all(pending);
     for (const name of some) await vi.waitFor(async () => expect(await stored(name)).toEqual(['cm@4']), WAIT);
+  }, 120_000);
+
+  it('stop the stream, and count it, when one account sends more than its share', async () => {
+    const { agent, troubled, stored, pauses } = await setUp();
+    troubled.state.trouble.add(stuck[0]!);
+    const over = PER_ACCOUNT_DEFAULTS.perAccount + 2;
+    const pending = Array.from({ length: over }, (_, i) => agent.changes(stuck[0]!, [change('cm', i + 1)]));
+    await vi.waitFor(async () => expect(await pauses()).toEqual(['vendor_driver_cache_stream_pauses_total{bound="account"} 1']), WAIT);
+    troubled.release();
+    await Promise.all(pending);
+    await vi.waitFor(async () => expect(await stored(stuck[0]!)).toEqual([`cm@${over}`]), WAIT);
   }, 120_000);
 
   it('let other accounts run while more accounts than the running places wait out a throttled table', async () => {

@@ -5,6 +5,7 @@
  * goes through. A client of its own, not a view of the given one: a driver adds its own middleware to
  * the client it is given.
  */
+import type { Driver } from '../../driver/server.ts';
 import { createDocumentClient, type TableRef } from '../../shared/table/core/client.ts';
 import { AGENT_TOKEN, type AccountsWorld } from './accounts-world.ts';
 import { ProtocolAgent } from './protocol-agent.ts';
@@ -48,7 +49,7 @@ export async function troubledTable(t: TableRef): Promise<TroubledTable> {
  * A fresh world with `names` driver-defined, a driver on a troubled client of its table, and one
  * protocol agent of zone `z` that holds and caches every account, all ACTIVE and confirmed.
  */
-export async function troubledWorld(world: AccountsWorld, names: readonly string[]): Promise<{ troubled: TroubledTable; agent: ProtocolAgent }> {
+export async function troubledWorld(world: AccountsWorld, names: readonly string[]): Promise<{ troubled: TroubledTable; agent: ProtocolAgent; driver: Driver }> {
   await world.fresh(names.map((name) => ({ name })));
   const troubled = await troubledTable(world.table);
   world.onReset(() => troubled.close());
@@ -64,7 +65,7 @@ export async function troubledWorld(world: AccountsWorld, names: readonly string
   }
   const want = [...names].sort().join();
   await until(async () => agent.caching().sort().join() === want && (await world.confirmedBy(names, 1)).length === names.length, 'the agent to hold and cache every account');
-  return { troubled, agent };
+  return { troubled, agent, driver };
 }
 
 async function until(check: () => Promise<boolean>, what: string, limitMs = 60_000): Promise<void> {
