@@ -17,6 +17,16 @@ function task(log: string[], name: string) {
 
 const turn = () => new Promise((r) => setImmediate(r));
 
+/** An admission under way: whether it got in yet, and its task's completion once it did. */
+function watched(admission: Promise<{ done: Promise<void> }>): { admitted: () => boolean; done: Promise<void> } {
+  let admitted = false;
+  const done = admission.then((r) => {
+    admitted = true;
+    return r.done;
+  });
+  return { admitted: () => admitted, done };
+}
+
 describe('KeyedSerial', () => {
   it('runs one key\'s tasks in order and other keys\' at the same time, within the running bound', async () => {
     const serial = new KeyedSerial({ running: 2, perSource: 10 });
@@ -55,15 +65,14 @@ describe('KeyedSerial', () => {
     const t2 = task(log, '2');
     await serial.admit(busy, 'a', t1.run);
     await serial.admit(busy, 'b', t2.run);
-    let third = false;
-    const admitted = serial.admit(busy, 'c', async () => undefined).then((r) => ((third = true), r));
+    const next = watched(serial.admit(busy, 'c', async () => undefined));
     // Another source is not held by the busy one.
     await (await serial.admit(other, 'd', async () => undefined)).done;
     await turn();
-    expect(third).toBe(false);
+    expect(next.admitted()).toBe(false);
     t1.finish();
-    await (await admitted).done;
-    expect(third).toBe(true);
+    await next.done;
+    expect(next.admitted()).toBe(true);
     t2.finish();
   });
 
@@ -81,15 +90,14 @@ describe('KeyedSerial', () => {
     const a1 = task(log, 'a1');
     await serial.admit(source, 'a', a1.run);
     await serial.admit(source, 'a', async () => undefined);
-    let third = false;
-    const admitted = serial.admit(source, 'a', async () => undefined).then((r) => ((third = true), r));
+    const next = watched(serial.admit(source, 'a', async () => undefined));
     // Another key of the same source is not held by the full one.
     await serial.admit(source, 'b', async () => undefined);
     await turn();
-    expect(third).toBe(false);
+    expect(next.admitted()).toBe(false);
     a1.finish();
-    await (await admitted).done;
-    expect(third).toBe(true);
+    await next.done;
+    expect(next.admitted()).toBe(true);
   });
 
   it('grants a source more room past its bound only as `morePerSource` says, asking only then', async () => {
@@ -109,16 +117,15 @@ describe('KeyedSerial', () => {
     await serial.admit(source, 'a', t1.run);
     await serial.admit(source, 'b', async () => undefined);
     expect(asked).toBe(0);
-    let third = false;
-    const admitted = serial.admit(source, 'c', async () => undefined).then((r) => ((third = true), r));
+    const next = watched(serial.admit(source, 'c', async () => undefined));
     await turn();
-    expect(third).toBe(false);
+    expect(next.admitted()).toBe(false);
     expect(asked).toBeGreaterThan(0);
     // The grant grows (the agent came to hold more): the next check lets it in.
     grant = 1;
     t1.finish();
-    await (await admitted).done;
-    expect(third).toBe(true);
+    await next.done;
+    expect(next.admitted()).toBe(true);
   });
 
   it('bounds the bytes of a source\'s tasks, and lets one task bigger than the bound in alone', async () => {
@@ -128,23 +135,21 @@ describe('KeyedSerial', () => {
     const big = task(log, 'big');
     // Alone, a task past the bound still gets in: otherwise it never would.
     await serial.admit(source, 'a', big.run, 150);
-    let small = false;
-    const admitted = serial.admit(source, 'b', async () => undefined, 1).then((r) => ((small = true), r));
+    const next = watched(serial.admit(source, 'b', async () => undefined, 1));
     await turn();
-    expect(small).toBe(false);
+    expect(next.admitted()).toBe(false);
     big.finish();
-    await (await admitted).done;
-    expect(small).toBe(true);
+    await next.done;
+    expect(next.admitted()).toBe(true);
     const t1 = task(log, 't1');
     await serial.admit(source, 'a', t1.run, 60);
     await (await serial.admit(source, 'b', async () => undefined, 40)).done;
-    let over = false;
-    const third = serial.admit(source, 'c', async () => undefined, 41).then((r) => ((over = true), r));
+    const third = watched(serial.admit(source, 'c', async () => undefined, 41));
     await turn();
-    expect(over).toBe(false);
+    expect(third.admitted()).toBe(false);
     t1.finish();
-    await (await third).done;
-    expect(over).toBe(true);
+    await third.done;
+    expect(third.admitted()).toBe(true);
   });
 
   it('gives a running place up while a task idles, and takes one back before tasks not yet started', async () => {
