@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as v from 'valibot';
 import { afterEach, describe, expect, it } from 'vitest';
 import { captureLogger } from '../../test/capture-log.ts';
 import { useTestTables } from '../../test/support/table.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { OperationEvents } from '../../shared/operations/events.ts';
-import type { OperationRecord } from '../../shared/operations/model.ts';
+import { queueEntryOf, type OperationRecord } from '../../shared/operations/model.ts';
 import type { OperationRequest } from '../../shared/operations/request.ts';
 import type { DriverBody, Operation, OperationResult__Output } from '../../shared/protocol/messages.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
@@ -17,6 +17,7 @@ import {
   getOperation,
   openOperations,
   operationIdOf,
+  queueEntryItem,
   syncQueueEntry,
 } from '../../shared/table/operations/operations.ts';
 import { operationsSectionEntries, type OperationsConfig } from './config.ts';
@@ -343,6 +344,26 @@ describe('operation dispatcher', () => {
     expect(await getOperation(s.table, id)).toMatchObject({ state: 'RUNNING', attempt: 1, dispatch: { agentId: 'a' } });
     expect(await s.dispatcher.recordResult('a', result(a.sent[0]!))).toBe('recorded');
     await until(async () => (await openOperations(s.table)).length === 0);
+  });
+
+  it('sends an operation stored handed out once its put wins, and drops its queue entry should it land after the result', async () => {
+    const s = await setup();
+    const a = new StreamDouble('a');
+    s.directory.agents = [a];
+    const id = operationIdOf('prod', 'oidc:alice', 'late-entry');
+    const reservation = s.events.reserve(id, 'prod', s.clock.now())!;
+    const input = { account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: 'late-entry', requestHash: 'h', request: compress(request), record: { action: 'scale' as const, objects: 1 }, now: s.clock.now(), dispatch: reservation.dispatch };
+    const { record } = await createOperation(s.table, input, (op) => reservation.handOut({ record: op, request }));
+    expect(a.sent).toEqual([expect.objectContaining({ operationId: id, attempt: 1 })]);
+    expect(await s.dispatcher.recordResult('a', result(a.sent[0]!))).toBe('recorded');
+    await until(async () => (await openOperations(s.table)).length === 0);
+    // The store's write of the entries, late: its queue entry still says RUNNING here, on an open stream.
+    await s.table.client.send(new PutCommand({ TableName: s.table.tableName, Item: queueEntryItem(queueEntryOf(record)) }));
+    s.dispatcher.wake();
+    await until(async () => (await openOperations(s.table)).length === 0);
+    await s.settle();
+    expect(a.sent).toHaveLength(1);
+    expect(await getOperation(s.table, id)).toMatchObject({ state: 'SUCCEEDED', attempt: 1 });
   });
 
   it('gives a released agent back: a replay of a stored key sends nothing, and the next operation may have it', async () => {

@@ -142,24 +142,32 @@ export async function submitOperation(
   // operation is stored handed out to the agent it sets aside.
   const local = deps.events?.reserve(id, account.name, now);
   const reservation = local ?? (await remoteReservation(deps, record, id, input));
+  // Sent as soon as the operation's own put has won, while its entries are still on their way: the
+  // item is what the agent's result is written to (docs/operations.md#handed-out-at-creation).
+  const handOut =
+    reservation === undefined
+      ? undefined
+      : (op: OperationRecord) => {
+          pathTrace?.('api.store_answered', id);
+          // Its result is recorded in this process: a waiting GET hears it here.
+          if (local !== undefined) deps.events?.handedOut(op);
+          reservation.handOut({ record: op, request });
+        };
   let stored: { record: OperationRecord; created: boolean };
   beforeStore?.();
   pathTrace?.('api.store_sent', id);
   try {
-    stored = await createOperation(deps.table, { ...input, dispatch: reservation?.dispatch });
+    stored = await createOperation(deps.table, { ...input, dispatch: reservation?.dispatch }, handOut);
   } catch (e) {
+    // Nothing once handed out: the operation is stored and on its way.
     reservation?.release();
     throw e;
   }
   const { record: op, created } = stored;
-  pathTrace?.('api.store_answered', id);
+  if (handOut === undefined) pathTrace?.('api.store_answered', id);
   if (!created) {
     reservation?.release();
-  } else if (reservation !== undefined) {
-    // Its result is recorded in this process: a waiting GET hears it here.
-    if (local !== undefined) deps.events?.handedOut(op);
-    reservation.handOut({ record: op, request });
-  } else {
+  } else if (reservation === undefined) {
     deps.events?.queued({ record: op, request });
     // Stored in the queue: the replicas of the account's agents claim it now (the wake names it)
     // instead of at their next poll.

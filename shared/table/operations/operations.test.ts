@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { refusalOf } from '../../../test/refusal.ts';
+import { interceptedTable, operationOf } from '../../../test/support/intercepted-table.ts';
 import { keysOverEveryShard } from '../../../test/support/sharded-items.ts';
 import { useTestTables } from '../../../test/support/table.ts';
-import { queueEntryOf, type Dispatch, type ObjectOutcomeRecord as ObjectOutcome } from '../../operations/model.ts';
+import { queueEntryOf, type Dispatch, type ObjectOutcomeRecord as ObjectOutcome, type OperationRecord } from '../../operations/model.ts';
 import type { TableRef } from '../core/client.ts';
 import { PK_PREFIX } from '../core/keys.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
@@ -149,6 +150,31 @@ describe('operations against dynalite', () => {
     // The next hand-out claims from attempt 1.
     expect(await claimOperation(t, record.id, 0, dispatch('b'), 10)).toBeUndefined();
     expect(await claimOperation(t, record.id, 1, dispatch('b'), 10)).toMatchObject({ attempt: 2, dispatch: dispatch('b') });
+  });
+
+  it('says an operation is stored once its own put has won, while its entries are still on their way', async () => {
+    const t = await tables.fresh();
+    let letEntriesGo!: () => void;
+    const entriesHeld = new Promise<void>((resolve) => (letEntriesGo = resolve));
+    const held = interceptedTable(t, async (command, send) => {
+      if (operationOf(command) === 'BatchWrite') await entriesHeld;
+      return send(command);
+    });
+    const told: OperationRecord[] = [];
+    let answered = false;
+    const creating = createOperation(held, input({ dispatch: dispatch('a') }), (r) => told.push(r)).finally(() => (answered = true));
+    await vi.waitFor(() => expect(told).toHaveLength(1), { timeout: 10_000 });
+    // The item stands and the agent may be sent it; its queue entry is not written yet, nor answered.
+    expect(await getOperation(t, told[0]!.id)).toEqual(told[0]);
+    expect(await openOperations(t)).toEqual([]);
+    expect(answered).toBe(false);
+    letEntriesGo();
+    expect(await creating).toEqual({ record: told[0], created: true });
+    expect(await openOperations(t)).toEqual([queueEntryOf(told[0]!)]);
+    // A request whose put loses (the key stands for an operation) is told nothing.
+    const again: OperationRecord[] = [];
+    expect((await createOperation(t, input({ dispatch: dispatch('b') }), (r) => again.push(r))).created).toBe(false);
+    expect(again).toEqual([]);
   });
 
   it('answers a retried request with the same operation, also when the retries race', async () => {

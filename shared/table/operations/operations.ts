@@ -351,15 +351,28 @@ export function newOperationRecord(input: NewOperation): OperationRecord {
  * (a crash may have left it missing; this request may just have put a stale copy); another request
  * is a `conflict`. An entry whose operation never came (the operation's put failed) is dropped by
  * dispatch.
+ *
+ * `stored` is called as soon as the operation's own put has won, before its entries are known to be
+ * written: an operation stored handed out goes to its agent then (docs/operations.md#handed-out-at-creation).
+ * The item is the operation; an entry that lands after its result's delete is dropped by dispatch
+ * as stale.
  */
-export async function createOperation(t: TableRef, input: NewOperation): Promise<{ record: OperationRecord; created: boolean }> {
+export async function createOperation(
+  t: TableRef,
+  input: NewOperation,
+  stored?: (record: OperationRecord) => void,
+): Promise<{ record: OperationRecord; created: boolean }> {
   const record = newOperationRecord(input);
   const inline = !storedApart(input.request);
   if (!inline) await t.client.send(new PutCommand(putRequestParams(t.tableName, record.id, record.requestHash, input.request, input.now)));
   // An entry of a request stored apart names its hash: the claim reads the request alongside (claimWithRequest).
   const entryOf = (r: OperationRecord): QueueEntry => (inline ? queueEntryOf(r) : { ...queueEntryOf(r), requestHash: r.requestHash });
+  const put = tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))).then((won) => {
+    if (won) stored?.(record);
+    return won;
+  });
   const [created] = await Promise.all([
-    tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))),
+    put,
     batchWrite(t, createEntriesParams(t.tableName, entryOf(record), record)),
   ]);
   if (created) return { record, created: true };
