@@ -177,6 +177,22 @@ describe('operations against dynalite', () => {
     expect(again).toEqual([]);
   });
 
+  it('tells of the won put also when the entries\' write then fails, and fails', async () => {
+    const t = await tables.fresh();
+    const failing = interceptedTable(t, async (command, send) => {
+      if (operationOf(command) === 'BatchWrite') throw Object.assign(new Error('the table failed'), { name: 'InternalServerError', $fault: 'server' });
+      return send(command);
+    });
+    const told: OperationRecord[] = [];
+    await expect(createOperation(failing, input({ dispatch: dispatch('a') }), (r) => told.push(r))).rejects.toThrow('the table failed');
+    // The operation stands, and was told of: it goes to its agent, whose result is written to it.
+    expect(told).toHaveLength(1);
+    expect(await getOperation(t, told[0]!.id)).toEqual(told[0]);
+    // A retry with the same key answers it, and brings its queue entry back.
+    expect(await createOperation(t, input())).toEqual({ record: told[0], created: false });
+    expect(await openOperations(t)).toEqual([queueEntryOf(told[0]!)]);
+  });
+
   it('answers a retried request with the same operation, also when the retries race', async () => {
     const t = await tables.fresh();
     const first = await createOperation(t, input());

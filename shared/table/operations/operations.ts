@@ -353,9 +353,9 @@ export function newOperationRecord(input: NewOperation): OperationRecord {
  * dispatch.
  *
  * `stored` is called as soon as the operation's own put has won, before its entries are known to be
- * written: an operation stored handed out goes to its agent then (docs/operations.md#handed-out-at-creation).
- * The item is the operation; an entry that lands after its result's delete is dropped by dispatch
- * as stale.
+ * written, and also when their write then fails: an operation stored handed out goes to its agent
+ * then (docs/operations.md#handed-out-at-creation). The item is the operation; an entry that lands
+ * after its result's delete is dropped by dispatch as stale.
  */
 export async function createOperation(
   t: TableRef,
@@ -371,10 +371,11 @@ export async function createOperation(
     if (won) stored?.(record);
     return won;
   });
-  const [created] = await Promise.all([
-    put,
-    batchWrite(t, createEntriesParams(t.tableName, entryOf(record), record)),
-  ]);
+  // Both settle before either's failure is answered: a put that won is told of even when the entries failed first.
+  const [putDone, entriesDone] = await Promise.allSettled([put, batchWrite(t, createEntriesParams(t.tableName, entryOf(record), record))]);
+  if (putDone.status === 'rejected') throw putDone.reason;
+  if (entriesDone.status === 'rejected') throw entriesDone.reason;
+  const created = putDone.value;
   if (created) return { record, created: true };
   const found = await getOperation(t, record.id);
   if (found === undefined) throw new VendorError('precondition_failed', 'the operation changed concurrently; retry');
