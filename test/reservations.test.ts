@@ -29,6 +29,7 @@ import { useAccountsWorld } from './support/accounts-world.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from './support/api.ts';
 import { startWakeReplica } from './support/wake-replica.ts';
 import { watchedTable } from './support/watched-table.ts';
+import { interceptedTable, operationOf } from './support/intercepted-table.ts';
 import { submitOperation } from './support/operations.ts';
 import { reservedOperation } from './support/reserved-operation.ts';
 import { isOperationPartition } from '../shared/table/operations/keys.ts';
@@ -70,7 +71,7 @@ interface ReserveWorld {
   handedOut(): Promise<number>;
 }
 
-async function start(options: { pollMs?: number } = {}): Promise<ReserveWorld> {
+async function start(options: { pollMs?: number; apiTable?: (table: TableRef) => TableRef } = {}): Promise<ReserveWorld> {
   await world.fresh([{ name: 'prod' }]);
   const counted = countedTable();
   const pollMs = options.pollMs ?? RARELY;
@@ -79,7 +80,7 @@ async function start(options: { pollMs?: number } = {}): Promise<ReserveWorld> {
   // about what a reservation does, not about the 50 ms after which the API stores an operation queued.
   const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: SECRET, reserveWaitMs: 10_000 });
   // No operation events: the API and the replica share nothing but the table, as when deployed.
-  const app = createApp({ table: world.table, clock: systemClock, auth: adminTokenAuth(), wakes });
+  const app = createApp({ table: options.apiTable?.(world.table) ?? world.table, clock: systemClock, auth: adminTokenAuth(), wakes });
   cleanups.push(() => wakes.close());
   const agent = await world.agent('a1', { target: `127.0.0.1:${driver.port}` });
   await vi.waitFor(async () => expect(await liveSessions(world.table, Date.now())).toHaveLength(1), WAIT);
@@ -320,6 +321,30 @@ describe('reservations between the API and a driver replica', () => {
     expect(await w.reservations('reserved')).toBe(1);
     await vi.waitFor(async () => expect((await getOperation(world.table, first.json.id as string))?.state).toBe('SUCCEEDED'), WAIT);
     expect(await w.handedOut()).toBe(1);
+  });
+
+  it("an operation whose entries' write fails while its put wins still goes to its agent, once; a retry with its key answers it", async () => {
+    let refuseEntries = false;
+    const apiTable = (table: TableRef) =>
+      interceptedTable(table, async (command, send) => {
+        if (refuseEntries && operationOf(command) === 'BatchWrite') {
+          refuseEntries = false;
+          throw Object.assign(new Error('the table failed'), { name: 'InternalServerError', $fault: 'server' });
+        }
+        return send(command);
+      });
+    const w = await start({ apiTable });
+    const key = randomUUID();
+    refuseEntries = true;
+    const first = await submitOperation(w.app, 'prod', CONFIG_MAP('entries-refused'), key);
+    expect(first.status).toBeGreaterThanOrEqual(500);
+    expect(refuseEntries).toBe(false);
+    // No queue entry, and the replica passes rarely: only "stored" can have sent it.
+    await vi.waitFor(async () => expect(await w.handedOut()).toBe(1), WAIT);
+    const again = await submitOperation(w.app, 'prod', CONFIG_MAP('entries-refused'), key);
+    expect(again.status).toBeLessThan(300);
+    await vi.waitFor(async () => expect((await getOperation(world.table, again.json.id as string))?.state).toBe('SUCCEEDED'), WAIT);
+    expect({ reserved: await w.reservations('reserved'), handedOut: await w.reservations('handed_out'), sent: await w.handedOut() }).toEqual({ reserved: 1, handedOut: 1, sent: 1 });
   });
 
   it('two concurrent POSTs with one key: one operation, one hand-out', async () => {
