@@ -11,7 +11,22 @@ const TOKEN = 'in-process-token-0123456789abcdef';
 function operationsApi(clock: ManualClock, states: readonly string[], over: Record<string, unknown> = {}) {
   const requests: { method: string; url: string; headers: Record<string, string>; body?: unknown }[] = [];
   let i = 0;
-  const op = () => ({ id: 'op1', account: 'prod', action: 'scale', state: states[Math.min(i, states.length - 1)], objects: 1, message: states[i] === 'FAILED' ? '1 of 1 objects failed' : '', outcomes: [], ...over });
+  // As the API serves it (shared/answers/operations.ts).
+  const at = '2026-11-28T10:00:00.000Z';
+  const op = () => ({
+    id: 'op1',
+    account: 'prod',
+    action: 'scale',
+    state: states[Math.min(i, states.length - 1)],
+    idempotencyKey: 'k1',
+    objects: 1,
+    createdAt: at,
+    updatedAt: at,
+    attempts: 1,
+    message: states[i] === 'FAILED' ? '1 of 1 objects failed' : '',
+    outcomes: [],
+    ...over,
+  });
   const fetchImpl = async (url: string | URL | Request, init?: RequestInit) => {
     const headers = init?.headers as Record<string, string>;
     requests.push({ method: init?.method ?? 'GET', url: String(url), headers, ...(init?.body === undefined ? {} : { body: JSON.parse(String(init.body)) }) });

@@ -3,6 +3,7 @@
  * through unchecked, so that the API's own 400 names a bad value (docs/cli.md#exit-codes).
  */
 import * as v from 'valibot';
+import { numberedPageSchema } from '../shared/answers/fields.ts';
 import type { Flags, OptionName } from './args.ts';
 import { expectShape, type ApiClient } from './client.ts';
 
@@ -17,13 +18,14 @@ export function queryOf(flags: Flags, parameters: Partial<Record<OptionName, str
   return text === '' ? '' : `?${text}`;
 }
 
-const numberedPageSchema = v.looseObject({ items: v.array(v.unknown()), total: v.number() });
+/** The pages' shape; their items are each list's own, read by the caller. */
+const pageSchema = numberedPageSchema(v.unknown());
 
 /** Every item of a list served as `{ items, page, limit, total }`, page after page, as the API sent them. */
 export async function everyNumberedPage(api: ApiClient, pathOfPage: (page: number) => string, what: string): Promise<unknown[]> {
   const items: unknown[] = [];
   for (let page = 1; ; page++) {
-    const got = expectShape(numberedPageSchema, (await api.call('GET', pathOfPage(page))).body, what);
+    const got = expectShape(pageSchema, (await api.call('GET', pathOfPage(page))).body, what);
     items.push(...got.items);
     if (got.items.length === 0 || items.length >= got.total) return items;
   }

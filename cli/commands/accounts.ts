@@ -1,6 +1,7 @@
 /** `vendorctl accounts ...`: the account routes of docs/api.md#endpoints. */
 import * as v from 'valibot';
 import { accountSchema, registrationBatchSchema, type Account } from '../../shared/accounts/schema.ts';
+import { accountSummarySchema, type AccountSummary } from '../../shared/answers/account-summary.ts';
 import { toIssues } from '../../shared/accounts/validate.ts';
 import { expectShape } from '../client.ts';
 import type { Command, CommandContext } from '../context.ts';
@@ -120,18 +121,8 @@ const remove: Command = {
   },
 };
 
-const countsSchema = v.record(v.string(), v.number());
-const accountSummarySchema = v.looseObject({
-  total: v.number(),
-  byState: countsSchema,
-  withoutState: v.number(),
-  byZone: countsSchema,
-  withoutZone: v.number(),
-  bySource: countsSchema,
-});
-
 /** One row per counted value: `state ACTIVE 2`, with `(none)` for the accounts without a state or zone. */
-function summaryTable(s: v.InferOutput<typeof accountSummarySchema>): Table {
+function summaryTable(s: AccountSummary): Table {
   const rows = (by: string, counts: Record<string, number>, without?: number) => [
     ...Object.entries(counts).map(([value, n]) => [by, value, String(n)]),
     ...(without === undefined || without === 0 ? [] : [[by, '(none)', String(without)]]),

@@ -1,18 +1,10 @@
 /** `vendorctl agent-identities ...`: the agent identities kept in the table (docs/api.md#agent-identities); account managers only. */
-import * as v from 'valibot';
+import { identityListSchema, identityViewSchema, type IdentityView } from '../../shared/answers/agent-identities.ts';
 import { expectShape } from '../client.ts';
 import type { Command, CommandContext } from '../context.ts';
 import { cell, render, renderTable } from '../output.ts';
 
-const identitySchema = v.looseObject({
-  name: v.string(),
-  zones: v.array(v.string()),
-  unzoned: v.boolean(),
-  agentIds: v.array(v.string()),
-  staticAccounts: v.array(v.string()),
-});
-
-function print(ctx: CommandContext, answer: unknown, identities: readonly v.InferOutput<typeof identitySchema>[]): void {
+function print(ctx: CommandContext, answer: unknown, identities: readonly IdentityView[]): void {
   ctx.out(
     render(ctx.format, answer, () =>
       renderTable({
@@ -31,7 +23,7 @@ const list: Command = {
   arity: [0, 0],
   async run(ctx) {
     const { body } = await ctx.api.call('GET', '/vendor/agent-identities');
-    const { items } = expectShape(v.looseObject({ items: v.array(identitySchema) }), body, 'the agent identities');
+    const { items } = expectShape(identityListSchema, body, 'the agent identities');
     print(ctx, (body as { items: unknown }).items, items);
     return 0;
   },
@@ -45,7 +37,7 @@ const get: Command = {
   arity: [1, 1],
   async run(ctx) {
     const { body } = await ctx.api.call('GET', `/vendor/agent-identities/${encodeURIComponent(ctx.args[0]!)}`);
-    print(ctx, body, [expectShape(identitySchema, body, 'the agent identity')]);
+    print(ctx, body, [expectShape(identityViewSchema, body, 'the agent identity')]);
     return 0;
   },
 };

@@ -1,5 +1,6 @@
 /** `vendorctl agents ...`: the live agents (docs/api.md#agents). */
 import * as v from 'valibot';
+import { agentViewSchema, type AgentView } from '../../shared/answers/agents.ts';
 import { expectShape } from '../client.ts';
 import type { Command, CommandContext } from '../context.ts';
 import { cell, render, renderTable } from '../output.ts';
@@ -8,20 +9,7 @@ import { everyNumberedPage, queryOf } from '../query.ts';
 /** The largest page of agents the API serves (docs/api.md#agents). */
 const AGENT_PAGE_SIZE = 500;
 
-const liveAgentSchema = v.looseObject({
-  agentId: v.string(),
-  zoneId: v.optional(v.string()),
-  identity: v.optional(v.string()),
-  version: v.optional(v.string()),
-  connectedAt: v.optional(v.string()),
-  lastHeartbeatAt: v.optional(v.string()),
-  accounts: v.array(v.looseObject({ name: v.string(), caching: v.boolean() })),
-  caching: v.number(),
-});
-
-type LiveAgent = v.InferOutput<typeof liveAgentSchema>;
-
-function printAgents(ctx: CommandContext, answer: unknown, agents: readonly LiveAgent[]): void {
+function printAgents(ctx: CommandContext, answer: unknown, agents: readonly AgentView[]): void {
   ctx.out(
     render(ctx.format, answer, () =>
       renderTable({
@@ -44,7 +32,7 @@ const list: Command = {
       (page) => `/vendor/agents${queryOf(ctx.flags, { zone: 'zoneId' }, { page: String(page), limit: String(AGENT_PAGE_SIZE) })}`,
       'the agent list',
     );
-    const agents = expectShape(v.array(liveAgentSchema), items, 'the agent list');
+    const agents = expectShape(v.array(agentViewSchema), items, 'the agent list');
     printAgents(ctx, items, agents);
     return 0;
   },
@@ -58,7 +46,7 @@ const get: Command = {
   arity: [1, 1],
   async run(ctx) {
     const { body } = await ctx.api.call('GET', `/vendor/agents/${encodeURIComponent(ctx.args[0]!)}`);
-    const agent = expectShape(liveAgentSchema, body, 'the agent');
+    const agent = expectShape(agentViewSchema, body, 'the agent');
     printAgents(ctx, body, [agent]);
     if (ctx.format === 'table' && agent.accounts.length > 0) {
       ctx.out(`\n${renderTable({ columns: ['ACCOUNT', 'CACHING'], rows: agent.accounts.map((a) => [a.name, String(a.caching)]) })}`);

@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import { toIssues } from '../../shared/accounts/validate.ts';
-import { isFinished, OPERATION_STATES } from '../../shared/operations/model.ts';
+import { accountOperationPageSchema, operationViewSchema, type OperationView } from '../../shared/answers/operations.ts';
+import { isFinished } from '../../shared/operations/model.ts';
 import { MAX_REPLICAS, MAX_TIMEOUT_SECONDS, operationBodySchema, PROPAGATION_POLICIES } from '../../shared/operations/request.ts';
 import { flagValue, integerFlag, type OptionName } from '../args.ts';
 import { expectShape } from '../client.ts';
@@ -15,35 +16,12 @@ import { parseTarget } from '../targets.ts';
 /** The longest `?wait` the API holds an answer (docs/api.md#operations). */
 const MAX_SERVER_WAIT_SECONDS = 60;
 
-const outcomeSchema = v.looseObject({
-  kind: v.optional(v.string()),
-  namespace: v.optional(v.string()),
-  name: v.optional(v.string()),
-  result: v.optional(v.string()),
-  code: v.optional(v.number()),
-  message: v.optional(v.string()),
-});
-
-const operationSchema = v.looseObject({
-  id: v.string(),
-  account: v.string(),
-  action: v.string(),
-  state: v.picklist(OPERATION_STATES),
-  objects: v.optional(v.number()),
-  createdAt: v.optional(v.string()),
-  message: v.optional(v.string()),
-  errorCode: v.optional(v.string()),
-  outcomes: v.optional(v.array(outcomeSchema)),
-});
-
-type Operation = v.InferOutput<typeof operationSchema>;
-
-function operationText(op: Operation): string {
+function operationText(op: OperationView): string {
   const summary = renderTable({
     columns: ['ID', 'ACCOUNT', 'ACTION', 'STATE', 'OBJECTS', 'ERROR', 'MESSAGE'],
     rows: [[op.id, op.account, op.action, op.state, cell(op.objects), cell(op.errorCode), cell(op.message)]],
   });
-  const outcomes = op.outcomes ?? [];
+  const outcomes = op.outcomes;
   if (outcomes.length === 0) return summary;
   return `${summary}\n${renderTable({
     columns: ['KIND', 'NAMESPACE', 'NAME', 'RESULT', 'CODE', 'MESSAGE'],
@@ -64,13 +42,13 @@ function waitSeconds(ctx: CommandContext): number | undefined {
  */
 async function follow(ctx: CommandContext, first: unknown, seconds: number | undefined, asked = seconds): Promise<number> {
   let answer = first;
-  let op = expectShape(operationSchema, answer, 'the operation');
+  let op = expectShape(operationViewSchema, answer, 'the operation');
   if (seconds !== undefined) {
     const deadline = ctx.clock.now() + seconds * 1000;
     while (!isFinished(op.state) && ctx.clock.now() < deadline) {
       const wait = Math.max(1, Math.min(MAX_SERVER_WAIT_SECONDS, Math.ceil((deadline - ctx.clock.now()) / 1000)));
       answer = (await ctx.api.call('GET', `/vendor/operations/${encodeURIComponent(op.id)}?wait=${wait}`)).body;
-      op = expectShape(operationSchema, answer, 'the operation');
+      op = expectShape(operationViewSchema, answer, 'the operation');
     }
   }
   ctx.out(render(ctx.format, answer, () => operationText(op)));
@@ -224,11 +202,11 @@ const list: Command = {
   arity: [1, 1],
   async run(ctx) {
     const items: unknown[] = [];
-    const operations: Operation[] = [];
+    const operations: OperationView[] = [];
     for (let after: string | undefined; ; ) {
       const query = queryOf(ctx.flags, { state: 'state' }, { limit: String(OPERATION_PAGE_SIZE), ...(after === undefined ? {} : { after }) });
       const { body } = await ctx.api.call('GET', `/vendor/accounts/${encodeURIComponent(ctx.args[0]!)}/operations${query}`);
-      const got = expectShape(v.looseObject({ items: v.array(operationSchema), next: v.optional(v.string()) }), body, "the account's operations");
+      const got = expectShape(accountOperationPageSchema, body, "the account's operations");
       items.push(...(body as { items: unknown[] }).items);
       operations.push(...got.items);
       if (got.next === undefined) break;

@@ -1,25 +1,11 @@
 /** `vendorctl resources` and `vendorctl cache`: what the caching agent of an account reports (docs/api.md#resources-cache-health-and-pod-metrics). */
-import * as v from 'valibot';
+import { cacheHealthSchema, resourcePageSchema, type ResourceView } from '../../shared/answers/resources.ts';
 import { expectShape } from '../client.ts';
 import type { Command } from '../context.ts';
 import { cell, render, renderTable } from '../output.ts';
 
 /** The largest page the resources route serves. */
 const PAGE_SIZE = 1000;
-
-const resourcePageSchema = v.looseObject({
-  items: v.array(
-    v.looseObject({
-      apiVersion: v.string(),
-      kind: v.string(),
-      namespace: v.optional(v.string()),
-      name: v.string(),
-      resourceVersion: v.optional(v.string()),
-      updatedAt: v.optional(v.string()),
-    }),
-  ),
-  nextCursor: v.optional(v.string()),
-});
 
 const resources: Command = {
   words: ['resources'],
@@ -37,7 +23,7 @@ const resources: Command = {
     if (ctx.flags.namespace !== undefined) filters.set('namespace', ctx.flags.namespace);
     if (ctx.flags.name !== undefined) filters.set('name', ctx.flags.name);
     const raw: unknown[] = [];
-    const items: v.InferOutput<typeof resourcePageSchema>['items'] = [];
+    const items: ResourceView[] = [];
     for (let cursor: string | undefined; ; ) {
       const query = new URLSearchParams(filters);
       if (cursor !== undefined) query.set('cursor', cursor);
@@ -60,24 +46,6 @@ const resources: Command = {
   },
 };
 
-const cacheSchema = v.looseObject({
-  account: v.string(),
-  cachingAgentId: v.nullable(v.string()),
-  reportedAt: v.nullable(v.string()),
-  kinds: v.array(
-    v.looseObject({
-      kind: v.string(),
-      group: v.string(),
-      scopes: v.number(),
-      watching: v.number(),
-      objects: v.number(),
-      lastEventAgeMs: v.nullable(v.number()),
-      relists: v.number(),
-      lastError: v.nullable(v.string()),
-    }),
-  ),
-});
-
 const seconds = (ms: number | null) => (ms === null ? '-' : `${Math.round(ms / 1000)}s`);
 
 const cache: Command = {
@@ -88,7 +56,7 @@ const cache: Command = {
   arity: [1, 1],
   async run(ctx) {
     const { body } = await ctx.api.call('GET', `/vendor/accounts/${encodeURIComponent(ctx.args[0]!)}/cache`);
-    const health = expectShape(cacheSchema, body, 'the cache health');
+    const health = expectShape(cacheHealthSchema, body, 'the cache health');
     ctx.out(
       render(ctx.format, body, () => {
         const head = `account ${health.account}, caching agent ${cell(health.cachingAgentId)}, reported ${cell(health.reportedAt)}\n\n`;

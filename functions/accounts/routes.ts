@@ -10,7 +10,7 @@ import { jsonBody, type IntegerQuery } from '../http.ts';
 import { filteredQuery } from '../query-filters.ts';
 import { ACCOUNT_FILTER_CHECKS, FILTER_DESCRIPTIONS, accountFilters } from './filters.ts';
 import { accountSummary } from './summary.ts';
-import { accountSummarySchema } from './summary-view.ts';
+import { accountSummarySchema } from '../../shared/answers/account-summary.ts';
 import { accountParameter, arrayOf, authenticatedRoute, integerQueryParameters, json, jsonSchemaOf, managerOnly, named, problem } from '../openapi/describe.ts';
 import { LiveZones } from './live-zones.ts';
 import { activateAccounts, getAccountView, listAccounts, registerAccounts, unregisterAccount, type AccountDeps } from './service.ts';

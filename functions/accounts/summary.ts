@@ -1,7 +1,7 @@
 import { facetCounts, parseFacetTag } from '../../shared/table/accounts/facets.ts';
 import type { Caller } from '../auth/caller.ts';
 import { facetsOf, hiddenNames, type AccountDeps } from './service.ts';
-import type { AccountSummary } from './summary-view.ts';
+import type { AccountSummary } from '../../shared/answers/account-summary.ts';
 
 /**
  * Counts every account the caller may read, by state, zone and source, from the facet index's

@@ -8,7 +8,7 @@ import { apiFixture } from '../../test/support/api.ts';
 import { TestIssuer, oidcConfig } from '../../test/support/oidc.ts';
 import { TestTables } from '../../test/support/table.ts';
 import { createApiAuth } from '../auth/authenticator.ts';
-import { identityListSchema, identityViewSchema, issuedTokenSchema, revokedTokenSchema, tokenListSchema } from './views.ts';
+import { identityListSchema, identityViewSchema, issuedTokenSchema, revokedTokenSchema, tokenListSchema } from '../../shared/answers/agent-identities.ts';
 
 const tables = new TestTables();
 let issuer: TestIssuer;

@@ -6,7 +6,7 @@
 import { allowancesSchema, identityNameSchema } from '../../shared/agents/schema.ts';
 import { describedProperties, inline, jsonSchemaOf, named } from '../openapi/describe.ts';
 import { tokenRequestSchema } from './service.ts';
-import { identityListSchema, identityViewSchema, issuedTokenSchema, revokedTokenSchema, tokenListSchema, tokenViewSchema } from './views.ts';
+import { identityListSchema, identityViewSchema, issuedTokenSchema, revokedTokenSchema, tokenListSchema, tokenViewSchema } from '../../shared/answers/agent-identities.ts';
 
 export const identityNameParameterSchema = jsonSchemaOf(identityNameSchema, 'input');
 

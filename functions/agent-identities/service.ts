@@ -24,7 +24,7 @@ import {
   type StoredIdentity,
   type StoredToken,
 } from '../../shared/table/agents/identities.ts';
-import type { IdentityList, IdentityView, IssuedTokenView, RevokedTokenView, TokenList, TokenView } from './views.ts';
+import type { IdentityList, IdentityView, IssuedTokenView, RevokedTokenView, TokenList, TokenView } from '../../shared/answers/agent-identities.ts';
 
 export interface IdentityDeps {
   table: TableRef;

@@ -3,7 +3,7 @@ import type { ApiEnv } from '../auth/caller.ts';
 import type { IntegerQuery } from '../http.ts';
 import { authenticatedRoute, integerQueryParameters, json, jsonSchemaOf, named, pathParameter, problem } from '../openapi/describe.ts';
 import { filteredQuery, zoneCheck } from '../query-filters.ts';
-import { agentPageSchema, agentViewSchema } from './schemas.ts';
+import { agentPageSchema, agentViewSchema } from '../../shared/answers/agents.ts';
 import { getAgent, listAgents, type AgentDeps } from './service.ts';
 
 export const DEFAULT_AGENT_LIMIT = 100;

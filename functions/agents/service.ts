@@ -5,7 +5,7 @@ import { liveSessions, type Session } from '../../shared/table/agents/sessions.t
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { hiddenNames } from '../accounts/service.ts';
 import type { Caller } from '../auth/caller.ts';
-import type { AgentPage, AgentView } from './schemas.ts';
+import type { AgentPage, AgentView } from '../../shared/answers/agents.ts';
 
 export interface AgentDeps {
   table: TableRef;

@@ -4,7 +4,7 @@ import type { TableRef } from '../../shared/table/core/client.ts';
 import type { IntegerQuery } from '../http.ts';
 import { accountParameter, authenticatedRoute, integerQueryParameters, json, jsonSchemaOf, named, problem, type DescribedSchema } from '../openapi/describe.ts';
 import { oneOf, type TextCheck } from '../query-filters.ts';
-import { accountOperationPageSchema, operationViewSchema, type AccountOperationPage } from './schemas.ts';
+import { accountOperationPageSchema, operationViewSchema, type AccountOperationPage } from '../../shared/answers/operations.ts';
 import { toOperationView } from './view.ts';
 
 /**

@@ -6,7 +6,7 @@ import { operationBodySchema } from '../../shared/operations/request.ts';
 import { accountParameter, authenticatedRoute, integerQueryParameters, json, jsonSchemaOf, named, pathParameter, problem } from '../openapi/describe.ts';
 import { AccountCache, authorizedAccount, type CachedAccount } from './account-cache.ts';
 import { IDEMPOTENCY_HEADER, MAX_WAIT_SECONDS, getOperationView, idempotencyKeyOf, submitAndWait, type OperationDeps } from './service.ts';
-import { operationViewSchema } from './schemas.ts';
+import { operationViewSchema } from '../../shared/answers/operations.ts';
 import { toOperationView } from './view.ts';
 import { ACCOUNT_OPERATIONS_QUERY, ACCOUNT_OPERATIONS_TEXT, accountOperationsDescription, accountOperationsPage } from './account-operations.ts';
 import { filteredQuery } from '../query-filters.ts';

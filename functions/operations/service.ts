@@ -15,7 +15,7 @@ import { callerScope, type Caller } from '../auth/caller.ts';
 import { authorizedAccount, type AccountCache, type CachedAccount } from './account-cache.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { compress, createOperation, getOperation, isOperationId, operationIdOf, storedApart, type NewOperation } from '../../shared/table/operations/operations.ts';
-import type { OperationView } from './schemas.ts';
+import type { OperationView } from '../../shared/answers/operations.ts';
 import { toOperationView } from './view.ts';
 import type { WakeSender } from '../wake/sender.ts';
 import type { AnsweredOperation } from '../../shared/wake/result-answer.ts';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../shared/errors.ts';
 import type { OperationRecord } from '../../shared/operations/model.ts';
 import { jsonSchemaOf } from '../openapi/describe.ts';
-import { operationViewSchema } from './schemas.ts';
+import { operationViewSchema } from '../../shared/answers/operations.ts';
 import { toOperationView } from './view.ts';
 
 const record = (over: Partial<OperationRecord> = {}): OperationRecord => ({

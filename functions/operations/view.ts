@@ -1,5 +1,5 @@
 import type { AnsweredOperation } from '../../shared/wake/result-answer.ts';
-import type { OperationView } from './schemas.ts';
+import type { OperationView } from '../../shared/answers/operations.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

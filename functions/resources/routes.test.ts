@@ -6,7 +6,7 @@ import { writeResources, type ResourceWrite } from '../../shared/table/resources
 import { updateAccount } from '../../shared/table/accounts/records.ts';
 import { apiFixture, type ApiFixture } from '../../test/support/api.ts';
 import { useTestTables } from '../../test/support/table.ts';
-import { resourcePageSchema, type ResourcePage } from './schemas.ts';
+import { resourcePageSchema, type ResourcePage } from '../../shared/answers/resources.ts';
 
 const tables = useTestTables();
 

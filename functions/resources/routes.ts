@@ -5,7 +5,7 @@ import { cacheCleanupPending } from '../../shared/table/resources/cleanup.ts';
 import { requireAccountAccess, type AccountAccessEnv } from '../auth/access.ts';
 import { accountParameter, authenticatedRoute, json, jsonSchemaOf, named, problem, queryParameters } from '../openapi/describe.ts';
 import { DEFAULT_RESOURCE_LIMIT, MAX_RESOURCE_LIMIT, metricsQuerySchema, noQuerySchema, parseQuery, resourceQuerySchema } from './query.ts';
-import { cacheHealthSchema, podMetricsSchema, resourcePageSchema, resourceSchema } from './schemas.ts';
+import { cacheHealthSchema, podMetricsSchema, resourcePageSchema, resourceSchema } from '../../shared/answers/resources.ts';
 import { cacheHealthView, listAccountResources, podMetricsView, type ResourceDeps } from './service.ts';
 
 /** Refuses a bad query (400) before the account is read: what is wrong with it does not depend on the account. */

@@ -12,7 +12,7 @@ import type { IgnoredPermissionsLog } from '../auth/access.ts';
 import { podMetrics } from '../../shared/table/resources/pod-metrics.ts';
 import { getCacheHealth } from '../../shared/table/resources/health.ts';
 import { listResources, type ResourceFilter } from '../../shared/table/resources/objects.ts';
-import type { CacheHealthView, PodMetricsView, ResourcePage, ResourceView } from './schemas.ts';
+import type { CacheHealthView, PodMetricsView, ResourcePage, ResourceView } from '../../shared/answers/resources.ts';
 
 export interface ResourceDeps {
   table: TableRef;

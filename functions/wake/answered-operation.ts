@@ -9,7 +9,7 @@ import { isFinished, OPERATION_STATES } from '../../shared/operations/model.ts';
 import { OPERATION_ACTIONS } from '../../shared/operations/request.ts';
 import { MAX_RESULT_ANSWER_BYTES, resultAnswerSigned, type AnsweredOperation } from '../../shared/wake/result-answer.ts';
 import { signedJsonBody } from '../../shared/wake/signed-json.ts';
-import { objectOutcomeSchema } from '../operations/schemas.ts';
+import { objectOutcomeSchema } from '../../shared/answers/operations.ts';
 
 const int = v.pipe(v.number(), v.integer());
 

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { numberedPageSchema } from '../answer-fields.ts';
+import { numberedPageSchema } from '../answers/fields.ts';
 import { MAX_NAME_LENGTH, NAME_PATTERN, kubeconfigEntries, keepSpelling, oneKubeconfigSpelling } from './settings.ts';
 
 /** A zone is the name of an agent replica set, by default `<deploymentName>_<namespace>`. */

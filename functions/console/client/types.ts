@@ -5,14 +5,14 @@
  * and plain constants, and type-check without Node's types.
  */
 export type { Account as AccountJson, AccountPage as AccountPageJson } from '../../../shared/accounts/schema.ts';
-export type { AccountSummary as AccountSummaryJson } from '../../accounts/summary-view.ts';
-export type { AgentPage as AgentPageJson, AgentView as AgentJson } from '../../agents/schemas.ts';
-export type { AccountOperationPage as AccountOperationPageJson, OperationView as OperationJson } from '../../operations/schemas.ts';
+export type { AccountSummary as AccountSummaryJson } from '../../../shared/answers/account-summary.ts';
+export type { AgentPage as AgentPageJson, AgentView as AgentJson } from '../../../shared/answers/agents.ts';
+export type { AccountOperationPage as AccountOperationPageJson, OperationView as OperationJson } from '../../../shared/answers/operations.ts';
 export type {
   CacheHealthView as CacheHealthJson,
   KindHealthView as CacheKindJson,
   PodMetricsView as MetricsJson,
   ResourcePage as ResourcePageJson,
   ResourceView as ResourceJson,
-} from '../../resources/schemas.ts';
+} from '../../../shared/answers/resources.ts';
 export type { CallerView as CallerJson } from '../caller-view.ts';

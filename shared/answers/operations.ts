@@ -1,13 +1,13 @@
 /**
- * An operation as the API serves it (docs/api.md#operations): the OpenAPI document and the web
- * console's types are both taken from this schema. Only valibot and plain constants here, so the
- * console can type-check against it (functions/console/client/types.ts).
+ * An operation as the API serves it (docs/api.md#operations): the OpenAPI document, the web
+ * console's types and vendorctl's reading of the answer are all taken from this schema. Only valibot
+ * and plain constants here, so the console can type-check against it (functions/console/client/types.ts).
  */
 import * as v from 'valibot';
-import { integerSchema, timestampSchema as timestamp } from '../../shared/answer-fields.ts';
-import { ERROR_CODES } from '../../shared/errors.ts';
-import { OBJECT_RESULTS, OPERATION_STATES } from '../../shared/operations/model.ts';
-import { OPERATION_ACTIONS } from '../../shared/operations/request.ts';
+import { integerSchema, timestampSchema as timestamp } from './fields.ts';
+import { ERROR_CODES } from '../errors.ts';
+import { OBJECT_RESULTS, OPERATION_STATES } from '../operations/model.ts';
+import { OPERATION_ACTIONS } from '../operations/request.ts';
 
 
 export const objectOutcomeSchema = v.object({

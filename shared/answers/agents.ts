@@ -1,6 +1,9 @@
+/**
+ * The live agents as `GET /vendor/agents` serves them (docs/api.md#agents): the OpenAPI document, the
+ * web console's types and vendorctl's reading of the answer are all taken from these schemas.
+ */
 import * as v from 'valibot';
-import { integerSchema, numberedPageSchema, timestampSchema as timestamp } from '../../shared/answer-fields.ts';
-
+import { integerSchema, numberedPageSchema, timestampSchema as timestamp } from './fields.ts';
 
 /** An account an agent holds, as `GET /vendor/agents` serves it. */
 export const heldAccountSchema = v.object({

@@ -1,10 +1,10 @@
 /**
  * What the resource endpoints answer (functions/resources/routes.ts, docs/api.md): the OpenAPI
- * document and the web console's types are both taken from these schemas. Only valibot here, so
- * the console can type-check against them (functions/console/client/types.ts).
+ * document, the web console's types and vendorctl's reading of the answers are all taken from these
+ * schemas. Only valibot here, so the console can type-check against them (functions/console/client/types.ts).
  */
 import * as v from 'valibot';
-import { integerSchema as integer, timestampSchema as timestamp } from '../../shared/answer-fields.ts';
+import { integerSchema as integer, timestampSchema as timestamp } from './fields.ts';
 
 const ageMs = (what: string) => v.pipe(v.nullable(integer), v.description(`Milliseconds since ${what}; null when there was none.`));
 

@@ -1,11 +1,11 @@
 /**
- * The account summary as the API serves it: the OpenAPI document and the web console's types are
- * both taken from this schema. Only valibot and plain constants here, so the console can type-check
- * against it (functions/console/client/types.ts).
+ * The account summary as the API serves it: the OpenAPI document, the web console's types and
+ * vendorctl's reading of the answer are all taken from this schema. Only valibot and plain constants
+ * here, so the console can type-check against it (functions/console/client/types.ts).
  */
 import * as v from 'valibot';
-import { integerSchema } from '../../shared/answer-fields.ts';
-import { ACCOUNT_STATES, SERVED_SOURCES } from '../../shared/accounts/schema.ts';
+import { integerSchema } from './fields.ts';
+import { ACCOUNT_STATES, SERVED_SOURCES } from '../accounts/schema.ts';
 
 const count = integerSchema;
 

@@ -1,6 +1,7 @@
 /**
- * Fields the API's answers share, for the schemas that define each answer once (the OpenAPI document
- * and the web console's types come from them). Only valibot here: the console type-checks against it.
+ * Fields the API's answers share, for the schemas of this folder that define each answer once: the
+ * API serves its answers as they say, the OpenAPI document and the web console's types are taken from
+ * them, and vendorctl reads the answers with them. Only valibot here: the console type-checks against it.
  */
 import * as v from 'valibot';
 

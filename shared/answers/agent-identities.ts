@@ -1,11 +1,12 @@
 /**
  * What the agent identity endpoints answer (functions/agent-identities/routes.ts, docs/api.md#agent-identities):
- * the service returns these types and the OpenAPI document is taken from these schemas, so an answer
- * and its description cannot part. Only valibot and shared schemas here.
+ * the service returns these types and the OpenAPI document and vendorctl's reading of the answers are
+ * taken from these schemas, so an answer and its description cannot part. Only valibot and shared
+ * schemas here.
  */
 import * as v from 'valibot';
-import { timestampSchema as timestamp } from '../../shared/answer-fields.ts';
-import { allowanceLists } from '../../shared/agents/schema.ts';
+import { timestampSchema as timestamp } from './fields.ts';
+import { allowanceLists } from '../agents/schema.ts';
 
 /** An identity kept in the table, every allowance given. */
 export const identityViewSchema = v.object({
