@@ -69,7 +69,7 @@ describe('driver endpoint: authentication', () => {
     });
     const sessionId = m.welcome?.sessionId ?? '';
     expect(await sessions()).toMatchObject([
-      { sessionId, agentId: 'agent-1', zoneId: 'vendor-agent_infra', replicaId: 'replica-a', staticAccounts: ['prod'] },
+      { sessionId, agentId: 'agent-1', zoneId: 'vendor-agent_infra', replicaId: 'replica-a', staticAccountCount: 1 },
     ]);
     expect(d.sessions().map((s) => s.agentId)).toEqual(['agent-1']);
   });

@@ -104,7 +104,7 @@ export class TableSessionStore implements SessionStore {
       agentVersion: record.agentVersion,
       identity: record.identity,
       unzoned: record.unzoned,
-      staticAccounts: record.staticAccounts.map((a) => a.name),
+      staticAccountCount: record.staticAccounts.length,
       lastProcessedSeq: 0,
     }));
     const synced = await step(() => putAgentStaticAccounts(this.#table, record.agentId, record.zone, record.staticAccounts, record.openedAt, record.sessionId));

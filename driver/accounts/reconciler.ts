@@ -31,7 +31,7 @@ import { runBounded } from '../../shared/table/core/bounded.ts';
 import { CHANGE_RETENTION_MS, appendChanges, pruneChanges, type Change } from '../../shared/table/accounts/feed.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { deleteAgentBinding } from '../../shared/table/agents/bindings.ts';
-import { allSessions, deleteSession } from '../../shared/table/agents/sessions.ts';
+import { allSessions, deleteSession, staticAccountsOf } from '../../shared/table/agents/sessions.ts';
 import { removeAgentStaticAccounts } from '../../shared/table/sources/agent-static.ts';
 import { Waker } from '../../shared/waker.ts';
 import { LatchedWaker } from '../wake/latched-waker.ts';
@@ -334,7 +334,7 @@ export class AssignmentReconciler {
     const now = clock.now();
     for (const s of over) {
       // Only this session's announcement goes: a newer session of the agent may have announced since.
-      if (s.staticAccounts.length > 0) await removeAgentStaticAccounts(table, s.agentId, now, s.sessionId);
+      if (staticAccountsOf(s) > 0) await removeAgentStaticAccounts(table, s.agentId, now, s.sessionId);
       await deleteSession(table, s, now);
       // The agent id is free for another identity from now on (driver/session-store.ts).
       if (s.sessionId !== undefined) await deleteAgentBinding(table, s.agentId, s.sessionId);

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { getSession } from '../../shared/table/agents/sessions.ts';
 import { syncSource } from '../../shared/table/sources/sync.ts';
 import { WAIT, useAccountsWorld } from '../support/accounts-world.ts';
 
@@ -18,6 +19,10 @@ describe('static accounts of vendor-agent.yml', () => {
     expect(JSON.stringify(account)).not.toContain('.kubeconfig'); // the path stays on the agent
     expect(account.lastAssignmentMsg).toBe(`connected to ${world.kube.url} (Kubernetes v1.30.0)`);
     expect(r1.holder().view('edge')).toMatchObject({ caching: true, settings: { namespaces: ['shop'] } });
+    // The session item counts them; their names are in items of their own, not rewritten by each renewal.
+    const session = await getSession(world.table, 'vendor-agent_infra', 'r1');
+    expect(session).toMatchObject({ staticAccountCount: 1 });
+    expect(session?.staticAccounts).toBeUndefined();
 
     // A second replica of the same deployment announces the same account: both hold it, one caches.
     const r2 = await world.agent('r2', { target, accounts: [edge] });

@@ -10,6 +10,7 @@ import {
   liveSessionsParams,
   putSession,
   renewSession,
+  staticAccountsOf,
   type Session,
 } from './sessions.ts';
 
@@ -21,7 +22,7 @@ const session = (agentId: string, zoneId: string, leaseExpiresAt: number, sessio
   connectedAt: 0,
   leaseExpiresAt,
   agentVersion: '1.0.0',
-  staticAccounts: ['s1'],
+  staticAccountCount: 1,
 });
 
 describe('session builders', () => {
@@ -30,6 +31,12 @@ describe('session builders', () => {
     expect(p.KeyConditionExpression).toBe('pk = :pk AND begins_with(sk, :zonePrefix)');
     expect(p.FilterExpression).toBe('leaseExpiresAt > :now AND zoneId = :zone');
     expect(liveSessionsParams('t', 1000).FilterExpression).toBe('leaseExpiresAt > :now');
+  });
+
+  it('counts the static accounts of an item as written now, and of one written with their names before', () => {
+    expect(staticAccountsOf({ staticAccountCount: 3 })).toBe(3);
+    expect(staticAccountsOf({ staticAccounts: ['a', 'b'] })).toBe(2);
+    expect(staticAccountsOf({})).toBe(0);
   });
 });
 

@@ -44,8 +44,14 @@ export interface Session {
   identity?: string;
   /** Whether that identity may be sent accounts pinned to no zone; absent counts as false. */
   unzoned?: boolean;
-  /** Names of the static accounts the agent announced. */
-  staticAccounts: string[];
+  /**
+   * How many static accounts the agent announced (their definitions are items of their own,
+   * `putAgentStaticAccounts`). A count, not the names: a renewal is billed for the whole item, and
+   * an agent of a hundred static accounts would pay for its names on every heartbeat.
+   */
+  staticAccountCount?: number;
+  /** The names, on items written by earlier versions: read only for their number (`staticAccountsOf`). */
+  staticAccounts?: string[];
   /** When the lease was last renewed (ms), on a message from the agent: its last heartbeat as the table knows it. */
   renewedAt?: number;
   /** Highest reliable agent message processed on this stream; written with renewals, so it may lag. */
@@ -58,6 +64,11 @@ export interface Session {
 export const SESSION_RETENTION_MS = 24 * 3600 * 1000;
 
 const ttl = (ms: number): number => Math.ceil((ms + SESSION_RETENTION_MS) / 1000);
+
+/** How many static accounts the session's agent announced, on items of this version and earlier ones. */
+export function staticAccountsOf(s: Pick<Session, 'staticAccountCount' | 'staticAccounts'>): number {
+  return s.staticAccountCount ?? s.staticAccounts?.length ?? 0;
+}
 
 /** Since when the agent of `s` is gone (ms), or undefined while its session is live at `now`. */
 export function goneSince(s: Session, now: number): number | undefined {
