@@ -29,7 +29,7 @@ import { useAccountsWorld } from './support/accounts-world.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from './support/api.ts';
 import { startWakeReplica } from './support/wake-replica.ts';
 import { watchedTable } from './support/watched-table.ts';
-import { interceptedTable, operationOf } from './support/intercepted-table.ts';
+import { refusingOnce } from './support/intercepted-table.ts';
 import { submitOperation } from './support/operations.ts';
 import { reservedOperation } from './support/reserved-operation.ts';
 import { isOperationPartition } from '../shared/table/operations/keys.ts';
@@ -324,21 +324,13 @@ describe('reservations between the API and a driver replica', () => {
   });
 
   it("an operation whose entries' write fails while its put wins still goes to its agent, once; a retry with its key answers it", async () => {
-    let refuseEntries = false;
-    const apiTable = (table: TableRef) =>
-      interceptedTable(table, async (command, send) => {
-        if (refuseEntries && operationOf(command) === 'BatchWrite') {
-          refuseEntries = false;
-          throw Object.assign(new Error('the table failed'), { name: 'InternalServerError', $fault: 'server' });
-        }
-        return send(command);
-      });
-    const w = await start({ apiTable });
+    const entries = refusingOnce('BatchWrite');
+    const w = await start({ apiTable: entries.table });
     const key = randomUUID();
-    refuseEntries = true;
+    entries.arm();
     const first = await submitOperation(w.app, 'prod', CONFIG_MAP('entries-refused'), key);
     expect(first.status).toBeGreaterThanOrEqual(500);
-    expect(refuseEntries).toBe(false);
+    expect(entries.armed).toBe(false);
     // No queue entry, and the replica passes rarely: only "stored" can have sent it.
     await vi.waitFor(async () => expect(await w.handedOut()).toBe(1), WAIT);
     const again = await submitOperation(w.app, 'prod', CONFIG_MAP('entries-refused'), key);

@@ -24,6 +24,7 @@ import { useAccountsWorld } from './support/accounts-world.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from './support/api.ts';
 import { startWakeReplica } from './support/wake-replica.ts';
 import { watchedTable } from './support/watched-table.ts';
+import { refusingOnce } from './support/intercepted-table.ts';
 import { submitOperation } from './support/operations.ts';
 import { OPERATION_QUEUE_PARTITIONS } from '../shared/table/operations/keys.ts';
 
@@ -61,7 +62,7 @@ interface WakeWorld {
  * `wake`: the replica's wake section beyond its address. `{ results: false }` has it take no
  * reservation asks (as a replica of an earlier version): the API stores operations queued and wakes it.
  */
-async function start(options: { secret?: string | undefined; apiSecret?: string; pollMs?: number; wake?: Record<string, unknown> } = {}): Promise<WakeWorld> {
+async function start(options: { secret?: string | undefined; apiSecret?: string; pollMs?: number; wake?: Record<string, unknown>; apiTable?: (table: TableRef) => TableRef } = {}): Promise<WakeWorld> {
   await world.fresh([{ name: 'prod' }]);
   const counted = new CountedTable(world.table.tableName, world.tables.endpoint);
   const pollMs = options.pollMs ?? RARELY;
@@ -74,7 +75,7 @@ async function start(options: { secret?: string | undefined; apiSecret?: string;
   });
   const wakes = new WakeSender({ table: world.table, clock: systemClock, log: silentLogger(), secret: options.apiSecret ?? SECRET });
   // No operation events: the API and the replica share nothing but the table, as when deployed.
-  const app = createApp({ table: world.table, clock: systemClock, auth: adminTokenAuth(), wakes });
+  const app = createApp({ table: options.apiTable?.(world.table) ?? world.table, clock: systemClock, auth: adminTokenAuth(), wakes });
   world.onReset(() => wakes.close());
   await world.agent('a1', { target: `127.0.0.1:${driver.port}` });
   await vi.waitFor(async () => expect(await liveSessions(world.table, Date.now())).toHaveLength(1), WAIT);
@@ -186,6 +187,23 @@ describe('wakes between the API and driver replicas', () => {
     expect(await getOperation(world.table, reply.json.id as string)).toMatchObject({ attempt: 1, dispatch: { agentId: 'a1' } });
     expect(await namedCount(w.driver, 'claimed')).toBe(1);
     expect(await namedCount(w.driver, 'not_claimed')).toBe(0);
+  });
+
+  it("a queued operation whose entries' write fails while its put wins is still named in a wake, and runs; a retry with its key answers it", async () => {
+    const entries = refusingOnce('BatchWrite');
+    const w = await activeWorld({ wake: NO_RESERVATIONS, apiTable: entries.table });
+    const key = 'entries-refused';
+    const body = { action: 'deploy', manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'entries-refused', namespace: 'default' }, data: { a: '1' } }] };
+    entries.arm();
+    const first = await submitOperation(w.app, 'prod', body, key);
+    expect(first.status).toBeGreaterThanOrEqual(500);
+    expect(entries.armed).toBe(false);
+    // No queue entry, and the replica polls once a minute: only the named wake can have it claimed.
+    await vi.waitFor(async () => expect(await namedCount(w.driver, 'claimed')).toBe(1), WAIT);
+    const again = await submitOperation(w.app, 'prod', body, key);
+    expect(again.status).toBeLessThan(300);
+    await vi.waitFor(async () => expect((await getOperation(world.table, again.json.id as string))?.state).toBe('SUCCEEDED'), WAIT);
+    expect(await getOperation(world.table, again.json.id as string)).toMatchObject({ attempt: 1, dispatch: { agentId: 'a1' } });
   });
 
   it('a named wake it cannot use changes nothing and leads to the queue read: claimed elsewhere, finished, an account held nowhere here, another account', async () => {

@@ -142,42 +142,46 @@ export async function submitOperation(
   // operation is stored handed out to the agent it sets aside.
   const local = deps.events?.reserve(id, account.name, now);
   const reservation = local ?? (await remoteReservation(deps, record, id, input));
-  // Sent as soon as the operation's own put has won, while its entries are still on their way: the
-  // item is what the agent's result is written to (docs/operations.md#handed-out-at-creation).
-  const handOut =
-    reservation === undefined
-      ? undefined
-      : (op: OperationRecord) => {
-          pathTrace?.('api.store_answered', id);
-          // Its result is recorded in this process: a waiting GET hears it here.
-          if (local !== undefined) deps.events?.handedOut(op);
-          reservation.handOut({ record: op, request });
-        };
-  let stored: { record: OperationRecord; created: boolean };
-  beforeStore?.();
-  pathTrace?.('api.store_sent', id);
-  try {
-    stored = await createOperation(deps.table, { ...input, dispatch: reservation?.dispatch }, handOut);
-  } catch (e) {
-    // Nothing once handed out: the operation is stored and on its way.
-    reservation?.release();
-    throw e;
-  }
-  const { record: op, created } = stored;
-  if (handOut === undefined) pathTrace?.('api.store_answered', id);
-  if (!created) {
-    reservation?.release();
-  } else if (reservation === undefined) {
+  // Told as soon as the operation's own put has won, while its entries are still on their way: an
+  // operation handed out goes to its agent now, since the item is what its result is written to
+  // (docs/operations.md#handed-out-at-creation).
+  let won: OperationRecord | undefined;
+  const stored = (op: OperationRecord) => {
+    won = op;
+    if (reservation === undefined) return;
+    pathTrace?.('api.store_answered', id);
+    // Its result is recorded in this process: a waiting GET hears it here.
+    if (local !== undefined) deps.events?.handedOut(op);
+    reservation.handOut({ record: op, request });
+  };
+  // Stored in the queue: a driver in this process, or the replicas of the account's agents, claim it
+  // now (the wake names it) instead of at their next poll.
+  const announceQueued = (op: OperationRecord) => {
     deps.events?.queued({ record: op, request });
-    // Stored in the queue: the replicas of the account's agents claim it now (the wake names it)
-    // instead of at their next poll.
     deps.wakes?.wake('operations', [{ zone: record.registration?.zoneId, agents: Object.keys(record.agents) }], {
       id: op.id,
       account: op.account,
       ...(storedApart(compressed) ? { requestHash: op.requestHash } : {}),
     });
+  };
+  let created: { record: OperationRecord; created: boolean };
+  beforeStore?.();
+  pathTrace?.('api.store_sent', id);
+  try {
+    created = await createOperation(deps.table, { ...input, dispatch: reservation?.dispatch }, stored);
+  } catch (e) {
+    // Nothing once handed out: the operation is stored and on its way.
+    reservation?.release();
+    // The operation stands although its entries may not (no pass would find it): a queued one is
+    // announced all the same, so it runs rather than waiting for a retry of the request.
+    if (won !== undefined && reservation === undefined) announceQueued(won);
+    throw e;
   }
-  return { record: op, created };
+  const op = created.record;
+  if (reservation === undefined) pathTrace?.('api.store_answered', id);
+  if (!created.created) reservation?.release();
+  else if (reservation === undefined) announceQueued(op);
+  return { record: op, created: created.created };
 }
 
 /**

@@ -23,3 +23,28 @@ export function interceptedTable(t: TableRef, around: (command: SentCommand, sen
 export function operationOf(command: SentCommand): string {
   return command.constructor.name.replace(/Command$/, '');
 }
+
+/**
+ * The table, through which the next command of `operation` after `arm()` is refused as DynamoDB
+ * refuses one on an internal error (once; `armed` says whether it is still to come). `table` makes
+ * the refusing view of a table created later (a test world's).
+ */
+export function refusingOnce(operation: string): { table(t: TableRef): TableRef; arm(): void; readonly armed: boolean } {
+  let armed = false;
+  return {
+    table: (t) =>
+      interceptedTable(t, async (command, send) => {
+        if (armed && operationOf(command) === operation) {
+          armed = false;
+          throw Object.assign(new Error('the table failed'), { name: 'InternalServerError', $fault: 'server' });
+        }
+        return send(command);
+      }),
+    arm: () => {
+      armed = true;
+    },
+    get armed() {
+      return armed;
+    },
+  };
+}

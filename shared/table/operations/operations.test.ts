@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import { refusalOf } from '../../../test/refusal.ts';
-import { interceptedTable, operationOf } from '../../../test/support/intercepted-table.ts';
+import { interceptedTable, operationOf, refusingOnce } from '../../../test/support/intercepted-table.ts';
 import { keysOverEveryShard } from '../../../test/support/sharded-items.ts';
 import { useTestTables } from '../../../test/support/table.ts';
 import { queueEntryOf, type Dispatch, type ObjectOutcomeRecord as ObjectOutcome, type OperationRecord } from '../../operations/model.ts';
@@ -179,12 +179,10 @@ describe('operations against dynalite', () => {
 
   it('tells of the won put also when the entries\' write then fails, and fails', async () => {
     const t = await tables.fresh();
-    const failing = interceptedTable(t, async (command, send) => {
-      if (operationOf(command) === 'BatchWrite') throw Object.assign(new Error('the table failed'), { name: 'InternalServerError', $fault: 'server' });
-      return send(command);
-    });
+    const entries = refusingOnce('BatchWrite');
+    entries.arm();
     const told: OperationRecord[] = [];
-    await expect(createOperation(failing, input({ dispatch: dispatch('a') }), (r) => told.push(r))).rejects.toThrow('the table failed');
+    await expect(createOperation(entries.table(t), input({ dispatch: dispatch('a') }), (r) => told.push(r))).rejects.toThrow('the table failed');
     // The operation stands, and was told of: it goes to its agent, whose result is written to it.
     expect(told).toHaveLength(1);
     expect(await getOperation(t, told[0]!.id)).toEqual(told[0]);
