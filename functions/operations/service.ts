@@ -164,11 +164,11 @@ export async function submitOperation(
       ...(storedApart(compressed) ? { requestHash: op.requestHash } : {}),
     });
   };
-  let created: { record: OperationRecord; created: boolean };
+  let outcome: { record: OperationRecord; created: boolean };
   beforeStore?.();
   pathTrace?.('api.store_sent', id);
   try {
-    created = await createOperation(deps.table, { ...input, dispatch: reservation?.dispatch }, stored);
+    outcome = await createOperation(deps.table, { ...input, dispatch: reservation?.dispatch }, stored);
   } catch (e) {
     // Nothing once handed out: the operation is stored and on its way.
     reservation?.release();
@@ -177,11 +177,10 @@ export async function submitOperation(
     if (won !== undefined && reservation === undefined) announceQueued(won);
     throw e;
   }
-  const op = created.record;
   if (reservation === undefined) pathTrace?.('api.store_answered', id);
-  if (!created.created) reservation?.release();
-  else if (reservation === undefined) announceQueued(op);
-  return { record: op, created: created.created };
+  if (!outcome.created) reservation?.release();
+  else if (reservation === undefined) announceQueued(outcome.record);
+  return outcome;
 }
 
 /**
