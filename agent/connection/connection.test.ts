@@ -20,7 +20,7 @@ describe('agent connection: authentication', () => {
     const agent = h.agent(plain(driver.port), { hello: { staticAccounts: [{ name: 'prod', settings: { namespaces: ['web'] } }] } });
     await vi.waitFor(() => expect(agent.connectedCount()).toBe(1), WAIT);
     const [session] = await liveSessions(table, Date.now());
-    expect(session).toMatchObject({ agentId: 'agent-1', zoneId: 'vendor-agent_infra', agentVersion: '0.1.0', staticAccounts: ['prod'] });
+    expect(session).toMatchObject({ agentId: 'agent-1', zoneId: 'vendor-agent_infra', agentVersion: '0.1.0', staticAccountCount: 1 });
     expect((await getAccount(table, 'prod'))?.defs['agent:agent-1']).toMatchObject({ kind: 'static-agent-config', settings: { namespaces: ['web'] } });
     expect(agent.connection.sessionId).toBe(session?.sessionId);
   });
