@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../shared/log.ts';
 import { getAgentBinding, putAgentBinding } from '../shared/table/agents/bindings.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { AccountSettings } from '../shared/accounts/settings.ts';
 import { getSession } from '../shared/table/agents/sessions.ts';
+import { sessionKey } from '../shared/table/agents/keys.ts';
 import { tableSnapshot } from '../test/support/snapshot.ts';
 import { useTestTables } from '../test/support/table.ts';
 import { TableSessionStore, type SessionRecord } from './session-store.ts';
@@ -69,5 +72,19 @@ describe('TableSessionStore binding of agent ids', () => {
     await expect(store.open(record('s-3', 'rogue', 1_000 + LEASE + GRACE - 1), '')).rejects.toMatchObject({ code: 'forbidden' });
     await store.open(record('s-4', 'rogue', 1_000 + LEASE + GRACE + 1), '');
     expect(await getAgentBinding(table, 'agent-1')).toMatchObject({ identity: 'rogue', sessionId: 's-4' });
+  });
+});
+
+describe('TableSessionStore session items', () => {
+  it('counts the static accounts an agent announced, and keeps the item within one write unit however many there are', async () => {
+    const table = await tables.fresh();
+    const store = new TableSessionStore(table, silentLogger(), GRACE);
+    const staticAccounts = Array.from({ length: 100 }, (_, i) => ({ name: `prod-us-east-1-cluster-${String(i).padStart(3, '0')}` }) as AccountSettings);
+    await store.open({ ...record('s-1', 'good', 1_000), staticAccounts }, '');
+    const { Item } = await table.client.send(new GetCommand({ TableName: table.tableName, Key: sessionKey('good_zone', 'agent-1') }));
+    // A renewal is billed for the whole item: 1 KB a write unit.
+    expect(Buffer.byteLength(JSON.stringify(Item))).toBeLessThan(1024);
+    // The first name alone, for replicas of earlier versions, which read only whether there are any.
+    expect(Item).toMatchObject({ staticAccountCount: 100, staticAccounts: ['prod-us-east-1-cluster-000'] });
   });
 });

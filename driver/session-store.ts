@@ -105,6 +105,8 @@ export class TableSessionStore implements SessionStore {
       identity: record.identity,
       unzoned: record.unzoned,
       staticAccountCount: record.staticAccounts.length,
+      // Replicas of earlier versions read only whether this list is empty: one name tells them.
+      staticAccounts: record.staticAccounts.slice(0, 1).map((a) => a.name),
       lastProcessedSeq: 0,
     }));
     const synced = await step(() => putAgentStaticAccounts(this.#table, record.agentId, record.zone, record.staticAccounts, record.openedAt, record.sessionId));

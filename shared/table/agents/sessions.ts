@@ -50,7 +50,11 @@ export interface Session {
    * an agent of a hundred static accounts would pay for its names on every heartbeat.
    */
   staticAccountCount?: number;
-  /** The names, on items written by earlier versions: read only for their number (`staticAccountsOf`). */
+  /**
+   * The names, on items written by earlier versions: read only for their number (`staticAccountsOf`).
+   * Written now with the first name alone: a replica of an earlier version, during a rolling
+   * upgrade, reads only whether the list is empty, to remove an ended agent's static accounts.
+   */
   staticAccounts?: string[];
   /** When the lease was last renewed (ms), on a message from the agent: its last heartbeat as the table knows it. */
   renewedAt?: number;
