@@ -21,11 +21,10 @@ function operationText(op: OperationView): string {
     columns: ['ID', 'ACCOUNT', 'ACTION', 'STATE', 'OBJECTS', 'ERROR', 'MESSAGE'],
     rows: [[op.id, op.account, op.action, op.state, cell(op.objects), cell(op.errorCode), cell(op.message)]],
   });
-  const outcomes = op.outcomes;
-  if (outcomes.length === 0) return summary;
+  if (op.outcomes.length === 0) return summary;
   return `${summary}\n${renderTable({
     columns: ['KIND', 'NAMESPACE', 'NAME', 'RESULT', 'CODE', 'MESSAGE'],
-    rows: outcomes.map((o) => [cell(o.kind), cell(o.namespace), cell(o.name), cell(o.result), cell(o.code), cell(o.message)]),
+    rows: op.outcomes.map((o) => [cell(o.kind), cell(o.namespace), cell(o.name), cell(o.result), cell(o.code), cell(o.message)]),
   })}`;
 }
 
