@@ -85,7 +85,7 @@ export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocum
         input.ReturnConsumedCapacity ??= 'TOTAL';
         const result = await next(args);
         const output = result.output as { ConsumedCapacity?: Parameters<CapacityMeter['record']>[1] };
-        meter.record(String(context.commandName ?? '').replace(/Command$/, ''), output.ConsumedCapacity);
+        meter.record(String(context.commandName ?? '').replace(/Command$/, ''), output.ConsumedCapacity, args.input);
         return result;
       },
       { step: 'initialize', name: 'vendorCapacityMeter' },

@@ -5,6 +5,8 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { unixSocketsOf } from '../../../test/support/sockets.ts';
+import { writeResources } from '../resources/objects.ts';
+import { batchWrite } from './batch.ts';
 import { CapacityMeter } from './capacity.ts';
 import { createDocumentClient } from './client.ts';
 import { startEmbeddedTable } from './embedded.ts';
@@ -62,6 +64,22 @@ describe('startEmbeddedTable', () => {
       await t.client.send(new GetCommand({ TableName: t.tableName, Key: { pk: 'p', sk: 's' }, ConsistentRead: true }));
       // A 3 KB item costs 3 write units and 1 strongly consistent read unit (DynamoDB's 1 KB / 4 KB rules).
       expect(meter.snapshot()).toMatchObject({ writeUnits: 3, readUnits: 1 });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('tells the write units of each kind of partition apart', async () => {
+    const meter = new CapacityMeter();
+    const t = await startEmbeddedTable({ meter });
+    try {
+      await writeResources(t, 'acct', [{ op: 'put', ref: { group: '', kind: 'configmap', namespace: 'ns', name: 'a' }, resourceVersion: '1', object: 'x'.repeat(1500), at: 1 }]);
+      await batchWrite(t, { RequestItems: { [t.tableName]: [{ PutRequest: { Item: { pk: 'SCOPE#acct', sk: 'progress' } } }] } });
+      await batchWrite(t, { RequestItems: { [t.tableName]: [{ PutRequest: { Item: { pk: 'SCOPE#acct', sk: 'a' } } }, { PutRequest: { Item: { pk: 'RESOURCE#acct', sk: 'b' } } }] } });
+      await t.client.send(new PutCommand({ TableName: t.tableName, Item: { pk: 'SESSION#x', sk: 's' } }));
+      // bench/cache.ts counts the objects' writes by their partition (a 1.5 KB object: 2 units).
+      expect(Object.fromEntries(meter.writeUnitsByPartition)).toEqual({ RESOURCE: 2, SCOPE: 1, mixed: 2, SESSION: 1 });
+      expect(meter.writeUnits).toBe(6);
     } finally {
       await t.close();
     }
