@@ -177,36 +177,6 @@ describe('operations against dynalite', () => {
     expect(again).toEqual([]);
   });
 
-  it('sends the entries of an operation stored handed out once its put is answered and what `stored` started has gone out', async () => {
-    const t = await tables.fresh();
-    const events: string[] = [];
-    const recorded = interceptedTable(t, async (command, send) => {
-      const what = operationOf(command);
-      events.push(`${what} sent`);
-      try {
-        return await send(command);
-      } finally {
-        events.push(`${what} answered`);
-      }
-    });
-    const told = (r: OperationRecord) => {
-      events.push('stored');
-      // What the callback starts for the next turn of the event loop (a datagram's send) goes first.
-      process.nextTick(() => events.push('stored sent'));
-    };
-    expect((await createOperation(recorded, input({ dispatch: dispatch('a') }), told)).created).toBe(true);
-    expect(events).toEqual(['Put sent', 'Put answered', 'stored', 'stored sent', 'BatchWrite sent', 'BatchWrite answered']);
-    expect(await openOperations(t)).toHaveLength(1);
-    // A request whose put loses still writes its entries (then brings them in line with the operation).
-    events.length = 0;
-    expect((await createOperation(recorded, input({ dispatch: dispatch('b') }), told)).created).toBe(false);
-    expect(events.slice(0, 4)).toEqual(['Put sent', 'Put answered', 'BatchWrite sent', 'BatchWrite answered']);
-    // Stored queued, nothing waits for the put alone: both go out at once.
-    events.length = 0;
-    expect((await createOperation(recorded, input({ idempotencyKey: 'key-queued' }), told)).created).toBe(true);
-    expect(events.slice(0, 2)).toEqual(['Put sent', 'BatchWrite sent']);
-  });
-
   it('tells of the won put also when the entries\' write then fails, and fails', async () => {
     const t = await tables.fresh();
     const entries = refusingOnce('BatchWrite');

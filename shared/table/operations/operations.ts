@@ -343,10 +343,10 @@ export function newOperationRecord(input: NewOperation): OperationRecord {
 }
 
 /**
- * Creates an operation once per idempotency key: the operation item (id derived from account and
- * key, `attribute_not_exists`), then its queue entry and its entry in the account's list
- * (account-entries.ts) in one request, beside the put for an operation stored queued and after it
- * for one stored handed out (below); a request too large to keep inline is written first. When the id already stands for an operation, that one is
+ * Creates an operation once per idempotency key, in one round trip: the operation item (id derived
+ * from account and key, `attribute_not_exists`), its queue entry and its entry in the account's list
+ * (account-entries.ts) go out together; a request too
+ * large to keep inline is written first. When the id already stands for an operation, that one is
  * answered (`created: false`) if it came with the same request, and its queue entry brought in line
  * (a crash may have left it missing; this request may just have put a stale copy); another request
  * is a `conflict`. An entry whose operation never came (the operation's put failed) is dropped by
@@ -357,10 +357,6 @@ export function newOperationRecord(input: NewOperation): OperationRecord {
  * then (docs/operations.md#handed-out-at-creation). The item is the operation; an entry that lands
  * after its result's delete is dropped by dispatch as stale.
  */
-async function settled<T>(p: Promise<T>): Promise<PromiseSettledResult<T>> {
-  return (await Promise.allSettled([p]))[0]!;
-}
-
 export async function createOperation(
   t: TableRef,
   input: NewOperation,
@@ -375,22 +371,8 @@ export async function createOperation(
     if (won) stored?.(record);
     return won;
   });
-  const entries = () => settled(batchWrite(t, createEntriesParams(t.tableName, entryOf(record), record)));
-  let putDone: PromiseSettledResult<boolean>;
-  let entriesDone: PromiseSettledResult<void>;
-  if (input.dispatch === undefined) {
-    // Stored queued, nothing waits for the put alone (its wake follows the store): the entries go beside it.
-    [putDone, entriesDone] = await Promise.all([settled(put), entries()]);
-  } else {
-    // Stored handed out, the put's win sends it to its agent: the entries follow the put rather than
-    // go beside it, since the table serves concurrent requests' steps interleaved and would hold the
-    // put's answer back by its work on them; and they follow what `stored` started (a datagram to a
-    // replica, a send to an agent), which goes out on this turn of the event loop. They go whatever
-    // the put's outcome: a repeated request brings them in line (below).
-    putDone = await settled(put);
-    if (putDone.status === 'fulfilled' && putDone.value) await new Promise((resolve) => setImmediate(resolve));
-    entriesDone = await entries();
-  }
+  // Both settle before either's failure is answered: a put that won is told of even when the entries failed first.
+  const [putDone, entriesDone] = await Promise.allSettled([put, batchWrite(t, createEntriesParams(t.tableName, entryOf(record), record))]);
   if (putDone.status === 'rejected') throw putDone.reason;
   if (entriesDone.status === 'rejected') throw entriesDone.reason;
   const created = putDone.value;
