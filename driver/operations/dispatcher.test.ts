@@ -24,7 +24,8 @@ import { operationsSectionEntries, type OperationsConfig } from './config.ts';
 import type { AgentDirectory, LocalAgent } from './directory.ts';
 import { ENTRY_SYNC_AFTER_MS, OperationDispatcher, boundedOutcomes } from './dispatcher.ts';
 import { createDriverMetrics, type DriverMetrics } from '../metrics/metrics.ts';
-import { interceptedTable } from '../../test/support/intercepted-table.ts';
+import { interceptedTable, refusingOnce } from '../../test/support/intercepted-table.ts';
+import { listAccountOperations } from '../../shared/table/operations/by-account.ts';
 import { OPERATION_QUEUE_PARTITIONS, isOperationQueuePartition, isOperationRequestPartition, operationQueueKey, operationRequestKey } from '../../shared/table/operations/keys.ts';
 import { keysOverEveryShard } from '../../test/support/sharded-items.ts';
 
@@ -364,6 +365,54 @@ describe('operation dispatcher', () => {
     await s.settle();
     expect(a.sent).toHaveLength(1);
     expect(await getOperation(s.table, id)).toMatchObject({ state: 'SUCCEEDED', attempt: 1 });
+  });
+
+  it('puts back the entries of an operation stored handed out whose entries the store failed to write, so that it times out', async () => {
+    const s = await setup({ timeoutMs: 5_000 });
+    const a = new StreamDouble('a');
+    s.directory.agents = [a];
+    const id = operationIdOf('prod', 'oidc:alice', 'entries-lost');
+    const reservation = s.events.reserve(id, 'prod', s.clock.now())!;
+    const entries = refusingOnce('BatchWrite');
+    entries.arm();
+    const input = { account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: 'entries-lost', requestHash: 'h', request: compress(request), record: { action: 'scale' as const, objects: 1 }, now: s.clock.now(), dispatch: reservation.dispatch };
+    // The put wins, its entries fail, and the request that stored it is never retried.
+    await expect(createOperation(entries.table(s.table), input, (op) => reservation.handOut({ record: op, request }))).rejects.toThrow('the table failed');
+    expect(a.sent).toEqual([expect.objectContaining({ operationId: id, attempt: 1 })]);
+    expect(await openOperations(s.table)).toEqual([]);
+    // Still without a result after ENTRY_SYNC_AFTER_MS: its queue entry and its place in the account's list are put back.
+    await s.clock.advance(ENTRY_SYNC_AFTER_MS);
+    await until(async () => (await openOperations(s.table)).length === 1);
+    expect(await openOperations(s.table)).toEqual([expect.objectContaining({ id, state: 'RUNNING', attempt: 1, dispatch: expect.objectContaining({ agentId: 'a' }) })]);
+    expect((await listAccountOperations(s.table, 'prod', { limit: 10 })).records.map((r) => r.id)).toEqual([id]);
+    // The agent never answers: the operation times out as any other.
+    await s.clock.advance(5_000);
+    await until(async () => (await getOperation(s.table, id))?.state === 'TIMED_OUT');
+    await until(async () => (await openOperations(s.table)).length === 0);
+    expect(a.sent).toHaveLength(1);
+  });
+
+  it('puts back the queue entry of a claimed operation whose entries the store failed to write, when its stream ends, so it goes out again', async () => {
+    const s = await setup({ redispatchAfterMs: 0 });
+    const a = new StreamDouble('a');
+    s.directory.agents = [a];
+    const entries = refusingOnce('BatchWrite');
+    entries.arm();
+    const input = { account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: 'queued-entries-lost', requestHash: 'h', request: compress(request), record: { action: 'scale' as const, objects: 1 }, now: s.clock.now() };
+    let stored: OperationRecord | undefined;
+    await expect(createOperation(entries.table(s.table), input, (op) => (stored = op))).rejects.toThrow('the table failed');
+    expect(await openOperations(s.table)).toEqual([]);
+    // Announced all the same: a named wake claims it. Its stream ends before the agent takes it.
+    a.fail = new Error('stream ended');
+    s.dispatcher.claimNamed({ id: stored!.id, account: 'prod' });
+    await until(async () => (await openOperations(s.table)).length === 1);
+    expect(await openOperations(s.table)).toEqual([expect.objectContaining({ id: stored!.id, attempt: 1, dispatch: expect.objectContaining({ agentId: 'a', endReason: 'the stream to agent a ended before it took the operation' }) })]);
+    // Found by the next pass, it goes to the agent that is there now.
+    const b = new StreamDouble('b');
+    s.directory.agents = [b];
+    s.dispatcher.wake();
+    await until(() => b.sent.length === 1);
+    expect(b.sent[0]).toMatchObject({ operationId: stored!.id, attempt: 2 });
   });
 
   it('gives a released agent back: a replay of a stored key sends nothing, and the next operation may have it', async () => {

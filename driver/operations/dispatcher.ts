@@ -165,7 +165,7 @@ export class OperationDispatcher implements LocalDispatcher {
     return {
       dispatch,
       handOut: (op) => {
-        if (settle()) this.#send(agent, op.record, op.request, false);
+        if (settle()) this.#send(agent, op.record, op.request, true);
       },
       release: () => {
         if (settle() && this.#inFlight.get(id)?.sessionId === agent.id) this.#inFlight.delete(id);
@@ -375,7 +375,9 @@ export class OperationDispatcher implements LocalDispatcher {
   /**
    * Sends operation `op`, handed out to `agent` in the table, and follows its delivery. `syncEntry`:
    * the queue entry is brought in step `ENTRY_SYNC_AFTER_MS` after the send unless the result comes
-   * first (a claim of this replica; the API writes the entry of an operation it stores handed out).
+   * first: for a claim of this replica, and for an operation the API stored handed out to it, whose
+   * entry the store may have failed to write while its put won (the entry is then put back, and the
+   * operation times out or goes out again as any other); a resend, of an entry found in the queue, needs none.
    */
   #send(agent: LocalAgent, op: OperationRecord, request: OperationRequest, syncEntry: boolean): void {
     const { table, clock, log } = this.#deps;

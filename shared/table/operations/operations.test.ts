@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import { refusalOf } from '../../../test/refusal.ts';
 import { interceptedTable, operationOf, refusingOnce } from '../../../test/support/intercepted-table.ts';
@@ -11,7 +11,7 @@ import { PK_PREFIX } from '../core/keys.ts';
 import { TTL_ATTRIBUTE } from '../core/schema.ts';
 import { sweepExpiredItems } from '../core/ttl-sweep.ts';
 import { listAccountOperations } from './by-account.ts';
-import { OPERATION_PARTITIONS, OPERATION_QUEUE_PARTITIONS, OPERATION_REQUEST_PARTITIONS, operationKey, operationQueueKey } from './keys.ts';
+import { OPERATION_PARTITIONS, OPERATION_QUEUE_PARTITIONS, OPERATION_REQUEST_PARTITIONS, accountOperationKey, operationKey, operationQueueKey } from './keys.ts';
 import {
   claimOperation,
   claimParams,
@@ -246,6 +246,30 @@ describe('operations against dynalite', () => {
     expect((await createOperation(t, input({ now: input().now + 5000 }))).created).toBe(false);
     expect(await openOperations(t)).toEqual([queueEntryOf(claimed!)]);
     expect(claimed?.createdAt).toBe(record.createdAt);
+  });
+
+  it('puts back the entries of an unfinished operation that has none when its queue entry is brought in step, never those of a finished one', async () => {
+    const t = await tables.fresh();
+    const big = { action: 'deploy' as const, manifests: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'shop' }, data: { blob: randomBytes(INLINE_REQUEST_BYTES).toString('base64') } }], forceConflicts: false };
+    const small = (await createOperation(t, input({ dispatch: dispatch('a') }))).record;
+    const large = (await createOperation(t, input({ idempotencyKey: 'key-2', request: compress(big), record: { action: 'deploy', objects: 1 } }))).record;
+    const withoutEntries = async (id: string, createdAt: number) => {
+      await deleteQueueEntry(t, id);
+      await t.client.send(new DeleteCommand({ TableName: t.tableName, Key: accountOperationKey('prod', createdAt, id) }));
+    };
+    await withoutEntries(small.id, small.createdAt);
+    await withoutEntries(large.id, large.createdAt);
+    expect(await openOperations(t)).toEqual([]);
+    await syncQueueEntry(t, small);
+    await syncQueueEntry(t, large);
+    // As the store writes them: the entry of a request stored apart names its hash, for the claim to read it.
+    expect(await openOperations(t)).toEqual([queueEntryOf(small), { ...queueEntryOf(large), requestHash: large.requestHash }]);
+    expect((await listAccountOperations(t, 'prod', { limit: 10 })).records.map((r) => r.id).sort()).toEqual([small.id, large.id].sort());
+    // Finished, its entry deleted: a late step brings nothing back.
+    await finishOperation(t, small.id, { state: 'SUCCEEDED' }, 20);
+    await deleteQueueEntry(t, small.id);
+    await syncQueueEntry(t, small);
+    expect(await openOperations(t)).toEqual([{ ...queueEntryOf(large), requestHash: large.requestHash }]);
   });
 
   it('finishes what a crashed request started: an operation without its queue entry gets it back, a finished one does not', async () => {

@@ -462,8 +462,23 @@ export async function finishOperation(t: TableRef, id: string, finish: Finish, n
   return legacy === undefined ? undefined : fromItem(legacy).record;
 }
 
+/**
+ * Brings the operation's queue entry in step with `record`. An entry that is missing while the
+ * operation is unfinished is put back, with the operation's entry in its account's list: the store's
+ * write of them failed while the operation's put won, and without its queue entry no pass would find
+ * the operation again, nor time it out (docs/operations.md#handed-out-at-creation). An entry the
+ * operation's finish deleted stays deleted; one that finish deletes just after it was put back is
+ * dropped by the next pass, which reads the operation finished.
+ */
 export async function syncQueueEntry(t: TableRef, record: OperationRecord): Promise<void> {
-  await tryConditional(() => t.client.send(new UpdateCommand(syncQueueEntryParams(t.tableName, queueEntryOf(record)))));
+  if (await tryConditional(() => t.client.send(new UpdateCommand(syncQueueEntryParams(t.tableName, queueEntryOf(record)))))) return;
+  const item = (await t.client.send(new GetCommand(getOperationParams(t.tableName, record.id)))).Item;
+  if (item === undefined) return;
+  const current = fromItem(item);
+  if (isFinished(current.record.state)) return;
+  // A request stored apart is named by the entry, so that the claim reads it alongside.
+  const entry = current.request === undefined ? { ...queueEntryOf(current.record), requestHash: current.record.requestHash } : queueEntryOf(current.record);
+  await batchWrite(t, createEntriesParams(t.tableName, entry, current.record));
 }
 
 export async function deleteQueueEntry(t: TableRef, id: string): Promise<void> {
