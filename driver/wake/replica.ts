@@ -8,6 +8,7 @@
  */
 import { systemClock } from '../../shared/clock.ts';
 import { OperationEvents } from '../../shared/operations/events.ts';
+import { getOperation } from '../../shared/table/operations/operations.ts';
 import { createDriverMetrics } from '../metrics/metrics.ts';
 import { startDriver, type Driver, type DriverOptions } from '../server.ts';
 import { advertisedWakeAddress } from './address.ts';
@@ -41,7 +42,13 @@ export async function startWakeableDriver(options: WakeableDriverOptions): Promi
   const unsubscribe = operationEvents.onFinished((op) => news.finished(op.id, wake.results ? resultAnswerBody(op) : undefined));
   const countReservation = (outcome: string) => metrics.reservations.inc({ outcome });
   // Agents set aside for the API in another process: the dispatcher attached to `operationEvents` reserves them.
-  const held = new HeldReservations({ reserve: (id, account, now) => operationEvents.reserve(id, account, now), clock, counted: countReservation });
+  const held = new HeldReservations({
+    reserve: (id, account, now) => operationEvents.reserve(id, account, now),
+    clock,
+    counted: countReservation,
+    // A hold without a verdict: the operation may be stored handed out here, its `stored` lost.
+    readStored: (id) => getOperation(options.table, id),
+  });
   const start = async (): Promise<{ endpoint: WakeEndpoint; results: ResultEndpoint | undefined }> => {
     const endpoint = await startWakeEndpoint({
       config: wake,

@@ -3,8 +3,9 @@
  * the hold's end, the verdicts that match and those that do not, a named wake's release.
  */
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { OperationReservation, QueuedOperation } from '../../shared/operations/events.ts';
+import type { OperationRecord } from '../../shared/operations/model.ts';
 import { requestHash } from '../../shared/operations/hash.ts';
 import { compress, operationIdOf, storedApart } from '../../shared/table/operations/operations.ts';
 import type { VerifiedReserveAsk } from '../../shared/wake/reserve-ask.ts';
@@ -23,7 +24,7 @@ function ask(key: string, nonce = 'ab'.repeat(16), encoded = Buffer.from(compres
   };
 }
 
-function setup(holders = true) {
+function setup(holders = true, readStored?: (id: string) => Promise<OperationRecord | undefined>) {
   const clock = new ManualClock(1_000);
   const handedOut: QueuedOperation[] = [];
   const released: string[] = [];
@@ -31,6 +32,7 @@ function setup(holders = true) {
   const held = new HeldReservations({
     clock,
     counted: (o) => outcomes.push(o),
+    ...(readStored === undefined ? {} : { readStored }),
     reserve: (id, _account, now): OperationReservation | undefined =>
       holders
         ? { dispatch: { agentId: 'a1', sessionId: 's1', replicaId: 'r1', at: now }, handOut: (op) => handedOut.push(op), release: () => released.push(id) }
@@ -73,6 +75,38 @@ describe('held reservations', () => {
     expect(s.held.size).toBe(0);
     expect(s.handedOut).toEqual([]);
     expect(s.outcomes).toEqual(['reserved', 'reserved', 'reserved', 'released', 'released', 'expired']);
+  });
+
+  it('reads the operation when the hold ends without a verdict: sends it when stored with this hand-out, else frees the agent', async () => {
+    const stored = new Map<string, OperationRecord>();
+    const s = setup(true, async (id) => {
+      if (id === 'unreadable') throw new Error('the table failed');
+      return stored.get(id);
+    });
+    const [lost, queued, other, never] = [ask('lost'), ask('queued'), ask('other'), ask('never')];
+    for (const x of [lost, queued, other, never]) s.held.take(x);
+    const mine = { agentId: 'a1', sessionId: 's1', replicaId: 'r1', at: 1_000 };
+    const record = (x: VerifiedReserveAsk, over: Partial<OperationRecord>) =>
+      ({ id: x.operationId, account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: 'k', requestHash: 'h', createdAt: 1_000, updatedAt: 1_000, action: 'scale', objects: 1, ...over }) as OperationRecord;
+    // Its "stored" was lost: the put holds this very hand-out.
+    stored.set(lost.operationId, record(lost, { state: 'RUNNING', attempt: 1, dispatch: mine }));
+    // Stored queued after all, and stored handed out to another session.
+    stored.set(queued.operationId, record(queued, { state: 'QUEUED', attempt: 0 }));
+    stored.set(other.operationId, record(other, { state: 'RUNNING', attempt: 1, dispatch: { ...mine, sessionId: 's2' } }));
+    await s.clock.advance(RESERVATION_HOLD_MS);
+    await vi.waitFor(() => expect(s.handedOut.length + s.released.length).toBe(4));
+    expect(s.handedOut).toEqual([{ record: stored.get(lost.operationId), request }]);
+    expect(s.released.sort()).toEqual([queued.operationId, other.operationId, never.operationId].sort());
+    expect(s.outcomes.filter((o) => o !== 'reserved').sort()).toEqual(['expired', 'expired', 'expired', 'found_stored']);
+    // A read that fails frees the agent: the pass decides, as without the read.
+    const t = setup(true, async () => {
+      throw new Error('the table failed');
+    });
+    const x = ask('unreadable');
+    t.held.take(x);
+    await t.clock.advance(RESERVATION_HOLD_MS);
+    await vi.waitFor(() => expect(t.released).toEqual([x.operationId]));
+    expect(t.handedOut).toEqual([]);
   });
 
   it('reserves nothing when no agent here holds the account, for an id held already, or for a request it cannot read', () => {

@@ -3,9 +3,11 @@
  * agent of this replica set aside by the dispatcher (`reserve`) for an operation the API is about to
  * store handed out to it, kept with the record and request the ask carried until the API's verdict
  * comes. `stored` sends it to the agent at once (attempt 1, no claim: the API's put holds the hand-out);
- * `release`, a named wake for the id (the API stored it queued), or `holdMs` without either frees the
- * agent. A released reservation whose operation was stored anyway (its `stored` lost) is the pass's to
- * send: its entry names this replica on an open stream with no record of sending it.
+ * `release` or a named wake for the id (the API stored it queued) frees the agent. A hold that ends
+ * without either reads the operation: stored handed out with this reservation (its `stored` was
+ * lost), it is sent as `stored` would have; else the agent is freed. Without that read, a released
+ * reservation whose operation was stored anyway is the pass's to send: its entry names this replica on
+ * an open stream with no record of sending it (the entry the store may have failed to write).
  */
 import type { Clock } from '../../shared/clock.ts';
 import type { Dispatch, OperationRecord } from '../../shared/operations/model.ts';
@@ -25,7 +27,7 @@ import type { ReservationVerdict } from '../../shared/wake/reservation-verdict.t
 export const RESERVATION_HOLD_MS = 2_000;
 
 /** What came of an ask or a verdict, counted in `vendor_driver_reservations_total`. */
-export type ReservationOutcome = 'reserved' | 'not_held' | 'handed_out' | 'released' | 'expired' | 'unknown';
+export type ReservationOutcome = 'reserved' | 'not_held' | 'handed_out' | 'released' | 'expired' | 'found_stored' | 'unknown';
 
 export interface HeldReservationsOptions {
   /** The dispatcher's reservation (OperationEvents.reserve): undefined when no agent here holds the account. */
@@ -33,6 +35,14 @@ export interface HeldReservationsOptions {
   clock: Clock;
   holdMs?: number;
   counted?(outcome: ReservationOutcome): void;
+  /** The operation as the table holds it (undefined when there is none), read when a hold ends without a verdict. */
+  readStored?(id: string): Promise<OperationRecord | undefined>;
+}
+
+/** Whether `stored` is the operation put with the hand-out of `reserved`, and still at it. */
+function storedWith(stored: OperationRecord | undefined, reserved: OperationRecord): stored is OperationRecord {
+  const [s, r] = [stored?.dispatch, reserved.dispatch];
+  return stored?.state === 'RUNNING' && stored.attempt === 1 && s !== undefined && r !== undefined && s.endedAt === undefined && s.sessionId === r.sessionId && s.agentId === r.agentId && s.at === r.at;
 }
 
 interface Held {
@@ -124,9 +134,26 @@ export class HeldReservations {
     if (held === undefined) return;
     this.#held.delete(id);
     held.hold.abort();
+    const { readStored } = this.#options;
+    if (outcome === 'expired' && readStored !== undefined) {
+      // The agent stays set aside (the dispatcher keeps the id as being decided) until the read answers.
+      void readStored(id)
+        .catch(() => undefined)
+        .then((stored) => {
+          if (!storedWith(stored, held.record)) return this.#release(held, 'expired');
+          this.#options.counted?.('found_stored');
+          held.reservation.handOut({ record: stored, request: held.request });
+        });
+      return;
+    }
+    if (outcome !== 'handed_out') return this.#release(held, outcome);
     this.#options.counted?.(outcome);
-    if (outcome === 'handed_out') held.reservation.handOut({ record: held.record, request: held.request });
-    else held.reservation.release();
+    held.reservation.handOut({ record: held.record, request: held.request });
+  }
+
+  #release(held: Held, outcome: 'released' | 'expired'): void {
+    this.#options.counted?.(outcome);
+    held.reservation.release();
   }
 
   #counted<T>(outcome: ReservationOutcome, value: T): T {
