@@ -164,6 +164,20 @@ const result = (op: Operation, ok = true, over: Partial<OperationResult__Output>
   ...over,
 });
 
+/**
+ * Stores an operation handed out through a reservation of `s`'s dispatcher as the API does, but with
+ * its entries' write refused after its put won, and the request never retried: its id.
+ */
+async function storedWithoutEntries(s: Awaited<ReturnType<typeof setup>>, key: string): Promise<string> {
+  const id = operationIdOf('prod', 'oidc:alice', key);
+  const reservation = s.events.reserve(id, 'prod', s.clock.now())!;
+  const entries = refusingOnce('BatchWrite');
+  entries.arm();
+  const input = { account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: key, requestHash: 'h', request: compress(request), record: { action: 'scale' as const, objects: 1 }, now: s.clock.now(), dispatch: reservation.dispatch };
+  await expect(createOperation(entries.table(s.table), input, (op) => reservation.handOut({ record: op, request }))).rejects.toThrow('the table failed');
+  return id;
+}
+
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((r) => setTimeout(r, 5));
 }
@@ -371,13 +385,7 @@ describe('operation dispatcher', () => {
     const s = await setup({ timeoutMs: 5_000 });
     const a = new StreamDouble('a');
     s.directory.agents = [a];
-    const id = operationIdOf('prod', 'oidc:alice', 'entries-lost');
-    const reservation = s.events.reserve(id, 'prod', s.clock.now())!;
-    const entries = refusingOnce('BatchWrite');
-    entries.arm();
-    const input = { account: 'prod', submittedBy: 'oidc:alice', idempotencyKey: 'entries-lost', requestHash: 'h', request: compress(request), record: { action: 'scale' as const, objects: 1 }, now: s.clock.now(), dispatch: reservation.dispatch };
-    // The put wins, its entries fail, and the request that stored it is never retried.
-    await expect(createOperation(entries.table(s.table), input, (op) => reservation.handOut({ record: op, request }))).rejects.toThrow('the table failed');
+    const id = await storedWithoutEntries(s, 'entries-lost');
     expect(a.sent).toEqual([expect.objectContaining({ operationId: id, attempt: 1 })]);
     expect(await openOperations(s.table)).toEqual([]);
     // Still without a result after ENTRY_SYNC_AFTER_MS: its queue entry and its place in the account's list are put back.
@@ -390,6 +398,18 @@ describe('operation dispatcher', () => {
     await until(async () => (await getOperation(s.table, id))?.state === 'TIMED_OUT');
     await until(async () => (await openOperations(s.table)).length === 0);
     expect(a.sent).toHaveLength(1);
+  });
+
+  it('lists an operation whose entries the store failed to write once it finishes, when it finishes within ENTRY_SYNC_AFTER_MS', async () => {
+    const s = await setup();
+    const a = new StreamDouble('a');
+    s.directory.agents = [a];
+    const id = await storedWithoutEntries(s, 'quick-entries-lost');
+    expect(await s.dispatcher.recordResult('a', result(a.sent[0]!))).toBe('recorded');
+    // Its finish found no queue entry to delete: its place in the account's list is written instead.
+    await until(async () => (await listAccountOperations(s.table, 'prod', { limit: 10 })).records.length === 1);
+    expect((await listAccountOperations(s.table, 'prod', { limit: 10 })).records).toEqual([expect.objectContaining({ id, state: 'SUCCEEDED' })]);
+    expect(await openOperations(s.table)).toEqual([]);
   });
 
   it('puts back the queue entry of a claimed operation whose entries the store failed to write, when its stream ends, so it goes out again', async () => {

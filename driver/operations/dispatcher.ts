@@ -25,6 +25,7 @@ import type { NamedOperation } from '../../shared/wake/message.ts';
 import {
   claimWithRequest,
   compress,
+  deleteFinishedQueueEntry,
   deleteQueueEntry,
   endDispatch,
   finishOperation,
@@ -593,7 +594,7 @@ export class OperationDispatcher implements LocalDispatcher {
       new Promise<void>((resolve) => setImmediate(resolve))
         .then(() => {
           log.info({ operationId: op.id, account: op.account, agentId, attempt: result.attempt, state: op.state }, 'operation finished');
-          return deleteQueueEntry(table, op.id);
+          return deleteFinishedQueueEntry(table, op);
         })
         .catch((err: unknown) => log.warn({ err, operationId: op.id }, 'queue entry not deleted'))
         .finally(() => this.#inFlight.delete(op.id)),

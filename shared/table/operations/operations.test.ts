@@ -18,6 +18,7 @@ import {
   compress,
   decompress,
   createOperation,
+  deleteFinishedQueueEntry,
   deleteQueueEntry,
   endDispatch,
   finishOperation,
@@ -270,6 +271,23 @@ describe('operations against dynalite', () => {
     await deleteQueueEntry(t, small.id);
     await syncQueueEntry(t, small);
     expect(await openOperations(t)).toEqual([{ ...queueEntryOf(large), requestHash: large.requestHash }]);
+  });
+
+  it('deletes a finished operation\'s queue entry, and writes its place in the account\'s list only when there was no entry', async () => {
+    const t = await tables.fresh();
+    const sent: string[] = [];
+    const recorded = interceptedTable(t, (command, send) => (sent.push(operationOf(command)), send(command)));
+    const whole = (await createOperation(t, input())).record;
+    await deleteFinishedQueueEntry(recorded, whole);
+    expect(sent).toEqual(['Delete']);
+    const bare = (await createOperation(t, input({ idempotencyKey: 'key-2' }))).record;
+    await deleteQueueEntry(t, bare.id);
+    await t.client.send(new DeleteCommand({ TableName: t.tableName, Key: accountOperationKey('prod', bare.createdAt, bare.id) }));
+    sent.length = 0;
+    await deleteFinishedQueueEntry(recorded, bare);
+    expect(sent).toEqual(['Delete', 'Put']);
+    expect((await listAccountOperations(t, 'prod', { limit: 10 })).records.map((r) => r.id).sort()).toEqual([whole.id, bare.id].sort());
+    expect(await openOperations(t)).toEqual([]);
   });
 
   it('finishes what a crashed request started: an operation without its queue entry gets it back, a finished one does not', async () => {

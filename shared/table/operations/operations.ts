@@ -484,3 +484,14 @@ export async function syncQueueEntry(t: TableRef, record: OperationRecord): Prom
 export async function deleteQueueEntry(t: TableRef, id: string): Promise<void> {
   await t.client.send(new DeleteCommand(deleteQueueEntryParams(t.tableName, id)));
 }
+
+/**
+ * Deletes the queue entry of `record`, which just finished, and when there was none (the store's
+ * write of its entries failed while its put won, or is still on its way) puts its entry in its
+ * account's list, so that it is listed all the same. The delete names what it removed at no cost.
+ */
+export async function deleteFinishedQueueEntry(t: TableRef, record: OperationRecord): Promise<void> {
+  const removed = await t.client.send(new DeleteCommand({ ...deleteQueueEntryParams(t.tableName, record.id), ReturnValues: 'ALL_OLD' }));
+  if (removed.Attributes !== undefined) return;
+  await t.client.send(new PutCommand(putAccountOperationParams(t.tableName, record, expiresAt(record.createdAt))));
+}
