@@ -343,6 +343,14 @@ export function newOperationRecord(input: NewOperation): OperationRecord {
 }
 
 /**
+ * The queue entry of `record` as stored: the entry of a request stored apart (not `inline` in the
+ * operation item) names its hash, so that the claim reads the request alongside (claimWithRequest).
+ */
+function storedEntryOf(record: OperationRecord, inline: boolean): QueueEntry {
+  return inline ? queueEntryOf(record) : { ...queueEntryOf(record), requestHash: record.requestHash };
+}
+
+/**
  * Creates an operation once per idempotency key, in one round trip: the operation item (id derived
  * from account and key, `attribute_not_exists`), its queue entry and its entry in the account's list
  * (account-entries.ts) go out together; a request too
@@ -365,8 +373,7 @@ export async function createOperation(
   const record = newOperationRecord(input);
   const inline = !storedApart(input.request);
   if (!inline) await t.client.send(new PutCommand(putRequestParams(t.tableName, record.id, record.requestHash, input.request, input.now)));
-  // An entry of a request stored apart names its hash: the claim reads the request alongside (claimWithRequest).
-  const entryOf = (r: OperationRecord): QueueEntry => (inline ? queueEntryOf(r) : { ...queueEntryOf(r), requestHash: r.requestHash });
+  const entryOf = (r: OperationRecord): QueueEntry => storedEntryOf(r, inline);
   const put = tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))).then((won) => {
     if (won) stored?.(record);
     return won;
@@ -476,9 +483,7 @@ export async function syncQueueEntry(t: TableRef, record: OperationRecord): Prom
   if (item === undefined) return;
   const current = fromItem(item);
   if (isFinished(current.record.state)) return;
-  // A request stored apart is named by the entry, so that the claim reads it alongside.
-  const entry = current.request === undefined ? { ...queueEntryOf(current.record), requestHash: current.record.requestHash } : queueEntryOf(current.record);
-  await batchWrite(t, createEntriesParams(t.tableName, entry, current.record));
+  await batchWrite(t, createEntriesParams(t.tableName, storedEntryOf(current.record, current.request !== undefined), current.record));
 }
 
 export async function deleteQueueEntry(t: TableRef, id: string): Promise<void> {
