@@ -95,12 +95,16 @@ describe('a hello waiting for its session to be recorded', () => {
     const table = await tables.fresh();
     const faulty = await faultyTable(table);
     cleanups.push(() => faulty.faults.close());
-    const store = new TableSessionStore(faulty.table, silentLogger(), 1_000, { clock: systemClock, concurrentOpenings: 1 });
+    // A clock that has always moved on by the next reading, as the system clock may have by a millisecond.
+    let ticks = 0;
+    const clock = { now: () => systemClock.now() + ticks++, sleep: systemClock.sleep };
+    const store = new TableSessionStore(faulty.table, silentLogger(), 1_000, { clock, concurrentOpenings: 1 });
     faulty.faults.set({ kind: 'slow', ms: 600 }, { only: ['PutItem'], times: 1 });
     const now = Date.now();
     const first = { ...record('s-1', now), agentId: 'agent-a' };
     const second = { ...record('s-2', now), agentId: 'agent-b' };
     await Promise.all([store.open(first, ''), store.open(second, '')]);
+    // The first ran at once: its lease is the one it came with.
     expect((await readSession(table, 'z1', 'agent-a'))?.leaseExpiresAt).toBe(first.leaseExpiresAt);
     // The second waited behind the first's slow write: its lease runs from its turn.
     expect((await readSession(table, 'z1', 'agent-b'))?.leaseExpiresAt).toBeGreaterThanOrEqual(second.leaseExpiresAt + 500);
@@ -118,11 +122,13 @@ describe('OpeningLine', () => {
     const line = new OpeningLine(2);
     const gates = [deferred(), deferred(), deferred(), deferred()];
     const started: number[] = [];
+    const waited: boolean[] = [];
     const gone = new AbortController();
     const runs = [0, 1, 2, 3].map((i) =>
       line.run(
-        async () => {
+        async (w) => {
           started.push(i);
+          waited[i] = w;
           await gates[i]!.promise;
           return i;
         },
@@ -142,5 +148,7 @@ describe('OpeningLine', () => {
     gates[3]!.resolve();
     expect(await Promise.all([runs[0], runs[1], runs[3]])).toEqual([0, 1, 3]);
     expect(line.running).toBe(0);
+    // Each task is told whether it waited for its place.
+    expect(waited).toEqual([false, false, undefined, true]);
   });
 });

@@ -37,14 +37,18 @@ export class OpeningLine {
     return this.#waiting.length;
   }
 
-  /** Runs `task` once a place is free; a task whose `signal` aborted while it waited is not run. */
-  async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (this.#running >= this.#limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  /**
+   * Runs `task` once a place is free, telling it whether it waited for one; a task whose `signal`
+   * aborted while it waited is not run.
+   */
+  async run<T>(task: (waited: boolean) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const waited = this.#running >= this.#limit;
+    if (waited) await new Promise<void>((resolve) => this.#waiting.push(resolve));
     else this.#running++;
     try {
       // A hello whose stream ended while it waited (its lease ran out, the agent left) costs the table nothing.
       if (signal?.aborted === true) throw new VendorError('unavailable', 'the agent stream ended before its hello was recorded');
-      return await task();
+      return await task(waited);
     } finally {
       const next = this.#waiting.shift();
       // The place passes straight to the next task: `running` stays as it is.

@@ -77,7 +77,9 @@ export class TableSessionStore implements SessionStore {
 
   open(record: SessionRecord, previousSessionId: string, signal?: AbortSignal): Promise<ResumeState> {
     const queuedAt = this.#clock.now();
-    return this.#openings.run(() => this.#open(record, previousSessionId, this.#clock.now() - queuedAt), signal);
+    // Only a hello that waited in line counts the wait: one run at once is recorded as it arrived,
+    // whatever millisecond the clock turned to meanwhile.
+    return this.#openings.run((waited) => this.#open(record, previousSessionId, waited ? this.#clock.now() - queuedAt : 0), signal);
   }
 
   /** Each step is idempotent on its own, so a step the table did not answer is tried again alone. */
