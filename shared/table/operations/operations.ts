@@ -373,13 +373,12 @@ export async function createOperation(
   const record = newOperationRecord(input);
   const inline = !storedApart(input.request);
   if (!inline) await t.client.send(new PutCommand(putRequestParams(t.tableName, record.id, record.requestHash, input.request, input.now)));
-  const entryOf = (r: OperationRecord): QueueEntry => storedEntryOf(r, inline);
   const put = tryConditional(() => t.client.send(new PutCommand(createOperationParams(t.tableName, record, inline ? input.request : undefined)))).then((won) => {
     if (won) stored?.(record);
     return won;
   });
   // Both settle before either's failure is answered: a put that won is told of even when the entries failed first.
-  const [putDone, entriesDone] = await Promise.allSettled([put, batchWrite(t, createEntriesParams(t.tableName, entryOf(record), record))]);
+  const [putDone, entriesDone] = await Promise.allSettled([put, batchWrite(t, createEntriesParams(t.tableName, storedEntryOf(record, inline), record))]);
   if (putDone.status === 'rejected') throw putDone.reason;
   if (entriesDone.status === 'rejected') throw entriesDone.reason;
   const created = putDone.value;
@@ -396,7 +395,7 @@ export async function createOperation(
   // deleted since (the operation finished meanwhile). An entry that lags meanwhile is what dispatch is
   // made for: it decides from the operation's conditional writes.
   if (isFinished(found.state)) await deleteQueueEntry(t, found.id);
-  else await tryConditional(() => t.client.send(new PutCommand({ TableName: t.tableName, Item: queueEntryItem(entryOf(found)), ConditionExpression: 'attribute_exists(pk)' })));
+  else await tryConditional(() => t.client.send(new PutCommand({ TableName: t.tableName, Item: queueEntryItem(storedEntryOf(found, inline)), ConditionExpression: 'attribute_exists(pk)' })));
   // This request's account entry carries its own time: replace it with the operation's (which a first
   // request that stopped early may not have written). A list skips an entry whose time is not its operation's.
   if (found.createdAt !== record.createdAt) {
