@@ -8,7 +8,7 @@ describe('deployed layout figures', () => {
     const lines = await runDeployedOperations({ warmup: 1, rounds: 2, real: false, wakes: 'absent', pollIntervalMs: 100 }, () => undefined);
     expect(lines).toHaveLength(1);
     const [line] = lines as [Record<string, unknown>];
-    expect(line).toMatchObject({ figure: 'deploy_1_manifest_deployed', target: 'test-api-server', n: 2, wakes: 'absent', baseline: { n: 2 } });
+    expect(line).toMatchObject({ figure: 'deploy_1_manifest_deployed', target: 'test-api-server', n: 2, wakes: 'absent', baseline: { n: 2 }, warm_operations: 1 });
     expect(line.ratio_p50).toBeGreaterThan(0);
     // The floor is the apply plus the path's serial table round trips measured in the same run: above the apply alone.
     const roundTrip = line.table_round_trip as { n: number; p50_ms: number };

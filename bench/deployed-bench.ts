@@ -154,6 +154,7 @@ export async function runDeployedOperations(options: DeployedOptions, emit: (lin
     if (options.real && plane.realUnavailable !== undefined) {
       out({ bench: 'operations', figure: 'deploy_1_manifest_deployed', target: TARGET_NAMES.real, skipped: plane.realUnavailable });
     }
+    let warmed = 0;
     for (const account of plane.accounts) {
       const client = plane.raw[account.target];
       if (client === undefined) continue;
@@ -161,6 +162,7 @@ export async function runDeployedOperations(options: DeployedOptions, emit: (lin
         await operate(plane, account.name, deployment(`warm-${i}`, account.namespace));
         await rawApply(client, deployment(`warm-raw-${i}`, account.namespace));
       }
+      warmed += options.warmup;
       const load = loadAverage();
       const cpuBefore = plane.cpuMs();
       const steps = Object.fromEntries(STEPS.map((s) => [s, []])) as unknown as Steps;
@@ -185,6 +187,8 @@ export async function runDeployedOperations(options: DeployedOptions, emit: (lin
         wakes: options.wakes,
         ...(options.resultAsks === undefined ? {} : { result_asks: options.resultAsks }),
         poll_interval_ms: options.pollIntervalMs,
+        // Operations the plane served before the figure's rounds (each account's warm-up, and the rounds of the accounts before it).
+        warm_operations: warmed,
         path: 'POST ?wait (Idempotency-Key) until SUCCEEDED, over HTTP through the Lambda adapter',
         ...path,
         steps_p50_ms: stepPercentiles(steps, 50),
@@ -204,6 +208,7 @@ export async function runDeployedOperations(options: DeployedOptions, emit: (lin
         cpu_ms_per_operation: Object.fromEntries(Object.entries(cpuAfter).map(([k, v]) => [k, round((v - (cpuBefore[k] ?? 0)) / options.rounds, 1)])),
         load_average_1m: load,
       });
+      warmed += options.rounds;
     }
     return lines;
   } finally {
