@@ -36,6 +36,22 @@ describe('the per-hop breakdown of PATCH to ACTIVE', () => {
     });
   });
 
+  it('takes a wake naming the account as the mark the feed read would have made, and no feed read of it later', () => {
+    const records = [
+      { msg: 'wake accepted', topic: 'accounts', time: at(1_010) },
+      { msg: 'account named by a wake', accounts: ['a'], time: at(1_011) },
+      { msg: 'account item written', account: 'a', answer: false, time: at(1_020) },
+      { msg: 'work feed read', accounts: ['a'], time: at(1_030) },
+      { msg: 'assignment result', account: 'a', time: at(1_040) },
+    ]
+      .map((r) => hopRecord(r))
+      .filter((r) => r !== undefined);
+    const hops = hopBreakdown([{ account: 'a', startedAt: 1_000, endedAt: 1_040 }], records);
+    expect(hops.wake_to_feed_read?.p50_ms).toBe(1);
+    expect(hops.feed_read_to_handout_written?.p50_ms).toBe(9);
+    expect(hops.answer_to_log?.p50_ms).toBe(20);
+  });
+
   it('gives a missing mark (no wake) to the next hop', () => {
     const records = [hopRecord({ msg: 'work feed read', accounts: ['a'], time: at(1_200) }), hopRecord({ msg: 'assignment result', account: 'a', time: at(1_300) })].filter((r) => r !== undefined);
     const hops = hopBreakdown([{ account: 'a', startedAt: 1_000, endedAt: 1_300 }], records);

@@ -65,7 +65,8 @@ interface Mark {
 
 const MARKS: readonly Mark[] = [
   { hop: 'api_to_wake', match: (r) => r.msg === 'wake accepted' && r.topic === 'accounts' },
-  { hop: 'wake_to_feed_read', match: (r, a) => r.msg === 'work feed read' && (r.accounts ?? []).includes(a) },
+  // The feed read that found the account, or, for a wake that named it, its settle scheduled without one.
+  { hop: 'wake_to_feed_read', match: (r, a) => (r.msg === 'work feed read' || r.msg === 'account named by a wake') && (r.accounts ?? []).includes(a) },
   { hop: 'feed_read_to_handout_written', match: (r, a) => r.msg === 'account item written' && r.account === a && r.answer === false },
   { hop: 'handout_written_to_sent', match: (r, a) => r.msg === 'assignment sent' && r.account === a && r.kind === 'assignAccount' },
   { hop: 'sent_to_agent', match: (r, a) => r.msg === 'assignment received' && r.account === a },
@@ -76,7 +77,7 @@ const MARKS: readonly Mark[] = [
   { hop: 'answer_to_log', match: (r, a) => r.msg === 'assignment result' && r.account === a },
 ];
 
-const HOP_MESSAGES = new Set(['wake accepted', 'work feed read', 'account item written', 'assignment sent', 'assignment received', 'cluster client ready', 'cluster checked', 'assignment result received', 'assignment result']);
+const HOP_MESSAGES = new Set(['wake accepted', 'work feed read', 'account named by a wake', 'account item written', 'assignment sent', 'assignment received', 'cluster client ready', 'cluster checked', 'assignment result received', 'assignment result']);
 
 /** One activation: its account and the wall-clock ms its PATCH was sent and its confirmation logged. */
 export interface Activation {

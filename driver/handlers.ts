@@ -57,9 +57,9 @@ export interface DriverModule {
   onHoldingChange?(session: AgentSession, account: string, holding: Holding | undefined): void;
   /**
    * The API wrote work for this topic (a verified wake, docs/protocol.md#6b-wakes): look at the table
-   * now; an `operations` wake may name the operation to look at first.
+   * now; an `operations` wake may name the operation to look at first, an `accounts` wake the account.
    */
-  onWake?(topic: WakeTopic, operation?: NamedOperation): void;
+  onWake?(topic: WakeTopic, operation?: NamedOperation, account?: string): void;
   /** Ends background work; the streams have ended already. */
   stop?(): Promise<void>;
 }

@@ -66,8 +66,8 @@ export interface Driver {
   readonly replicaId: string;
   /** Sessions on this replica that have been welcomed and not yet ended. */
   sessions(): AgentSession[];
-  /** Tells the modules the API wrote work of `topic` (a verified wake, perhaps naming an operation): they read the table now. */
-  wake(topic: WakeTopic, operation?: NamedOperation): void;
+  /** Tells the modules the API wrote work of `topic` (a verified wake, perhaps naming an operation or an account): they read the table now. */
+  wake(topic: WakeTopic, operation?: NamedOperation, account?: string): void;
   readonly health: HealthImplementation;
   readonly metrics: DriverMetrics;
   /**
@@ -311,7 +311,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
     health,
     metrics,
     sessions: () => [...live],
-    wake: (topic, operation) => notify('wake', (m) => m.onWake?.(topic, operation)),
+    wake: (topic, operation, account) => notify('wake', (m) => m.onWake?.(topic, operation, account)),
     close: (graceMs = 5000) =>
       (closed ??= (async () => {
         health.setStatus('', 'NOT_SERVING');

@@ -12,7 +12,7 @@ import type { ApiEnv } from '../functions/auth/caller.ts';
 import { WakeSender } from '../functions/wake/sender.ts';
 import { systemClock } from '../shared/clock.ts';
 import { silentLogger } from '../shared/log.ts';
-import { CHANGE_PARTITIONS } from '../shared/table/accounts/keys.ts';
+import { CHANGE_PARTITIONS, isAccountPartition } from '../shared/table/accounts/keys.ts';
 import type { TableRef } from '../shared/table/core/client.ts';
 import { liveSessions } from '../shared/table/agents/sessions.ts';
 import { claimOperation, compress, createOperation, finishOperation, getOperation } from '../shared/table/operations/operations.ts';
@@ -35,10 +35,11 @@ const WAIT = { timeout: 20_000, interval: 20 };
 /** Long enough for a read a wake set off to have begun: it begins within a turn or two of the event loop. */
 const SETTLE_MS = 300;
 
-/** Reads of the work feed and of the operation queue a replica has begun, counted on its own client. */
+/** Reads of the work feed, of the operation queue and of account items a replica has begun, counted on its own client. */
 class CountedTable {
   readonly table: TableRef;
-  readonly reads = { feed: 0, queue: 0 };
+  readonly reads = { feed: 0, queue: 0, accounts: 0 };
+  readonly writes = { accounts: 0 };
 
   constructor(tableName: string, endpoint: string) {
     this.table = watchedTable(tableName, endpoint, (name, input) => {
@@ -46,6 +47,11 @@ class CountedTable {
       // Every read of the feed or the queue queries each of its shards once: one read is one Query of the first.
       if (name === 'QueryCommand' && pk === CHANGE_PARTITIONS[0]) this.reads.feed++;
       if (name === 'QueryCommand' && pk === OPERATION_QUEUE_PARTITIONS[0]) this.reads.queue++;
+      const keys = (input as { RequestItems?: Record<string, { Keys?: { pk?: unknown }[] }> }).RequestItems?.[tableName]?.Keys ?? [];
+      if (/^BatchGet(Item)?Command$/.test(name) && keys.some((k) => isAccountPartition(String(k.pk)))) this.reads.accounts++;
+      // Writes to account items, but for the agent's own report of its cluster, which its probe stamps on a schedule of its own.
+      const { Key: key, UpdateExpression: update } = input as { Key?: { pk?: unknown }; UpdateExpression?: string };
+      if (/^Update(Item)?Command$/.test(name) && isAccountPartition(String(key?.pk)) && !update?.startsWith('SET #cluster ')) this.writes.accounts++;
     });
   }
 }
@@ -157,13 +163,34 @@ describe('wakes between the API and driver replicas', () => {
     expect(w.address.port).toBeGreaterThan(0);
   });
 
-  it('a PATCH to ACTIVE reaches the agent at once through a wake, without waiting for a poll', async () => {
+  it('a PATCH to ACTIVE of one account reaches the agent at once through a wake naming it, without reading the work feed', async () => {
     const w = await start();
     const before = { ...w.counted.reads };
     await activate(w);
     await vi.waitFor(async () => expect(((await world.account('prod')).agents as unknown[]).length).toBe(1), WAIT);
     expect(await wakeCount(w.driver, 'accepted')).toBeGreaterThanOrEqual(1);
-    expect(w.counted.reads.feed).toBeGreaterThan(before.feed);
+    // Settled from its item, read fresh: the feed (polled once a minute here) was not read.
+    expect(w.counted.reads.accounts).toBeGreaterThan(before.accounts);
+    expect(w.counted.reads.feed).toBe(before.feed);
+  });
+
+  it('a wake naming an account it has nothing to do for reads its item and writes nothing: one not there, one already settled, one forged', async () => {
+    const w = await activeWorld();
+    const record = withoutClusterReport(await world.record('prod'));
+    const before = { reads: { ...w.counted.reads }, writes: { ...w.counted.writes }, accepted: await wakeCount(w.driver, 'accepted') };
+    const namedAccount = (account: string, secret = SECRET) => encodeWake(secret, 'accounts', Date.now(), undefined, { account });
+    await send(w.address, [namedAccount('prod', 'another-secret-0123456789abcdefghij')]);
+    await vi.waitFor(async () => expect(await wakeCount(w.driver, 'forged')).toBe(1), WAIT);
+    await settle();
+    expect(w.counted.reads).toEqual(before.reads);
+    await send(w.address, [namedAccount('no-such-account'), namedAccount('prod')]);
+    await vi.waitFor(async () => expect(await wakeCount(w.driver, 'accepted')).toBe(before.accepted + 2), WAIT);
+    await vi.waitFor(() => expect(w.counted.reads.accounts).toBeGreaterThan(before.reads.accounts), WAIT);
+    await settle();
+    expect(w.counted.reads.feed).toBe(before.reads.feed);
+    expect(w.counted.writes).toEqual(before.writes);
+    expect(withoutClusterReport(await world.record('prod'))).toEqual(record);
+    expect(await world.record('no-such-account')).toBeUndefined();
   });
 
   it('an operation is handed out at once through a wake, without waiting for a poll', async () => {

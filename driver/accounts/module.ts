@@ -29,8 +29,11 @@ export const accountsModule: DriverModuleFactory = (services) => {
     start: (signal) => reconciler.start(signal),
     onSessionOpen: (session) => reconciler.sessionOpened(session),
     onSessionClose: (session) => reconciler.sessionClosed(session),
-    onWake: (topic) => {
-      if (topic === 'accounts') reconciler.wakeFeed();
+    onWake: (topic, _operation, account) => {
+      if (topic !== 'accounts') return;
+      // A named account is settled from its item; the feed's next poll reads its entry as before.
+      if (account !== undefined) reconciler.settleNamed(account);
+      else reconciler.wakeFeed();
     },
     stop: () => reconciler.stop(),
   };

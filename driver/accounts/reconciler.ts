@@ -163,6 +163,17 @@ export class AssignmentReconciler {
     this.#feedWaker.wake();
   }
 
+  /**
+   * Settles the account a wake named now, from its item read fresh, instead of reading the work feed
+   * first (docs/protocol.md#6b-wakes). The name is only where to look: the item decides, as it does
+   * for an account the feed names.
+   */
+  settleNamed(name: string): void {
+    // A record per hop of an activation at debug level (bench:assign's breakdown: docs/benchmarks.md).
+    this.#deps.log.debug({ accounts: [name] }, 'account named by a wake');
+    this.schedule([name]);
+  }
+
   /** Settles these accounts soon, reading them fresh, a batch at a time. */
   schedule(names: Iterable<string>): void {
     let added = false;

@@ -55,10 +55,10 @@ export async function startWakeableDriver(options: WakeableDriverOptions): Promi
       secret: wakeSecret,
       clock,
       log: options.log.child({ component: 'wake' }),
-      onWake: (topic, operation) => {
+      onWake: (topic, operation, account) => {
         // Stored queued after all: the claim this wake asks for must not find the id held here.
         if (operation !== undefined) held.releaseFor(operation.id);
-        driver?.wake(topic, operation);
+        driver?.wake(topic, operation, account);
       },
       onVerdict: (verdict) => held.verdict(verdict),
       counted: (outcome) => metrics.wakes.inc({ outcome }),

@@ -24,7 +24,7 @@ export interface WakeEndpointOptions {
   secret: string;
   clock: Clock;
   log: Logger;
-  onWake(topic: WakeTopic, operation?: NamedOperation): void;
+  onWake(topic: WakeTopic, operation?: NamedOperation, account?: string): void;
   /** Hears the API's verdicts on reservations made here (docs/protocol.md#reservations); without it they are ignored as malformed. */
   onVerdict?(verdict: ReservationVerdict): void;
   /** Hears every datagram's outcome (the metrics). */
@@ -70,8 +70,8 @@ export async function startWakeEndpoint(options: WakeEndpointOptions): Promise<W
     if (refusal !== undefined) return outcome(refusal);
     outcome('accepted');
     if (wake.operation !== undefined) pathTrace?.('replica.wake_received', wake.operation.id, arrived);
-    log.debug({ topic: wake.topic, named: wake.operation !== undefined }, 'wake accepted');
-    onWake(wake.topic, wake.operation);
+    log.debug({ topic: wake.topic, named: wake.operation !== undefined || wake.account !== undefined }, 'wake accepted');
+    onWake(wake.topic, wake.operation, wake.account);
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);

@@ -34,11 +34,21 @@ export interface AccountDeps {
   liveZones?: LiveZones | undefined;
 }
 
-/** After the feed entries are written: the replicas of these accounts' zones (before and after the write) read the feed now. */
+/**
+ * After the feed entries are written: the replicas of these accounts' zones (before and after the
+ * write) read the feed now. A write of one account names it, and they settle it from its item without
+ * reading the feed first (docs/protocol.md#6b-wakes).
+ */
 function wakeZones(deps: AccountDeps, records: readonly (AccountRecord | undefined)[]): void {
   if (deps.wakes === undefined || records.length === 0) return;
   const zones = new Set(records.map((r) => r?.registration?.zoneId));
-  deps.wakes.wake('accounts', [...zones].map((zone) => ({ zone })));
+  const names = new Set(records.flatMap((r) => (r === undefined ? [] : [r.name])));
+  const [only] = names;
+  deps.wakes.wake(
+    'accounts',
+    [...zones].map((zone) => ({ zone })),
+    names.size === 1 && only !== undefined ? { account: only } : undefined,
+  );
 }
 
 /** Writes of one batch run this many at a time. */

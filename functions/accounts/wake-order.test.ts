@@ -13,7 +13,7 @@ import { facetCounts, facetTag } from '../../shared/table/accounts/facets.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { putSession } from '../../shared/table/agents/sessions.ts';
 import { syncSource } from '../../shared/table/sources/sync.ts';
-import type { WakeTopic } from '../../shared/wake/message.ts';
+import type { WakeName, WakeTopic } from '../../shared/wake/message.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 import { TEST_ADMIN_TOKEN, adminTokenAuth } from '../../test/support/api.ts';
 import { useTestTables } from '../../test/support/table.ts';
@@ -22,7 +22,7 @@ const tables = useTestTables();
 
 /** A wake sender that sends nothing and notes, at each wake, the round trips so far and what the feed holds then. */
 class NotedWakes extends WakeSender {
-  readonly noted: { topic: WakeTopic; zones: (string | undefined)[]; roundTrips: number; feed: Promise<string[]> }[] = [];
+  readonly noted: { topic: WakeTopic; zones: (string | undefined)[]; named: WakeName | undefined; roundTrips: number; feed: Promise<string[]> }[] = [];
   readonly #table: TableRef;
 
   constructor(table: TableRef, clock: ManualClock) {
@@ -30,16 +30,16 @@ class NotedWakes extends WakeSender {
     this.#table = table;
   }
 
-  override wake(topic: WakeTopic, targets: readonly WakeTarget[]): void {
+  override wake(topic: WakeTopic, targets: readonly WakeTarget[], named?: WakeName): void {
     const roundTrips = tables.meter.roundTrips;
-    this.noted.push({ topic, zones: targets.map((t) => t.zone), roundTrips, feed: changesSince(this.#table, cursorAt(0), 100).then((r) => r.changes.map((c) => `${c.action}:${c.name}`)) });
+    this.noted.push({ topic, zones: targets.map((t) => t.zone), named, roundTrips, feed: changesSince(this.#table, cursorAt(0), 100).then((r) => r.changes.map((c) => `${c.action}:${c.name}`)) });
   }
 }
 
-async function world() {
+async function world(names: readonly string[] = ['prod']) {
   const table = await tables.fresh();
   const clock = new ManualClock(1_700_000_000_000);
-  await syncSource(table, { id: 'driver-config', kind: 'driver-config' }, [{ name: 'prod' }], clock.now());
+  await syncSource(table, { id: 'driver-config', kind: 'driver-config' }, names.map((name) => ({ name })), clock.now());
   await putSession(table, { agentId: 'agent-1', zoneId: 'z1', replicaId: 'replica-1', connectedAt: clock.now(), leaseExpiresAt: clock.now() + 60_000, agentVersion: '1.0.0', staticAccounts: [] });
   const wakes = new NotedWakes(table, clock);
   const app = createApp({ table, clock, auth: adminTokenAuth(), wakes });
@@ -47,7 +47,7 @@ async function world() {
     const res = await app.request(path, { method, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
     return { status: res.status, json: (await res.json()) as unknown };
   };
-  expect((await call('POST', '/vendor/accounts', [{ name: 'prod', zoneId: 'z1' }])).status).toBe(200);
+  expect((await call('POST', '/vendor/accounts', names.map((name) => ({ name, zoneId: 'z1' })))).status).toBe(200);
   return { table, wakes, call };
 }
 
@@ -62,11 +62,24 @@ describe('an activation wakes the replicas as soon as its feed entry is durable'
     const [wake] = wakes.noted;
     expect(wake?.topic).toBe('accounts');
     expect(wake?.zones).toEqual(['z1']);
+    // One account written: the wake names it, for the replicas to settle it without reading the feed.
+    expect(wake?.named).toEqual({ account: 'prod' });
     // The feed entry was in the table when the wake went.
     expect(await wake?.feed).toEqual(['assign:prod']);
     expect((wake?.roundTrips ?? 0) - before).toBe(4);
     // The facet index's reads and writes came after (and the request waited for them): a read, a directory read and the writes.
     expect(total).toBeGreaterThan(4);
+  });
+
+  it('names no account when a write changed several: the replicas read the feed', async () => {
+    const { wakes, call } = await world(['prod', 'dev']);
+    const patched = await call('PATCH', '/vendor/accounts', [
+      { name: 'prod', state: 'ACTIVE' },
+      { name: 'dev', state: 'ACTIVE' },
+    ]);
+    expect(patched.status).toBe(200);
+    expect(wakes.noted.map((w) => [w.topic, w.zones, w.named])).toEqual([['accounts', ['z1'], undefined]]);
+    expect((await wakes.noted[0]?.feed)?.sort()).toEqual(['assign:dev', 'assign:prod']);
   });
 
   it('still makes the facet index follow the activation before the request answers', async () => {

@@ -15,7 +15,7 @@ import { pathTrace } from '../../shared/operations/path-trace.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { liveSessions, type Session } from '../../shared/table/agents/sessions.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
-import { encodeWake, type NamedOperation, type WakeTopic } from '../../shared/wake/message.ts';
+import { encodeWake, type WakeName, type WakeTopic } from '../../shared/wake/message.ts';
 import { ResultAsker } from './result-asker.ts';
 import { Reserver } from './reserver.ts';
 import { replicaConnections } from './replica-request.ts';
@@ -75,12 +75,13 @@ export class WakeSender {
 
   /**
    * Wakes the replicas of `targets` about `topic`, in the background; an `operations` wake may name the
-   * operation just queued, which the woken replica claims at once instead of reading the queue first.
+   * operation just queued, which the woken replica claims at once instead of reading the queue first,
+   * and an `accounts` wake the one account a write changed, which it settles without reading the feed.
    */
-  wake(topic: WakeTopic, targets: readonly WakeTarget[], operation?: NamedOperation): void {
+  wake(topic: WakeTopic, targets: readonly WakeTarget[], named?: WakeName): void {
     if (targets.length === 0) return;
     this.#background(
-      this.#wake(topic, targets, operation).catch((err: unknown) => {
+      this.#wake(topic, targets, named).catch((err: unknown) => {
         // Wakes are an optimisation: the replicas' polls carry the work anyway.
         if (this.#failuresLogged++ < 5) this.#options.log.warn({ err: err instanceof Error ? err.message : String(err), topic }, 'wake not sent');
       }),
@@ -122,10 +123,10 @@ export class WakeSender {
     return [...addresses];
   }
 
-  async #wake(topic: WakeTopic, targets: readonly WakeTarget[], operation: NamedOperation | undefined): Promise<void> {
+  async #wake(topic: WakeTopic, targets: readonly WakeTarget[], named: WakeName | undefined): Promise<void> {
     const addresses = await this.addresses(targets);
-    const datagram = encodeWake(this.#options.secret, topic, this.#options.clock.now(), undefined, operation);
-    if (operation !== undefined) pathTrace?.('api.wake_sent', operation.id);
+    const datagram = encodeWake(this.#options.secret, topic, this.#options.clock.now(), undefined, named);
+    if (named !== undefined && 'id' in named) pathTrace?.('api.wake_sent', named.id);
     await Promise.all(addresses.map((a) => this.#send(datagram, a)));
   }
 

@@ -44,8 +44,10 @@ describe('named wakes', () => {
     expect(verifyWake(SECRET, Buffer.from(plain.replace(` ${plain.slice(-64)}`, ` ${id} prod ${plain.slice(-64)}`), 'latin1'))).toBe('forged');
   });
 
-  it('name nothing for the accounts topic, nor a name that is malformed or too long for the datagram', () => {
-    expect(verifyWake(SECRET, encodeWake(SECRET, 'accounts', 5, undefined, { id, account: 'prod' }))).not.toHaveProperty('operation');
+  it('name no operation on the accounts topic, nor a name that is malformed or too long for the datagram', () => {
+    const crossed = verifyWake(SECRET, encodeWake(SECRET, 'accounts', 5, undefined, { id, account: 'prod' }));
+    expect(crossed).not.toHaveProperty('operation');
+    expect(crossed).not.toHaveProperty('account');
     for (const bad of [{ id: 'not-an-id', account: 'prod' }, { id, account: 'has space' }, { id, account: 'a'.repeat(254) }, { id, account: 'prod', requestHash: 'xyz' }]) {
       const d = encodeWake(SECRET, 'operations', 5, undefined, bad);
       expect(d.toString('latin1')).toMatch(/^vw1 operations 5 [0-9a-f]{32} [0-9a-f]{64}$/);
@@ -56,6 +58,29 @@ describe('named wakes', () => {
     expect(verifyWake(SECRET, longest)).toMatchObject({ operation: { account: 'a'.repeat(253) } });
     // A name on an accounts wake is not a wake, even signed.
     expect(verifyWake(SECRET, Buffer.from(encodeWake(SECRET, 'operations', 5, undefined, { id, account: 'prod' }).toString('latin1').replace('operations', 'accounts'), 'latin1'))).toBe('malformed');
+  });
+
+  it('carry the one account an accounts wake names, under the signature', () => {
+    const d = encodeWake(SECRET, 'accounts', 5, 'cd'.repeat(16), { account: 'prod.eu-1' });
+    expect(d.toString('latin1')).toMatch(new RegExp(`^vw1 accounts 5 ${'cd'.repeat(16)} prod\\.eu-1 [0-9a-f]{64}$`));
+    expect(verifyWake(SECRET, d)).toEqual({ topic: 'accounts', at: 5, nonce: 'cd'.repeat(16), account: 'prod.eu-1' });
+    // An account whose name looks like an operation id is still an account.
+    expect(verifyWake(SECRET, encodeWake(SECRET, 'accounts', 5, undefined, { account: id }))).toMatchObject({ account: id });
+    // The name changed, added to an unnamed wake, or dropped: the signature no longer matches.
+    const text = d.toString('latin1');
+    expect(verifyWake(SECRET, Buffer.from(text.replace(' prod.eu-1 ', ' prod.eu-2 '), 'latin1'))).toBe('forged');
+    const plain = encodeWake(SECRET, 'accounts', 5, 'cd'.repeat(16)).toString('latin1');
+    expect(verifyWake(SECRET, Buffer.from(plain.replace(` ${plain.slice(-64)}`, ` prod ${plain.slice(-64)}`), 'latin1'))).toBe('forged');
+    expect(verifyWake(SECRET, Buffer.from(text.replace(' prod.eu-1 ', ' '), 'latin1'))).toBe('forged');
+    // An account on an operations wake, or a name that is not an account's: no name.
+    expect(encodeWake(SECRET, 'operations', 5, undefined, { account: 'prod' }).toString('latin1')).toMatch(/^vw1 operations 5 [0-9a-f]{32} [0-9a-f]{64}$/);
+    for (const bad of ['has space', 'a'.repeat(254), '', 'ü']) {
+      expect(encodeWake(SECRET, 'accounts', 5, undefined, { account: bad }).toString('latin1')).toMatch(/^vw1 accounts 5 [0-9a-f]{32} [0-9a-f]{64}$/);
+    }
+    // The longest account name fits the datagram.
+    const longest = encodeWake(SECRET, 'accounts', Date.now(), undefined, { account: 'a'.repeat(253) });
+    expect(longest.length).toBeLessThanOrEqual(MAX_WAKE_BYTES);
+    expect(verifyWake(SECRET, longest)).toMatchObject({ account: 'a'.repeat(253) });
   });
 });
 

@@ -7,9 +7,13 @@
  *
  *     vw1 <topic> <ms since the epoch> <nonce: 32 hex> [<operation id> <account> [<request hash>]] <signature: 64 hex>
  *
+ *     vw1 accounts <ms since the epoch> <nonce: 32 hex> [<account>] <signature: 64 hex>
+ *
  * The signature covers everything before it. An `operations` wake may name the operation just
  * queued: where to look first. The replica claims it with its conditional write, whose condition
- * decides; a name it cannot use sends it to the queue as an unnamed wake does.
+ * decides; a name it cannot use sends it to the queue as an unnamed wake does. An `accounts` wake may
+ * name the one account a write changed: the replica settles it from its item, read fresh, instead of
+ * reading the work feed first; the item decides, as the feed's entry would have had it read.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
@@ -35,7 +39,9 @@ export interface NamedOperation {
 }
 
 const SHAPE = /^vw1 (accounts|operations) (\d{1,15}) ([0-9a-f]{32})(?: ([0-9a-f]{32}) ([A-Za-z0-9._-]{1,253})(?: ([0-9a-f]{64}))?)? ([0-9a-f]{64})$/;
+const ACCOUNT_SHAPE = /^vw1 accounts (\d{1,15}) ([0-9a-f]{32}) ([A-Za-z0-9._-]{1,253}) ([0-9a-f]{64})$/;
 const NAME_SHAPE = /^(?:[0-9a-f]{32}) (?:[A-Za-z0-9._-]{1,253})(?: [0-9a-f]{64})?$/;
+const ACCOUNT_NAME_SHAPE = /^[A-Za-z0-9._-]{1,253}$/;
 
 function sign(secret: string, body: string): string {
   return createHmac('sha256', secret).update(body).digest('hex');
@@ -46,13 +52,22 @@ function nameOf(operation: NamedOperation): string | undefined {
   return NAME_SHAPE.test(name) ? name : undefined;
 }
 
+/** The words a wake of `topic` names `wakeName` by, or undefined when it cannot name it. */
+function nameFor(topic: WakeTopic, wakeName: WakeName): string | undefined {
+  if ('id' in wakeName) return topic === 'operations' ? nameOf(wakeName) : undefined;
+  return topic === 'accounts' && ACCOUNT_NAME_SHAPE.test(wakeName.account) ? wakeName.account : undefined;
+}
+
+/** What a wake names: the operation just queued (`operations`), or the one account a write changed (`accounts`). */
+export type WakeName = NamedOperation | { account: string };
+
 /**
- * A signed wake for `topic`, made at `now`; naming `operation` (an `operations` wake only) when its
- * name is well formed and fits the datagram, else without a name.
+ * A signed wake for `topic`, made at `now`; naming `name` (an operation for an `operations` wake, an
+ * account for an `accounts` wake) when it is well formed and fits the datagram, else without a name.
  */
-export function encodeWake(secret: string, topic: WakeTopic, now: number, nonce: string = randomBytes(16).toString('hex'), operation?: NamedOperation): Buffer {
+export function encodeWake(secret: string, topic: WakeTopic, now: number, nonce: string = randomBytes(16).toString('hex'), wakeName?: WakeName): Buffer {
   const plain = `${VERSION} ${topic} ${Math.floor(now)} ${nonce}`;
-  const name = topic === 'operations' && operation !== undefined ? nameOf(operation) : undefined;
+  const name = wakeName === undefined ? undefined : nameFor(topic, wakeName);
   const named = name === undefined ? undefined : `${plain} ${name}`;
   // 65: the signature and the space before it.
   const body = named !== undefined && Buffer.byteLength(named, 'latin1') + 65 <= MAX_WAKE_BYTES ? named : plain;
@@ -65,6 +80,8 @@ export interface VerifiedWake {
   nonce: string;
   /** Where to look first (an `operations` wake only); nothing about it is trusted but its shape. */
   operation?: NamedOperation;
+  /** The account to settle first (an `accounts` wake only); nothing about it is trusted but its shape. */
+  account?: string;
 }
 
 /**
@@ -73,7 +90,15 @@ export interface VerifiedWake {
  */
 export function verifyWake(secret: string, datagram: Buffer): VerifiedWake | 'malformed' | 'forged' {
   if (datagram.length > MAX_WAKE_BYTES) return 'malformed';
-  const match = SHAPE.exec(datagram.toString('latin1'));
+  const text = datagram.toString('latin1');
+  const naming = ACCOUNT_SHAPE.exec(text);
+  if (naming !== null) {
+    const [, at, nonce, account, signature] = naming as unknown as [string, string, string, string, string];
+    const expected = Buffer.from(sign(secret, `${VERSION} accounts ${at} ${nonce} ${account}`), 'hex');
+    if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return 'forged';
+    return { topic: 'accounts', at: Number(at), nonce, account };
+  }
+  const match = SHAPE.exec(text);
   if (match === null) return 'malformed';
   const [, topic, at, nonce, id, account, requestHash, signature] = match as unknown as [string, WakeTopic, string, string, string | undefined, string | undefined, string | undefined, string];
   if (id !== undefined && topic !== 'operations') return 'malformed';
