@@ -52,6 +52,12 @@ function nameOf(operation: NamedOperation): string | undefined {
   return NAME_SHAPE.test(name) ? name : undefined;
 }
 
+/** Whether the signature ending a wake's `text` (its last 64 hex digits) signs everything before the space in front of it. */
+function signedWith(secret: string, text: string): boolean {
+  const expected = Buffer.from(sign(secret, text.slice(0, -65)), 'hex');
+  return timingSafeEqual(expected, Buffer.from(text.slice(-64), 'hex'));
+}
+
 /** The words a wake of `topic` names `wakeName` by, or undefined when it cannot name it. */
 function nameFor(topic: WakeTopic, wakeName: WakeName): string | undefined {
   if ('id' in wakeName) return topic === 'operations' ? nameOf(wakeName) : undefined;
@@ -62,7 +68,7 @@ function nameFor(topic: WakeTopic, wakeName: WakeName): string | undefined {
 export type WakeName = NamedOperation | { account: string };
 
 /**
- * A signed wake for `topic`, made at `now`; naming `name` (an operation for an `operations` wake, an
+ * A signed wake for `topic`, made at `now`; naming `wakeName` (an operation for an `operations` wake, an
  * account for an `accounts` wake) when it is well formed and fits the datagram, else without a name.
  */
 export function encodeWake(secret: string, topic: WakeTopic, now: number, nonce: string = randomBytes(16).toString('hex'), wakeName?: WakeName): Buffer {
@@ -93,18 +99,15 @@ export function verifyWake(secret: string, datagram: Buffer): VerifiedWake | 'ma
   const text = datagram.toString('latin1');
   const naming = ACCOUNT_SHAPE.exec(text);
   if (naming !== null) {
-    const [, at, nonce, account, signature] = naming as unknown as [string, string, string, string, string];
-    const expected = Buffer.from(sign(secret, `${VERSION} accounts ${at} ${nonce} ${account}`), 'hex');
-    if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return 'forged';
+    if (!signedWith(secret, text)) return 'forged';
+    const [, at, nonce, account] = naming as unknown as [string, string, string, string];
     return { topic: 'accounts', at: Number(at), nonce, account };
   }
   const match = SHAPE.exec(text);
   if (match === null) return 'malformed';
-  const [, topic, at, nonce, id, account, requestHash, signature] = match as unknown as [string, WakeTopic, string, string, string | undefined, string | undefined, string | undefined, string];
+  const [, topic, at, nonce, id, account, requestHash] = match as unknown as [string, WakeTopic, string, string, string | undefined, string | undefined, string | undefined];
   if (id !== undefined && topic !== 'operations') return 'malformed';
-  const name = id === undefined ? '' : requestHash === undefined ? ` ${id} ${account}` : ` ${id} ${account} ${requestHash}`;
-  const expected = Buffer.from(sign(secret, `${VERSION} ${topic} ${at} ${nonce}${name}`), 'hex');
-  if (!timingSafeEqual(expected, Buffer.from(signature, 'hex'))) return 'forged';
+  if (!signedWith(secret, text)) return 'forged';
   const wake: VerifiedWake = { topic, at: Number(at), nonce };
   if (id !== undefined && account !== undefined) wake.operation = requestHash === undefined ? { id, account } : { id, account, requestHash };
   return wake;
