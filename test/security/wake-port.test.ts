@@ -2,7 +2,7 @@
  * The wake port under hostile input (docs/security.md#4a-api--driver-replicas-wakes-and-result-asks),
  * property-based, against a real replica (driver/wake/replica.ts) with a real agent holding the
  * account, on dynalite. Anyone on the network can reach the port, so each run throws at it a batch
- * of datagrams (random bytes; valid wakes, named wakes and reservation verdicts truncated, bit-flipped,
+ * of datagrams (random bytes; valid wakes, wakes naming an operation or an account and reservation verdicts truncated, bit-flipped,
  * extended or with a field replaced; oversized; other versions; the real secret's signature over a
  * text of the wrong shape; replays of captured ones) and of HTTP requests to `/v1/finished` and
  * `/v1/reserve` (asks spoilt the same ways, random and mutated headers and bodies, other methods,
@@ -306,6 +306,7 @@ const now = () => Date.now();
 const validWakes: ((t: Targets) => string)[] = [
   () => encodeWake(SECRET, 'accounts', now()).toString('latin1'),
   () => encodeWake(SECRET, 'operations', now()).toString('latin1'),
+  () => encodeWake(SECRET, 'accounts', now(), undefined, { account: 'prod' }).toString('latin1'),
   (t) => encodeWake(SECRET, 'operations', now(), undefined, { id: t.queued, account: 'prod' }).toString('latin1'),
   (t) => encodeWake(SECRET, 'operations', now(), undefined, { id: t.queued, account: 'prod', requestHash: hex(32) }).toString('latin1'),
   (t) => encodeReservationVerdict(SECRET, 'stored', t.reserved.id, t.reserved.askNonce, now()).toString('latin1'),
