@@ -19,7 +19,7 @@ import type { TableRef } from '../shared/table/core/client.ts';
 import type { AgentMessageHandlers, AgentSession, Holding } from './agent-session.ts';
 import type { DriverGrpcConfig } from './config.ts';
 import type { DriverMetrics } from './metrics/metrics.ts';
-import type { NamedOperation, WakeTopic } from '../shared/wake/message.ts';
+import type { WakeName, WakeTopic } from '../shared/wake/message.ts';
 
 // The handler types are the session's dispatch contract, so they live beside it (a module imports
 // the session, never the other way round); modules take them from here.
@@ -59,7 +59,7 @@ export interface DriverModule {
    * The API wrote work for this topic (a verified wake, docs/protocol.md#6b-wakes): look at the table
    * now; an `operations` wake may name the operation to look at first, an `accounts` wake the account.
    */
-  onWake?(topic: WakeTopic, operation?: NamedOperation, account?: string): void;
+  onWake?(topic: WakeTopic, named?: WakeName): void;
   /** Ends background work; the streams have ended already. */
   stop?(): Promise<void>;
 }

@@ -37,7 +37,7 @@ import { TableSessionStore } from './session-store.ts';
 import { createDriverMetrics, type DriverMetrics } from './metrics/metrics.ts';
 import { instrumentTable } from './metrics/table.ts';
 import { serverCredentials } from './tls.ts';
-import type { NamedOperation, WakeTopic } from '../shared/wake/message.ts';
+import type { WakeName, WakeTopic } from '../shared/wake/message.ts';
 
 export interface DriverOptions {
   config: DriverGrpcConfig;
@@ -67,7 +67,7 @@ export interface Driver {
   /** Sessions on this replica that have been welcomed and not yet ended. */
   sessions(): AgentSession[];
   /** Tells the modules the API wrote work of `topic` (a verified wake, perhaps naming an operation or an account): they read the table now. */
-  wake(topic: WakeTopic, operation?: NamedOperation, account?: string): void;
+  wake(topic: WakeTopic, named?: WakeName): void;
   readonly health: HealthImplementation;
   readonly metrics: DriverMetrics;
   /**
@@ -311,7 +311,7 @@ export async function startDriver(options: DriverOptions): Promise<Driver> {
     health,
     metrics,
     sessions: () => [...live],
-    wake: (topic, operation, account) => notify('wake', (m) => m.onWake?.(topic, operation, account)),
+    wake: (topic, named) => notify('wake', (m) => m.onWake?.(topic, named)),
     close: (graceMs = 5000) =>
       (closed ??= (async () => {
         health.setStatus('', 'NOT_SERVING');

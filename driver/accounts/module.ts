@@ -4,6 +4,7 @@
  */
 import type { DriverModuleFactory } from '../handlers.ts';
 import { AssignmentReconciler } from './reconciler.ts';
+import { namesOperation } from '../../shared/wake/message.ts';
 
 export const accountsModule: DriverModuleFactory = (services) => {
   const reconciler = new AssignmentReconciler({
@@ -29,10 +30,10 @@ export const accountsModule: DriverModuleFactory = (services) => {
     start: (signal) => reconciler.start(signal),
     onSessionOpen: (session) => reconciler.sessionOpened(session),
     onSessionClose: (session) => reconciler.sessionClosed(session),
-    onWake: (topic, _operation, account) => {
+    onWake: (topic, named) => {
       if (topic !== 'accounts') return;
       // A named account is settled from its item; the feed's next poll reads its entry as before.
-      if (account !== undefined) reconciler.settleNamed(account);
+      if (named !== undefined && !namesOperation(named)) reconciler.settleNamed(named.account);
       else reconciler.wakeFeed();
     },
     stop: () => reconciler.stop(),

@@ -7,6 +7,7 @@ import { placeAllows } from '../accounts/wanted.ts';
 import type { DriverModuleFactory } from '../handlers.ts';
 import { SessionDirectory } from './directory.ts';
 import { OperationDispatcher } from './dispatcher.ts';
+import { namesOperation } from '../../shared/wake/message.ts';
 
 /**
  * How long a stream's right to report results for an account, once read from the account item, is
@@ -60,10 +61,10 @@ export const operationsModule: DriverModuleFactory = (services) => {
       loop = dispatcher.run(stop.signal).catch((err: unknown) => log.error({ err }, 'operation dispatch stopped'));
     },
     onSessionOpen: () => dispatcher.wake(),
-    onWake: (topic, operation) => {
+    onWake: (topic, named) => {
       if (topic !== 'operations') return;
-      if (operation === undefined) dispatcher.wake();
-      else dispatcher.claimNamed(operation);
+      if (named !== undefined && namesOperation(named)) dispatcher.claimNamed(named);
+      else dispatcher.wake();
     },
     onSessionClose: (session) => {
       placeChecked.delete(session.id);

@@ -14,6 +14,7 @@ import { startDriver, type Driver, type DriverOptions } from '../server.ts';
 import { advertisedWakeAddress } from './address.ts';
 import type { WakeConfig } from './config.ts';
 import { resultAnswerBody } from '../../shared/wake/result-answer.ts';
+import { namesOperation } from '../../shared/wake/message.ts';
 import { startResultEndpoint, type ResultEndpoint } from './result-endpoint.ts';
 import { reserveAskHandler } from './reserve-endpoint.ts';
 import { HeldReservations } from './reservations.ts';
@@ -55,10 +56,10 @@ export async function startWakeableDriver(options: WakeableDriverOptions): Promi
       secret: wakeSecret,
       clock,
       log: options.log.child({ component: 'wake' }),
-      onWake: (topic, operation, account) => {
+      onWake: (topic, named) => {
         // Stored queued after all: the claim this wake asks for must not find the id held here.
-        if (operation !== undefined) held.releaseFor(operation.id);
-        driver?.wake(topic, operation, account);
+        if (named !== undefined && namesOperation(named)) held.releaseFor(named.id);
+        driver?.wake(topic, named);
       },
       onVerdict: (verdict) => held.verdict(verdict),
       counted: (outcome) => metrics.wakes.inc({ outcome }),

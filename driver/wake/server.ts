@@ -12,7 +12,7 @@ import { isIPv6 } from 'node:net';
 import type { Clock } from '../../shared/clock.ts';
 import type { Logger } from '../../shared/log.ts';
 import { pathTrace, traceNow } from '../../shared/operations/path-trace.ts';
-import { verifyWake, type NamedOperation, type WakeTopic } from '../../shared/wake/message.ts';
+import { verifyWake, type WakeName, type WakeTopic } from '../../shared/wake/message.ts';
 import { isReservationVerdict, verifyReservationVerdict, type ReservationVerdict } from '../../shared/wake/reservation-verdict.ts';
 import type { WakeConfig } from './config.ts';
 import { DatagramRate, NonceWindow } from './guard.ts';
@@ -24,7 +24,7 @@ export interface WakeEndpointOptions {
   secret: string;
   clock: Clock;
   log: Logger;
-  onWake(topic: WakeTopic, operation?: NamedOperation, account?: string): void;
+  onWake(topic: WakeTopic, named?: WakeName): void;
   /** Hears the API's verdicts on reservations made here (docs/protocol.md#reservations); without it they are ignored as malformed. */
   onVerdict?(verdict: ReservationVerdict): void;
   /** Hears every datagram's outcome (the metrics). */
@@ -71,7 +71,7 @@ export async function startWakeEndpoint(options: WakeEndpointOptions): Promise<W
     outcome('accepted');
     if (wake.operation !== undefined) pathTrace?.('replica.wake_received', wake.operation.id, arrived);
     log.debug({ topic: wake.topic, named: wake.operation !== undefined || wake.account !== undefined }, 'wake accepted');
-    onWake(wake.topic, wake.operation, wake.account);
+    onWake(wake.topic, wake.operation ?? (wake.account === undefined ? undefined : { account: wake.account }));
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('error', reject);

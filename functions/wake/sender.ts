@@ -15,7 +15,7 @@ import { pathTrace } from '../../shared/operations/path-trace.ts';
 import type { TableRef } from '../../shared/table/core/client.ts';
 import { liveSessions, type Session } from '../../shared/table/agents/sessions.ts';
 import { parseWakeAddress } from '../../shared/wake/address.ts';
-import { encodeWake, type WakeName, type WakeTopic } from '../../shared/wake/message.ts';
+import { encodeWake, namesOperation, type WakeName, type WakeTopic } from '../../shared/wake/message.ts';
 import { ResultAsker } from './result-asker.ts';
 import { Reserver } from './reserver.ts';
 import { replicaConnections } from './replica-request.ts';
@@ -126,7 +126,7 @@ export class WakeSender {
   async #wake(topic: WakeTopic, targets: readonly WakeTarget[], named: WakeName | undefined): Promise<void> {
     const addresses = await this.addresses(targets);
     const datagram = encodeWake(this.#options.secret, topic, this.#options.clock.now(), undefined, named);
-    if (named !== undefined && 'id' in named) pathTrace?.('api.wake_sent', named.id);
+    if (named !== undefined && namesOperation(named)) pathTrace?.('api.wake_sent', named.id);
     await Promise.all(addresses.map((a) => this.#send(datagram, a)));
   }
 

@@ -60,12 +60,17 @@ function signedWith(secret: string, text: string): boolean {
 
 /** The words a wake of `topic` names `wakeName` by, or undefined when it cannot name it. */
 function nameFor(topic: WakeTopic, wakeName: WakeName): string | undefined {
-  if ('id' in wakeName) return topic === 'operations' ? nameOf(wakeName) : undefined;
+  if (namesOperation(wakeName)) return topic === 'operations' ? nameOf(wakeName) : undefined;
   return topic === 'accounts' && ACCOUNT_NAME_SHAPE.test(wakeName.account) ? wakeName.account : undefined;
 }
 
 /** What a wake names: the operation just queued (`operations`), or the one account a write changed (`accounts`). */
 export type WakeName = NamedOperation | { account: string };
+
+/** Whether a wake's name is an operation's (else it is an account's). */
+export function namesOperation(name: WakeName): name is NamedOperation {
+  return 'id' in name;
+}
 
 /**
  * A signed wake for `topic`, made at `now`; naming `wakeName` (an operation for an `operations` wake, an
